@@ -1,0 +1,31 @@
+//===- Pipelines.cpp - registration and pass pipelines of modelc ----------===//
+
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Transforms/Passes.h"
+#include "dialects/Device/IR/DeviceDialect.h"
+#include "dialects/Graph/IR/GraphDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+void modelc::registerModelcDialects(mlir::DialectRegistry &registry) {
+  registry.insert<graph::GraphDialect, device::DeviceDialect,
+                  mlir::func::FuncDialect>();
+}
+
+void modelc::buildGraphPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(createVerifyModelPass());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+}
+
+void modelc::registerModelcPassesAndPipelines() {
+  registerModelcPasses();
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::PassPipelineRegistration<>(
+      "modelc-graph-pipeline",
+      "What `modelc --emit=graph` runs: verify the model, canonicalize, CSE",
+      buildGraphPipeline);
+}

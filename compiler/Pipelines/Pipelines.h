@@ -1,0 +1,29 @@
+//===- Pipelines.h - registration and pass pipelines of modelc --*- C++ -*-===//
+//
+// The one place that decides which dialects a model may use and in which
+// order passes run; the tools only call these.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MODELC_COMPILER_PIPELINES_PIPELINES_H
+#define MODELC_COMPILER_PIPELINES_PIPELINES_H
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace modelc {
+
+/// The dialects a model is written in: graph, device, func.
+void registerModelcDialects(mlir::DialectRegistry &registry);
+
+/// Every modelc pass and pipeline, plus the MLIR passes pipelines use, for
+/// modelc-opt.
+void registerModelcPassesAndPipelines();
+
+/// `--emit=graph`: check the model as a whole, canonicalize, remove common
+/// subexpressions. Shapes were inferred when the ops were built.
+void buildGraphPipeline(mlir::OpPassManager &pm);
+
+} // namespace modelc
+
+#endif // MODELC_COMPILER_PIPELINES_PIPELINES_H

@@ -1,0 +1,88 @@
+//===- VerifyModel.cpp - checks a module is a compilable model ------------===//
+
+#include "compiler/Transforms/Passes.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace modelc {
+#define GEN_PASS_DEF_VERIFYMODELPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace modelc
+
+using namespace mlir;
+
+namespace modelc {
+namespace {
+
+/// Checks one boundary type of an entry point.
+LogicalResult checkBoundaryType(Type type, Location loc, StringRef what,
+                                StringRef function) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return emitError(loc) << what << " of entry point '" << function
+                          << "' must be a ranked tensor, got " << type;
+  if (!tensor.hasStaticShape())
+    return emitError(loc) << what << " of entry point '" << function
+                          << "' has a dynamic dimension (" << type
+                          << "); dynamic shapes are not supported yet";
+  if (!graph::isSupportedElementType(tensor.getElementType()))
+    return emitError(loc) << what << " of entry point '" << function
+                          << "' has element type " << tensor.getElementType()
+                          << "; expected one of f32, f16, bf16, i32, i64, i1";
+  return success();
+}
+
+LogicalResult verifyEntryPoint(func::FuncOp function) {
+  StringRef name = function.getSymName();
+  if (function.isExternal())
+    return function.emitError("entry point '")
+           << name << "' has no body; declarations are not supported";
+  for (auto [index, argument] : llvm::enumerate(function.getArguments()))
+    if (failed(checkBoundaryType(argument.getType(), argument.getLoc(),
+                                 "argument #" + std::to_string(index), name)))
+      return failure();
+  for (auto [index, type] : llvm::enumerate(function.getResultTypes()))
+    if (failed(checkBoundaryType(type, function.getLoc(),
+                                 "result #" + std::to_string(index), name)))
+      return failure();
+  WalkResult walk = function.walk([&](func::CallOp call) {
+    call.emitError("calls between functions are not supported yet; inline '")
+        << call.getCallee() << "' into '" << name << "'";
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+struct VerifyModelPass : impl::VerifyModelPassBase<VerifyModelPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    bool ok = true;
+    unsigned entryPoints = 0;
+    for (Operation &op : module.getBody()->getOperations()) {
+      if (isa<graph::WeightOp>(op))
+        continue;
+      if (auto function = dyn_cast<func::FuncOp>(op)) {
+        ++entryPoints;
+        ok &= succeeded(verifyEntryPoint(function));
+        continue;
+      }
+      op.emitError("'")
+          << op.getName()
+          << "' is not allowed at the top level of a model; expected "
+             "graph.weight declarations and func.func entry points";
+      ok = false;
+    }
+    if (ok && entryPoints == 0) {
+      module.emitError("the model has no entry point; define one with "
+                       "func.func");
+      ok = false;
+    }
+    if (!ok)
+      signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+};
+
+} // namespace
+} // namespace modelc

@@ -1,0 +1,78 @@
+//===- GraphBase.td - the graph dialect definition ---------*- tablegen -*-===//
+//
+// The `graph` dialect is the language models are written in: device-agnostic
+// tensor ops with ONNX/PyTorch semantics, module-level weights named by their
+// safetensors keys, entry points as `func.func`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MODELC_GRAPH_BASE_TD
+#define MODELC_GRAPH_BASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Graph_Dialect : Dialect {
+  let name = "graph";
+  let cppNamespace = "::modelc::graph";
+  let summary = "Device-agnostic tensor ops in which models are written.";
+  let description = [{
+    Ops follow ONNX/PyTorch semantics, with numpy broadcasting where those
+    have it. Shapes are static; every op infers its result type, so a model
+    spells out only operand types. Element types: `f32`, `f16`, `bf16`,
+    `i32`, `i64`, `i1`. Any op may carry a device pin, `{device = "cuda:1"}`.
+  }];
+  let hasConstantMaterializer = 1;
+  let dependentDialects = ["::modelc::device::DeviceDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Graph_Tensor : RankedTensorOf<[F32, F16, BF16, I32, I64, I1]>;
+def Graph_NumericTensor : RankedTensorOf<[F32, F16, BF16, I32, I64]>;
+def Graph_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def Graph_IndexTensor : RankedTensorOf<[I32, I64]>;
+def Graph_BoolTensor : RankedTensorOf<[I1]>;
+def Graph_ElementType : AnyTypeOf<[F32, F16, BF16, I32, I64, I1]>;
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Graph_ComparePredicate : I32EnumAttr<"ComparePredicate",
+    "comparison predicate", [
+    I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>,
+    I32EnumAttrCase<"lt", 2>, I32EnumAttrCase<"le", 3>,
+    I32EnumAttrCase<"gt", 4>, I32EnumAttrCase<"ge", 5>]> {
+  let cppNamespace = "::modelc::graph";
+}
+
+def Graph_GeluApproximation : I32EnumAttr<"GeluApproximation",
+    "GELU approximation", [
+    I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"tanh", 1>]> {
+  let cppNamespace = "::modelc::graph";
+}
+
+def Graph_Reduction : I32EnumAttr<"Reduction", "loss reduction", [
+    I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"mean", 1>,
+    I32EnumAttrCase<"sum", 2>]> {
+  let cppNamespace = "::modelc::graph";
+}
+
+//===----------------------------------------------------------------------===//
+// Base classes
+//===----------------------------------------------------------------------===//
+
+// Every graph op: static shapes of supported element types, and a valid
+// `device` pin when one is given.
+def Graph_GraphOpTrait : NativeOpTrait<"GraphOpTrait"> {
+  let cppNamespace = "::modelc::graph";
+}
+
+class Graph_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Graph_Dialect, mnemonic, !listconcat(traits, [Graph_GraphOpTrait])>;
+
+#endif // MODELC_GRAPH_BASE_TD

@@ -1,0 +1,271 @@
+//===- GraphNNOps.cpp - normalization, convolution, pooling, losses -------===//
+
+#include "dialects/Graph/IR/GraphOpUtils.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+using namespace mlir;
+using namespace modelc::graph;
+
+//===----------------------------------------------------------------------===//
+// Softmax, normalization
+//===----------------------------------------------------------------------===//
+
+template <typename SoftmaxLikeOp>
+static LogicalResult verifySoftmaxLike(SoftmaxLikeOp op) {
+  OpDiagnostics diag(op.getLoc(), op.getOperationName());
+  return diag.axis(static_cast<int64_t>(op.getAxis()),
+                   op.getInput().getType().getRank());
+}
+
+LogicalResult SoftmaxOp::verify() { return verifySoftmaxLike(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxLike(*this); }
+
+/// A per-channel or per-feature parameter: expected shape and element type.
+static LogicalResult checkParameter(const OpDiagnostics &diag, Value value,
+                                    StringRef name, RankedTensorType input,
+                                    ArrayRef<int64_t> expectedShape) {
+  FailureOr<RankedTensorType> type = diag.floatTensor(value.getType(), name);
+  if (failed(type) || failed(diag.sameElementType(input, "input", *type, name)))
+    return failure();
+  if (type->getShape() != expectedShape)
+    return diag.fail(name, " must have shape ", formatShape(expectedShape),
+                     ", got ", formatShape(type->getShape()));
+  return success();
+}
+
+static LogicalResult checkEpsilon(const OpDiagnostics &diag, APFloat epsilon) {
+  if (!(epsilon.convertToFloat() > 0.0f))
+    return diag.fail("epsilon must be > 0, got ", epsilon.convertToFloat());
+  return success();
+}
+
+LogicalResult
+LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                              Adaptor adaptor,
+                              SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> input =
+      diag.floatTensor(adaptor.getInput().getType(), "input");
+  if (failed(input))
+    return failure();
+  FailureOr<int64_t> axis =
+      diag.axis(static_cast<int64_t>(adaptor.getAxis()), input->getRank());
+  if (failed(axis) || failed(checkEpsilon(diag, adaptor.getEpsilon())))
+    return failure();
+  ArrayRef<int64_t> normalized = input->getShape().drop_front(*axis);
+  if (Value scale = adaptor.getScale())
+    if (failed(checkParameter(diag, scale, "scale", *input, normalized)))
+      return failure();
+  if (Value bias = adaptor.getBias())
+    if (failed(checkParameter(diag, bias, "bias", *input, normalized)))
+      return failure();
+  return inferred(inferredTypes, *input);
+}
+
+LogicalResult
+BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                              Adaptor adaptor,
+                              SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> input =
+      diag.floatTensor(adaptor.getInput().getType(), "input");
+  if (failed(input))
+    return failure();
+  if (input->getRank() < 2)
+    return diag.fail("input must have rank >= 2 ([N, C, ...]), got ",
+                     formatShape(input->getShape()));
+  if (failed(checkEpsilon(diag, adaptor.getEpsilon())))
+    return failure();
+  int64_t channels = input->getDimSize(1);
+  for (auto [value, name] :
+       {std::pair{adaptor.getScale(), "scale"}, {adaptor.getBias(), "bias"},
+        {adaptor.getMean(), "mean"}, {adaptor.getVariance(), "variance"}})
+    if (failed(checkParameter(diag, value, name, *input, {channels})))
+      return failure();
+  return inferred(inferredTypes, *input);
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+/// Checks that `values` has `count` entries, each at least `minimum`.
+static LogicalResult checkArray(const OpDiagnostics &diag, StringRef name,
+                                ArrayRef<int64_t> values, size_t count,
+                                int64_t minimum) {
+  if (values.size() != count)
+    return diag.fail(name, " must have ", count, " entries, got ",
+                     values.size());
+  for (int64_t value : values)
+    if (value < minimum)
+      return diag.fail(name, " entries must be >= ", minimum, ", got ",
+                       formatShape(values));
+  return success();
+}
+
+/// Output size of a sliding window over one spatial dimension.
+static int64_t windowOutputSize(int64_t in, int64_t padBegin, int64_t padEnd,
+                                int64_t kernel, int64_t stride,
+                                int64_t dilation, bool ceilMode) {
+  int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
+  if (span < 0)
+    return 0;
+  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  // As PyTorch: the last window must start inside the input or left padding.
+  if (ceilMode && (out - 1) * stride >= in + padBegin)
+    --out;
+  return out;
+}
+
+LogicalResult
+Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                           Adaptor adaptor,
+                           SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> input =
+      diag.floatTensor(adaptor.getInput().getType(), "input");
+  if (failed(input))
+    return failure();
+  FailureOr<RankedTensorType> weight =
+      diag.floatTensor(adaptor.getWeight().getType(), "weight");
+  if (failed(weight) ||
+      failed(diag.sameElementType(*input, "input", *weight, "weight")))
+    return failure();
+  if (input->getRank() != 4)
+    return diag.fail("input must have rank 4 ([N, C, H, W]), got ",
+                     formatShape(input->getShape()));
+  if (weight->getRank() != 4)
+    return diag.fail("weight must have rank 4 ([O, C/groups, KH, KW]), got ",
+                     formatShape(weight->getShape()));
+  ArrayRef<int64_t> strides = adaptor.getStrides();
+  ArrayRef<int64_t> padding = adaptor.getPadding();
+  ArrayRef<int64_t> dilations = adaptor.getDilations();
+  if (failed(checkArray(diag, "strides", strides, 2, 1)) ||
+      failed(checkArray(diag, "padding", padding, 4, 0)) ||
+      failed(checkArray(diag, "dilations", dilations, 2, 1)))
+    return failure();
+  int64_t groups = static_cast<int64_t>(adaptor.getGroups());
+  ArrayRef<int64_t> x = input->getShape(), w = weight->getShape();
+  if (groups < 1)
+    return diag.fail("groups must be >= 1, got ", groups);
+  if (x[1] % groups != 0 || w[0] % groups != 0)
+    return diag.fail("input channels (", x[1], ") and output channels (", w[0],
+                     ") must be divisible by groups (", groups, ")");
+  if (w[1] * groups != x[1])
+    return diag.fail("weight ", formatShape(w), " expects ", w[1] * groups,
+                     " input channels (", w[1], " per group x ", groups,
+                     " groups), input ", formatShape(x), " has ", x[1]);
+  if (Value bias = adaptor.getBias())
+    if (failed(checkParameter(diag, bias, "bias", *input, {w[0]})))
+      return failure();
+  int64_t outH = windowOutputSize(x[2], padding[0], padding[2], w[2],
+                                  strides[0], dilations[0], false);
+  int64_t outW = windowOutputSize(x[3], padding[1], padding[3], w[3],
+                                  strides[1], dilations[1], false);
+  if (outH < 1 || outW < 1)
+    return diag.fail("the kernel ", formatShape(w.drop_front(2)),
+                     " (dilated) does not fit the padded input ",
+                     formatShape(x.drop_front(2)));
+  return inferred(inferredTypes, RankedTensorType::get({x[0], w[0], outH, outW},
+                                                       input->getElementType()));
+}
+
+/// Shared by max and average pooling.
+template <typename Adaptor>
+static LogicalResult inferPool2d(std::optional<Location> location,
+                                 StringRef opName, Adaptor adaptor,
+                                 SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, opName);
+  FailureOr<RankedTensorType> input =
+      diag.floatTensor(adaptor.getInput().getType(), "input");
+  if (failed(input))
+    return failure();
+  if (input->getRank() != 4)
+    return diag.fail("input must have rank 4 ([N, C, H, W]), got ",
+                     formatShape(input->getShape()));
+  ArrayRef<int64_t> kernel = adaptor.getKernel();
+  ArrayRef<int64_t> strides = adaptor.getStrides().value_or(kernel);
+  ArrayRef<int64_t> padding = adaptor.getPadding();
+  if (failed(checkArray(diag, "kernel", kernel, 2, 1)) ||
+      failed(checkArray(diag, "strides", strides, 2, 1)) ||
+      failed(checkArray(diag, "padding", padding, 4, 0)))
+    return failure();
+  for (int i = 0; i < 4; ++i)
+    if (padding[i] * 2 > kernel[i % 2])
+      return diag.fail("padding ", formatShape(padding),
+                       " must be at most half the kernel ",
+                       formatShape(kernel));
+  ArrayRef<int64_t> x = input->getShape();
+  bool ceilMode = adaptor.getCeilMode();
+  int64_t outH = windowOutputSize(x[2], padding[0], padding[2], kernel[0],
+                                  strides[0], 1, ceilMode);
+  int64_t outW = windowOutputSize(x[3], padding[1], padding[3], kernel[1],
+                                  strides[1], 1, ceilMode);
+  if (outH < 1 || outW < 1)
+    return diag.fail("the kernel ", formatShape(kernel),
+                     " does not fit the padded input ",
+                     formatShape(x.drop_front(2)));
+  return inferred(inferredTypes, RankedTensorType::get({x[0], x[1], outH, outW},
+                                                       input->getElementType()));
+}
+
+LogicalResult
+MaxPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                              Adaptor adaptor,
+                              SmallVectorImpl<Type> &inferredTypes) {
+  return inferPool2d(location, getOperationName(), adaptor, inferredTypes);
+}
+
+LogicalResult
+AvgPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                              Adaptor adaptor,
+                              SmallVectorImpl<Type> &inferredTypes) {
+  return inferPool2d(location, getOperationName(), adaptor, inferredTypes);
+}
+
+LogicalResult GlobalAvgPoolOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> input =
+      diag.floatTensor(adaptor.getInput().getType(), "input");
+  if (failed(input))
+    return failure();
+  if (input->getRank() < 3)
+    return diag.fail("input must have rank >= 3 ([N, C, spatial...]), got ",
+                     formatShape(input->getShape()));
+  SmallVector<int64_t> shape(input->getShape());
+  std::fill(shape.begin() + 2, shape.end(), 1);
+  return inferred(inferredTypes, input->clone(shape));
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+LogicalResult CrossEntropyOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> logits =
+      diag.floatTensor(adaptor.getLogits().getType(), "logits");
+  if (failed(logits))
+    return failure();
+  if (logits->getRank() != 2)
+    return diag.fail("logits must have rank 2 ([N, C]), got ",
+                     formatShape(logits->getShape()));
+  FailureOr<RankedTensorType> targets =
+      diag.indexTensor(adaptor.getTargets().getType(), "targets");
+  if (failed(targets))
+    return failure();
+  int64_t batch = logits->getDimSize(0), classes = logits->getDimSize(1);
+  if (targets->getShape() != ArrayRef<int64_t>{batch})
+    return diag.fail("targets must have shape [", batch, "], got ",
+                     formatShape(targets->getShape()));
+  if (Value weight = adaptor.getWeight())
+    if (failed(checkParameter(diag, weight, "weight", *logits, {classes})))
+      return failure();
+  if (adaptor.getReduction() == Reduction::none)
+    return inferred(inferredTypes, logits->clone({batch}));
+  return inferred(inferredTypes, logits->clone(ArrayRef<int64_t>{}));
+}

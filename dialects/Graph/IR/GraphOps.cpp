@@ -1,0 +1,303 @@
+//===- GraphOps.cpp - weights, constants, elementwise ops, products -------===//
+//
+// Type inference and verifiers of the graph ops other than normalization,
+// convolution, pooling, losses (GraphNNOps.cpp) and shape ops
+// (GraphShapeOps.cpp). Folders and patterns are in GraphCanonicalize.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Device/IR/DeviceAttrs.h"
+#include "dialects/Graph/IR/GraphOpUtils.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace modelc::graph;
+
+#include "dialects/Graph/IR/GraphEnums.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/Graph/IR/GraphOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// GraphOpTrait
+//===----------------------------------------------------------------------===//
+
+LogicalResult modelc::graph::detail::verifyGraphOp(Operation *op) {
+  OpDiagnostics diag(op->getLoc(), op->getName().getStringRef());
+  for (auto [index, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(diag.tensor(type, "operand #" + std::to_string(index))))
+      return failure();
+  for (auto [index, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(diag.tensor(type, "result #" + std::to_string(index))))
+      return failure();
+
+  Attribute pin = op->getAttr(kDeviceAttrName);
+  if (!pin || isa<modelc::device::DeviceAttr>(pin))
+    return success();
+  auto text = dyn_cast<StringAttr>(pin);
+  if (!text)
+    return op->emitOpError("device pin must be a string such as \"cuda:0\", "
+                           "got ")
+           << pin;
+  if (!modelc::device::DeviceAttr::parseFromString(op->getContext(),
+                                                   text.getValue()))
+    return op->emitOpError("invalid device pin \"")
+           << text.getValue() << "\"; expected \"cpu\", \"cuda:N\" or "
+           << "\"sim:N\"";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// WeightOp, WeightRefOp, ConstantOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WeightOp::verify() {
+  OpDiagnostics diag(getLoc(), getOperationName());
+  if (getSymName().empty())
+    return emitOpError("weight name must not be empty");
+  return diag.tensor(getType(), "weight '" + getSymName().str() + "'");
+}
+
+LogicalResult
+WeightRefOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Operation *symbol =
+      symbolTable.lookupNearestSymbolFrom(getOperation(), getNameAttr());
+  auto weight = dyn_cast_or_null<WeightOp>(symbol);
+  if (!weight) {
+    if (symbol)
+      return emitOpError("'@")
+             << getName() << "' is a '" << symbol->getName()
+             << "', not a graph.weight";
+    return emitOpError("references unknown weight '@")
+           << getName() << "'; declare it with graph.weight";
+  }
+  if (weight.getType() != getType())
+    return emitOpError("result type ")
+           << getType() << " differs from the declared type "
+           << weight.getType() << " of weight '@" << getName() << "'";
+  return success();
+}
+
+LogicalResult
+ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                             Adaptor adaptor,
+                             SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  auto value = dyn_cast_or_null<ElementsAttr>(adaptor.getValue());
+  if (!value)
+    return diag.fail("value must be an elements attribute such as "
+                     "dense<...> : tensor<...>");
+  FailureOr<RankedTensorType> type = diag.tensor(value.getType(), "value");
+  if (failed(type))
+    return failure();
+  return inferred(inferredTypes, *type);
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+LogicalResult modelc::graph::inferElementwiseBinary(
+    std::optional<Location> location, StringRef opName, Type lhs, Type rhs,
+    Type resultElementType, SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, opName);
+  // Comparisons accept i1; arithmetic does not.
+  FailureOr<RankedTensorType> lhsType =
+      resultElementType ? diag.tensor(lhs, "lhs") : diag.numericTensor(lhs, "lhs");
+  if (failed(lhsType))
+    return failure();
+  FailureOr<RankedTensorType> rhsType =
+      resultElementType ? diag.tensor(rhs, "rhs") : diag.numericTensor(rhs, "rhs");
+  if (failed(rhsType) ||
+      failed(diag.sameElementType(*lhsType, "lhs", *rhsType, "rhs")))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape =
+      diag.broadcast(lhsType->getShape(), rhsType->getShape());
+  if (failed(shape))
+    return failure();
+  Type element =
+      resultElementType ? resultElementType : lhsType->getElementType();
+  return inferred(inferredTypes, RankedTensorType::get(*shape, element));
+}
+
+LogicalResult
+CompareOp::inferReturnTypes(MLIRContext *context,
+                            std::optional<Location> location, Adaptor adaptor,
+                            SmallVectorImpl<Type> &inferredTypes) {
+  return inferElementwiseBinary(location, getOperationName(),
+                                adaptor.getLhs().getType(),
+                                adaptor.getRhs().getType(),
+                                IntegerType::get(context, 1), inferredTypes);
+}
+
+LogicalResult
+SelectOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                           Adaptor adaptor,
+                           SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> condition =
+      diag.tensor(adaptor.getCondition().getType(), "condition");
+  if (failed(condition))
+    return failure();
+  if (!condition->getElementType().isSignlessInteger(1))
+    return diag.fail("condition must have element type i1, got ",
+                     condition->getElementType());
+  FailureOr<RankedTensorType> a =
+      diag.tensor(adaptor.getTrueValue().getType(), "true value");
+  if (failed(a))
+    return failure();
+  FailureOr<RankedTensorType> b =
+      diag.tensor(adaptor.getFalseValue().getType(), "false value");
+  if (failed(b) ||
+      failed(diag.sameElementType(*a, "true value", *b, "false value")))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape =
+      diag.broadcast(condition->getShape(), a->getShape());
+  if (failed(shape))
+    return failure();
+  shape = diag.broadcast(*shape, b->getShape());
+  if (failed(shape))
+    return failure();
+  return inferred(inferredTypes,
+                  RankedTensorType::get(*shape, a->getElementType()));
+}
+
+LogicalResult CastOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> input =
+      diag.tensor(adaptor.getInput().getType(), "input");
+  if (failed(input))
+    return failure();
+  Type dtype = adaptor.getDtype();
+  if (!dtype || !isSupportedElementType(dtype))
+    return diag.fail("cannot cast to ", dtype,
+                     "; expected one of f32, f16, bf16, i32, i64, i1");
+  return inferred(inferredTypes, input->clone(dtype));
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                           Adaptor adaptor,
+                           SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> lhs =
+      diag.numericTensor(adaptor.getLhs().getType(), "lhs");
+  if (failed(lhs))
+    return failure();
+  FailureOr<RankedTensorType> rhs =
+      diag.numericTensor(adaptor.getRhs().getType(), "rhs");
+  if (failed(rhs) || failed(diag.sameElementType(*lhs, "lhs", *rhs, "rhs")))
+    return failure();
+  if (lhs->getRank() < 2 || rhs->getRank() < 2)
+    return diag.fail("operands must have rank >= 2, got ranks ",
+                     lhs->getRank(), " and ", rhs->getRank(),
+                     " (reshape a vector to a matrix)");
+  ArrayRef<int64_t> a = lhs->getShape(), b = rhs->getShape();
+  int64_t k = a[a.size() - 1];
+  if (k != b[b.size() - 2])
+    return diag.fail("inner dimensions differ: lhs ", formatShape(a),
+                     " has K = ", k, ", rhs ", formatShape(b), " has K = ",
+                     b[b.size() - 2]);
+  FailureOr<SmallVector<int64_t>> shape =
+      diag.broadcast(a.drop_back(2), b.drop_back(2));
+  if (failed(shape))
+    return failure();
+  shape->push_back(a[a.size() - 2]);
+  shape->push_back(b[b.size() - 1]);
+  return inferred(inferredTypes,
+                  RankedTensorType::get(*shape, lhs->getElementType()));
+}
+
+LogicalResult
+LinearOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                           Adaptor adaptor,
+                           SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> input =
+      diag.floatTensor(adaptor.getInput().getType(), "input");
+  if (failed(input))
+    return failure();
+  FailureOr<RankedTensorType> weight =
+      diag.floatTensor(adaptor.getWeight().getType(), "weight");
+  if (failed(weight) ||
+      failed(diag.sameElementType(*input, "input", *weight, "weight")))
+    return failure();
+  if (input->getRank() < 1)
+    return diag.fail("input must have rank >= 1, got a scalar");
+  if (weight->getRank() != 2)
+    return diag.fail("weight must have rank 2 ([out_features, "
+                     "in_features]), got ",
+                     formatShape(weight->getShape()));
+  int64_t inFeatures = input->getShape().back();
+  int64_t outFeatures = weight->getDimSize(0);
+  if (weight->getDimSize(1) != inFeatures)
+    return diag.fail("weight ", formatShape(weight->getShape()),
+                     " expects ", weight->getDimSize(1),
+                     " input features, input ",
+                     formatShape(input->getShape()), " has ", inFeatures);
+  if (Value biasValue = adaptor.getBias()) {
+    FailureOr<RankedTensorType> bias =
+        diag.floatTensor(biasValue.getType(), "bias");
+    if (failed(bias) ||
+        failed(diag.sameElementType(*input, "input", *bias, "bias")))
+      return failure();
+    if (bias->getShape() != ArrayRef<int64_t>{outFeatures})
+      return diag.fail("bias must have shape [", outFeatures, "], got ",
+                       formatShape(bias->getShape()));
+  }
+  SmallVector<int64_t> shape(input->getShape());
+  shape.back() = outFeatures;
+  return inferred(inferredTypes,
+                  RankedTensorType::get(shape, input->getElementType()));
+}
+
+LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> a = diag.floatTensor(adaptor.getA().getType(), "a");
+  if (failed(a))
+    return failure();
+  FailureOr<RankedTensorType> b = diag.floatTensor(adaptor.getB().getType(), "b");
+  if (failed(b) || failed(diag.sameElementType(*a, "a", *b, "b")))
+    return failure();
+  if (a->getRank() != 2 || b->getRank() != 2)
+    return diag.fail("a and b must have rank 2, got ",
+                     formatShape(a->getShape()), " and ",
+                     formatShape(b->getShape()));
+  bool transposeA = adaptor.getTransposeA(), transposeB = adaptor.getTransposeB();
+  int64_t m = a->getDimSize(transposeA ? 1 : 0);
+  int64_t k = a->getDimSize(transposeA ? 0 : 1);
+  int64_t kB = b->getDimSize(transposeB ? 1 : 0);
+  int64_t n = b->getDimSize(transposeB ? 0 : 1);
+  if (k != kB)
+    return diag.fail("inner dimensions differ: op(a) is [", m, ", ", k,
+                     "], op(b) is [", kB, ", ", n, "]");
+  if (Value cValue = adaptor.getC()) {
+    FailureOr<RankedTensorType> c = diag.floatTensor(cValue.getType(), "c");
+    if (failed(c) || failed(diag.sameElementType(*a, "a", *c, "c")))
+      return failure();
+    FailureOr<SmallVector<int64_t>> shape =
+        diag.broadcast(c->getShape(), {m, n});
+    if (failed(shape))
+      return failure();
+    if (*shape != ArrayRef<int64_t>{m, n})
+      return diag.fail("c ", formatShape(c->getShape()),
+                       " does not broadcast to the result shape [", m, ", ",
+                       n, "]");
+  }
+  return inferred(inferredTypes,
+                  RankedTensorType::get({m, n}, a->getElementType()));
+}

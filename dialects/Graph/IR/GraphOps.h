@@ -1,0 +1,55 @@
+//===- GraphOps.h - graph dialect operations --------------------*- C++ -*-===//
+
+#ifndef MODELC_DIALECTS_GRAPH_IR_GRAPHOPS_H
+#define MODELC_DIALECTS_GRAPH_IR_GRAPHOPS_H
+
+#include "dialects/Graph/IR/GraphDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/Graph/IR/GraphEnums.h.inc"
+
+namespace modelc::graph {
+
+namespace detail {
+/// Checks what every graph op guarantees: statically shaped tensors of a
+/// supported element type, and a valid `device` pin when one is present.
+mlir::LogicalResult verifyGraphOp(mlir::Operation *op);
+} // namespace detail
+
+/// The trait behind `detail::verifyGraphOp`, attached to every graph op.
+template <typename ConcreteType>
+class GraphOpTrait
+    : public mlir::OpTrait::TraitBase<ConcreteType, GraphOpTrait> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op) {
+    return detail::verifyGraphOp(op);
+  }
+};
+
+/// Name of the discardable attribute that pins an op to a device.
+inline constexpr llvm::StringLiteral kDeviceAttrName = "device";
+
+/// Result type of an elementwise binary op: the broadcast shape, with
+/// `resultElementType` or, when null, the operands' common element type.
+mlir::LogicalResult
+inferElementwiseBinary(std::optional<mlir::Location> location,
+                       llvm::StringRef opName, mlir::Type lhs, mlir::Type rhs,
+                       mlir::Type resultElementType,
+                       llvm::SmallVectorImpl<mlir::Type> &inferred);
+
+/// True for the element types graph tensors may have.
+bool isSupportedElementType(mlir::Type type);
+
+} // namespace modelc::graph
+
+#define GET_OP_CLASSES
+#include "dialects/Graph/IR/GraphOps.h.inc"
+
+#endif // MODELC_DIALECTS_GRAPH_IR_GRAPHOPS_H

@@ -1,0 +1,653 @@
+//===- GraphOps.td - graph dialect operations --------------*- tablegen -*-===//
+
+#ifndef MODELC_GRAPH_OPS_TD
+#define MODELC_GRAPH_OPS_TD
+
+include "dialects/Graph/IR/GraphBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Weights and constants
+//===----------------------------------------------------------------------===//
+
+def Graph_WeightOp : Op<Graph_Dialect, "weight",
+    [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "Declares a weight of the model.";
+  let description = [{
+    A module-level declaration of a weight. Its name is the weight's key in a
+    safetensors file, so a PyTorch `state_dict` maps to the declarations one
+    to one. Names that are not bare identifiers are quoted: `@"0.weight"`.
+
+    Verifier: the type is a statically shaped tensor of a supported element
+    type; the name is unique in the module.
+
+    ```mlir
+    graph.weight @fc1.weight : tensor<1024x784xf32>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttr:$type);
+  let assemblyFormat = "$sym_name attr-dict `:` $type";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getTensorType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+  }];
+}
+
+def Graph_WeightRefOp : Graph_Op<"weight_ref",
+    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Reads a declared weight inside a function.";
+  let description = [{
+    The value of the weight `name`. Weights are immutable; a weight used on
+    several devices is resident on each of them, copied once at load.
+
+    Verifier: `name` is a `graph.weight` of the enclosing module and the
+    result type equals its declared type.
+
+    ```mlir
+    %w = graph.weight_ref @fc1.weight : tensor<1024x784xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def Graph_ConstantOp : Graph_Op<"constant",
+    [ConstantLike, Pure, InferTypeOpAdaptor]> {
+  let summary = "A constant tensor.";
+  let description = [{
+    The result has the value's type.
+
+    ```mlir
+    %c = graph.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$value attr-dict";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Graph_UnaryOp<string mnemonic, Type operandType, string semantics,
+                    list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType])> {
+  let summary = "Elementwise " # semantics # ".";
+  let description = [{
+    Elementwise; the result has the operand's type.
+
+    ```mlir
+    %y = graph.}] # mnemonic # [{ %x : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins operandType:$input);
+  let results = (outs operandType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Graph_NegOp : Graph_UnaryOp<"neg", Graph_NumericTensor, "negation, -x"> {
+  let hasCanonicalizer = 1;
+}
+def Graph_AbsOp : Graph_UnaryOp<"abs", Graph_NumericTensor, "absolute value, |x|">;
+def Graph_ReluOp : Graph_UnaryOp<"relu", Graph_NumericTensor, "rectifier, max(x, 0)">;
+def Graph_ExpOp : Graph_UnaryOp<"exp", Graph_FloatTensor, "exponential, e^x">;
+def Graph_LogOp : Graph_UnaryOp<"log", Graph_FloatTensor, "natural logarithm">;
+def Graph_SqrtOp : Graph_UnaryOp<"sqrt", Graph_FloatTensor, "square root">;
+def Graph_RsqrtOp : Graph_UnaryOp<"rsqrt", Graph_FloatTensor, "reciprocal square root, 1/sqrt(x)">;
+def Graph_TanhOp : Graph_UnaryOp<"tanh", Graph_FloatTensor, "hyperbolic tangent">;
+def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", Graph_FloatTensor, "logistic sigmoid, 1/(1+e^-x)">;
+def Graph_SiluOp : Graph_UnaryOp<"silu", Graph_FloatTensor, "SiLU (swish), x*sigmoid(x)">;
+def Graph_ErfOp : Graph_UnaryOp<"erf", Graph_FloatTensor, "Gauss error function">;
+
+def Graph_GeluOp : Graph_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+  let summary = "Elementwise GELU, exact (erf) or tanh-approximated.";
+  let description = [{
+    `approximate = none` (default): x/2 * (1 + erf(x/sqrt(2))).
+    `approximate = tanh`: x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))),
+    as `torch.nn.GELU(approximate="tanh")`.
+
+    ```mlir
+    %y = graph.gelu %x : tensor<128x2048xf32>
+    %z = graph.gelu %x approximate tanh : tensor<128x2048xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input,
+      DefaultValuedAttr<Graph_GeluApproximation,
+                        "::modelc::graph::GeluApproximation::none">:$approximate);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`approximate` $approximate^)? attr-dict `:` type($input)
+  }];
+}
+
+class Graph_BinaryOp<string mnemonic, string semantics, list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])> {
+  let summary = "Elementwise " # semantics # " with numpy broadcasting.";
+  let description = [{
+    Elementwise with numpy broadcasting: shapes are aligned at the right and
+    each pair of dimensions is equal or one of them is 1.
+
+    Verifier: both operands have the same element type; the shapes
+    broadcast.
+
+    ```mlir
+    %y = graph.}] # mnemonic # [{ %a, %b : tensor<64x10xf32>, tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$lhs, Graph_NumericTensor:$rhs);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> location,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &inferred) {
+      return ::modelc::graph::inferElementwiseBinary(
+          location, getOperationName(), adaptor.getLhs().getType(),
+          adaptor.getRhs().getType(), /*resultElementType=*/nullptr, inferred);
+    }
+  }];
+}
+
+def Graph_AddOp : Graph_BinaryOp<"add", "addition, a + b">;
+def Graph_SubOp : Graph_BinaryOp<"sub", "subtraction, a - b">;
+def Graph_MulOp : Graph_BinaryOp<"mul", "multiplication, a * b">;
+def Graph_DivOp : Graph_BinaryOp<"div", "division, a / b (integers truncate toward zero)">;
+def Graph_MaxOp : Graph_BinaryOp<"max", "maximum">;
+def Graph_MinOp : Graph_BinaryOp<"min", "minimum">;
+def Graph_PowOp : Graph_BinaryOp<"pow", "power, a ^ b">;
+
+def Graph_CompareOp : Graph_Op<"compare", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Elementwise comparison with numpy broadcasting.";
+  let description = [{
+    `predicate` is one of `eq`, `ne`, `lt`, `le`, `gt`, `ge`; the result is
+    `i1` with the broadcast shape.
+
+    Verifier: both operands have the same element type; the shapes
+    broadcast.
+
+    ```mlir
+    %m = graph.compare lt, %a, %b : tensor<4x8xf32>, tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_ComparePredicate:$predicate, Graph_Tensor:$lhs,
+                       Graph_Tensor:$rhs);
+  let results = (outs Graph_BoolTensor:$result);
+  let assemblyFormat = [{
+    $predicate `,` $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)
+  }];
+}
+
+def Graph_SelectOp : Graph_Op<"select", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Elementwise choice, `where(condition, a, b)`.";
+  let description = [{
+    `condition ? a : b` elementwise, the three shapes broadcast together.
+
+    Verifier: `condition` is `i1`; `a` and `b` have the same element type;
+    the shapes broadcast.
+
+    ```mlir
+    %y = graph.select %m, %a, %b : tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_BoolTensor:$condition, Graph_Tensor:$true_value,
+                       Graph_Tensor:$false_value);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $true_value `,` $false_value attr-dict `:`
+      type($condition) `,` type($true_value) `,` type($false_value)
+  }];
+}
+
+def Graph_CastOp : Graph_Op<"cast", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Elementwise conversion to another element type.";
+  let description = [{
+    Float to integer truncates toward zero; anything to `i1` is `x != 0`;
+    `i1` to a number is 0 or 1.
+
+    ```mlir
+    %h = graph.cast %x : tensor<64x784xf32> to f16
+    ```
+
+    Folds away when the element type does not change.
+  }];
+  let arguments = (ins Graph_Tensor:$input, TypeAttrOf<Graph_ElementType>:$dtype);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` $dtype";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+def Graph_MatmulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Matrix product with broadcast batch dimensions (numpy matmul).";
+  let description = [{
+    `[..., M, K] x [..., K, N] -> [..., M, N]`; the batch dimensions
+    broadcast as in numpy. Both operands have rank >= 2 (a vector is a
+    reshape away).
+
+    Verifier: same element type; rank >= 2; inner dimensions agree; batch
+    dimensions broadcast.
+
+    ```mlir
+    %y = graph.matmul %a, %b : tensor<8x128x64xf32>, tensor<8x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$lhs, Graph_NumericTensor:$rhs);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+}
+
+def Graph_LinearOp : Graph_Op<"linear", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Affine map y = x W^T + b, as torch.nn.Linear.";
+  let description = [{
+    `x: [..., K]`, `weight: [N, K]`, optional `bias: [N]`; the result is
+    `[..., N]`.
+
+    Verifier: same element type; `x` has rank >= 1; `weight` has rank 2 and
+    its second dimension equals the last of `x`; `bias` has shape `[N]`.
+
+    ```mlir
+    %y = graph.linear %x, %w, %b : tensor<64x784xf32>, tensor<1024x784xf32>, tensor<1024xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$weight,
+                       Optional<Graph_FloatTensor>:$bias);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` type(operands)
+  }];
+}
+
+def Graph_GemmOp : Graph_Op<"gemm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "General matrix product, Y = alpha op(A) op(B) + beta C (ONNX Gemm).";
+  let description = [{
+    `op(A)` is `A` or `A^T` (`transpose_a`), `op(B)` likewise; `op(A)` is
+    `[M, K]` and `op(B)` is `[K, N]`; the optional `c` broadcasts to `[M, N]`.
+    `alpha` and `beta` default to 1.
+
+    Verifier: same element type; `a` and `b` have rank 2; inner dimensions
+    agree; `c` broadcasts to `[M, N]`.
+
+    ```mlir
+    %y = graph.gemm %a, %b, %c {transpose_b = true} : tensor<64x784xf32>, tensor<1024x784xf32>, tensor<1024xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$a, Graph_FloatTensor:$b,
+                       Optional<Graph_FloatTensor>:$c,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_b,
+                       DefaultValuedAttr<F32Attr, "1.0">:$alpha,
+                       DefaultValuedAttr<F32Attr, "1.0">:$beta);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$a `,` $b (`,` $c^)? attr-dict `:` type(operands)";
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+class Graph_SoftmaxLikeOp<string mnemonic, string formula>
+    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = formula # " along one axis.";
+  let description = [{
+    Computed along `axis` (default -1, the last; negative counts from the
+    end), in a numerically stable way (the maximum is subtracted first).
+
+    Verifier: `axis` is in [-rank, rank).
+
+    ```mlir
+    %p = graph.}] # mnemonic # [{ %x {axis = 1} : tensor<64x10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Graph_SoftmaxOp : Graph_SoftmaxLikeOp<"softmax", "Softmax, exp(x) / sum exp(x),">;
+def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax", "Log of softmax">;
+
+def Graph_LayerNormOp : Graph_Op<"layer_norm",
+    [Pure, InferTypeOpAdaptor, AttrSizedOperandSegments]> {
+  let summary = "Layer normalization over the trailing dimensions.";
+  let description = [{
+    Normalizes over dimensions `[axis, rank)` (default `axis = -1`):
+    `(x - mean) / sqrt(var + epsilon) * scale + bias` with the biased
+    variance, as `torch.nn.LayerNorm` and ONNX `LayerNormalization`. `scale`
+    and `bias` are optional and have shape `x.shape[axis:]`.
+
+    Verifier: `axis` in [-rank, rank); `scale`/`bias` shapes and element
+    types match; `epsilon` > 0.
+
+    ```mlir
+    %y = graph.layer_norm %x scale %g bias %b : tensor<1x128x512xf32>, tensor<512xf32>, tensor<512xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input,
+                       Optional<Graph_FloatTensor>:$scale,
+                       Optional<Graph_FloatTensor>:$bias,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`scale` $scale^)? (`bias` $bias^)? attr-dict `:` type(operands)
+  }];
+}
+
+def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Batch normalization, inference form.";
+  let description = [{
+    `x: [N, C, ...]`; `scale`, `bias`, `mean`, `variance` are `[C]`:
+    `(x - mean[c]) / sqrt(variance[c] + epsilon) * scale[c] + bias[c]`.
+
+    Verifier: `x` has rank >= 2; the four parameters have shape `[C]` and
+    the element type of `x`; `epsilon` > 0.
+
+    ```mlir
+    %y = graph.batch_norm %x, %s, %b, %m, %v : tensor<1x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
+                       Graph_FloatTensor:$bias, Graph_FloatTensor:$mean,
+                       Graph_FloatTensor:$variance,
+                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type(operands)";
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling (NCHW)
+//===----------------------------------------------------------------------===//
+
+def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
+  let summary = "2-D convolution, NCHW, as torch.nn.Conv2d.";
+  let description = [{
+    `x: [N, C, H, W]`, `weight: [O, C/groups, KH, KW]`, optional `bias: [O]`.
+    `strides` (default `[1, 1]`), `padding` as `[top, left, bottom, right]`
+    (default zeros), `dilations` (default `[1, 1]`), `groups` (default 1).
+    Output size per spatial dimension:
+    `(in + pad_begin + pad_end - dilation * (k - 1) - 1) / stride + 1`.
+
+    Verifier: ranks; `C` divisible by `groups` and equal to
+    `groups * weight[1]`; `O` divisible by `groups`; bias `[O]`; attribute
+    lengths; strides and dilations >= 1; padding >= 0; output size >= 1.
+
+    ```mlir
+    %y = graph.conv2d %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>}
+        : tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$weight,
+                       Optional<Graph_FloatTensor>:$bias,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` type(operands)
+  }];
+}
+
+class Graph_Pool2dOp<string mnemonic, string semantics, dag extraArgs>
+    : Graph_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "2-D " # semantics # " pooling, NCHW.";
+  let arguments = !con((ins Graph_FloatTensor:$input,
+                       DenseI64ArrayAttr:$kernel,
+                       OptionalAttr<DenseI64ArrayAttr>:$strides,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode),
+                       extraArgs);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Graph_MaxPool2dOp : Graph_Pool2dOp<"max_pool2d", "max", (ins)> {
+  let description = [{
+    `x: [N, C, H, W]`; `kernel = [KH, KW]`; `strides` default to the kernel
+    (as PyTorch); `padding` is `[top, left, bottom, right]` (padded cells
+    never win); `ceil_mode` rounds the output size up.
+
+    Verifier: rank 4; two kernel sizes >= 1, two strides >= 1, four
+    paddings >= 0 and each at most half the kernel; output size >= 1.
+
+    ```mlir
+    %y = graph.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x64x112x112xf32>
+    ```
+  }];
+}
+
+def Graph_AvgPool2dOp : Graph_Pool2dOp<"avg_pool2d", "average",
+    (ins DefaultValuedAttr<BoolAttr, "true">:$count_include_pad)> {
+  let description = [{
+    As `max_pool2d`, averaging. `count_include_pad` (default true, as
+    PyTorch) counts padded cells in the divisor.
+
+    ```mlir
+    %y = graph.avg_pool2d %x {kernel = array<i64: 2, 2>} : tensor<1x64x56x56xf32>
+    ```
+  }];
+}
+
+def Graph_GlobalAvgPoolOp : Graph_Op<"global_avg_pool", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Mean over all spatial dimensions, keeping them as size 1.";
+  let description = [{
+    `[N, C, d1, ..., dk] -> [N, C, 1, ..., 1]` (ONNX GlobalAveragePool).
+
+    Verifier: rank >= 3.
+
+    ```mlir
+    %y = graph.global_avg_pool %x : tensor<1x512x7x7xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
+// Shape and data movement
+//===----------------------------------------------------------------------===//
+
+def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Same elements, new shape.";
+  let description = [{
+    Row-major reinterpretation. One entry of `shape` may be -1: it is
+    inferred from the element count.
+
+    Verifier: entries >= 1 or a single -1; element counts agree.
+
+    ```mlir
+    %y = graph.reshape %x to [64, -1] : tensor<64x16x7x7xf32>
+    ```
+
+    Folds when the shape does not change; a reshape of a reshape is one
+    reshape.
+  }];
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `to` $shape attr-dict `:` type($input)";
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Graph_FlattenOp : Graph_Op<"flatten", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Merges dimensions [start_dim, end_dim] into one (torch.flatten).";
+  let description = [{
+    `start_dim` defaults to 1 (as `torch.nn.Flatten`), `end_dim` to -1;
+    negative values count from the end.
+
+    Verifier: both in range and `start_dim <= end_dim`.
+
+    ```mlir
+    %y = graph.flatten %x : tensor<1x512x1x1xf32>
+    ```
+
+    Canonicalizes to `graph.reshape`.
+  }];
+  let arguments = (ins Graph_Tensor:$input,
+                       DefaultValuedAttr<I64Attr, "1">:$start_dim,
+                       DefaultValuedAttr<I64Attr, "-1">:$end_dim);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasCanonicalizer = 1;
+}
+
+def Graph_TransposeOp : Graph_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Permutes dimensions.";
+  let description = [{
+    Result dimension `i` is input dimension `perm[i]`.
+
+    Verifier: `perm` is a permutation of `[0, rank)`.
+
+    ```mlir
+    %y = graph.transpose %x perm [0, 2, 1, 3] : tensor<1x128x8x64xf32>
+    ```
+
+    Folds the identity permutation; a transpose of a transpose is one.
+  }];
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `perm` $perm attr-dict `:` type($input)";
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Graph_ConcatOp : Graph_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Joins tensors along one axis.";
+  let description = [{
+    Verifier: at least one input; same element type and rank; `axis` in
+    [-rank, rank); all other dimensions equal.
+
+    ```mlir
+    %y = graph.concat %a, %b {axis = 1} : tensor<1x64x28x28xf32>, tensor<1x32x28x28xf32>
+    ```
+
+    A concat of one input folds to it.
+  }];
+  let arguments = (ins Variadic<Graph_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+  let hasFolder = 1;
+}
+
+def Graph_SliceOp : Graph_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+  let summary = "A strided window of a tensor (ONNX Slice).";
+  let description = [{
+    For each listed axis (default: all, in order) take `starts[i]` up to but
+    excluding `ends[i]` in steps of `steps[i]` (default 1). Negative starts
+    and ends count from the end; both are clamped to the dimension, as in
+    ONNX and Python.
+
+    Verifier: `starts`, `ends` (and `axes`, `steps` when given) have equal
+    lengths; axes in range and distinct; steps >= 1 (negative steps are
+    not supported yet).
+
+    ```mlir
+    %y = graph.slice %x {axes = array<i64: 2>, starts = array<i64: 0>, ends = array<i64: 64>} : tensor<1x128x1536xf32>
+    ```
+
+    Folds when it takes everything.
+  }];
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$ends,
+                       OptionalAttr<DenseI64ArrayAttr>:$axes,
+                       OptionalAttr<DenseI64ArrayAttr>:$steps);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasFolder = 1;
+}
+
+def Graph_GatherOp : Graph_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Takes slices along an axis at given indices (embedding lookup).";
+  let description = [{
+    Result shape: `data.shape[:axis] + indices.shape + data.shape[axis+1:]`
+    (ONNX Gather). With `axis = 0` and a `[vocab, dim]` table this is an
+    embedding lookup. Negative indices count from the end; an index out of
+    range is a run-time error.
+
+    Verifier: `axis` in [-rank, rank); `indices` are `i32` or `i64`.
+
+    ```mlir
+    %e = graph.gather %table, %ids : tensor<32000x512xf32>, tensor<1x128xi64>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices attr-dict `:` type($data) `,` type($indices)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and losses
+//===----------------------------------------------------------------------===//
+
+class Graph_ReduceOp<string mnemonic, string semantics>
+    : Graph_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = semantics # " over the given axes.";
+  let description = [{
+    Reduces over `axes` (default: all); `keepdims` (default false, as
+    PyTorch) keeps reduced dimensions as size 1.
+
+    Verifier: `axes`, when given, is non-empty, in range and without
+    repeats.
+
+    ```mlir
+    %s = graph.}] # mnemonic # [{ %x {axes = array<i64: 1>, keepdims = true} : tensor<64x10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$input,
+                       OptionalAttr<DenseI64ArrayAttr>:$axes,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdims);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", "Sum">;
+def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", "Mean">;
+def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", "Maximum">;
+
+def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Cross-entropy loss of logits against class indices.";
+  let description = [{
+    As `torch.nn.CrossEntropyLoss`: `logits: [N, C]`, integer `targets: [N]`,
+    optional class weights `weight: [C]` (a buffer that follows the op to its
+    device). Per sample: `-weight[t] * log_softmax(logits)[t]`; samples whose
+    target is `ignore_index` (default -100) contribute nothing. `reduction`
+    is `mean` (default; divides by the sum of the weights used), `sum` or
+    `none` (result `[N]`); otherwise the result is a scalar.
+
+    Verifier: `logits` rank 2; `targets` `[N]` of `i32`/`i64`; `weight`
+    `[C]` of the logits' element type.
+
+    ```mlir
+    %l = graph.cross_entropy %logits, %t weight %w : tensor<64x10xf32>, tensor<64xi64>, tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$logits, Graph_IndexTensor:$targets,
+                       Optional<Graph_FloatTensor>:$weight,
+                       DefaultValuedAttr<Graph_Reduction,
+                           "::modelc::graph::Reduction::mean">:$reduction,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $targets (`weight` $weight^)? (`reduction` $reduction^)?
+      attr-dict `:` type(operands)
+  }];
+}
+
+#endif // MODELC_GRAPH_OPS_TD

@@ -1,0 +1,277 @@
+//===- GraphShapeOps.cpp - reshape, transpose, slicing, reductions --------===//
+
+#include "dialects/Graph/IR/GraphOpUtils.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+using namespace modelc::graph;
+
+LogicalResult
+ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                            Adaptor adaptor,
+                            SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> input =
+      diag.tensor(adaptor.getInput().getType(), "input");
+  if (failed(input))
+    return failure();
+  SmallVector<int64_t> shape(adaptor.getShape());
+  int64_t known = 1;
+  std::optional<size_t> inferredDim;
+  for (auto [index, dim] : llvm::enumerate(shape)) {
+    if (dim == -1) {
+      if (inferredDim)
+        return diag.fail("shape ", formatShape(shape),
+                         " has more than one -1");
+      inferredDim = index;
+    } else if (dim < 0) {
+      return diag.fail("shape ", formatShape(shape),
+                       " has a negative entry other than -1");
+    } else {
+      known *= dim;
+    }
+  }
+  int64_t count = input->getNumElements();
+  if (inferredDim) {
+    if (known == 0 || count % known != 0)
+      return diag.fail("cannot reshape ", formatShape(input->getShape()), " (",
+                       count, " elements) to ", formatShape(shape));
+    shape[*inferredDim] = count / known;
+  } else if (known != count) {
+    return diag.fail("cannot reshape ", formatShape(input->getShape()), " (",
+                     count, " elements) to ", formatShape(shape), " (", known,
+                     " elements)");
+  }
+  return inferred(inferredTypes, input->clone(shape));
+}
+
+LogicalResult
+FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                            Adaptor adaptor,
+                            SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> input =
+      diag.tensor(adaptor.getInput().getType(), "input");
+  if (failed(input))
+    return failure();
+  int64_t rank = input->getRank();
+  FailureOr<int64_t> start = diag.axis(
+      static_cast<int64_t>(adaptor.getStartDim()), rank, "start_dim");
+  if (failed(start))
+    return failure();
+  FailureOr<int64_t> end =
+      diag.axis(static_cast<int64_t>(adaptor.getEndDim()), rank, "end_dim");
+  if (failed(end))
+    return failure();
+  if (*start > *end)
+    return diag.fail("start_dim (", *start, ") is after end_dim (", *end,
+                     ")");
+  ArrayRef<int64_t> dims = input->getShape();
+  SmallVector<int64_t> shape(dims.take_front(*start));
+  int64_t merged = 1;
+  for (int64_t i = *start; i <= *end; ++i)
+    merged *= dims[i];
+  shape.push_back(merged);
+  llvm::append_range(shape, dims.drop_front(*end + 1));
+  return inferred(inferredTypes, input->clone(shape));
+}
+
+LogicalResult
+TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                              Adaptor adaptor,
+                              SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> input =
+      diag.tensor(adaptor.getInput().getType(), "input");
+  if (failed(input))
+    return failure();
+  ArrayRef<int64_t> perm = adaptor.getPerm();
+  int64_t rank = input->getRank();
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return diag.fail("perm ", formatShape(perm), " has ", perm.size(),
+                     " entries; the input has rank ", rank);
+  llvm::SmallBitVector seen(rank);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen.test(p))
+      return diag.fail("perm ", formatShape(perm),
+                       " is not a permutation of [0, ", rank, ")");
+    seen.set(p);
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(input->getDimSize(p));
+  return inferred(inferredTypes, input->clone(shape));
+}
+
+LogicalResult
+ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                           Adaptor adaptor,
+                           SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  if (adaptor.getInputs().empty())
+    return diag.fail("needs at least one input");
+  FailureOr<RankedTensorType> first =
+      diag.tensor(adaptor.getInputs().front().getType(), "input #0");
+  if (failed(first))
+    return failure();
+  FailureOr<int64_t> axis =
+      diag.axis(static_cast<int64_t>(adaptor.getAxis()), first->getRank());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(first->getShape());
+  for (auto [index, value] :
+       llvm::enumerate(adaptor.getInputs().drop_front())) {
+    std::string name = "input #" + std::to_string(index + 1);
+    FailureOr<RankedTensorType> type = diag.tensor(value.getType(), name);
+    if (failed(type) ||
+        failed(diag.sameElementType(*first, "input #0", *type, name)))
+      return failure();
+    if (type->getRank() != first->getRank())
+      return diag.fail(name, " has rank ", type->getRank(), ", input #0 has ",
+                       first->getRank());
+    for (int64_t d = 0; d < first->getRank(); ++d)
+      if (d != *axis && type->getDimSize(d) != shape[d])
+        return diag.fail(name, " ", formatShape(type->getShape()),
+                         " differs from input #0 ",
+                         formatShape(first->getShape()), " in dimension ", d,
+                         ", which is not the concat axis");
+    shape[*axis] += type->getDimSize(*axis);
+  }
+  return inferred(inferredTypes, first->clone(shape));
+}
+
+LogicalResult
+SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                          Adaptor adaptor,
+                          SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> input =
+      diag.tensor(adaptor.getInput().getType(), "input");
+  if (failed(input))
+    return failure();
+  int64_t rank = input->getRank();
+  ArrayRef<int64_t> starts = adaptor.getStarts(), ends = adaptor.getEnds();
+  size_t count = starts.size();
+  if (ends.size() != count)
+    return diag.fail("starts has ", count, " entries but ends has ",
+                     ends.size());
+  SmallVector<int64_t> defaultAxes =
+      llvm::to_vector(llvm::seq<int64_t>(0, static_cast<int64_t>(count)));
+  ArrayRef<int64_t> axes = adaptor.getAxes().value_or(defaultAxes);
+  SmallVector<int64_t> defaultSteps(count, 1);
+  ArrayRef<int64_t> steps = adaptor.getSteps().value_or(defaultSteps);
+  if (axes.size() != count || steps.size() != count)
+    return diag.fail("starts, ends, axes and steps must have equal lengths, "
+                     "got ",
+                     count, ", ", ends.size(), ", ", axes.size(), ", ",
+                     steps.size());
+  SmallVector<int64_t> shape(input->getShape());
+  llvm::SmallBitVector seen(std::max<int64_t>(rank, 1));
+  for (size_t i = 0; i < count; ++i) {
+    FailureOr<int64_t> axis = diag.axis(axes[i], rank, "slice axis");
+    if (failed(axis))
+      return failure();
+    if (seen.test(*axis))
+      return diag.fail("axis ", *axis, " is sliced twice");
+    seen.set(*axis);
+    if (steps[i] < 1)
+      return diag.fail("step ", steps[i], " on axis ", *axis,
+                       (steps[i] < 0 ? ": negative steps are not supported yet"
+                                     : ": steps must be >= 1"));
+    int64_t dim = input->getDimSize(*axis);
+    auto clampIndex = [dim](int64_t index) {
+      if (index < 0)
+        index += dim;
+      return std::clamp<int64_t>(index, 0, dim);
+    };
+    int64_t begin = clampIndex(starts[i]), end = clampIndex(ends[i]);
+    shape[*axis] = end > begin ? (end - begin + steps[i] - 1) / steps[i] : 0;
+  }
+  return inferred(inferredTypes, input->clone(shape));
+}
+
+LogicalResult
+GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                           Adaptor adaptor,
+                           SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> data =
+      diag.tensor(adaptor.getData().getType(), "data");
+  if (failed(data))
+    return failure();
+  FailureOr<RankedTensorType> indices =
+      diag.indexTensor(adaptor.getIndices().getType(), "indices");
+  if (failed(indices))
+    return failure();
+  FailureOr<int64_t> axis =
+      diag.axis(static_cast<int64_t>(adaptor.getAxis()), data->getRank());
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> dims = data->getShape();
+  SmallVector<int64_t> shape(dims.take_front(*axis));
+  llvm::append_range(shape, indices->getShape());
+  llvm::append_range(shape, dims.drop_front(*axis + 1));
+  return inferred(inferredTypes, data->clone(shape));
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+template <typename Adaptor>
+static LogicalResult inferReduce(std::optional<Location> location,
+                                 StringRef opName, Adaptor adaptor,
+                                 SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, opName);
+  FailureOr<RankedTensorType> input =
+      diag.numericTensor(adaptor.getInput().getType(), "input");
+  if (failed(input))
+    return failure();
+  int64_t rank = input->getRank();
+  llvm::SmallBitVector reduced(rank, !adaptor.getAxes().has_value());
+  if (std::optional<ArrayRef<int64_t>> axes = adaptor.getAxes()) {
+    if (axes->empty())
+      return diag.fail("axes must not be empty; omit it to reduce over all "
+                       "axes");
+    for (int64_t a : *axes) {
+      FailureOr<int64_t> axis = diag.axis(a, rank);
+      if (failed(axis))
+        return failure();
+      if (reduced.test(*axis))
+        return diag.fail("axis ", *axis, " is listed twice in axes ",
+                         formatShape(*axes));
+      reduced.set(*axis);
+    }
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!reduced.test(d))
+      shape.push_back(input->getDimSize(d));
+    else if (adaptor.getKeepdims())
+      shape.push_back(1);
+  }
+  return inferred(inferredTypes, input->clone(shape));
+}
+
+LogicalResult
+ReduceSumOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                              Adaptor adaptor,
+                              SmallVectorImpl<Type> &inferredTypes) {
+  return inferReduce(location, getOperationName(), adaptor, inferredTypes);
+}
+
+LogicalResult
+ReduceMeanOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                               Adaptor adaptor,
+                               SmallVectorImpl<Type> &inferredTypes) {
+  return inferReduce(location, getOperationName(), adaptor, inferredTypes);
+}
+
+LogicalResult
+ReduceMaxOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                              Adaptor adaptor,
+                              SmallVectorImpl<Type> &inferredTypes) {
+  return inferReduce(location, getOperationName(), adaptor, inferredTypes);
+}

@@ -1,0 +1,24 @@
+# lit configuration of the modelc test suite.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "modelc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".ir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "runtime", "Inputs"]
+
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.modelc_obj_root, "tests")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%examples", os.path.join(config.modelc_src_root, "examples")))
+config.substitutions.append(("%srcroot", config.modelc_src_root))
+
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.modelc_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["modelc", "modelc-opt"], tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
