@@ -12,6 +12,7 @@
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Graph_Dialect : Dialect {
   let name = "graph";
@@ -71,6 +72,40 @@ def Graph_Reduction : I32EnumAttr<"Reduction", "loss reduction", [
 def Graph_GraphOpTrait : NativeOpTrait<"GraphOpTrait"> {
   let cppNamespace = "::modelc::graph";
 }
+
+// InferTypeOpAdaptor for ops with attributes. The parser infers result types
+// before it builds the op: attributes from the attribute dictionary are still
+// in `attributes` and default values are not filled in yet. The wrapper
+// gathers both into a copy of the properties first.
+def Graph_InferTypeFromProperties : TraitList<[
+  DeclareOpInterfaceMethods<InferTypeOpInterface>,
+  NativeOpTrait<"InferTypeOpAdaptor", [], [{
+    static ::llvm::LogicalResult
+    inferReturnTypes(::mlir::MLIRContext *context,
+                     std::optional<::mlir::Location> location, Adaptor adaptor,
+                     ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes);
+  }], [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> location,
+        ::mlir::ValueRange operands, ::mlir::DictionaryAttr attributes,
+        ::mlir::OpaqueProperties properties, ::mlir::RegionRange regions,
+        ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes) {
+      Properties complete =
+          properties ? *properties.as<Properties *>() : Properties{};
+      if (attributes &&
+          ::mlir::failed(setPropertiesFromAttr(complete, attributes, [&] {
+            return ::mlir::emitError(
+                location ? *location : ::mlir::UnknownLoc::get(context));
+          })))
+        return ::mlir::failure();
+      populateDefaultProperties(
+          ::mlir::OperationName(getOperationName(), context), complete);
+      $cppClass::Adaptor adaptor(operands, attributes, complete, regions);
+      return $cppClass::inferReturnTypes(context, location, adaptor,
+                                         inferredReturnTypes);
+    }
+  }]>
+]>;
 
 class Graph_Op<string mnemonic, list<Trait> traits = []>
     : Op<Graph_Dialect, mnemonic, !listconcat(traits, [Graph_GraphOpTrait])>;

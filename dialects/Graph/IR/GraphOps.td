@@ -58,7 +58,7 @@ def Graph_WeightRefOp : Graph_Op<"weight_ref",
 }
 
 def Graph_ConstantOp : Graph_Op<"constant",
-    [ConstantLike, Pure, InferTypeOpAdaptor]> {
+    [ConstantLike, Pure, Graph_InferTypeFromProperties]> {
   let summary = "A constant tensor.";
   let description = [{
     The result has the value's type.
@@ -164,7 +164,7 @@ def Graph_MaxOp : Graph_BinaryOp<"max", "maximum">;
 def Graph_MinOp : Graph_BinaryOp<"min", "minimum">;
 def Graph_PowOp : Graph_BinaryOp<"pow", "power, a ^ b">;
 
-def Graph_CompareOp : Graph_Op<"compare", [Pure, InferTypeOpAdaptor]> {
+def Graph_CompareOp : Graph_Op<"compare", [Pure, Graph_InferTypeFromProperties]> {
   let summary = "Elementwise comparison with numpy broadcasting.";
   let description = [{
     `predicate` is one of `eq`, `ne`, `lt`, `le`, `gt`, `ge`; the result is
@@ -206,7 +206,7 @@ def Graph_SelectOp : Graph_Op<"select", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Graph_CastOp : Graph_Op<"cast", [Pure, InferTypeOpAdaptor]> {
+def Graph_CastOp : Graph_Op<"cast", [Pure, Graph_InferTypeFromProperties]> {
   let summary = "Elementwise conversion to another element type.";
   let description = [{
     Float to integer truncates toward zero; anything to `i1` is `x != 0`;
@@ -268,7 +268,7 @@ def Graph_LinearOp : Graph_Op<"linear", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Graph_GemmOp : Graph_Op<"gemm", [Pure, InferTypeOpAdaptor]> {
+def Graph_GemmOp : Graph_Op<"gemm", [Pure, Graph_InferTypeFromProperties]> {
   let summary = "General matrix product, Y = alpha op(A) op(B) + beta C (ONNX Gemm).";
   let description = [{
     `op(A)` is `A` or `A^T` (`transpose_a`), `op(B)` likewise; `op(A)` is
@@ -320,7 +320,7 @@ def Graph_SoftmaxOp : Graph_SoftmaxLikeOp<"softmax", "Softmax, exp(x) / sum exp(
 def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax", "Log of softmax">;
 
 def Graph_LayerNormOp : Graph_Op<"layer_norm",
-    [Pure, InferTypeOpAdaptor, AttrSizedOperandSegments]> {
+    [Pure, Graph_InferTypeFromProperties, AttrSizedOperandSegments]> {
   let summary = "Layer normalization over the trailing dimensions.";
   let description = [{
     Normalizes over dimensions `[axis, rank)` (default `axis = -1`):
@@ -346,7 +346,7 @@ def Graph_LayerNormOp : Graph_Op<"layer_norm",
   }];
 }
 
-def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
+def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure, Graph_InferTypeFromProperties]> {
   let summary = "Batch normalization, inference form.";
   let description = [{
     `x: [N, C, ...]`; `scale`, `bias`, `mean`, `variance` are `[C]`:
@@ -371,7 +371,7 @@ def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
 // Convolution and pooling (NCHW)
 //===----------------------------------------------------------------------===//
 
-def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
+def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure, Graph_InferTypeFromProperties]> {
   let summary = "2-D convolution, NCHW, as torch.nn.Conv2d.";
   let description = [{
     `x: [N, C, H, W]`, `weight: [O, C/groups, KH, KW]`, optional `bias: [O]`.
@@ -402,7 +402,7 @@ def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
 }
 
 class Graph_Pool2dOp<string mnemonic, string semantics, dag extraArgs>
-    : Graph_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Graph_Op<mnemonic, [Pure, Graph_InferTypeFromProperties]> {
   let summary = "2-D " # semantics # " pooling, NCHW.";
   let arguments = !con((ins Graph_FloatTensor:$input,
                        DenseI64ArrayAttr:$kernel,
@@ -461,7 +461,7 @@ def Graph_GlobalAvgPoolOp : Graph_Op<"global_avg_pool", [Pure, InferTypeOpAdapto
 // Shape and data movement
 //===----------------------------------------------------------------------===//
 
-def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, InferTypeOpAdaptor]> {
+def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, Graph_InferTypeFromProperties]> {
   let summary = "Same elements, new shape.";
   let description = [{
     Row-major reinterpretation. One entry of `shape` may be -1: it is
@@ -483,7 +483,7 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, InferTypeOpAdaptor]> {
   let hasCanonicalizer = 1;
 }
 
-def Graph_FlattenOp : Graph_Op<"flatten", [Pure, InferTypeOpAdaptor]> {
+def Graph_FlattenOp : Graph_Op<"flatten", [Pure, Graph_InferTypeFromProperties]> {
   let summary = "Merges dimensions [start_dim, end_dim] into one (torch.flatten).";
   let description = [{
     `start_dim` defaults to 1 (as `torch.nn.Flatten`), `end_dim` to -1;
@@ -505,7 +505,7 @@ def Graph_FlattenOp : Graph_Op<"flatten", [Pure, InferTypeOpAdaptor]> {
   let hasCanonicalizer = 1;
 }
 
-def Graph_TransposeOp : Graph_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def Graph_TransposeOp : Graph_Op<"transpose", [Pure, Graph_InferTypeFromProperties]> {
   let summary = "Permutes dimensions.";
   let description = [{
     Result dimension `i` is input dimension `perm[i]`.
@@ -525,7 +525,7 @@ def Graph_TransposeOp : Graph_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let hasCanonicalizer = 1;
 }
 
-def Graph_ConcatOp : Graph_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+def Graph_ConcatOp : Graph_Op<"concat", [Pure, Graph_InferTypeFromProperties]> {
   let summary = "Joins tensors along one axis.";
   let description = [{
     Verifier: at least one input; same element type and rank; `axis` in
@@ -543,7 +543,7 @@ def Graph_ConcatOp : Graph_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Graph_SliceOp : Graph_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+def Graph_SliceOp : Graph_Op<"slice", [Pure, Graph_InferTypeFromProperties]> {
   let summary = "A strided window of a tensor (ONNX Slice).";
   let description = [{
     For each listed axis (default: all, in order) take `starts[i]` up to but
@@ -570,7 +570,7 @@ def Graph_SliceOp : Graph_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Graph_GatherOp : Graph_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+def Graph_GatherOp : Graph_Op<"gather", [Pure, Graph_InferTypeFromProperties]> {
   let summary = "Takes slices along an axis at given indices (embedding lookup).";
   let description = [{
     Result shape: `data.shape[:axis] + indices.shape + data.shape[axis+1:]`
@@ -597,7 +597,7 @@ def Graph_GatherOp : Graph_Op<"gather", [Pure, InferTypeOpAdaptor]> {
 //===----------------------------------------------------------------------===//
 
 class Graph_ReduceOp<string mnemonic, string semantics>
-    : Graph_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Graph_Op<mnemonic, [Pure, Graph_InferTypeFromProperties]> {
   let summary = semantics # " over the given axes.";
   let description = [{
     Reduces over `axes` (default: all); `keepdims` (default false, as
@@ -621,7 +621,7 @@ def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", "Sum">;
 def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", "Mean">;
 def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", "Maximum">;
 
-def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
+def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure, Graph_InferTypeFromProperties]> {
   let summary = "Cross-entropy loss of logits against class indices.";
   let description = [{
     As `torch.nn.CrossEntropyLoss`: `logits: [N, C]`, integer `targets: [N]`,

@@ -1,0 +1,189 @@
+// RUN: modelc-opt %s | FileCheck %s
+// RUN: modelc-opt %s | modelc-opt | FileCheck %s
+// RUN: modelc-opt %s --mlir-print-op-generic | modelc-opt | FileCheck %s
+
+// Round trip of every graph op in its custom form.
+
+// CHECK: graph.weight @fc1.weight : tensor<16x8xf32>
+graph.weight @fc1.weight : tensor<16x8xf32>
+// CHECK: graph.weight @"0.bias" : tensor<16xf32>
+graph.weight @"0.bias" : tensor<16xf32>
+
+// CHECK-LABEL: func.func @weights_and_constants
+func.func @weights_and_constants() -> (tensor<16x8xf32>, tensor<16xf32>, tensor<2xf32>, tensor<i64>) {
+  // CHECK: graph.weight_ref @fc1.weight : tensor<16x8xf32>
+  %w = graph.weight_ref @fc1.weight : tensor<16x8xf32>
+  // CHECK: graph.weight_ref @"0.bias" : tensor<16xf32>
+  %b = graph.weight_ref @"0.bias" : tensor<16xf32>
+  // CHECK: graph.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+  %c = graph.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  // CHECK: graph.constant dense<7> : tensor<i64>
+  %s = graph.constant dense<7> : tensor<i64>
+  return %w, %b, %c, %s : tensor<16x8xf32>, tensor<16xf32>, tensor<2xf32>, tensor<i64>
+}
+
+// CHECK-LABEL: func.func @unary
+func.func @unary(%x: tensor<4x8xf32>, %i: tensor<4xi32>) {
+  // CHECK: graph.neg %{{.*}} : tensor<4x8xf32>
+  %0 = graph.neg %x : tensor<4x8xf32>
+  // CHECK: graph.abs %{{.*}} : tensor<4xi32>
+  %1 = graph.abs %i : tensor<4xi32>
+  // CHECK: graph.relu %{{.*}} : tensor<4x8xf32>
+  %2 = graph.relu %x : tensor<4x8xf32>
+  // CHECK: graph.exp
+  %3 = graph.exp %x : tensor<4x8xf32>
+  // CHECK: graph.log
+  %4 = graph.log %x : tensor<4x8xf32>
+  // CHECK: graph.sqrt
+  %5 = graph.sqrt %x : tensor<4x8xf32>
+  // CHECK: graph.rsqrt
+  %6 = graph.rsqrt %x : tensor<4x8xf32>
+  // CHECK: graph.tanh
+  %7 = graph.tanh %x : tensor<4x8xf32>
+  // CHECK: graph.sigmoid
+  %8 = graph.sigmoid %x : tensor<4x8xf32>
+  // CHECK: graph.silu
+  %9 = graph.silu %x : tensor<4x8xf32>
+  // CHECK: graph.erf
+  %10 = graph.erf %x : tensor<4x8xf32>
+  // CHECK: graph.gelu %{{.*}} : tensor<4x8xf32>
+  %11 = graph.gelu %x : tensor<4x8xf32>
+  // CHECK: graph.gelu %{{.*}} approximate tanh : tensor<4x8xf32>
+  %12 = graph.gelu %x approximate tanh : tensor<4x8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @binary
+func.func @binary(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %s: tensor<f32>, %i: tensor<2x1xi64>, %j: tensor<3xi64>) -> (tensor<4x8xf32>, tensor<2x3xi64>) {
+  // CHECK: %[[ADD:.*]] = graph.add %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8xf32>
+  %0 = graph.add %a, %b : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: graph.sub %[[ADD]], %{{.*}} : tensor<4x8xf32>, tensor<f32>
+  %1 = graph.sub %0, %s : tensor<4x8xf32>, tensor<f32>
+  // CHECK: graph.mul
+  %2 = graph.mul %1, %b : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: graph.div
+  %3 = graph.div %2, %a : tensor<4x8xf32>, tensor<4x8xf32>
+  // CHECK: graph.max
+  %4 = graph.max %3, %s : tensor<4x8xf32>, tensor<f32>
+  // CHECK: graph.min
+  %5 = graph.min %4, %s : tensor<4x8xf32>, tensor<f32>
+  // CHECK: graph.pow
+  %6 = graph.pow %5, %b : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: graph.add %{{.*}}, %{{.*}} : tensor<2x1xi64>, tensor<3xi64>
+  %7 = graph.add %i, %j : tensor<2x1xi64>, tensor<3xi64>
+  return %6, %7 : tensor<4x8xf32>, tensor<2x3xi64>
+}
+
+// CHECK-LABEL: func.func @compare_select_cast
+func.func @compare_select_cast(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %s: tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xi1>) {
+  // CHECK: graph.compare eq, %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8xf32>
+  %0 = graph.compare eq, %a, %b : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: graph.compare ne,
+  %1 = graph.compare ne, %a, %b : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: graph.compare lt,
+  %2 = graph.compare lt, %a, %b : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: graph.compare le,
+  %3 = graph.compare le, %a, %b : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: graph.compare gt,
+  %4 = graph.compare gt, %a, %b : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: graph.compare ge,
+  %5 = graph.compare ge, %a, %s : tensor<4x8xf32>, tensor<f32>
+  // CHECK: graph.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>
+  %6 = graph.select %5, %a, %s : tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>
+  // CHECK: graph.cast %{{.*}} : tensor<4x8xf32> to f16
+  %7 = graph.cast %6 : tensor<4x8xf32> to f16
+  // CHECK: graph.cast %{{.*}} : tensor<4x8xf16> to bf16
+  %8 = graph.cast %7 : tensor<4x8xf16> to bf16
+  // CHECK: graph.cast %{{.*}} : tensor<4x8xbf16> to i1
+  %9 = graph.cast %8 : tensor<4x8xbf16> to i1
+  return %6, %7, %9 : tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xi1>
+}
+
+// CHECK-LABEL: func.func @products
+func.func @products(%a: tensor<2x1x4x8xf32>, %b: tensor<3x8x5xf32>, %x: tensor<6x8xf32>, %w: tensor<16x8xf32>, %bias: tensor<16xf32>, %c: tensor<6x16xf32>) -> (tensor<2x3x4x5xf32>, tensor<6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>) {
+  // CHECK: graph.matmul %{{.*}}, %{{.*}} : tensor<2x1x4x8xf32>, tensor<3x8x5xf32>
+  %0 = graph.matmul %a, %b : tensor<2x1x4x8xf32>, tensor<3x8x5xf32>
+  // CHECK: graph.linear %{{.*}}, %{{.*}}, %{{.*}} : tensor<6x8xf32>, tensor<16x8xf32>, tensor<16xf32>
+  %1 = graph.linear %x, %w, %bias : tensor<6x8xf32>, tensor<16x8xf32>, tensor<16xf32>
+  // CHECK: graph.linear %{{.*}}, %{{.*}} : tensor<6x8xf32>, tensor<16x8xf32>
+  %2 = graph.linear %x, %w : tensor<6x8xf32>, tensor<16x8xf32>
+  // CHECK: graph.gemm %{{.*}}, %{{.*}}, %{{.*}} {alpha = 2.000000e+00 : f32, transpose_b = true} : tensor<6x8xf32>, tensor<16x8xf32>, tensor<6x16xf32>
+  %3 = graph.gemm %x, %w, %c {transpose_b = true, alpha = 2.0 : f32} : tensor<6x8xf32>, tensor<16x8xf32>, tensor<6x16xf32>
+  return %0, %1, %2, %3 : tensor<2x3x4x5xf32>, tensor<6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>
+}
+
+// CHECK-LABEL: func.func @normalization
+func.func @normalization(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>, %img: tensor<1x4x5x5xf32>, %c: tensor<4xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<1x4x5x5xf32>) {
+  // CHECK: graph.softmax %{{.*}} : tensor<2x4x8xf32>
+  %0 = graph.softmax %x : tensor<2x4x8xf32>
+  // CHECK: graph.log_softmax %{{.*}} {axis = 1 : i64} : tensor<2x4x8xf32>
+  %1 = graph.log_softmax %x {axis = 1} : tensor<2x4x8xf32>
+  // CHECK: graph.layer_norm %{{.*}} scale %{{.*}} bias %{{.*}} : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %2 = graph.layer_norm %x scale %g bias %g : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  // CHECK: graph.layer_norm %{{.*}} {epsilon = 9.99999997E-7 : f32} : tensor<2x4x8xf32>
+  %3 = graph.layer_norm %x {epsilon = 1.0e-6 : f32} : tensor<2x4x8xf32>
+  // CHECK: graph.batch_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x4x5x5xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  %4 = graph.batch_norm %img, %c, %c, %c, %c : tensor<1x4x5x5xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return %0, %1, %2, %3, %4 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<1x4x5x5xf32>
+}
+
+// CHECK-LABEL: func.func @convolution_and_pooling
+func.func @convolution_and_pooling(%x: tensor<1x4x9x9xf32>, %w: tensor<8x2x3x3xf32>, %b: tensor<8xf32>) -> (tensor<1x8x5x5xf32>, tensor<1x8x9x9xf32>, tensor<1x4x5x5xf32>, tensor<1x4x4x4xf32>, tensor<1x4x1x1xf32>) {
+  // CHECK: graph.conv2d %{{.*}}, %{{.*}}, %{{.*}} {groups = 2 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x4x9x9xf32>, tensor<8x2x3x3xf32>, tensor<8xf32>
+  %0 = graph.conv2d %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, groups = 2} : tensor<1x4x9x9xf32>, tensor<8x2x3x3xf32>, tensor<8xf32>
+  // CHECK: graph.conv2d %{{.*}}, %{{.*}} {dilations = array<i64: 2, 2>, groups = 2 : i64, padding = array<i64: 2, 2, 2, 2>} : tensor<1x4x9x9xf32>, tensor<8x2x3x3xf32>
+  %1 = graph.conv2d %x, %w {dilations = array<i64: 2, 2>, padding = array<i64: 2, 2, 2, 2>, groups = 2} : tensor<1x4x9x9xf32>, tensor<8x2x3x3xf32>
+  // CHECK: graph.max_pool2d %{{.*}} {kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x4x9x9xf32>
+  %2 = graph.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x9x9xf32>
+  // CHECK: graph.avg_pool2d %{{.*}} {ceil_mode = true, count_include_pad = false, kernel = array<i64: 2, 2>} : tensor<1x4x9x9xf32>
+  %3 = graph.avg_pool2d %x {kernel = array<i64: 2, 2>, ceil_mode = true, count_include_pad = false} : tensor<1x4x9x9xf32>
+  // CHECK: graph.global_avg_pool %{{.*}} : tensor<1x4x9x9xf32>
+  %4 = graph.global_avg_pool %x : tensor<1x4x9x9xf32>
+  %5 = graph.avg_pool2d %x {kernel = array<i64: 2, 2>} : tensor<1x4x9x9xf32>
+  return %0, %1, %2, %5, %4 : tensor<1x8x5x5xf32>, tensor<1x8x9x9xf32>, tensor<1x4x5x5xf32>, tensor<1x4x4x4xf32>, tensor<1x4x1x1xf32>
+}
+
+// CHECK-LABEL: func.func @shapes
+func.func @shapes(%x: tensor<2x3x4xf32>, %y: tensor<2x5x4xf32>, %table: tensor<10x6xf32>, %ids: tensor<2x3xi64>) -> (tensor<6x4xf32>, tensor<2x12xf32>, tensor<4x2x3xf32>, tensor<2x8x4xf32>, tensor<2x1x2xf32>, tensor<2x3x6xf32>, tensor<24xf32>) {
+  // CHECK: graph.reshape %{{.*}} to [6, -1] : tensor<2x3x4xf32>
+  %0 = graph.reshape %x to [6, -1] : tensor<2x3x4xf32>
+  // CHECK: graph.flatten %{{.*}} : tensor<2x3x4xf32>
+  %1 = graph.flatten %x : tensor<2x3x4xf32>
+  // CHECK: graph.flatten %{{.*}} {start_dim = 0 : i64} : tensor<2x3x4xf32>
+  %2 = graph.flatten %x {start_dim = 0} : tensor<2x3x4xf32>
+  // CHECK: graph.transpose %{{.*}} perm [2, 0, 1] : tensor<2x3x4xf32>
+  %3 = graph.transpose %x perm [2, 0, 1] : tensor<2x3x4xf32>
+  // CHECK: graph.concat %{{.*}}, %{{.*}} {axis = 1 : i64} : tensor<2x3x4xf32>, tensor<2x5x4xf32>
+  %4 = graph.concat %x, %y {axis = 1} : tensor<2x3x4xf32>, tensor<2x5x4xf32>
+  // CHECK: graph.slice %{{.*}} {axes = array<i64: 1, 2>, ends = array<i64: 2, -1>, starts = array<i64: 1, 0>, steps = array<i64: 1, 2>} : tensor<2x3x4xf32>
+  %5 = graph.slice %x {axes = array<i64: 1, 2>, starts = array<i64: 1, 0>, ends = array<i64: 2, -1>, steps = array<i64: 1, 2>} : tensor<2x3x4xf32>
+  // CHECK: graph.gather %{{.*}}, %{{.*}} : tensor<10x6xf32>, tensor<2x3xi64>
+  %6 = graph.gather %table, %ids : tensor<10x6xf32>, tensor<2x3xi64>
+  return %0, %1, %3, %4, %5, %6, %2 : tensor<6x4xf32>, tensor<2x12xf32>, tensor<4x2x3xf32>, tensor<2x8x4xf32>, tensor<2x1x2xf32>, tensor<2x3x6xf32>, tensor<24xf32>
+}
+
+// CHECK-LABEL: func.func @reductions_and_loss
+func.func @reductions_and_loss(%x: tensor<4x10xf32>, %t: tensor<4xi64>, %w: tensor<10xf32>) -> (tensor<f32>, tensor<4x1xf32>, tensor<10xf32>, tensor<f32>, tensor<4xf32>) {
+  // CHECK: graph.reduce_sum %{{.*}} : tensor<4x10xf32>
+  %0 = graph.reduce_sum %x : tensor<4x10xf32>
+  // CHECK: graph.reduce_mean %{{.*}} {axes = array<i64: 1>, keepdims = true} : tensor<4x10xf32>
+  %1 = graph.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : tensor<4x10xf32>
+  // CHECK: graph.reduce_max %{{.*}} {axes = array<i64: 0>} : tensor<4x10xf32>
+  %2 = graph.reduce_max %x {axes = array<i64: 0>} : tensor<4x10xf32>
+  // CHECK: graph.cross_entropy %{{.*}}, %{{.*}} weight %{{.*}} : tensor<4x10xf32>, tensor<4xi64>, tensor<10xf32>
+  %3 = graph.cross_entropy %x, %t weight %w : tensor<4x10xf32>, tensor<4xi64>, tensor<10xf32>
+  // CHECK: graph.cross_entropy %{{.*}}, %{{.*}} reduction none {ignore_index = 0 : i64} : tensor<4x10xf32>, tensor<4xi64>
+  %4 = graph.cross_entropy %x, %t reduction none {ignore_index = 0} : tensor<4x10xf32>, tensor<4xi64>
+  return %3, %1, %2, %0, %4 : tensor<f32>, tensor<4x1xf32>, tensor<10xf32>, tensor<f32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @device_pins
+func.func @device_pins(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: graph.relu %{{.*}} {device = "cuda:1"} : tensor<4xf32>
+  %0 = graph.relu %x {device = "cuda:1"} : tensor<4xf32>
+  // CHECK: graph.exp %{{.*}} {device = #device.dev<sim:0>} : tensor<4xf32>
+  %1 = graph.exp %0 {device = #device.dev<sim:0>} : tensor<4xf32>
+  // CHECK: graph.neg %{{.*}} {device = "cpu"} : tensor<4xf32>
+  %2 = graph.neg %1 {device = "cpu"} : tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
