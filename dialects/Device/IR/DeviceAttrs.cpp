@@ -51,11 +51,15 @@ Attribute DeviceAttr::parse(AsmParser &parser, Type) {
                           << "'; expected 'cpu', 'cuda' or 'sim'";
     return {};
   }
+  // The index is required for GPUs; "cpu:N" parses so that the verifier can
+  // say what is wrong with it.
   unsigned index = 0;
-  if (*kind != DeviceKind::cpu) {
-    if (parser.parseColon() || parser.parseInteger(index))
-      return {};
-  }
+  bool hasIndex = *kind == DeviceKind::cpu ? succeeded(parser.parseOptionalColon())
+                                           : succeeded(parser.parseColon());
+  if (*kind != DeviceKind::cpu && !hasIndex)
+    return {};
+  if (hasIndex && parser.parseInteger(index))
+    return {};
   if (parser.parseGreater())
     return {};
   return parser.getChecked<DeviceAttr>(loc, parser.getContext(), *kind, index);

@@ -183,6 +183,8 @@ static LogicalResult inferPool2d(std::optional<Location> location,
   if (input->getRank() != 4)
     return diag.fail("input must have rank 4 ([N, C, H, W]), got ",
                      formatShape(input->getShape()));
+  if (failed(diag.required(adaptor.getKernelAttr(), "kernel")))
+    return failure();
   ArrayRef<int64_t> kernel = adaptor.getKernel();
   ArrayRef<int64_t> strides = adaptor.getStrides().value_or(kernel);
   ArrayRef<int64_t> padding = adaptor.getPadding();

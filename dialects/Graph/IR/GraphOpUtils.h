@@ -51,6 +51,15 @@ public:
   mlir::FailureOr<int64_t> axis(int64_t axis, int64_t rank,
                                 llvm::StringRef what = "axis") const;
 
+  /// Fails with the verifier's own message when a required attribute is
+  /// missing: type inference runs before the verifier checks for it.
+  mlir::LogicalResult required(mlir::Attribute attribute,
+                               llvm::StringRef name) const {
+    if (attribute)
+      return mlir::success();
+    return fail("requires attribute '", name, "'");
+  }
+
   /// Both element types equal.
   mlir::LogicalResult sameElementType(mlir::RankedTensorType a,
                                       llvm::StringRef aName,

@@ -112,6 +112,8 @@ ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   OpDiagnostics diag(location, getOperationName());
   if (adaptor.getInputs().empty())
     return diag.fail("needs at least one input");
+  if (failed(diag.required(adaptor.getAxisAttr(), "axis")))
+    return failure();
   FailureOr<RankedTensorType> first =
       diag.tensor(adaptor.getInputs().front().getType(), "input #0");
   if (failed(first))
@@ -150,6 +152,9 @@ SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   FailureOr<RankedTensorType> input =
       diag.tensor(adaptor.getInput().getType(), "input");
   if (failed(input))
+    return failure();
+  if (failed(diag.required(adaptor.getStartsAttr(), "starts")) ||
+      failed(diag.required(adaptor.getEndsAttr(), "ends")))
     return failure();
   int64_t rank = input->getRank();
   ArrayRef<int64_t> starts = adaptor.getStarts(), ends = adaptor.getEnds();
