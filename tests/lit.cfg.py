@@ -6,7 +6,7 @@ from lit.llvm import llvm_config
 
 config.name = "modelc"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".ir", ".test"]
+config.suffixes = [".mlir", ".test"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "runtime", "Inputs"]
 
 config.test_source_root = os.path.dirname(__file__)

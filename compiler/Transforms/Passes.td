@@ -11,8 +11,10 @@ def VerifyModelPass : Pass<"modelc-verify-model", "::mlir::ModuleOp"> {
     The op verifiers check each op; this pass checks the model as a whole:
     the module holds only `graph.weight` declarations and `func.func` entry
     points, there is at least one entry point, every entry point has a body,
-    and its arguments and results are statically shaped tensors of a
-    supported element type. Calls between functions are not supported yet.
+    and its arguments are statically shaped tensors of a supported
+    element type (so are its results, which come from arguments and graph
+    ops), and its body holds only graph and device ops. Calls between
+    functions are not supported yet.
     It changes nothing; errors point at the offending declaration.
 
     Accepted unchanged:

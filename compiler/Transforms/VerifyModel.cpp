@@ -42,13 +42,21 @@ LogicalResult verifyEntryPoint(func::FuncOp function) {
     if (failed(checkBoundaryType(argument.getType(), argument.getLoc(),
                                  "argument #" + std::to_string(index), name)))
       return failure();
-  for (auto [index, type] : llvm::enumerate(function.getResultTypes()))
-    if (failed(checkBoundaryType(type, function.getLoc(),
-                                 "result #" + std::to_string(index), name)))
-      return failure();
-  WalkResult walk = function.walk([&](func::CallOp call) {
-    call.emitError("calls between functions are not supported yet; inline '")
-        << call.getCallee() << "' into '" << name << "'";
+  // Results need no check of their own: a result is an argument or the
+  // result of a graph op, and both are already checked.
+  WalkResult walk = function.walk([&](Operation *op) {
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      call.emitError("calls between functions are not supported yet; inline '")
+          << call.getCallee() << "' into '" << name << "'";
+      return WalkResult::interrupt();
+    }
+    StringRef dialect = op->getName().getDialectNamespace();
+    if (op == function.getOperation() || isa<func::ReturnOp>(op) ||
+        (op->isRegistered() && (dialect == "graph" || dialect == "device")))
+      return WalkResult::advance();
+    op->emitError("'") << op->getName()
+                       << "' is not an op of a model; models are written "
+                          "with graph and device ops (see docs/ir.md)";
     return WalkResult::interrupt();
   });
   return failure(walk.wasInterrupted());
