@@ -82,8 +82,13 @@ struct VerifyModelPass : impl::VerifyModelPassBase<VerifyModelPass> {
       ok = false;
     }
     if (ok && entryPoints == 0) {
-      module.emitError("the model has no entry point; define one with "
-                       "func.func");
+      // The implicit module of a parsed file sits at line 0; point at the
+      // file's first line instead.
+      Location loc = module.getLoc();
+      if (auto file = dyn_cast<FileLineColLoc>(loc); file && file.getLine() == 0)
+        loc = FileLineColLoc::get(file.getFilename(), 1, 1);
+      emitError(loc, "the model has no entry point; define one with "
+                     "func.func");
       ok = false;
     }
     if (!ok)

@@ -73,6 +73,8 @@ int runDriver() {
   // Ops of unknown dialects parse, so that modelc-verify-model can reject
   // them with a message about models rather than about MLIR's flags.
   context.allowUnregisteredDialects(true);
+  // A diagnostic names the op and its location; a dump of the op is noise.
+  context.printOpOnDiagnostic(false);
 
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input =
