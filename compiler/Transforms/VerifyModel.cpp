@@ -85,7 +85,8 @@ struct VerifyModelPass : impl::VerifyModelPassBase<VerifyModelPass> {
       // The implicit module of a parsed file sits at line 0; point at the
       // file's first line instead.
       Location loc = module.getLoc();
-      if (auto file = dyn_cast<FileLineColLoc>(loc); file && file.getLine() == 0)
+      if (auto file = dyn_cast<FileLineColLoc>(loc);
+          file && file.getLine() == 0)
         loc = FileLineColLoc::get(file.getFilename(), 1, 1);
       emitError(loc, "the model has no entry point; define one with "
                      "func.func");

@@ -33,8 +33,9 @@ cl::OptionCategory modelcCategory("modelc options");
 cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.ir>"),
                                cl::Required, cl::cat(modelcCategory));
 
-cl::opt<std::string> outputPath("o", cl::desc("Output file (default: stdout "
-                                              "for --emit=graph)"),
+cl::opt<std::string> outputPath("o",
+                                cl::desc("Output file (default: stdout "
+                                         "for --emit=graph)"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::cat(modelcCategory));
 

@@ -29,9 +29,8 @@ void DeviceDialect::registerAttributes() {
 // DeviceAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                   DeviceKind kind, unsigned index) {
+LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 DeviceKind kind, unsigned index) {
   if (kind == DeviceKind::cpu && index != 0)
     return emitError() << "the CPU device has no index; expected 'cpu', got "
                           "'cpu:"
@@ -54,8 +53,9 @@ Attribute DeviceAttr::parse(AsmParser &parser, Type) {
   // The index is required for GPUs; "cpu:N" parses so that the verifier can
   // say what is wrong with it.
   unsigned index = 0;
-  bool hasIndex = *kind == DeviceKind::cpu ? succeeded(parser.parseOptionalColon())
-                                           : succeeded(parser.parseColon());
+  bool hasIndex = *kind == DeviceKind::cpu
+                      ? succeeded(parser.parseOptionalColon())
+                      : succeeded(parser.parseColon());
   if (*kind != DeviceKind::cpu && !hasIndex)
     return {};
   if (hasIndex && parser.parseInteger(index))
@@ -119,8 +119,8 @@ DeviceSpecAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << "': peak_flops must name at least one element type";
   for (NamedAttribute entry : peakFlops) {
     if (!isKnownDTypeName(entry.getName()))
-      return emitError() << "device '" << device.str()
-                         << "': peak_flops key '" << entry.getName().getValue()
+      return emitError() << "device '" << device.str() << "': peak_flops key '"
+                         << entry.getName().getValue()
                          << "' is not an element type; expected one of f32, "
                             "f16, bf16, i32, i64";
     auto value = dyn_cast<FloatAttr>(entry.getValue());
@@ -140,8 +140,7 @@ LogicalResult LinkSpecAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   double bandwidth = bandwidthAttr.getValueAsDouble();
   double latency = latencyAttr.getValueAsDouble();
   if (from == to)
-    return emitError() << "link from device '" << from.str()
-                       << "' to itself";
+    return emitError() << "link from device '" << from.str() << "' to itself";
   if (!(bandwidth > 0) || !std::isfinite(bandwidth))
     return emitError() << "link " << from.str() << " -> " << to.str()
                        << ": bandwidth must be a positive number of bytes/s, "
@@ -190,8 +189,8 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                            << end.str() << "', which the target lacks";
     if (!seenLinks.insert({link.getFrom(), link.getTo()}).second)
       return emitError() << "target '" << name << "': link "
-                         << link.getFrom().str() << " -> "
-                         << link.getTo().str() << " is listed twice";
+                         << link.getFrom().str() << " -> " << link.getTo().str()
+                         << " is listed twice";
   }
   return success();
 }

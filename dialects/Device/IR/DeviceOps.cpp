@@ -33,9 +33,8 @@ struct FoldTransferOfTransfer : OpRewritePattern<TransferOp> {
       rewriter.replaceOp(op, producer.getInput());
       return success();
     }
-    rewriter.replaceOpWithNewOp<TransferOp>(op, producer.getInput(),
-                                            producer.getSource(),
-                                            op.getTarget());
+    rewriter.replaceOpWithNewOp<TransferOp>(
+        op, producer.getInput(), producer.getSource(), op.getTarget());
     return success();
   }
 };

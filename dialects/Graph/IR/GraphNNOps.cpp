@@ -77,9 +77,10 @@ BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   if (failed(checkEpsilon(diag, adaptor.getEpsilon())))
     return failure();
   int64_t channels = input->getDimSize(1);
-  for (auto [value, name] :
-       {std::pair{adaptor.getScale(), "scale"}, {adaptor.getBias(), "bias"},
-        {adaptor.getMean(), "mean"}, {adaptor.getVariance(), "variance"}})
+  for (auto [value, name] : {std::pair{adaptor.getScale(), "scale"},
+                             {adaptor.getBias(), "bias"},
+                             {adaptor.getMean(), "mean"},
+                             {adaptor.getVariance(), "variance"}})
     if (failed(checkParameter(diag, value, name, *input, {channels})))
       return failure();
   return inferred(inferredTypes, *input);
@@ -117,10 +118,10 @@ static int64_t windowOutputSize(int64_t in, int64_t padBegin, int64_t padEnd,
   return out;
 }
 
-LogicalResult
-Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
-                           Adaptor adaptor,
-                           SmallVectorImpl<Type> &inferredTypes) {
+LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, getOperationName());
   FailureOr<RankedTensorType> input =
       diag.floatTensor(adaptor.getInput().getType(), "input");
@@ -166,8 +167,9 @@ Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
     return diag.fail("the kernel ", formatShape(w.drop_front(2)),
                      " (dilated) does not fit the padded input ",
                      formatShape(x.drop_front(2)));
-  return inferred(inferredTypes, RankedTensorType::get({x[0], w[0], outH, outW},
-                                                       input->getElementType()));
+  return inferred(
+      inferredTypes,
+      RankedTensorType::get({x[0], w[0], outH, outW}, input->getElementType()));
 }
 
 /// Shared by max and average pooling.
@@ -207,8 +209,9 @@ static LogicalResult inferPool2d(std::optional<Location> location,
     return diag.fail("the kernel ", formatShape(kernel),
                      " does not fit the padded input ",
                      formatShape(x.drop_front(2)));
-  return inferred(inferredTypes, RankedTensorType::get({x[0], x[1], outH, outW},
-                                                       input->getElementType()));
+  return inferred(
+      inferredTypes,
+      RankedTensorType::get({x[0], x[1], outH, outW}, input->getElementType()));
 }
 
 LogicalResult

@@ -44,8 +44,9 @@ FailureOr<RankedTensorType> OpDiagnostics::floatTensor(Type type,
   if (failed(tensorType))
     return failure();
   if (!isa<FloatType>(tensorType->getElementType()))
-    return fail(what, " must have a floating-point element type (f32, f16, "
-                      "bf16), got ",
+    return fail(what,
+                " must have a floating-point element type (f32, f16, "
+                "bf16), got ",
                 tensorType->getElementType());
   return tensorType;
 }
@@ -102,8 +103,8 @@ OpDiagnostics::broadcast(ArrayRef<int64_t> a, ArrayRef<int64_t> b) const {
     int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
     if (da != db && da != 1 && db != 1)
       return fail("shapes ", formatShape(a), " and ", formatShape(b),
-                  " do not broadcast: dimension -", i + 1, " is ", da,
-                  " vs ", db);
+                  " do not broadcast: dimension -", i + 1, " is ", da, " vs ",
+                  db);
     result[rank - 1 - i] = da == 1 ? db : da;
   }
   return result;

@@ -24,8 +24,7 @@ public:
   OpDiagnostics(std::optional<mlir::Location> location, llvm::StringRef opName)
       : location(location), opName(opName) {}
 
-  template <typename... Args>
-  mlir::LogicalResult fail(Args &&...args) const {
+  template <typename... Args> mlir::LogicalResult fail(Args &&...args) const {
     if (location) {
       mlir::InFlightDiagnostic diag = mlir::emitError(*location);
       diag << "'" << opName << "' op ";
@@ -38,14 +37,14 @@ public:
   mlir::FailureOr<mlir::RankedTensorType> tensor(mlir::Type type,
                                                  llvm::StringRef what) const;
   /// As `tensor`, and the element type is f32, f16 or bf16.
-  mlir::FailureOr<mlir::RankedTensorType> floatTensor(mlir::Type type,
-                                                      llvm::StringRef what) const;
+  mlir::FailureOr<mlir::RankedTensorType>
+  floatTensor(mlir::Type type, llvm::StringRef what) const;
   /// As `tensor`, and the element type is not i1.
   mlir::FailureOr<mlir::RankedTensorType>
   numericTensor(mlir::Type type, llvm::StringRef what) const;
   /// As `tensor`, and the element type is i32 or i64.
-  mlir::FailureOr<mlir::RankedTensorType> indexTensor(mlir::Type type,
-                                                      llvm::StringRef what) const;
+  mlir::FailureOr<mlir::RankedTensorType>
+  indexTensor(mlir::Type type, llvm::StringRef what) const;
 
   /// `axis` in [-rank, rank) made non-negative.
   mlir::FailureOr<int64_t> axis(int64_t axis, int64_t rank,

@@ -69,9 +69,8 @@ WeightRefOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto weight = dyn_cast_or_null<WeightOp>(symbol);
   if (!weight) {
     if (symbol)
-      return emitOpError("'@")
-             << getName() << "' is a '" << symbol->getName()
-             << "', not a graph.weight";
+      return emitOpError("'@") << getName() << "' is a '" << symbol->getName()
+                               << "', not a graph.weight";
     return emitOpError("references unknown weight '@")
            << getName() << "'; declare it with graph.weight";
   }
@@ -106,12 +105,14 @@ LogicalResult modelc::graph::inferElementwiseBinary(
     Type resultElementType, SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, opName);
   // Comparisons accept i1; arithmetic does not.
-  FailureOr<RankedTensorType> lhsType =
-      resultElementType ? diag.tensor(lhs, "lhs") : diag.numericTensor(lhs, "lhs");
+  FailureOr<RankedTensorType> lhsType = resultElementType
+                                            ? diag.tensor(lhs, "lhs")
+                                            : diag.numericTensor(lhs, "lhs");
   if (failed(lhsType))
     return failure();
-  FailureOr<RankedTensorType> rhsType =
-      resultElementType ? diag.tensor(rhs, "rhs") : diag.numericTensor(rhs, "rhs");
+  FailureOr<RankedTensorType> rhsType = resultElementType
+                                            ? diag.tensor(rhs, "rhs")
+                                            : diag.numericTensor(rhs, "rhs");
   if (failed(rhsType) ||
       failed(diag.sameElementType(*lhsType, "lhs", *rhsType, "rhs")))
     return failure();
@@ -128,16 +129,15 @@ LogicalResult
 CompareOp::inferReturnTypes(MLIRContext *context,
                             std::optional<Location> location, Adaptor adaptor,
                             SmallVectorImpl<Type> &inferredTypes) {
-  return inferElementwiseBinary(location, getOperationName(),
-                                adaptor.getLhs().getType(),
-                                adaptor.getRhs().getType(),
-                                IntegerType::get(context, 1), inferredTypes);
+  return inferElementwiseBinary(
+      location, getOperationName(), adaptor.getLhs().getType(),
+      adaptor.getRhs().getType(), IntegerType::get(context, 1), inferredTypes);
 }
 
-LogicalResult
-SelectOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
-                           Adaptor adaptor,
-                           SmallVectorImpl<Type> &inferredTypes) {
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, getOperationName());
   FailureOr<RankedTensorType> condition =
       diag.tensor(adaptor.getCondition().getType(), "condition");
@@ -186,10 +186,10 @@ LogicalResult CastOp::inferReturnTypes(MLIRContext *,
 // Matrix products
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
-                           Adaptor adaptor,
-                           SmallVectorImpl<Type> &inferredTypes) {
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, getOperationName());
   FailureOr<RankedTensorType> lhs =
       diag.numericTensor(adaptor.getLhs().getType(), "lhs");
@@ -200,15 +200,15 @@ MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   if (failed(rhs) || failed(diag.sameElementType(*lhs, "lhs", *rhs, "rhs")))
     return failure();
   if (lhs->getRank() < 2 || rhs->getRank() < 2)
-    return diag.fail("operands must have rank >= 2, got ranks ",
-                     lhs->getRank(), " and ", rhs->getRank(),
+    return diag.fail("operands must have rank >= 2, got ranks ", lhs->getRank(),
+                     " and ", rhs->getRank(),
                      " (reshape a vector to a matrix)");
   ArrayRef<int64_t> a = lhs->getShape(), b = rhs->getShape();
   int64_t k = a[a.size() - 1];
   if (k != b[b.size() - 2])
     return diag.fail("inner dimensions differ: lhs ", formatShape(a),
-                     " has K = ", k, ", rhs ", formatShape(b), " has K = ",
-                     b[b.size() - 2]);
+                     " has K = ", k, ", rhs ", formatShape(b),
+                     " has K = ", b[b.size() - 2]);
   FailureOr<SmallVector<int64_t>> shape =
       diag.broadcast(a.drop_back(2), b.drop_back(2));
   if (failed(shape))
@@ -219,10 +219,10 @@ MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                   RankedTensorType::get(*shape, lhs->getElementType()));
 }
 
-LogicalResult
-LinearOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
-                           Adaptor adaptor,
-                           SmallVectorImpl<Type> &inferredTypes) {
+LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, getOperationName());
   FailureOr<RankedTensorType> input =
       diag.floatTensor(adaptor.getInput().getType(), "input");
@@ -242,9 +242,8 @@ LinearOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   int64_t inFeatures = input->getShape().back();
   int64_t outFeatures = weight->getDimSize(0);
   if (weight->getDimSize(1) != inFeatures)
-    return diag.fail("weight ", formatShape(weight->getShape()),
-                     " expects ", weight->getDimSize(1),
-                     " input features, input ",
+    return diag.fail("weight ", formatShape(weight->getShape()), " expects ",
+                     weight->getDimSize(1), " input features, input ",
                      formatShape(input->getShape()), " has ", inFeatures);
   if (Value biasValue = adaptor.getBias()) {
     FailureOr<RankedTensorType> bias =
@@ -267,17 +266,20 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, getOperationName());
-  FailureOr<RankedTensorType> a = diag.floatTensor(adaptor.getA().getType(), "a");
+  FailureOr<RankedTensorType> a =
+      diag.floatTensor(adaptor.getA().getType(), "a");
   if (failed(a))
     return failure();
-  FailureOr<RankedTensorType> b = diag.floatTensor(adaptor.getB().getType(), "b");
+  FailureOr<RankedTensorType> b =
+      diag.floatTensor(adaptor.getB().getType(), "b");
   if (failed(b) || failed(diag.sameElementType(*a, "a", *b, "b")))
     return failure();
   if (a->getRank() != 2 || b->getRank() != 2)
     return diag.fail("a and b must have rank 2, got ",
                      formatShape(a->getShape()), " and ",
                      formatShape(b->getShape()));
-  bool transposeA = adaptor.getTransposeA(), transposeB = adaptor.getTransposeB();
+  bool transposeA = adaptor.getTransposeA(),
+       transposeB = adaptor.getTransposeB();
   int64_t m = a->getDimSize(transposeA ? 1 : 0);
   int64_t k = a->getDimSize(transposeA ? 0 : 1);
   int64_t kB = b->getDimSize(transposeB ? 1 : 0);
@@ -295,8 +297,8 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
       return failure();
     if (*shape != ArrayRef<int64_t>{m, n})
       return diag.fail("c ", formatShape(c->getShape()),
-                       " does not broadcast to the result shape [", m, ", ",
-                       n, "]");
+                       " does not broadcast to the result shape [", m, ", ", n,
+                       "]");
   }
   return inferred(inferredTypes,
                   RankedTensorType::get({m, n}, a->getElementType()));

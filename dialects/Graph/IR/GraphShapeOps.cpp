@@ -23,8 +23,7 @@ ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   for (auto [index, dim] : llvm::enumerate(shape)) {
     if (dim == -1) {
       if (inferredDim)
-        return diag.fail("shape ", formatShape(shape),
-                         " has more than one -1");
+        return diag.fail("shape ", formatShape(shape), " has more than one -1");
       inferredDim = index;
     } else if (dim < 0) {
       return diag.fail("shape ", formatShape(shape),
@@ -57,8 +56,8 @@ FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   if (failed(input))
     return failure();
   int64_t rank = input->getRank();
-  FailureOr<int64_t> start = diag.axis(
-      static_cast<int64_t>(adaptor.getStartDim()), rank, "start_dim");
+  FailureOr<int64_t> start =
+      diag.axis(static_cast<int64_t>(adaptor.getStartDim()), rank, "start_dim");
   if (failed(start))
     return failure();
   FailureOr<int64_t> end =
@@ -66,8 +65,7 @@ FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   if (failed(end))
     return failure();
   if (*start > *end)
-    return diag.fail("start_dim (", *start, ") is after end_dim (", *end,
-                     ")");
+    return diag.fail("start_dim (", *start, ") is after end_dim (", *end, ")");
   ArrayRef<int64_t> dims = input->getShape();
   SmallVector<int64_t> shape(dims.take_front(*start));
   int64_t merged = 1;
@@ -105,10 +103,10 @@ TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   return inferred(inferredTypes, input->clone(shape));
 }
 
-LogicalResult
-ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
-                           Adaptor adaptor,
-                           SmallVectorImpl<Type> &inferredTypes) {
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, getOperationName());
   if (adaptor.getInputs().empty())
     return diag.fail("needs at least one input");
@@ -144,10 +142,10 @@ ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   return inferred(inferredTypes, first->clone(shape));
 }
 
-LogicalResult
-SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
-                          Adaptor adaptor,
-                          SmallVectorImpl<Type> &inferredTypes) {
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> location,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, getOperationName());
   FailureOr<RankedTensorType> input =
       diag.tensor(adaptor.getInput().getType(), "input");
@@ -197,10 +195,10 @@ SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   return inferred(inferredTypes, input->clone(shape));
 }
 
-LogicalResult
-GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
-                           Adaptor adaptor,
-                           SmallVectorImpl<Type> &inferredTypes) {
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, getOperationName());
   FailureOr<RankedTensorType> data =
       diag.tensor(adaptor.getData().getType(), "data");
