@@ -1,0 +1,124 @@
+/* modelc/abi.h - the C ABI between a compiled model.so and the runtime.
+ *
+ * A model.so exports one function, modelc_model_v1(), returning a descriptor
+ * (modelc_model_desc). The runtime calls a plan's entry functions with a
+ * modelc_run_ctx whose function table (modelc_runtime_api) is the only way
+ * generated code reaches the runtime, so model.so has no link-time
+ * dependency. The compiler's emitter (compiler/Codegen/CpuEmitter.cpp) is
+ * the one place that writes these names; keep the two in sync and bump
+ * MODELC_ABI_VERSION on any incompatible change.
+ */
+#ifndef MODELC_ABI_H
+#define MODELC_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MODELC_ABI_VERSION 1u
+#define MODELC_MODEL_SYMBOL "modelc_model_v1"
+
+/* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
+enum {
+  MODELC_DTYPE_F32 = 0,
+  MODELC_DTYPE_F16 = 1,
+  MODELC_DTYPE_BF16 = 2,
+  MODELC_DTYPE_I32 = 3,
+  MODELC_DTYPE_I64 = 4,
+  MODELC_DTYPE_BOOL = 5
+};
+
+/* An input or output of an entry point. */
+typedef struct modelc_tensor_desc {
+  const char *name;
+  uint32_t dtype;
+  uint32_t rank;
+  const int64_t *shape;
+} modelc_tensor_desc;
+
+/* A weight. Embedded weights live at weight_data + offset. */
+typedef struct modelc_weight_desc {
+  const char *name;
+  uint32_t dtype;
+  uint32_t rank;
+  const int64_t *shape;
+  uint64_t offset;
+  uint64_t nbytes;
+} modelc_weight_desc;
+
+struct modelc_run_ctx;
+
+/* Callbacks from generated code into the runtime. */
+typedef struct modelc_runtime_api {
+  uint32_t struct_size;
+  /* Row-major C = alpha * op(A) * op(B) + beta * C (f32). */
+  void (*sgemm)(struct modelc_run_ctx *ctx, int trans_a, int trans_b,
+                int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                int64_t lda, const float *b, int64_t ldb, float beta,
+                float *c, int64_t ldc);
+  /* Calls fn(arg, begin, end) on disjoint chunks covering [0, n), at least
+   * `grain` iterations each, on the CPU thread pool; returns when all are
+   * done. */
+  void (*parallel_for)(struct modelc_run_ctx *ctx, int64_t n, int64_t grain,
+                       void (*fn)(void *arg, int64_t begin, int64_t end),
+                       void *arg);
+  /* Records an error (e.g. an index out of range); the entry function
+   * returns nonzero afterwards and the runtime raises it. */
+  void (*report_error)(struct modelc_run_ctx *ctx, const char *message);
+} modelc_runtime_api;
+
+/* What one run of an entry point sees. */
+typedef struct modelc_run_ctx {
+  const modelc_runtime_api *api;
+  void *runtime;                /* opaque to generated code */
+  const void *const *inputs;    /* one pointer per input, host memory */
+  void *const *outputs;         /* one pointer per output, host memory */
+  const void *const *weights;   /* one pointer per weight of the table */
+  unsigned char *arena;         /* scratch of the plan's arena size */
+} modelc_run_ctx;
+
+/* Returns 0 on success, nonzero after report_error. */
+typedef int (*modelc_entry_fn)(modelc_run_ctx *ctx);
+
+typedef struct modelc_entry_desc {
+  const char *name;
+  uint32_t num_inputs;
+  const modelc_tensor_desc *inputs;
+  uint32_t num_outputs;
+  const modelc_tensor_desc *outputs;
+} modelc_entry_desc;
+
+/* One way to run the model on one kind of machine. */
+typedef struct modelc_plan_desc {
+  const char *name;                 /* e.g. "cpu" */
+  uint32_t num_devices;
+  const char *const *devices;       /* e.g. {"cpu"} */
+  const uint64_t *arena_bytes;      /* [entry * num_devices + device] */
+  const modelc_entry_fn *run;       /* one per entry point */
+} modelc_plan_desc;
+
+typedef struct modelc_model_desc {
+  uint32_t abi_version;             /* first, so any runtime can read it */
+  uint32_t struct_size;
+  const char *compiler_version;
+  const char *compiler_flags;       /* the modelc command line */
+  uint32_t num_entries;
+  const modelc_entry_desc *entries;
+  uint32_t num_weights;
+  const modelc_weight_desc *weights;
+  const unsigned char *weight_data; /* embedded weights, or NULL */
+  uint64_t weight_data_size;
+  const char *external_weights;     /* safetensors path when not embedded */
+  uint32_t num_plans;
+  const modelc_plan_desc *plans;
+} modelc_model_desc;
+
+typedef const modelc_model_desc *(*modelc_model_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MODELC_ABI_H */

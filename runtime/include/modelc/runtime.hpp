@@ -1,0 +1,131 @@
+// modelc/runtime.hpp - load a compiled model.so and run it.
+//
+//   auto model = modelc::Model::load("mlp.so");
+//   auto y = model.run("forward", {modelc::Tensor::from_host(x, {64, 784},
+//                                                           modelc::DType::F32)});
+//
+// Every failure (a missing or corrupt file, an ABI mismatch, a bad weight, a
+// wrong input) is a modelc::Error with a message; nothing aborts.
+#ifndef MODELC_RUNTIME_HPP
+#define MODELC_RUNTIME_HPP
+
+#include "modelc/dtype.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace modelc {
+
+/// The one exception type of the runtime.
+class Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// "f32[64,784]"
+std::string describe(DType dtype, const std::vector<int64_t> &shape);
+
+/// A dense row-major tensor in host memory, owning its data or borrowing it.
+class Tensor {
+public:
+  Tensor() = default;
+  /// A new zero-filled tensor.
+  static Tensor zeros(std::vector<int64_t> shape, DType dtype);
+  /// Borrows `data`, which must outlive the tensor and every copy of it.
+  static Tensor from_host(void *data, std::vector<int64_t> shape,
+                          DType dtype);
+  /// Borrows read-only `data` (writing through data() is then an error).
+  static Tensor from_host(const void *data, std::vector<int64_t> shape,
+                          DType dtype);
+  /// An owning copy of `bytes` bytes at `data`.
+  static Tensor copy_of(const void *data, std::vector<int64_t> shape,
+                        DType dtype);
+
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  int64_t numel() const;
+  std::size_t nbytes() const;
+  /// Where the data lives: "cpu" (host memory).
+  const std::string &device() const { return device_; }
+  bool owns_data() const { return static_cast<bool>(storage_); }
+  bool defined() const { return data_ != nullptr || numel() == 0; }
+
+  const void *data() const { return data_; }
+  void *mutable_data();
+  template <typename T> const T *data_as() const {
+    return static_cast<const T *>(data_);
+  }
+  template <typename T> T *mutable_data_as() {
+    return static_cast<T *>(mutable_data());
+  }
+  std::string describe() const { return modelc::describe(dtype_, shape_); }
+
+private:
+  std::shared_ptr<void> storage_;
+  void *data_ = nullptr;
+  bool read_only_ = false;
+  std::vector<int64_t> shape_;
+  DType dtype_ = DType::F32;
+  std::string device_ = "cpu";
+};
+
+struct TensorInfo {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+};
+
+struct EntryInfo {
+  std::string name;
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+};
+
+struct LoadOptions {
+  /// A safetensors file whose weights replace those in the model (or supply
+  /// them, for a model built with --external-weights). Empty: the model's own.
+  std::string weights;
+  /// Threads of the CPU pool (and of OpenBLAS); 0 = hardware concurrency.
+  int num_threads = 0;
+  /// The plan to run; empty = the best plan for this machine.
+  std::string plan;
+};
+
+class Model {
+public:
+  /// Loads model.so; checks the ABI version, the descriptor and the weights.
+  static Model load(const std::string &path, const LoadOptions &options = {});
+
+  const std::vector<EntryInfo> &entries() const;
+  /// The entry point `name`; an Error naming the available ones otherwise.
+  const EntryInfo &entry(const std::string &name) const;
+
+  /// Runs `entry` and returns its outputs (new host tensors). Inputs are
+  /// checked: count, dtype, shape, device. Safe to call from many threads.
+  std::vector<Tensor> run(const std::string &entry,
+                          const std::vector<Tensor> &inputs) const;
+  /// As run(), writing into caller-provided outputs of the right dtype and
+  /// shape: no allocation once warm.
+  void run_into(const std::string &entry, const std::vector<Tensor> &inputs,
+                std::vector<Tensor> &outputs) const;
+
+  /// The chosen plan ("cpu").
+  const std::string &plan() const;
+  const std::string &compiler_version() const;
+  const std::string &compiler_flags() const;
+  /// Bytes of scratch memory one run of `entry` uses on the plan's CPU.
+  uint64_t arena_bytes(const std::string &entry) const;
+  int num_threads() const;
+
+  struct Impl;
+
+private:
+  std::shared_ptr<Impl> impl_;
+};
+
+} // namespace modelc
+
+#endif // MODELC_RUNTIME_HPP

@@ -1,0 +1,428 @@
+// model.cpp - loading a model.so, checking it, and running its entry points.
+#include "modelc/abi.h"
+#include "modelc/runtime.hpp"
+
+#include "safetensors.hpp"
+#include "thread_pool.hpp"
+
+#include <cblas.h>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+extern "C" void openblas_set_num_threads(int num_threads);
+
+namespace modelc {
+
+namespace {
+
+/// dlopen handle closed when the last user lets go.
+struct Library {
+  void *handle = nullptr;
+  ~Library() {
+    if (handle)
+      ::dlclose(handle);
+  }
+};
+
+/// 64-byte aligned scratch memory of one run.
+struct Arena {
+  explicit Arena(uint64_t bytes) {
+    std::size_t rounded = ((bytes + 63) / 64) * 64;
+    memory = static_cast<unsigned char *>(
+        std::aligned_alloc(64, rounded ? rounded : 64));
+    if (!memory)
+      throw Error("out of host memory allocating a " + std::to_string(bytes) +
+                  "-byte arena");
+  }
+  ~Arena() { std::free(memory); }
+  Arena(const Arena &) = delete;
+  Arena &operator=(const Arena &) = delete;
+  unsigned char *memory = nullptr;
+};
+
+/// What report_error and the callbacks need during one run.
+struct RunState {
+  Model::Impl *impl;
+  std::string error;
+};
+
+std::string modelName(const std::string &path) { return "'" + path + "'"; }
+
+} // namespace
+
+struct Model::Impl {
+  std::string path;
+  std::shared_ptr<Library> library;
+  const modelc_model_desc *desc = nullptr;
+  const modelc_plan_desc *plan = nullptr;
+  std::string planName, compilerVersion, compilerFlags;
+  std::vector<EntryInfo> entries;
+  std::vector<const void *> weights;
+  std::vector<Tensor> ownedWeights; // aligned copies of unaligned weights
+  std::unique_ptr<SafetensorsFile> weightFile;
+  std::unique_ptr<ThreadPool> pool;
+  modelc_runtime_api api{};
+
+  // Per entry point: arenas not in use by a run.
+  std::vector<std::vector<std::unique_ptr<Arena>>> freeArenas;
+  std::mutex arenaMutex;
+
+  std::size_t entryIndex(const std::string &name) const {
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      if (entries[i].name == name)
+        return i;
+    std::string known;
+    for (const EntryInfo &e : entries)
+      known += (known.empty() ? "'" : ", '") + e.name + "'";
+    throw Error("model " + modelName(path) + " has no entry point '" + name +
+                "'; it has " + known);
+  }
+
+  std::unique_ptr<Arena> acquireArena(std::size_t entry) {
+    {
+      std::lock_guard<std::mutex> lock(arenaMutex);
+      auto &list = freeArenas[entry];
+      if (!list.empty()) {
+        std::unique_ptr<Arena> arena = std::move(list.back());
+        list.pop_back();
+        return arena;
+      }
+    }
+    return std::make_unique<Arena>(plan->arena_bytes[entry * plan->num_devices]);
+  }
+  void releaseArena(std::size_t entry, std::unique_ptr<Arena> arena) {
+    std::lock_guard<std::mutex> lock(arenaMutex);
+    freeArenas[entry].push_back(std::move(arena));
+  }
+
+  void checkDescriptor();
+  void bindWeights(const LoadOptions &options);
+};
+
+//===----------------------------------------------------------------------===//
+// Callbacks of modelc_runtime_api
+//===----------------------------------------------------------------------===//
+
+static void runtimeSgemm(modelc_run_ctx *, int transA, int transB, int64_t m,
+                         int64_t n, int64_t k, float alpha, const float *a,
+                         int64_t lda, const float *b, int64_t ldb, float beta,
+                         float *c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+              static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
+              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
+              static_cast<blasint>(ldc));
+}
+
+static void runtimeParallelFor(modelc_run_ctx *ctx, int64_t n, int64_t grain,
+                               void (*fn)(void *, int64_t, int64_t),
+                               void *arg) {
+  auto *state = static_cast<RunState *>(ctx->runtime);
+  state->impl->pool->parallel_for(n, grain, fn, arg);
+}
+
+static void runtimeReportError(modelc_run_ctx *ctx, const char *message) {
+  auto *state = static_cast<RunState *>(ctx->runtime);
+  if (state->error.empty())
+    state->error = message ? message : "unknown error";
+}
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+static bool validDType(uint32_t code) { return dtypeFromCode(code).has_value(); }
+
+static TensorInfo tensorInfo(const modelc_tensor_desc &d,
+                             const std::string &where) {
+  if (!d.name || !validDType(d.dtype) || (d.rank && !d.shape))
+    throw Error(where + ": malformed tensor description");
+  TensorInfo info{d.name, *dtypeFromCode(d.dtype),
+                  std::vector<int64_t>(d.shape, d.shape + d.rank)};
+  for (int64_t dim : info.shape)
+    if (dim < 0)
+      throw Error(where + ": tensor '" + info.name + "' has a negative "
+                  "dimension");
+  return info;
+}
+
+void Model::Impl::checkDescriptor() {
+  std::string where = "model " + modelName(path);
+  if (desc->struct_size < sizeof(modelc_model_desc))
+    throw Error(where + " has a truncated descriptor (" +
+                std::to_string(desc->struct_size) + " bytes, expected " +
+                std::to_string(sizeof(modelc_model_desc)) + ")");
+  compilerVersion = desc->compiler_version ? desc->compiler_version : "";
+  compilerFlags = desc->compiler_flags ? desc->compiler_flags : "";
+  if (desc->num_entries == 0 || !desc->entries)
+    throw Error(where + " has no entry points");
+  for (uint32_t i = 0; i < desc->num_entries; ++i) {
+    const modelc_entry_desc &e = desc->entries[i];
+    if (!e.name || (e.num_inputs && !e.inputs) || (e.num_outputs && !e.outputs))
+      throw Error(where + ": malformed entry point #" + std::to_string(i));
+    EntryInfo info{e.name, {}, {}};
+    for (uint32_t j = 0; j < e.num_inputs; ++j)
+      info.inputs.push_back(tensorInfo(e.inputs[j], where));
+    for (uint32_t j = 0; j < e.num_outputs; ++j)
+      info.outputs.push_back(tensorInfo(e.outputs[j], where));
+    entries.push_back(std::move(info));
+  }
+  if (desc->num_weights && !desc->weights)
+    throw Error(where + ": malformed weight table");
+  for (uint32_t i = 0; i < desc->num_weights; ++i) {
+    const modelc_weight_desc &w = desc->weights[i];
+    if (!w.name || !validDType(w.dtype) || (w.rank && !w.shape))
+      throw Error(where + ": malformed weight #" + std::to_string(i));
+  }
+  if (desc->num_plans == 0 || !desc->plans)
+    throw Error(where + " has no plans");
+  for (uint32_t i = 0; i < desc->num_plans; ++i) {
+    const modelc_plan_desc &p = desc->plans[i];
+    if (!p.name || !p.num_devices || !p.devices || !p.arena_bytes || !p.run)
+      throw Error(where + ": malformed plan #" + std::to_string(i));
+    for (uint32_t e = 0; e < desc->num_entries; ++e)
+      if (!p.run[e])
+        throw Error(where + ": plan '" + p.name + "' lacks entry point '" +
+                    entries[e].name + "'");
+  }
+}
+
+void Model::Impl::bindWeights(const LoadOptions &options) {
+  std::string where = "model " + modelName(path);
+  weights.assign(desc->num_weights, nullptr);
+  std::string file = options.weights;
+  if (file.empty() && !desc->weight_data && desc->external_weights &&
+      desc->num_weights) {
+    file = desc->external_weights;
+    // A relative path is relative to the model.so.
+    if (!file.empty() && file[0] != '/') {
+      std::size_t slash = path.rfind('/');
+      if (slash != std::string::npos)
+        file = path.substr(0, slash + 1) + file;
+    }
+  }
+  if (!file.empty()) {
+    weightFile = std::make_unique<SafetensorsFile>(file);
+    std::set<std::string> used;
+    for (uint32_t i = 0; i < desc->num_weights; ++i) {
+      const modelc_weight_desc &w = desc->weights[i];
+      DType dtype = *dtypeFromCode(w.dtype);
+      std::vector<int64_t> shape(w.shape, w.shape + w.rank);
+      auto it = weightFile->tensors().find(w.name);
+      if (it == weightFile->tensors().end())
+        throw Error("weight '" + std::string(w.name) + "' is missing from '" +
+                    file + "'");
+      const SafetensorsEntry &entry = it->second;
+      if (entry.dtype != dtype || entry.shape != shape)
+        throw Error("weight '" + std::string(w.name) + "' in '" + file +
+                    "' is " + describe(entry.dtype, entry.shape) +
+                    "; the model expects " + describe(dtype, shape));
+      used.insert(w.name);
+      if (reinterpret_cast<uintptr_t>(entry.data) % 64 == 0) {
+        weights[i] = entry.data;
+      } else {
+        // Kernels assume aligned data; copy once at load.
+        ownedWeights.push_back(Tensor::copy_of(entry.data, shape, dtype));
+        weights[i] = ownedWeights.back().data();
+      }
+    }
+    for (const auto &[name, entry] : weightFile->tensors())
+      if (!used.count(name))
+        throw Error("'" + file + "' has a tensor '" + name +
+                    "' that model " + modelName(path) + " does not use");
+    return;
+  }
+  if (desc->num_weights == 0)
+    return;
+  if (!desc->weight_data)
+    throw Error(where + " has no embedded weights; pass a safetensors file "
+                "in LoadOptions::weights");
+  for (uint32_t i = 0; i < desc->num_weights; ++i) {
+    const modelc_weight_desc &w = desc->weights[i];
+    if (w.offset > desc->weight_data_size ||
+        w.nbytes > desc->weight_data_size - w.offset)
+      throw Error(where + ": weight '" + std::string(w.name) +
+                  "' lies outside the embedded weight data");
+    weights[i] = desc->weight_data + w.offset;
+  }
+}
+
+Model Model::load(const std::string &path, const LoadOptions &options) {
+  auto impl = std::make_shared<Impl>();
+  impl->path = path;
+  std::string where = "model " + modelName(path);
+
+  std::ifstream probe(path, std::ios::binary);
+  if (!probe)
+    throw Error("cannot open " + where + ": " + std::strerror(errno));
+  char magic[4] = {};
+  probe.read(magic, 4);
+  if (probe.gcount() < 4 || std::memcmp(magic, "\x7f" "ELF", 4) != 0)
+    throw Error(where + " is not a compiled model: not a shared library");
+  probe.close();
+
+  // dlopen of a file path needs a slash, or it searches the library path.
+  std::string dlPath = path.find('/') == std::string::npos ? "./" + path : path;
+  impl->library = std::make_shared<Library>();
+  impl->library->handle = ::dlopen(dlPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!impl->library->handle)
+    throw Error("cannot load " + where + ": " + ::dlerror());
+  auto fn = reinterpret_cast<modelc_model_fn>(
+      ::dlsym(impl->library->handle, MODELC_MODEL_SYMBOL));
+  if (!fn)
+    throw Error(where + " is not a modelc model: it does not export " +
+                MODELC_MODEL_SYMBOL);
+  impl->desc = fn();
+  if (!impl->desc)
+    throw Error(where + " returned no descriptor");
+  if (impl->desc->abi_version != MODELC_ABI_VERSION)
+    throw Error(where + " was built for modelc ABI version " +
+                std::to_string(impl->desc->abi_version) +
+                "; this runtime supports version " +
+                std::to_string(MODELC_ABI_VERSION) +
+                " (rebuild the model with a matching modelc)");
+  impl->checkDescriptor();
+
+  // The CPU plan is the only one a machine without GPUs can run; GPU plans
+  // arrive with the CUDA backend.
+  std::string wanted = options.plan.empty() ? "cpu" : options.plan;
+  for (uint32_t i = 0; i < impl->desc->num_plans; ++i)
+    if (wanted == impl->desc->plans[i].name)
+      impl->plan = &impl->desc->plans[i];
+  if (!impl->plan) {
+    std::string known;
+    for (uint32_t i = 0; i < impl->desc->num_plans; ++i)
+      known += (i ? ", '" : "'") + std::string(impl->desc->plans[i].name) + "'";
+    throw Error(where + " has no plan '" + wanted + "'; it has " + known);
+  }
+  impl->planName = impl->plan->name;
+
+  impl->bindWeights(options);
+
+  int threads = options.num_threads > 0
+                    ? options.num_threads
+                    : std::max(1u, std::thread::hardware_concurrency());
+  impl->pool = std::make_unique<ThreadPool>(threads);
+  openblas_set_num_threads(threads);
+  impl->api.struct_size = sizeof(modelc_runtime_api);
+  impl->api.sgemm = runtimeSgemm;
+  impl->api.parallel_for = runtimeParallelFor;
+  impl->api.report_error = runtimeReportError;
+  impl->freeArenas.resize(impl->entries.size());
+
+  Model model;
+  model.impl_ = std::move(impl);
+  return model;
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+const std::vector<EntryInfo> &Model::entries() const { return impl_->entries; }
+
+const EntryInfo &Model::entry(const std::string &name) const {
+  return impl_->entries[impl_->entryIndex(name)];
+}
+
+const std::string &Model::plan() const { return impl_->planName; }
+const std::string &Model::compiler_version() const {
+  return impl_->compilerVersion;
+}
+const std::string &Model::compiler_flags() const {
+  return impl_->compilerFlags;
+}
+int Model::num_threads() const { return impl_->pool->num_threads(); }
+
+uint64_t Model::arena_bytes(const std::string &entry) const {
+  std::size_t index = impl_->entryIndex(entry);
+  return impl_->plan->arena_bytes[index * impl_->plan->num_devices];
+}
+
+static void checkTensors(const std::string &what,
+                         const std::vector<TensorInfo> &expected,
+                         const std::vector<Tensor> &given,
+                         const std::string &entry) {
+  if (given.size() != expected.size())
+    throw Error("entry point '" + entry + "' takes " +
+                std::to_string(expected.size()) + " " + what + "s, got " +
+                std::to_string(given.size()));
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const TensorInfo &want = expected[i];
+    const Tensor &got = given[i];
+    if (got.device() != "cpu")
+      throw Error(what + " '" + want.name + "': expected a tensor on cpu, "
+                  "got one on " + got.device());
+    if (got.dtype() != want.dtype || got.shape() != want.shape)
+      throw Error(what + " '" + want.name + "': expected " +
+                  describe(want.dtype, want.shape) + ", got " +
+                  got.describe());
+    if (!got.data() && got.nbytes())
+      throw Error(what + " '" + want.name + "' has no data");
+  }
+}
+
+void Model::run_into(const std::string &entry,
+                     const std::vector<Tensor> &inputs,
+                     std::vector<Tensor> &outputs) const {
+  Impl &impl = *impl_;
+  std::size_t index = impl.entryIndex(entry);
+  const EntryInfo &info = impl.entries[index];
+  checkTensors("input", info.inputs, inputs, entry);
+  checkTensors("output", info.outputs, outputs, entry);
+
+  // Pointer tables on the stack for small models, no allocation.
+  constexpr std::size_t kInline = 16;
+  const void *inlineIn[kInline];
+  void *inlineOut[kInline];
+  std::vector<const void *> heapIn;
+  std::vector<void *> heapOut;
+  const void **in = inlineIn;
+  void **out = inlineOut;
+  if (inputs.size() > kInline) {
+    heapIn.resize(inputs.size());
+    in = heapIn.data();
+  }
+  if (outputs.size() > kInline) {
+    heapOut.resize(outputs.size());
+    out = heapOut.data();
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    in[i] = inputs[i].data();
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    out[i] = outputs[i].mutable_data();
+
+  std::unique_ptr<Arena> arena = impl.acquireArena(index);
+  RunState state{&impl, {}};
+  modelc_run_ctx ctx;
+  ctx.api = &impl.api;
+  ctx.runtime = &state;
+  ctx.inputs = in;
+  ctx.outputs = out;
+  ctx.weights = impl.weights.data();
+  ctx.arena = arena->memory;
+  int status = impl.plan->run[index](&ctx);
+  impl.releaseArena(index, std::move(arena));
+  if (status != 0 || !state.error.empty())
+    throw Error("running '" + entry + "' of model " + modelName(impl.path) +
+                " failed: " +
+                (state.error.empty() ? "unknown error" : state.error));
+}
+
+std::vector<Tensor> Model::run(const std::string &entry,
+                               const std::vector<Tensor> &inputs) const {
+  const EntryInfo &info = this->entry(entry);
+  std::vector<Tensor> outputs;
+  outputs.reserve(info.outputs.size());
+  for (const TensorInfo &o : info.outputs)
+    outputs.push_back(Tensor::zeros(o.shape, o.dtype));
+  run_into(entry, inputs, outputs);
+  return outputs;
+}
+
+} // namespace modelc

@@ -1,0 +1,46 @@
+// thread_pool.hpp - the CPU pool behind modelc_runtime_api::parallel_for.
+#ifndef MODELC_RUNTIME_THREAD_POOL_HPP
+#define MODELC_RUNTIME_THREAD_POOL_HPP
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace modelc {
+
+/// A fixed set of workers. parallel_for() splits [0, n) into chunks that the
+/// calling thread and the workers take in turn; several callers (concurrent
+/// runs) may use the pool at once.
+class ThreadPool {
+public:
+  /// `num_threads` counts the caller: 1 means no workers.
+  explicit ThreadPool(int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+
+  int num_threads() const { return num_threads_; }
+
+  using ChunkFn = void (*)(void *arg, int64_t begin, int64_t end);
+  void parallel_for(int64_t n, int64_t grain, ChunkFn fn, void *arg);
+
+private:
+  struct Job;
+  void worker();
+  static bool run_one_chunk(Job &job);
+
+  int num_threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::shared_ptr<Job>> jobs_;
+  bool stopping_ = false;
+};
+
+} // namespace modelc
+
+#endif // MODELC_RUNTIME_THREAD_POOL_HPP
