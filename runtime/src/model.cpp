@@ -339,6 +339,24 @@ const std::string &Model::compiler_flags() const {
 }
 int Model::num_threads() const { return impl_->pool->num_threads(); }
 
+std::vector<std::string> Model::weight_names() const {
+  std::vector<std::string> names;
+  for (uint32_t i = 0; i < impl_->desc->num_weights; ++i)
+    names.push_back(impl_->desc->weights[i].name);
+  return names;
+}
+
+Tensor Model::weight(const std::string &name) const {
+  for (uint32_t i = 0; i < impl_->desc->num_weights; ++i) {
+    const modelc_weight_desc &w = impl_->desc->weights[i];
+    if (name == w.name)
+      return Tensor::from_host(impl_->weights[i],
+                               std::vector<int64_t>(w.shape, w.shape + w.rank),
+                               *dtypeFromCode(w.dtype));
+  }
+  throw Error("model '" + impl_->path + "' has no weight '" + name + "'");
+}
+
 uint64_t Model::arena_bytes(const std::string &entry) const {
   std::size_t index = impl_->entryIndex(entry);
   return impl_->plan->arena_bytes[index * impl_->plan->num_devices];

@@ -1,61 +1,101 @@
 //===- modelc.cpp - the modelc compiler driver ----------------------------===//
 //
-// `modelc model.ir --emit=graph` parses, verifies, infers shapes and
-// canonicalizes a model and prints it. Every failure is a diagnostic with
-// file:line:col where the input has one, and exit status 1.
+// `modelc model.ir -o model.so` parses, verifies, infers shapes, canonicalizes
+// and compiles a model into a shared library; `--emit=graph|cpp` stops early
+// and prints that stage. Every failure is a diagnostic with file:line:col
+// where the input has one, and exit status 1.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/CpuEmitter.h"
+#include "compiler/Driver/BuildLibrary.h"
+#include "compiler/Driver/Weights.h"
 #include "compiler/Pipelines/Pipelines.h"
+#include "dialects/Graph/IR/GraphOps.h"
 
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/AsmParser/AsmParserState.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace cl = llvm::cl;
+using namespace mlir;
 
 namespace {
 
-enum class EmitKind { Library, Graph };
+enum class EmitKind { Library, Graph, Cpp };
 
 cl::OptionCategory modelcCategory("modelc options");
 
 cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.ir>"),
                                cl::Required, cl::cat(modelcCategory));
 
-cl::opt<std::string> outputPath("o",
-                                cl::desc("Output file (default: stdout "
-                                         "for --emit=graph)"),
-                                cl::value_desc("file"), cl::init("-"),
-                                cl::cat(modelcCategory));
+cl::opt<std::string> outputPath(
+    "o", cl::desc("Output file (default: <model>.so; stdout for "
+                  "--emit=graph and --emit=cpp)"),
+    cl::value_desc("file"), cl::cat(modelcCategory));
 
 cl::opt<EmitKind> emitKind(
     "emit", cl::desc("What to produce"), cl::init(EmitKind::Library),
     cl::values(clEnumValN(EmitKind::Library, "so",
-                          "a shared library model.so (the default; not "
-                          "supported yet)"),
+                          "a shared library model.so (the default)"),
                clEnumValN(EmitKind::Graph, "graph",
                           "the verified graph IR: shapes inferred, "
-                          "canonicalized")),
+                          "canonicalized"),
+               clEnumValN(EmitKind::Cpp, "cpp",
+                          "the generated C++ of the CPU plan")),
     cl::cat(modelcCategory));
+
+cl::opt<std::string> weightsPath(
+    "weights", cl::desc("Safetensors file with the model's weights (keys are "
+                        "the graph.weight names)"),
+    cl::value_desc("file"), cl::cat(modelcCategory));
+
+cl::opt<std::string> randomWeights(
+    "random-weights",
+    cl::desc("Fill every weight deterministically from SEED (default 0) "
+             "instead of reading --weights"),
+    cl::value_desc("seed"), cl::ValueOptional, cl::cat(modelcCategory));
+
+cl::opt<bool> externalWeights(
+    "external-weights",
+    cl::desc("Do not embed the weights: model.so records the --weights path "
+             "and maps that file when loaded"),
+    cl::cat(modelcCategory));
+
+cl::opt<std::string> saveTemps(
+    "save-temps",
+    cl::desc("Keep the generated sources and the weight blob in DIR"),
+    cl::value_desc("dir"), cl::cat(modelcCategory));
+
+cl::opt<bool> verbose("v", cl::desc("Print what was built: per entry point "
+                                    "its arena size and fused loops"),
+                      cl::cat(modelcCategory));
 
 constexpr const char *overview = R"(modelc: ahead-of-time graph compiler
 
 Compiles a model written in the graph dialect (see docs/ir.md) into a shared
-library that the modelc runtime loads and runs on the CPU or on GPUs.
+library that the modelc runtime loads and runs (docs/runtime.md).
 
+  modelc model.ir --weights w.safetensors -o model.so
+  modelc model.ir --random-weights=7 -o model.so
   modelc model.ir --emit=graph        print the verified, canonicalized graph
-  modelc model.ir --emit=graph -o g.ir
+  modelc model.ir --emit=cpp          print the generated C++
 
 Errors in the model are reported as file:line:col: error: ... and modelc
 exits with status 1.
@@ -66,11 +106,64 @@ void printVersion(llvm::raw_ostream &os) {
      << ")\n";
 }
 
+int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "modelc") << message << "\n";
+  return 1;
+}
+
+/// Parses the model, keeping the names of entry-point arguments from the
+/// source text (MLIR itself drops SSA names).
+OwningOpRef<ModuleOp> parseModel(llvm::SourceMgr &sourceMgr,
+                                 MLIRContext &context,
+                                 llvm::StringMap<std::vector<std::string>>
+                                     &argumentNames) {
+  AsmParserState asmState;
+  Block block;
+  ParserConfig config(&context);
+  if (failed(parseAsmSourceFile(sourceMgr, &block, config, &asmState)))
+    return nullptr;
+  OwningOpRef<ModuleOp> module;
+  if (llvm::hasSingleElement(block) && isa<ModuleOp>(block.front())) {
+    module = cast<ModuleOp>(block.front());
+    module.get()->remove();
+  } else {
+    StringRef file =
+        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier();
+    module = ModuleOp::create(FileLineColLoc::get(&context, file, 0, 0));
+    module->getBody()->getOperations().splice(
+        module->getBody()->begin(), block.getOperations());
+  }
+  if (failed(verify(*module)))
+    return nullptr;
+  for (auto function : module->getOps<func::FuncOp>()) {
+    if (function.isExternal())
+      continue;
+    const AsmParserState::BlockDefinition *def =
+        asmState.getBlockDef(&function.getBody().front());
+    std::vector<std::string> names;
+    if (def)
+      for (const AsmParserState::SMDefinition &arg : def->arguments) {
+        StringRef text(arg.loc.Start.getPointer(),
+                       arg.loc.End.getPointer() - arg.loc.Start.getPointer());
+        names.push_back(text.drop_front(text.starts_with("%") ? 1 : 0).str());
+      }
+    argumentNames[function.getSymName()] = std::move(names);
+  }
+  return module;
+}
+
+std::string commandLine(int argc, char **argv) {
+  std::string text;
+  for (int i = 0; i < argc; ++i)
+    text += (i ? " " : "") + std::string(argv[i]);
+  return text;
+}
+
 /// Runs the driver; returns the process exit status.
-int runDriver() {
-  mlir::DialectRegistry registry;
+int runDriver(const std::string &flags) {
+  DialectRegistry registry;
   modelc::registerModelcDialects(registry);
-  mlir::MLIRContext context(registry);
+  MLIRContext context(registry);
   // Ops of unknown dialects parse, so that modelc-verify-model can reject
   // them with a message about models rather than about MLIR's flags.
   context.allowUnregisteredDialects(true);
@@ -79,49 +172,160 @@ int runDriver() {
 
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input =
-      mlir::openInputFile(inputPath, &errorMessage);
-  if (!input) {
-    llvm::WithColor::error(llvm::errs(), "modelc") << errorMessage << "\n";
-    return 1;
-  }
+      openInputFile(inputPath, &errorMessage);
+  if (!input)
+    return fail(errorMessage);
 
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  llvm::StringMap<std::vector<std::string>> argumentNames;
+  OwningOpRef<ModuleOp> module = parseModel(sourceMgr, context, argumentNames);
   if (!module)
     return 1;
 
-  mlir::PassManager pm(&context);
+  PassManager pm(&context);
   modelc::buildGraphPipeline(pm);
-  if (mlir::failed(pm.run(*module)))
+  if (failed(pm.run(*module)))
     return 1;
 
-  if (emitKind == EmitKind::Library) {
-    llvm::WithColor::error(llvm::errs(), "modelc")
-        << "building model.so is not supported yet (the CPU backend is "
-           "under construction); use --emit=graph\n";
-    return 1;
+  auto writeText = [&](llvm::function_ref<void(llvm::raw_ostream &)> write) {
+    std::string path = outputPath.empty() ? "-" : outputPath.getValue();
+    std::unique_ptr<llvm::ToolOutputFile> output =
+        openOutputFile(path, &errorMessage);
+    if (!output)
+      return fail(errorMessage);
+    write(output->os());
+    output->os().flush();
+    if (output->os().has_error()) {
+      output->os().clear_error();
+      return fail("cannot write '" + path + "'");
+    }
+    output->keep();
+    return 0;
+  };
+
+  if (emitKind == EmitKind::Graph)
+    return writeText([&](llvm::raw_ostream &os) { module->print(os); });
+
+  // Inputs keep the names they have in the source.
+  Builder builder(&context);
+  for (auto function : module->getOps<func::FuncOp>()) {
+    const std::vector<std::string> &names = argumentNames[function.getSymName()];
+    for (unsigned i = 0; i < function.getNumArguments() && i < names.size(); ++i)
+      if (!function.getArgAttr(i, "graph.name"))
+        function.setArgAttr(i, "graph.name", builder.getStringAttr(names[i]));
   }
 
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      mlir::openOutputFile(outputPath, &errorMessage);
-  if (!output) {
-    llvm::WithColor::error(llvm::errs(), "modelc") << errorMessage << "\n";
-    return 1;
+  // The weights.
+  bool hasWeights = !module->getOps<modelc::graph::WeightOp>().empty();
+  if (!weightsPath.empty() && randomWeights.getNumOccurrences())
+    return fail("--weights and --random-weights exclude each other");
+  if (externalWeights && weightsPath.empty())
+    return fail("--external-weights needs --weights FILE: the model records "
+                "that file and maps it when loaded");
+  modelc::WeightSet weights;
+  if (!weightsPath.empty()) {
+    FailureOr<modelc::WeightSet> read =
+        modelc::readSafetensorsWeights(*module, weightsPath);
+    if (failed(read))
+      return 1;
+    weights = std::move(*read);
+  } else if (randomWeights.getNumOccurrences()) {
+    uint64_t seed = 0;
+    if (!randomWeights.empty() &&
+        llvm::StringRef(randomWeights).getAsInteger(10, seed))
+      return fail("--random-weights takes an integer seed, got '" +
+                  randomWeights + "'");
+    weights = modelc::randomWeights(*module, seed);
+  } else if (hasWeights && emitKind == EmitKind::Library) {
+    return fail("the model declares weights; give --weights FILE or "
+                "--random-weights[=SEED]");
+  } else {
+    weights = modelc::declaredWeights(*module);
   }
-  module->print(output->os());
-  output->os().flush();
-  if (output->os().has_error()) {
-    llvm::WithColor::error(llvm::errs(), "modelc")
-        << "cannot write '" << outputPath
-        << "': " << output->os().error().message() << "\n";
-    output->os().clear_error();
-    return 1;
+
+  // Where the generated files go.
+  llvm::SmallString<256> tempDir;
+  bool keepTemps = !saveTemps.empty();
+  if (keepTemps) {
+    tempDir = saveTemps.getValue();
+    if (std::error_code ec = llvm::sys::fs::create_directories(tempDir))
+      return fail("cannot create '" + saveTemps + "': " + ec.message());
+  } else if (std::error_code ec =
+                 llvm::sys::fs::createUniqueDirectory("modelc", tempDir)) {
+    return fail("cannot create a temporary folder: " + ec.message());
   }
-  output->keep();
+  llvm::sys::fs::make_absolute(tempDir);
+  auto cleanup = llvm::make_scope_exit([&] {
+    if (!keepTemps)
+      llvm::sys::fs::remove_directories(tempDir);
+  });
+  auto tempFile = [&](StringRef name) {
+    llvm::SmallString<256> path(tempDir);
+    llvm::sys::path::append(path, name);
+    return std::string(path);
+  };
+
+  modelc::CpuEmitOptions options;
+  options.compilerVersion = MODELC_VERSION;
+  options.compilerFlags = flags;
+  bool embed = !externalWeights && emitKind == EmitKind::Library;
+  if (embed && hasWeights) {
+    options.weightBlobPath = tempFile("weights.bin");
+    FailureOr<std::vector<modelc::WeightSlot>> slots = modelc::writeWeightBlob(
+        weights, options.weightBlobPath, options.weightBlobBytes);
+    if (failed(slots))
+      return 1;
+    options.weights = std::move(*slots);
+  } else {
+    for (const modelc::WeightSet::Weight &w : weights.weights)
+      options.weights.push_back({w.name, w.type, 0, w.nbytes});
+    if (externalWeights) {
+      llvm::SmallString<256> absolute(weightsPath.getValue());
+      llvm::sys::fs::make_absolute(absolute);
+      options.externalWeightsPath = std::string(absolute);
+    }
+  }
+
+  modelc::CpuEmitReport report;
+  if (emitKind == EmitKind::Cpp) {
+    std::string code;
+    llvm::raw_string_ostream os(code);
+    if (failed(modelc::emitCpuModel(*module, options, os, &report)))
+      return 1;
+    return writeText([&](llvm::raw_ostream &out) { out << code; });
+  }
+
+  std::string source = tempFile("model.cpp");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(source, ec);
+    if (ec)
+      return fail("cannot write '" + source + "': " + ec.message());
+    if (failed(modelc::emitCpuModel(*module, options, os, &report)))
+      return 1;
+  }
+  std::string output = outputPath;
+  if (output.empty()) {
+    llvm::SmallString<256> path(llvm::sys::path::filename(inputPath));
+    llvm::sys::path::replace_extension(path, ".so");
+    output = std::string(path);
+  }
+  if (failed(modelc::buildSharedLibrary(source, output, tempFile("build.log"))))
+    return 1;
+  if (verbose) {
+    llvm::outs() << "modelc: wrote " << output << " (plan cpu, "
+                 << weights.weights.size() << " weights, "
+                 << (embed ? "embedded" : "external") << ")\n";
+    for (const auto &entry : report.entries)
+      llvm::outs() << "  entry '" << entry.name << "': arena "
+                   << entry.arenaBytes << " bytes, " << entry.kernelCalls
+                   << " kernel calls, " << entry.fusedLoops
+                   << " elementwise loops covering " << entry.fusedOps
+                   << " ops\n";
+  }
   return 0;
 }
 
@@ -129,12 +333,13 @@ int runDriver() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  mlir::registerAsmPrinterCLOptions();
-  mlir::registerMLIRContextCLOptions();
-  mlir::registerPassManagerCLOptions();
+  std::string flags = commandLine(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
   cl::SetVersionPrinter(printVersion);
   cl::HideUnrelatedOptions(modelcCategory);
   if (!cl::ParseCommandLineOptions(argc, argv, overview))
     return 1;
-  return runDriver();
+  return runDriver(flags);
 }

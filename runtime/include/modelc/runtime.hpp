@@ -40,7 +40,7 @@ public:
   /// Borrows read-only `data` (writing through data() is then an error).
   static Tensor from_host(const void *data, std::vector<int64_t> shape,
                           DType dtype);
-  /// An owning copy of `bytes` bytes at `data`.
+  /// An owning copy of the data at `data`.
   static Tensor copy_of(const void *data, std::vector<int64_t> shape,
                         DType dtype);
 
@@ -111,6 +111,11 @@ public:
   /// shape: no allocation once warm.
   void run_into(const std::string &entry, const std::vector<Tensor> &inputs,
                 std::vector<Tensor> &outputs) const;
+
+  /// Names of the model's weights, in its weight table's order.
+  std::vector<std::string> weight_names() const;
+  /// A read-only view of a loaded weight (valid while the model lives).
+  Tensor weight(const std::string &name) const;
 
   /// The chosen plan ("cpu").
   const std::string &plan() const;

@@ -1,0 +1,908 @@
+//===- CpuEmitter.cpp - host C++ for the CPU plan of a model --------------===//
+//
+// The only place that names symbols of the model.so ABI
+// (runtime/include/modelc/abi.h) and of the CPU kernels
+// (compiler/kernels/cpu/kernels.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Codegen/CpuEmitter.h"
+#include "compiler/Codegen/MemoryPlan.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::graph;
+
+uint64_t modelc::elementBytes(Type type) {
+  if (type.isSignlessInteger(1))
+    return 1;
+  return type.getIntOrFloatBitWidth() / 8;
+}
+
+unsigned modelc::abiDTypeCode(Type type) {
+  // Keep in sync with MODELC_DTYPE_* in runtime/include/modelc/abi.h.
+  if (type.isF32())
+    return 0;
+  if (type.isF16())
+    return 1;
+  if (type.isBF16())
+    return 2;
+  if (type.isSignlessInteger(32))
+    return 3;
+  if (type.isSignlessInteger(64))
+    return 4;
+  return 5; // i1
+}
+
+std::string modelc::boundaryName(Operation *op, bool isResult,
+                                 unsigned index) {
+  auto function = cast<func::FuncOp>(op);
+  StringAttr name =
+      isResult ? function.getResultAttrOfType<StringAttr>(index, "graph.name")
+               : function.getArgAttrOfType<StringAttr>(index, "graph.name");
+  if (name)
+    return name.str();
+  return (isResult ? "output" : "input") + std::to_string(index);
+}
+
+namespace {
+
+/// The C++ storage type of an element type.
+std::string cType(Type type) {
+  if (type.isF32())
+    return "float";
+  if (type.isSignlessInteger(32))
+    return "int32_t";
+  if (type.isSignlessInteger(64))
+    return "int64_t";
+  if (type.isSignlessInteger(1))
+    return "uint8_t";
+  return "";
+}
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+std::string list(ArrayRef<int64_t> values) {
+  std::string text;
+  for (auto [i, v] : llvm::enumerate(values))
+    text += (i ? ", " : "") + std::to_string(v);
+  return text;
+}
+
+/// Row-major strides of `shape`.
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// Strides to read an operand of shape `in` broadcast to `out` (right
+/// aligned), with stride 0 on broadcast dimensions.
+SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> in,
+                                      ArrayRef<int64_t> out) {
+  SmallVector<int64_t> inStrides = stridesOf(in);
+  SmallVector<int64_t> result(out.size(), 0);
+  size_t shift = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d)
+    result[d + shift] = in[d] == 1 ? 0 : inStrides[d];
+  return result;
+}
+
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+std::string floatLiteral(double value) {
+  if (std::isnan(value))
+    return "std::numeric_limits<float>::quiet_NaN()";
+  if (std::isinf(value))
+    return value > 0 ? "std::numeric_limits<float>::infinity()"
+                     : "-std::numeric_limits<float>::infinity()";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format("%.9g", value);
+  if (text.find_first_of(".e") == std::string::npos)
+    text += ".0";
+  return text + "f";
+}
+
+bool isElementwise(Operation *op) {
+  return isa<NegOp, AbsOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp,
+             SigmoidOp, SiluOp, ErfOp, GeluOp, AddOp, SubOp, MulOp, DivOp,
+             MaxOp, MinOp, PowOp, CompareOp, SelectOp, CastOp>(op);
+}
+
+bool isAlias(Operation *op) { return isa<ReshapeOp, FlattenOp>(op); }
+
+/// C++ for one element of an elementwise op, given its operands' element
+/// expressions.
+std::string elementExpression(Operation *op, ArrayRef<std::string> args) {
+  Type in = tensorType(op->getOperand(0)).getElementType();
+  bool isFloat = isa<FloatType>(in);
+  std::string zero = isFloat ? "0.0f" : cType(in) + "(0)";
+  auto call = [&](StringRef fn) { return (fn + "(" + args[0] + ")").str(); };
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case([&](NegOp) { return "(-" + args[0] + ")"; })
+      .Case([&](AbsOp) {
+        return isFloat ? call("std::fabs")
+                       : "(" + args[0] + " < 0 ? -" + args[0] + " : " +
+                             args[0] + ")";
+      })
+      .Case([&](ReluOp) { return "std::max(" + args[0] + ", " + zero + ")"; })
+      .Case([&](ExpOp) { return call("std::exp"); })
+      .Case([&](LogOp) { return call("std::log"); })
+      .Case([&](SqrtOp) { return call("std::sqrt"); })
+      .Case([&](RsqrtOp) { return "(1.0f / " + call("std::sqrt") + ")"; })
+      .Case([&](TanhOp) { return call("std::tanh"); })
+      .Case([&](SigmoidOp) { return call("modelc_cpu::sigmoid"); })
+      .Case([&](SiluOp) {
+        return "(" + args[0] + " * " + call("modelc_cpu::sigmoid") + ")";
+      })
+      .Case([&](ErfOp) { return call("std::erf"); })
+      .Case([&](GeluOp gelu) {
+        return call(gelu.getApproximate() == GeluApproximation::tanh
+                        ? "modelc_cpu::gelu_tanh"
+                        : "modelc_cpu::gelu_erf");
+      })
+      .Case([&](AddOp) { return "(" + args[0] + " + " + args[1] + ")"; })
+      .Case([&](SubOp) { return "(" + args[0] + " - " + args[1] + ")"; })
+      .Case([&](MulOp) { return "(" + args[0] + " * " + args[1] + ")"; })
+      .Case([&](DivOp) {
+        return isFloat ? "(" + args[0] + " / " + args[1] + ")"
+                       : "modelc_cpu::int_div(" + args[0] + ", " + args[1] +
+                             ")";
+      })
+      .Case([&](MaxOp) {
+        return "std::max(" + args[0] + ", " + args[1] + ")";
+      })
+      .Case([&](MinOp) {
+        return "std::min(" + args[0] + ", " + args[1] + ")";
+      })
+      .Case([&](PowOp) {
+        return (isFloat ? "std::pow(" : "modelc_cpu::int_pow(") + args[0] +
+               ", " + args[1] + ")";
+      })
+      .Case([&](CompareOp cmp) {
+        static const char *symbols[] = {"==", "!=", "<", "<=", ">", ">="};
+        return "static_cast<uint8_t>(" + args[0] + " " +
+               symbols[static_cast<int>(cmp.getPredicate())] + " " + args[1] +
+               ")";
+      })
+      .Case([&](SelectOp) {
+        return "(" + args[0] + " ? " + args[1] + " : " + args[2] + ")";
+      })
+      .Case([&](CastOp cast) {
+        Type to = cast.getDtype();
+        if (to.isSignlessInteger(1))
+          return "static_cast<uint8_t>(" + args[0] + " != 0)";
+        return "static_cast<" + cType(to) + ">(" + args[0] + ")";
+      })
+      .Default([](Operation *) { return std::string(); });
+}
+
+/// Emits one entry point.
+class FunctionEmitter {
+public:
+  FunctionEmitter(func::FuncOp function, unsigned index,
+                  const CpuEmitOptions &options, llvm::raw_ostream &os,
+                  llvm::raw_ostream &globals, unsigned &globalCounter)
+      : function(function), index(index), options(options), os(os),
+        globals(globals), globalCounter(globalCounter) {}
+
+  LogicalResult emit(CpuEmitReport::Entry &report);
+
+private:
+  LogicalResult checkTypes();
+  void analyze();
+  std::string name(Value v) { return names.lookup(v); }
+  std::string newGlobal(StringRef prefix) {
+    return (prefix + llvm::Twine(globalCounter++)).str();
+  }
+  std::string staticArray(ArrayRef<int64_t> values);
+  LogicalResult emitOp(Operation *op);
+  void emitElementwiseRoot(Operation *root);
+  void emitConstant(ConstantOp op);
+
+  func::FuncOp function;
+  unsigned index;
+  const CpuEmitOptions &options;
+  llvm::raw_ostream &os;
+  llvm::raw_ostream &globals;
+  unsigned &globalCounter;
+
+  std::vector<Operation *> ops;
+  llvm::DenseMap<Operation *, int64_t> position;
+  llvm::DenseSet<Operation *> inlined; // elementwise ops fused into a user
+  llvm::DenseMap<Value, std::string> names;
+  llvm::DenseMap<Value, uint64_t> offsets;  // arena buffers
+  llvm::DenseMap<Operation *, uint64_t> scratchOffsets;
+  uint64_t arenaBytes = 0;
+  unsigned kernelCalls = 0, fusedLoops = 0, fusedOps = 0;
+};
+
+LogicalResult FunctionEmitter::checkTypes() {
+  auto check = [&](Type type, Location loc) -> LogicalResult {
+    Type element = cast<RankedTensorType>(type).getElementType();
+    if (cType(element).empty())
+      return emitError(loc) << "the CPU backend does not support element type "
+                            << element << " yet (f32, i32, i64, i1 are)";
+    return success();
+  };
+  for (BlockArgument arg : function.getArguments())
+    if (failed(check(arg.getType(), arg.getLoc())))
+      return failure();
+  WalkResult walk = function.walk([&](Operation *op) {
+    for (Type type : op->getResultTypes())
+      if (failed(check(type, op->getLoc())))
+        return WalkResult::interrupt();
+    for (Type type : op->getOperandTypes())
+      if (failed(check(type, op->getLoc())))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  // Kernels other than data movement compute in f32.
+  walk = function.walk([&](Operation *op) {
+    if (!isa<MatmulOp, LinearOp, GemmOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
+             BatchNormOp, Conv2dOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp,
+             CrossEntropyOp>(op))
+      return WalkResult::advance();
+    if (!tensorType(op->getOperand(0)).getElementType().isF32()) {
+      op->emitError("the CPU backend supports '")
+          << op->getName() << "' on f32 only yet, got "
+          << tensorType(op->getOperand(0)).getElementType();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+void FunctionEmitter::analyze() {
+  for (Operation &op : function.getBody().front()) {
+    position[&op] = static_cast<int64_t>(ops.size());
+    ops.push_back(&op);
+  }
+  // Fuse an elementwise op into its only user when that user is elementwise
+  // with the same result shape: element i of the user reads element i.
+  for (Operation *op : ops) {
+    if (!isElementwise(op) || !op->getResult(0).hasOneUse())
+      continue;
+    Operation *user = *op->getResult(0).getUsers().begin();
+    if (isElementwise(user) &&
+        tensorType(user->getResult(0)).getShape() ==
+            tensorType(op->getResult(0)).getShape())
+      inlined.insert(op);
+  }
+
+  // The op whose loop computes a value that is fused away.
+  auto rootOf = [&](Operation *op) {
+    while (inlined.contains(op))
+      op = *op->getResult(0).getUsers().begin();
+    return op;
+  };
+
+  // Buffers: results of kernels and of unfused elementwise ops; aliases
+  // (reshape) share their source's memory and extend its life.
+  int64_t end = static_cast<int64_t>(ops.size());
+  std::function<int64_t(Value)> lastUse = [&](Value v) -> int64_t {
+    int64_t last = position[v.getDefiningOp()];
+    for (Operation *user : v.getUsers()) {
+      if (isa<func::ReturnOp>(user))
+        last = end;
+      else if (isAlias(user))
+        last = std::max(last, lastUse(user->getResult(0)));
+      else
+        last = std::max(last, position[rootOf(user)]);
+    }
+    return last;
+  };
+  std::vector<BufferRequest> requests;
+  std::vector<Value> bufferValues;
+  std::vector<Operation *> scratchOps;
+  for (Operation *op : ops) {
+    if (op->getNumResults() == 0 || isAlias(op) || inlined.contains(op) ||
+        isa<WeightRefOp, ConstantOp>(op))
+      continue;
+    Value result = op->getResult(0);
+    RankedTensorType type = tensorType(result);
+    requests.push_back({static_cast<uint64_t>(type.getNumElements()) *
+                            elementBytes(type.getElementType()),
+                        position[op], lastUse(result)});
+    bufferValues.push_back(result);
+    if (auto conv = dyn_cast<Conv2dOp>(op)) {
+      ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
+      ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
+      ArrayRef<int64_t> y = type.getShape();
+      bool direct = w[2] == 1 && w[3] == 1 && y[2] == x[2] && y[3] == x[3] &&
+                    conv.getStrides()[0] == 1 && conv.getStrides()[1] == 1 &&
+                    conv.getPadding()[0] == 0 && conv.getPadding()[1] == 0;
+      if (!direct) {
+        uint64_t floats = static_cast<uint64_t>(w[1] * w[2] * w[3]) *
+                          static_cast<uint64_t>(y[2] * y[3]);
+        requests.push_back({floats * 4, position[op], position[op]});
+        scratchOps.push_back(op);
+      }
+    }
+  }
+  MemoryPlan plan = planMemory(requests);
+  size_t next = 0;
+  for (Value v : bufferValues) {
+    offsets[v] = plan.offsets[next++];
+    if (auto conv = dyn_cast<Conv2dOp>(v.getDefiningOp());
+        conv && llvm::is_contained(scratchOps, v.getDefiningOp()))
+      scratchOffsets[conv] = plan.offsets[next++];
+  }
+  arenaBytes = plan.peakBytes;
+}
+
+std::string FunctionEmitter::staticArray(ArrayRef<int64_t> values) {
+  std::string global = newGlobal("dims");
+  globals << "const int64_t " << global << "[] = {"
+          << (values.empty() ? "0" : list(values)) << "};\n";
+  return global;
+}
+
+void FunctionEmitter::emitConstant(ConstantOp op) {
+  RankedTensorType type = op.getType();
+  Type element = type.getElementType();
+  std::string global = newGlobal("constant");
+  globals << "alignas(64) const " << cType(element) << " " << global << "["
+          << std::max<int64_t>(1, type.getNumElements()) << "] = {";
+  auto values = cast<DenseElementsAttr>(op.getValue());
+  int64_t i = 0;
+  auto sep = [&] { return i++ ? ", " : ""; };
+  if (isa<FloatType>(element)) {
+    for (APFloat v : values.getValues<APFloat>())
+      globals << sep() << floatLiteral(v.convertToDouble());
+  } else if (element.isSignlessInteger(1)) {
+    for (bool v : values.getValues<bool>())
+      globals << sep() << (v ? "1" : "0");
+  } else {
+    for (APInt v : values.getValues<APInt>())
+      globals << sep() << v.getSExtValue()
+              << (element.isSignlessInteger(64) ? "LL" : "");
+  }
+  if (type.getNumElements() == 0)
+    globals << "0";
+  globals << "};\n";
+  os << "  const " << cType(element) << " *" << name(op.getResult()) << " = "
+     << global << ";\n";
+}
+
+void FunctionEmitter::emitElementwiseRoot(Operation *root) {
+  RankedTensorType outType = tensorType(root->getResult(0));
+  ArrayRef<int64_t> outShape = outType.getShape();
+  int64_t count = outType.getNumElements();
+
+  // Ops of the fused group in program order; leaves are loaded per element.
+  SmallVector<Operation *> group;
+  std::function<void(Operation *)> collect = [&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && inlined.contains(def))
+        collect(def);
+    group.push_back(op);
+  };
+  collect(root);
+  ++fusedLoops;
+  fusedOps += group.size();
+
+  std::string outDims;
+  llvm::DenseMap<Value, std::string> element;
+  SmallVector<std::string> loads;
+  for (Operation *op : group)
+    for (Value operand : op->getOperands()) {
+      if (element.count(operand))
+        continue;
+      if (Operation *def = operand.getDefiningOp(); def && inlined.contains(def))
+        continue;
+      RankedTensorType type = tensorType(operand);
+      std::string index;
+      ArrayRef<int64_t> shape = type.getShape();
+      ArrayRef<int64_t> trimmed = shape.drop_while([](int64_t d) { return d == 1; });
+      if (shape == outShape) {
+        index = "i";
+      } else if (type.getNumElements() == 1) {
+        index = "0";
+      } else if (trimmed.size() <= outShape.size() &&
+                 outShape.take_back(trimmed.size()) == trimmed) {
+        index = "i % " + std::to_string(product(trimmed));
+      } else {
+        if (outDims.empty())
+          outDims = staticArray(outShape);
+        index = "modelc_cpu::broadcast_offset(i, " +
+                std::to_string(outShape.size()) + ", " + outDims + ", " +
+                staticArray(broadcastStrides(shape, outShape)) + ")";
+      }
+      std::string local = "a" + std::to_string(loads.size());
+      loads.push_back("        const " + cType(type.getElementType()) + " " +
+                      local + " = " + name(operand) + "[" + index + "];\n");
+      element[operand] = local;
+    }
+
+  os << "  // fused:";
+  for (Operation *op : group)
+    os << " " << op->getName().getStringRef();
+  os << "\n";
+  os << "  modelc_cpu::parallel_for(ctx, " << count
+     << ", 16384, [&](int64_t begin, int64_t end) {\n"
+     << "      for (int64_t i = begin; i < end; ++i) {\n";
+  for (const std::string &load : loads)
+    os << load;
+  for (auto [index, op] : llvm::enumerate(group)) {
+    SmallVector<std::string> args;
+    for (Value operand : op->getOperands())
+      args.push_back(element[operand]);
+    std::string local = "t" + std::to_string(index);
+    os << "        const "
+       << cType(tensorType(op->getResult(0)).getElementType()) << " " << local
+       << " = " << elementExpression(op, args) << ";\n";
+    element[op->getResult(0)] = local;
+  }
+  os << "        " << name(root->getResult(0)) << "[i] = "
+     << element[root->getResult(0)] << ";\n"
+     << "      }\n"
+     << "  });\n";
+}
+
+LogicalResult FunctionEmitter::emitOp(Operation *op) {
+  auto out = [&](unsigned i = 0) { return name(op->getResult(i)); };
+  auto in = [&](unsigned i) { return name(op->getOperand(i)); };
+  auto shapeOf = [&](Value v) { return tensorType(v).getShape(); };
+  auto typeName = [&](Value v) { return cType(tensorType(v).getElementType()); };
+  auto nullable = [&](Value v) { return v ? name(v) : std::string("nullptr"); };
+
+  if (isElementwise(op)) {
+    if (!inlined.contains(op))
+      emitElementwiseRoot(op);
+    return success();
+  }
+  ++kernelCalls;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](LinearOp linear) {
+        ArrayRef<int64_t> x = shapeOf(linear.getInput());
+        int64_t k = x.back(), n = shapeOf(linear.getWeight())[0];
+        os << "  modelc_cpu::linear(ctx, " << in(0) << ", " << in(1) << ", "
+           << nullable(linear.getBias()) << ", " << out() << ", "
+           << product(x) / std::max<int64_t>(k, 1) << ", " << n << ", " << k
+           << ");\n";
+        return success();
+      })
+      .Case([&](MatmulOp matmul) {
+        ArrayRef<int64_t> a = shapeOf(matmul.getLhs()), b = shapeOf(matmul.getRhs());
+        ArrayRef<int64_t> y = shapeOf(matmul.getResult());
+        ArrayRef<int64_t> batch = y.drop_back(2);
+        // Batch strides count whole matrices.
+        auto batchStrides = [&](ArrayRef<int64_t> operand) {
+          return broadcastStrides(operand.drop_back(2), batch);
+        };
+        os << "  modelc_cpu::matmul(ctx, " << in(0) << ", " << in(1) << ", "
+           << out() << ", " << a[a.size() - 2] << ", " << b.back() << ", "
+           << a.back() << ", " << batch.size() << ", " << staticArray(batch)
+           << ", " << staticArray(batchStrides(a)) << ", "
+           << staticArray(batchStrides(b)) << ");\n";
+        return success();
+      })
+      .Case([&](GemmOp gemm) {
+        ArrayRef<int64_t> y = shapeOf(gemm.getResult());
+        bool ta = gemm.getTransposeA(), tb = gemm.getTransposeB();
+        int64_t k = shapeOf(gemm.getA())[ta ? 0 : 1];
+        int64_t rows = 1, cols = 1;
+        if (Value c = gemm.getC()) {
+          ArrayRef<int64_t> cs = shapeOf(c);
+          if (cs.size() == 2) {
+            rows = cs[0];
+            cols = cs[1];
+          } else if (cs.size() == 1) {
+            cols = cs[0];
+          }
+        }
+        os << "  modelc_cpu::gemm(ctx, " << in(0) << ", " << in(1) << ", "
+           << nullable(gemm.getC()) << ", " << out() << ", " << y[0] << ", "
+           << y[1] << ", " << k << ", " << ta << ", " << tb << ", "
+           << floatLiteral(gemm.getAlpha().convertToDouble()) << ", "
+           << floatLiteral(gemm.getBeta().convertToDouble()) << ", " << rows
+           << ", " << cols << ");\n";
+        return success();
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
+        ArrayRef<int64_t> x = shapeOf(softmax.getInput());
+        int64_t rank = x.size();
+        int64_t axis = static_cast<int64_t>(softmax.getAxis());
+        if (axis < 0)
+          axis += rank;
+        os << "  modelc_cpu::softmax(ctx, " << in(0) << ", " << out() << ", "
+           << product(x.take_front(axis)) << ", " << x[axis] << ", "
+           << product(x.drop_front(axis + 1)) << ", "
+           << (isa<LogSoftmaxOp>(op) ? "true" : "false") << ");\n";
+        return success();
+      })
+      .Case([&](LayerNormOp norm) {
+        ArrayRef<int64_t> x = shapeOf(norm.getInput());
+        int64_t axis = static_cast<int64_t>(norm.getAxis());
+        if (axis < 0)
+          axis += x.size();
+        os << "  modelc_cpu::layer_norm(ctx, " << in(0) << ", "
+           << nullable(norm.getScale()) << ", " << nullable(norm.getBias())
+           << ", " << out() << ", " << product(x.take_front(axis)) << ", "
+           << product(x.drop_front(axis)) << ", "
+           << floatLiteral(norm.getEpsilon().convertToDouble()) << ");\n";
+        return success();
+      })
+      .Case([&](BatchNormOp norm) {
+        ArrayRef<int64_t> x = shapeOf(norm.getInput());
+        os << "  modelc_cpu::batch_norm(ctx, " << in(0) << ", " << in(1)
+           << ", " << in(2) << ", " << in(3) << ", " << in(4) << ", " << out()
+           << ", " << x[0] << ", " << x[1] << ", " << product(x.drop_front(2))
+           << ", " << floatLiteral(norm.getEpsilon().convertToDouble())
+           << ");\n";
+        return success();
+      })
+      .Case([&](Conv2dOp conv) {
+        ArrayRef<int64_t> x = shapeOf(conv.getInput());
+        ArrayRef<int64_t> w = shapeOf(conv.getWeight());
+        ArrayRef<int64_t> y = shapeOf(conv.getResult());
+        ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(),
+                          d = conv.getDilations();
+        std::string scratch =
+            scratchOffsets.count(op)
+                ? "reinterpret_cast<float *>(arena + " +
+                      std::to_string(scratchOffsets.lookup(op)) + ")"
+                : "nullptr";
+        os << "  modelc_cpu::conv2d(ctx, " << in(0) << ", " << in(1) << ", "
+           << nullable(conv.getBias()) << ", " << out()
+           << ", modelc_cpu::Conv2dShape{" << list(x) << ", " << w[0] << ", "
+           << w[2] << ", " << w[3] << ", " << y[2] << ", " << y[3] << ", "
+           << s[0] << ", " << s[1] << ", " << p[0] << ", " << p[1] << ", "
+           << d[0] << ", " << d[1] << ", " << conv.getGroups() << "}, "
+           << scratch << ");\n";
+        return success();
+      })
+      .Case<MaxPool2dOp, AvgPool2dOp>([&](auto pool) {
+        ArrayRef<int64_t> x = shapeOf(pool.getInput());
+        ArrayRef<int64_t> y = shapeOf(pool.getResult());
+        ArrayRef<int64_t> k = pool.getKernel();
+        ArrayRef<int64_t> s = pool.getStrides().value_or(k);
+        ArrayRef<int64_t> p = pool.getPadding();
+        std::string shape = "modelc_cpu::Pool2dShape{" + list(x) + ", " +
+                            std::to_string(y[2]) + ", " + std::to_string(y[3]) +
+                            ", " + list(k) + ", " + list(s) + ", " + list(p) +
+                            "}";
+        if constexpr (std::is_same_v<decltype(pool), MaxPool2dOp>)
+          os << "  modelc_cpu::max_pool2d(ctx, " << in(0) << ", " << out()
+             << ", " << shape << ");\n";
+        else
+          os << "  modelc_cpu::avg_pool2d(ctx, " << in(0) << ", " << out()
+             << ", " << shape << ", "
+             << (pool.getCountIncludePad() ? "true" : "false") << ");\n";
+        return success();
+      })
+      .Case([&](GlobalAvgPoolOp pool) {
+        ArrayRef<int64_t> x = shapeOf(pool.getInput());
+        os << "  modelc_cpu::global_avg_pool(ctx, " << in(0) << ", " << out()
+           << ", " << x[0] * x[1] << ", " << product(x.drop_front(2))
+           << ");\n";
+        return success();
+      })
+      .Case([&](TransposeOp transpose) {
+        ArrayRef<int64_t> x = shapeOf(transpose.getInput());
+        ArrayRef<int64_t> y = shapeOf(transpose.getResult());
+        SmallVector<int64_t> inStrides = stridesOf(x), strides;
+        for (int64_t p : transpose.getPerm())
+          strides.push_back(inStrides[p]);
+        os << "  modelc_cpu::transpose<" << typeName(transpose.getInput())
+           << ">(ctx, " << in(0) << ", " << out() << ", " << y.size() << ", "
+           << staticArray(y) << ", " << staticArray(strides) << ");\n";
+        return success();
+      })
+      .Case([&](ConcatOp concat) {
+        ArrayRef<int64_t> y = shapeOf(concat.getResult());
+        int64_t axis = static_cast<int64_t>(concat.getAxis());
+        if (axis < 0)
+          axis += y.size();
+        int64_t outer = product(y.take_front(axis));
+        int64_t yInner = product(y.drop_front(axis));
+        int64_t offset = 0;
+        for (Value input : concat.getInputs()) {
+          int64_t xInner = product(shapeOf(input).drop_front(axis));
+          os << "  modelc_cpu::copy_columns<" << typeName(input) << ">(ctx, "
+             << name(input) << ", " << out() << ", " << outer << ", " << xInner
+             << ", " << yInner << ", " << offset << ");\n";
+          offset += xInner;
+        }
+        return success();
+      })
+      .Case([&](SliceOp slice) {
+        ArrayRef<int64_t> x = shapeOf(slice.getInput());
+        ArrayRef<int64_t> y = shapeOf(slice.getResult());
+        SmallVector<int64_t> starts(x.size(), 0), steps(x.size(), 1);
+        size_t count = slice.getStarts().size();
+        for (size_t i = 0; i < count; ++i) {
+          int64_t axis = slice.getAxes() ? (*slice.getAxes())[i]
+                                         : static_cast<int64_t>(i);
+          if (axis < 0)
+            axis += x.size();
+          int64_t start = slice.getStarts()[i];
+          if (start < 0)
+            start += x[axis];
+          starts[axis] = std::clamp<int64_t>(start, 0, x[axis]);
+          steps[axis] = slice.getSteps() ? (*slice.getSteps())[i] : 1;
+        }
+        os << "  modelc_cpu::slice<" << typeName(slice.getInput()) << ">(ctx, "
+           << in(0) << ", " << out() << ", " << y.size() << ", "
+           << staticArray(y) << ", " << staticArray(stridesOf(x)) << ", "
+           << staticArray(starts) << ", " << staticArray(steps) << ");\n";
+        return success();
+      })
+      .Case([&](GatherOp gather) {
+        ArrayRef<int64_t> data = shapeOf(gather.getData());
+        int64_t axis = static_cast<int64_t>(gather.getAxis());
+        if (axis < 0)
+          axis += data.size();
+        os << "  if (modelc_cpu::gather<" << typeName(gather.getData()) << ", "
+           << typeName(gather.getIndices()) << ">(ctx, " << in(0) << ", "
+           << in(1) << ", " << out() << ", " << product(data.take_front(axis))
+           << ", " << data[axis] << ", " << product(data.drop_front(axis + 1))
+           << ", " << tensorType(gather.getIndices()).getNumElements()
+           << "))\n    return 1;\n";
+        return success();
+      })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](auto reduce) {
+        ArrayRef<int64_t> x = shapeOf(reduce.getInput());
+        SmallVector<int64_t> strides = stridesOf(x);
+        SmallVector<bool> reduced(x.size(), !reduce.getAxes().has_value());
+        if (auto axes = reduce.getAxes())
+          for (int64_t a : *axes)
+            reduced[a < 0 ? a + x.size() : a] = true;
+        SmallVector<int64_t> keptDims, keptStrides, redDims, redStrides;
+        for (size_t d = 0; d < x.size(); ++d) {
+          (reduced[d] ? redDims : keptDims).push_back(x[d]);
+          (reduced[d] ? redStrides : keptStrides).push_back(strides[d]);
+        }
+        int kind = isa<ReduceSumOp>(op) ? 0 : isa<ReduceMeanOp>(op) ? 1 : 2;
+        os << "  modelc_cpu::reduce<" << typeName(reduce.getInput())
+           << ">(ctx, " << in(0) << ", " << out() << ", " << keptDims.size()
+           << ", " << staticArray(keptDims) << ", " << staticArray(keptStrides)
+           << ", " << redDims.size() << ", " << staticArray(redDims) << ", "
+           << staticArray(redStrides) << ", " << kind << ");\n";
+        return success();
+      })
+      .Case([&](CrossEntropyOp loss) {
+        ArrayRef<int64_t> logits = shapeOf(loss.getLogits());
+        os << "  if (modelc_cpu::cross_entropy<" << typeName(loss.getTargets())
+           << ">(ctx, " << in(0) << ", " << in(1) << ", "
+           << nullable(loss.getWeight()) << ", " << out() << ", " << logits[0]
+           << ", " << logits[1] << ", "
+           << static_cast<int>(loss.getReduction()) << ", "
+           << static_cast<int64_t>(loss.getIgnoreIndex())
+           << "LL))\n    return 1;\n";
+        return success();
+      })
+      .Default([&](Operation *) {
+        --kernelCalls;
+        return op->emitError("the CPU backend does not support '")
+               << op->getName() << "' yet";
+      });
+}
+
+LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
+  if (failed(checkTypes()))
+    return failure();
+  analyze();
+
+  os << "// Entry point '" << function.getSymName() << "' on the CPU.\n"
+     << "int entry_cpu_" << index << "(modelc_run_ctx *ctx) {\n"
+     << "  unsigned char *arena = ctx->arena;\n"
+     << "  (void)arena;\n";
+  for (auto [index, arg] : llvm::enumerate(function.getArguments())) {
+    names[arg] = "in" + std::to_string(index);
+    os << "  const " << cType(tensorType(arg).getElementType()) << " *"
+       << names[arg] << " = static_cast<const "
+       << cType(tensorType(arg).getElementType()) << " *>(ctx->inputs["
+       << index << "]);\n";
+  }
+  // Weight indices follow the module's declaration order.
+  llvm::StringMap<unsigned> weightIndex;
+  for (auto [index, slot] : llvm::enumerate(options.weights))
+    weightIndex[slot.name] = index;
+
+  unsigned counter = 0;
+  for (Operation *op : ops) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+        RankedTensorType type = tensorType(value);
+        os << "  std::memcpy(ctx->outputs[" << index << "], " << name(value)
+           << ", " << type.getNumElements() * elementBytes(type.getElementType())
+           << ");\n";
+      }
+      os << "  return 0;\n}\n\n";
+      continue;
+    }
+    if (op->getNumResults() == 1) {
+      Value result = op->getResult(0);
+      std::string type = cType(tensorType(result).getElementType());
+      names[result] = "v" + std::to_string(counter++);
+      if (auto ref = dyn_cast<WeightRefOp>(op)) {
+        os << "  const " << type << " *" << names[result] << " = static_cast<const "
+           << type << " *>(ctx->weights[" << weightIndex.lookup(ref.getName())
+           << "]);\n";
+        continue;
+      }
+      if (auto constant = dyn_cast<ConstantOp>(op)) {
+        emitConstant(constant);
+        continue;
+      }
+      if (isAlias(op)) {
+        os << "  auto *" << names[result] << " = " << name(op->getOperand(0))
+           << ";\n";
+        continue;
+      }
+      if (!inlined.contains(op))
+        os << "  " << type << " *" << names[result] << " = reinterpret_cast<"
+           << type << " *>(arena + " << offsets.lookup(result) << ");\n";
+    }
+    if (failed(emitOp(op)))
+      return failure();
+  }
+  report.name = function.getSymName().str();
+  report.arenaBytes = arenaBytes;
+  report.kernelCalls = kernelCalls;
+  report.fusedLoops = fusedLoops;
+  report.fusedOps = fusedOps;
+  return success();
+}
+
+std::string cString(StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+void emitTensorDescs(llvm::raw_ostream &os, StringRef prefix,
+                     func::FuncOp function, bool results) {
+  TypeRange types = results ? function.getResultTypes()
+                            : function.getArgumentTypes();
+  for (auto [index, type] : llvm::enumerate(types))
+    os << "const int64_t " << prefix << "_shape" << index << "[] = {"
+       << (cast<RankedTensorType>(type).getRank()
+               ? list(cast<RankedTensorType>(type).getShape())
+               : std::string("0"))
+       << "};\n";
+  os << "const modelc_tensor_desc " << prefix << "[] = {\n";
+  for (auto [index, type] : llvm::enumerate(types)) {
+    auto tensor = cast<RankedTensorType>(type);
+    os << "    {" << cString(boundaryName(function, results, index)) << ", "
+       << abiDTypeCode(tensor.getElementType()) << ", " << tensor.getRank()
+       << ", " << prefix << "_shape" << index << "},\n";
+  }
+  if (types.empty())
+    os << "    {nullptr, 0, 0, nullptr},\n";
+  os << "};\n";
+}
+
+} // namespace
+
+LogicalResult modelc::emitCpuModel(ModuleOp module,
+                                   const CpuEmitOptions &options,
+                                   llvm::raw_ostream &out,
+                                   CpuEmitReport *report) {
+  std::string globalsText, functionsText;
+  llvm::raw_string_ostream globals(globalsText), functions(functionsText);
+  unsigned globalCounter = 0;
+  SmallVector<func::FuncOp> entries(module.getOps<func::FuncOp>());
+  CpuEmitReport localReport;
+  for (auto [index, function] : llvm::enumerate(entries)) {
+    CpuEmitReport::Entry entry;
+    FunctionEmitter emitter(function, index, options, functions, globals,
+                            globalCounter);
+    if (failed(emitter.emit(entry)))
+      return failure();
+    localReport.entries.push_back(entry);
+  }
+
+  out << "// Generated by modelc " << options.compilerVersion
+      << ": the CPU plan of a model (ABI: modelc/abi.h). Do not edit.\n"
+      << "#include \"modelc/abi.h\"\n"
+      << "#include \"cpu/kernels.h\"\n\n"
+      << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n"
+      << "#include <limits>\n\n";
+  if (!options.weightBlobPath.empty()) {
+    out << "// The weights, embedded from " << options.weightBlobPath << ".\n"
+        << "asm(\".section .rodata.modelc_weights,\\\"a\\\"\\n\"\n"
+        << "    \".balign 64\\n\"\n"
+        << "    \".hidden modelc_weight_blob\\n\"\n"
+        << "    \"modelc_weight_blob:\\n\"\n"
+        << "    \".incbin \\\"" << options.weightBlobPath << "\\\"\\n\"\n"
+        << "    \".previous\\n\");\n"
+        << "extern \"C\" const unsigned char modelc_weight_blob[];\n\n";
+  }
+  out << "namespace {\n\n" << globalsText << "\n" << functionsText;
+
+  // Descriptor tables.
+  for (auto [index, function] : llvm::enumerate(entries)) {
+    emitTensorDescs(out, "entry" + std::to_string(index) + "_inputs",
+                    function, false);
+    emitTensorDescs(out, "entry" + std::to_string(index) + "_outputs",
+                    function, true);
+  }
+  out << "const modelc_entry_desc entries[] = {\n";
+  for (auto [index, function] : llvm::enumerate(entries))
+    out << "    {" << cString(function.getSymName()) << ", "
+        << function.getNumArguments() << ", entry" << index << "_inputs, "
+        << function.getNumResults() << ", entry" << index << "_outputs},\n";
+  out << "};\n";
+  for (auto [index, slot] : llvm::enumerate(options.weights))
+    out << "const int64_t weight_shape" << index << "[] = {"
+        << (slot.type.getRank() ? list(slot.type.getShape())
+                                : std::string("0"))
+        << "};\n";
+  out << "const modelc_weight_desc weights[] = {\n";
+  for (auto [index, slot] : llvm::enumerate(options.weights))
+    out << "    {" << cString(slot.name) << ", "
+        << abiDTypeCode(slot.type.getElementType()) << ", "
+        << slot.type.getRank() << ", weight_shape" << index << ", "
+        << slot.offset << "ULL, " << slot.nbytes << "ULL},\n";
+  if (options.weights.empty())
+    out << "    {nullptr, 0, 0, nullptr, 0, 0},\n";
+  out << "};\n";
+  out << "const char *const cpu_devices[] = {\"cpu\"};\n"
+      << "const uint64_t cpu_arena_bytes[] = {";
+  for (auto [index, entry] : llvm::enumerate(localReport.entries))
+    out << (index ? ", " : "") << entry.arenaBytes << "ULL";
+  out << "};\n"
+      << "const modelc_entry_fn cpu_run[] = {";
+  for (auto [index, function] : llvm::enumerate(entries))
+    out << (index ? ", " : "") << "entry_cpu_" << index;
+  out << "};\n"
+      << "const modelc_plan_desc plans[] = {\n"
+      << "    {\"cpu\", 1, cpu_devices, cpu_arena_bytes, cpu_run},\n"
+      << "};\n"
+      << "const modelc_model_desc model = {\n"
+      << "    MODELC_ABI_VERSION,\n"
+      << "    sizeof(modelc_model_desc),\n"
+      << "    " << cString(options.compilerVersion) << ",\n"
+      << "    " << cString(options.compilerFlags) << ",\n"
+      << "    " << entries.size() << ", entries,\n"
+      << "    " << options.weights.size() << ", weights,\n"
+      << "    "
+      << (options.weightBlobPath.empty() ? "nullptr" : "modelc_weight_blob")
+      << ", " << options.weightBlobBytes << "ULL,\n"
+      << "    "
+      << (options.externalWeightsPath.empty()
+              ? std::string("nullptr")
+              : cString(options.externalWeightsPath))
+      << ",\n"
+      << "    1, plans,\n"
+      << "};\n\n"
+      << "} // namespace\n\n"
+      << "extern \"C\" __attribute__((visibility(\"default\"))) const "
+         "modelc_model_desc *\n"
+      << "modelc_model_v1(void) {\n  return &model;\n}\n";
+  if (report)
+    *report = std::move(localReport);
+  return success();
+}

@@ -1,0 +1,76 @@
+//===- CpuEmitter.h - host C++ for the CPU plan of a model ------*- C++ -*-===//
+//
+// Turns a verified, canonicalized graph module into one C++ source file that
+// implements the model.so ABI (runtime/include/modelc/abi.h) for the CPU
+// plan: one function per entry point, elementwise chains fused into one
+// loop, buffers placed in one arena by liveness, kernels from
+// compiler/kernels/cpu/kernels.h, the descriptor and the weight table.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MODELC_COMPILER_CODEGEN_CPUEMITTER_H
+#define MODELC_COMPILER_CODEGEN_CPUEMITTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace modelc {
+
+/// Where one weight lives in the embedded weight blob.
+struct WeightSlot {
+  std::string name;
+  mlir::RankedTensorType type;
+  uint64_t offset = 0;
+  uint64_t nbytes = 0;
+};
+
+struct CpuEmitOptions {
+  std::string compilerVersion;
+  std::string compilerFlags;
+  /// The weight table, in the order of the module's graph.weight ops.
+  std::vector<WeightSlot> weights;
+  /// Embedded: the blob file that the generated source includes with
+  /// .incbin (its size is weightBlobBytes). Empty when weights are external.
+  std::string weightBlobPath;
+  uint64_t weightBlobBytes = 0;
+  /// External: the safetensors path recorded in the model.
+  std::string externalWeightsPath;
+};
+
+/// What the emitter decided, for reports and tests.
+struct CpuEmitReport {
+  struct Entry {
+    std::string name;
+    uint64_t arenaBytes = 0;
+    unsigned kernelCalls = 0;
+    unsigned fusedLoops = 0;
+    unsigned fusedOps = 0;
+  };
+  std::vector<Entry> entries;
+};
+
+/// Writes the C++ source of the model to `os`. Errors (an op or element type
+/// the CPU backend does not support yet) are emitted at the op's location.
+mlir::LogicalResult emitCpuModel(mlir::ModuleOp module,
+                                 const CpuEmitOptions &options,
+                                 llvm::raw_ostream &os,
+                                 CpuEmitReport *report = nullptr);
+
+/// Bytes of one element of `type` in memory (i1 takes one byte).
+uint64_t elementBytes(mlir::Type type);
+
+/// The ABI dtype code (MODELC_DTYPE_*) of an element type.
+unsigned abiDTypeCode(mlir::Type type);
+
+/// Name of the input or output that the emitter records for argument or
+/// result `index` of `function` (the `graph.name` attribute, or inputN /
+/// outputN).
+std::string boundaryName(mlir::Operation *function, bool isResult,
+                         unsigned index);
+
+} // namespace modelc
+
+#endif // MODELC_COMPILER_CODEGEN_CPUEMITTER_H

@@ -1,0 +1,62 @@
+//===- BuildLibrary.cpp - compile generated sources into model.so ---------===//
+
+#include "compiler/Driver/BuildLibrary.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+std::vector<std::string> modelc::generatedCodeIncludeDirs() {
+  if (const char *dir = std::getenv("MODELC_INCLUDE_DIR"))
+    return {dir};
+  return {MODELC_RUNTIME_INCLUDE_DIR, MODELC_KERNELS_DIR};
+}
+
+LogicalResult modelc::buildSharedLibrary(StringRef source, StringRef output,
+                                         StringRef logPath) {
+  const char *cxxEnv = std::getenv("CXX");
+  std::string cxxName = cxxEnv && *cxxEnv ? cxxEnv : "c++";
+  llvm::ErrorOr<std::string> cxx = llvm::sys::findProgramByName(cxxName);
+  if (!cxx) {
+    llvm::WithColor::error(llvm::errs(), "modelc")
+        << "cannot find the C++ compiler '" << cxxName
+        << "' (set CXX, or install g++)\n";
+    return failure();
+  }
+  std::vector<std::string> args = {*cxx,          "-std=c++17", "-O3",
+                                   "-fPIC",       "-shared",    "-fvisibility=hidden",
+                                   "-fno-math-errno", "-w"};
+  for (const std::string &dir : generatedCodeIncludeDirs())
+    args.push_back("-I" + dir);
+  args.push_back(source.str());
+  args.push_back("-o");
+  args.push_back(output.str());
+  // Only libc, libm and libstdc++: nothing of modelc or CUDA.
+  args.push_back("-Wl,--as-needed");
+
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string logPathText = logPath.str();
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPathText),
+                                          StringRef(logPathText)};
+  std::string errorMessage;
+  int status = llvm::sys::ExecuteAndWait(*cxx, argRefs, std::nullopt,
+                                         redirects, 0, 0, &errorMessage);
+  if (status != 0) {
+    llvm::WithColor::error(llvm::errs(), "modelc")
+        << "the C++ compiler failed on the generated code ("
+        << (errorMessage.empty() ? "exit status " + std::to_string(status)
+                                 : errorMessage)
+        << "); its output is in " << logPath << "\n";
+    if (auto log = llvm::MemoryBuffer::getFile(logPathText)) {
+      StringRef text = (*log)->getBuffer();
+      llvm::errs() << text.take_front(4000);
+    }
+    return failure();
+  }
+  return success();
+}

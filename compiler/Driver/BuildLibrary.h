@@ -1,0 +1,30 @@
+//===- BuildLibrary.h - compile generated sources into model.so -*- C++ -*-===//
+
+#ifndef MODELC_COMPILER_DRIVER_BUILDLIBRARY_H
+#define MODELC_COMPILER_DRIVER_BUILDLIBRARY_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <vector>
+
+namespace modelc {
+
+/// Include folders generated code needs: the runtime's ABI header and the
+/// kernel templates. Taken from $MODELC_INCLUDE_DIR (one folder holding
+/// both `modelc/abi.h` and `cpu/kernels.h`) when set, else from the source
+/// tree modelc was built from.
+std::vector<std::string> generatedCodeIncludeDirs();
+
+/// Runs the system C++ compiler ($CXX, else c++) on `source` to produce the
+/// shared library `output` (-O3, PIC, hidden visibility but for the entry
+/// symbol, no link-time dependency). Its output goes to `logPath`; on
+/// failure an error says where to look.
+mlir::LogicalResult buildSharedLibrary(llvm::StringRef source,
+                                       llvm::StringRef output,
+                                       llvm::StringRef logPath);
+
+} // namespace modelc
+
+#endif // MODELC_COMPILER_DRIVER_BUILDLIBRARY_H

@@ -1,0 +1,304 @@
+//===- Weights.cpp - the weights a model is compiled with -----------------===//
+
+#include "compiler/Driver/Weights.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+using namespace modelc;
+
+namespace {
+
+const char *safetensorsName(Type type) {
+  if (type.isF32())
+    return "F32";
+  if (type.isF16())
+    return "F16";
+  if (type.isBF16())
+    return "BF16";
+  if (type.isSignlessInteger(32))
+    return "I32";
+  if (type.isSignlessInteger(64))
+    return "I64";
+  return "BOOL";
+}
+
+std::string describeType(RankedTensorType type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type.getElementType() << "[";
+  llvm::interleaveComma(type.getShape(), os);
+  os << "]";
+  return text;
+}
+
+uint64_t bytesOf(RankedTensorType type) {
+  return static_cast<uint64_t>(type.getNumElements()) *
+         elementBytes(type.getElementType());
+}
+
+/// splitmix64: small, fast, and the same on every platform.
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return (next() >> 11) * (1.0 / 9007199254740992.0); }
+};
+
+uint64_t hashName(llvm::StringRef name) {
+  uint64_t h = 1469598103934665603ULL; // FNV-1a
+  for (char c : name)
+    h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  return h;
+}
+
+uint16_t toHalf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  uint32_t sign = (bits >> 16) & 0x8000;
+  int32_t exponent = static_cast<int32_t>((bits >> 23) & 0xff) - 127 + 15;
+  uint32_t mantissa = bits & 0x7fffff;
+  if (exponent <= 0)
+    return static_cast<uint16_t>(sign); // flush tiny values to zero
+  if (exponent >= 31)
+    return static_cast<uint16_t>(sign | 0x7c00);
+  uint32_t half = sign | (exponent << 10) | (mantissa >> 13);
+  if (mantissa & 0x1000) // round half up
+    ++half;
+  return static_cast<uint16_t>(half);
+}
+
+} // namespace
+
+static SmallVector<graph::WeightOp> declarations(ModuleOp module) {
+  return SmallVector<graph::WeightOp>(module.getOps<graph::WeightOp>());
+}
+
+WeightSet modelc::declaredWeights(ModuleOp module) {
+  WeightSet set;
+  for (graph::WeightOp decl : declarations(module))
+    set.weights.push_back({decl.getSymName().str(), decl.getTensorType(),
+                           nullptr, bytesOf(decl.getTensorType())});
+  return set;
+}
+
+FailureOr<WeightSet> modelc::readSafetensorsWeights(ModuleOp module,
+                                                    StringRef path) {
+  Location fileLoc = FileLineColLoc::get(module.getContext(), path, 0, 0);
+  auto fail = [&](const llvm::Twine &message) {
+    emitError(fileLoc) << message;
+    return failure();
+  };
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return fail("cannot read weights '" + path +
+                "': " + buffer.getError().message());
+  StringRef bytes = (*buffer)->getBuffer();
+  if (bytes.size() < 8)
+    return fail("'" + path + "' is not a safetensors file: it is shorter "
+                "than the 8-byte header length");
+  uint64_t headerSize = 0;
+  for (int i = 7; i >= 0; --i)
+    headerSize = (headerSize << 8) | static_cast<unsigned char>(bytes[i]);
+  if (headerSize > bytes.size() - 8)
+    return fail("'" + path + "' is not a safetensors file: its header claims " +
+                llvm::Twine(headerSize) + " bytes, the file has " +
+                llvm::Twine(bytes.size() - 8) + " (truncated?)");
+  llvm::Expected<llvm::json::Value> header =
+      llvm::json::parse(bytes.substr(8, headerSize));
+  if (!header)
+    return fail("'" + path + "' has a malformed header: " +
+                llvm::toString(header.takeError()));
+  const llvm::json::Object *object = header->getAsObject();
+  if (!object)
+    return fail("'" + path + "' has a malformed header: not a JSON object");
+  const unsigned char *data =
+      reinterpret_cast<const unsigned char *>(bytes.data()) + 8 + headerSize;
+  uint64_t dataSize = bytes.size() - 8 - headerSize;
+
+  WeightSet set;
+  llvm::StringSet<> declared;
+  for (graph::WeightOp decl : declarations(module)) {
+    std::string name = decl.getSymName().str();
+    declared.insert(name);
+    RankedTensorType type = decl.getTensorType();
+    const llvm::json::Object *entry = object->getObject(name);
+    if (!entry) {
+      decl.emitError("weight '") << name << "' is missing from '" << path
+                                 << "'";
+      return failure();
+    }
+    std::optional<StringRef> dtype = entry->getString("dtype");
+    const llvm::json::Array *shape = entry->getArray("shape");
+    const llvm::json::Array *offsets = entry->getArray("data_offsets");
+    if (!dtype || !shape || !offsets || offsets->size() != 2) {
+      decl.emitError("weight '") << name << "' in '" << path
+                                 << "' lacks dtype, shape or data_offsets";
+      return failure();
+    }
+    SmallVector<int64_t> dims;
+    for (const llvm::json::Value &d : *shape)
+      dims.push_back(d.getAsInteger().value_or(-1));
+    std::string found = dtype->str() + "[";
+    for (auto [i, d] : llvm::enumerate(dims))
+      found += (i ? "," : "") + std::to_string(d);
+    found += "]";
+    if (*dtype != safetensorsName(type.getElementType()) ||
+        ArrayRef<int64_t>(dims) != type.getShape()) {
+      decl.emitError("weight '")
+          << name << "' in '" << path << "' is " << found
+          << "; the model declares " << describeType(type) << " ("
+          << safetensorsName(type.getElementType()) << ")";
+      return failure();
+    }
+    std::optional<int64_t> begin = (*offsets)[0].getAsInteger();
+    std::optional<int64_t> end = (*offsets)[1].getAsInteger();
+    if (!begin || !end || *begin < 0 || *end < *begin ||
+        static_cast<uint64_t>(*end) > dataSize ||
+        static_cast<uint64_t>(*end - *begin) != bytesOf(type)) {
+      decl.emitError("weight '")
+          << name << "' in '" << path << "' has data_offsets that do not "
+          << "fit the file or its shape (truncated?)";
+      return failure();
+    }
+    set.weights.push_back({name, type, data + *begin, bytesOf(type)});
+  }
+  for (const auto &entry : *object) {
+    StringRef key = entry.first;
+    if (key != "__metadata__" && !declared.contains(key))
+      return fail("'" + path + "' has a tensor '" + key +
+                  "' that the model does not declare (an extra weight)");
+  }
+  set.file = std::move(*buffer);
+  return set;
+}
+
+WeightSet modelc::randomWeights(ModuleOp module, uint64_t seed) {
+  // Weights read as a batch_norm variance must be positive.
+  llvm::StringSet<> variances;
+  module.walk([&](graph::BatchNormOp norm) {
+    if (auto ref = norm.getVariance().getDefiningOp<graph::WeightRefOp>())
+      variances.insert(ref.getName());
+  });
+  WeightSet set;
+  for (graph::WeightOp decl : declarations(module)) {
+    RankedTensorType type = decl.getTensorType();
+    std::vector<unsigned char> bytes(bytesOf(type));
+    SplitMix64 rng{seed ^ hashName(decl.getSymName())};
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t fanIn = shape.size() >= 2 ? type.getNumElements() / shape[0]
+                                      : std::max<int64_t>(1, type.getNumElements());
+    double bound = 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(1, fanIn)));
+    bool variance = variances.contains(decl.getSymName());
+    Type element = type.getElementType();
+    for (int64_t i = 0; i < type.getNumElements(); ++i) {
+      double u = rng.uniform();
+      double value = variance ? 0.5 + u : (2.0 * u - 1.0) * bound;
+      if (element.isF32()) {
+        float f = static_cast<float>(value);
+        std::memcpy(&bytes[i * 4], &f, 4);
+      } else if (element.isF16()) {
+        uint16_t h = toHalf(static_cast<float>(value));
+        std::memcpy(&bytes[i * 2], &h, 2);
+      } else if (element.isBF16()) {
+        float f = static_cast<float>(value);
+        uint32_t bits;
+        std::memcpy(&bits, &f, 4);
+        uint16_t b = static_cast<uint16_t>(bits >> 16);
+        std::memcpy(&bytes[i * 2], &b, 2);
+      } else if (element.isSignlessInteger(1)) {
+        bytes[i] = u < 0.5 ? 0 : 1;
+      } else {
+        // Integer weights (index tables): small non-negative values.
+        int64_t v = static_cast<int64_t>(u * 16);
+        std::memcpy(&bytes[i * elementBytes(element)], &v,
+                    elementBytes(element));
+      }
+    }
+    set.storage.push_back(std::move(bytes));
+    set.weights.push_back({decl.getSymName().str(), type,
+                           set.storage.back().data(), bytesOf(type)});
+  }
+  return set;
+}
+
+FailureOr<std::vector<WeightSlot>>
+modelc::writeWeightBlob(const WeightSet &weights, StringRef path,
+                        uint64_t &totalBytes) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    llvm::errs() << "modelc: error: cannot write '" << path
+                 << "': " << ec.message() << "\n";
+    return failure();
+  }
+  std::vector<WeightSlot> slots;
+  uint64_t offset = 0;
+  for (const WeightSet::Weight &w : weights.weights) {
+    uint64_t aligned = (offset + 63) / 64 * 64;
+    os.write_zeros(aligned - offset);
+    os.write(reinterpret_cast<const char *>(w.data), w.nbytes);
+    slots.push_back({w.name, w.type, aligned, w.nbytes});
+    offset = aligned + w.nbytes;
+  }
+  totalBytes = offset;
+  os.close();
+  if (os.has_error()) {
+    llvm::errs() << "modelc: error: cannot write '" << path
+                 << "': " << os.error().message() << "\n";
+    os.clear_error();
+    return failure();
+  }
+  return slots;
+}
+
+LogicalResult modelc::writeSafetensors(const WeightSet &weights,
+                                       StringRef path) {
+  llvm::json::Object header;
+  uint64_t offset = 0;
+  for (const WeightSet::Weight &w : weights.weights) {
+    llvm::json::Array shape;
+    for (int64_t d : w.type.getShape())
+      shape.push_back(d);
+    header[w.name] = llvm::json::Object{
+        {"dtype", safetensorsName(w.type.getElementType())},
+        {"shape", std::move(shape)},
+        {"data_offsets", llvm::json::Array{offset, offset + w.nbytes}}};
+    offset += w.nbytes;
+  }
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::json::Value(std::move(header));
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    llvm::errs() << "modelc: error: cannot write '" << path
+                 << "': " << ec.message() << "\n";
+    return failure();
+  }
+  uint64_t size = text.size();
+  for (int i = 0; i < 8; ++i)
+    os << static_cast<char>((size >> (8 * i)) & 0xff);
+  os << text;
+  for (const WeightSet::Weight &w : weights.weights)
+    os.write(reinterpret_cast<const char *>(w.data), w.nbytes);
+  os.close();
+  if (os.has_error()) {
+    os.clear_error();
+    return failure();
+  }
+  return success();
+}

@@ -1,0 +1,63 @@
+//===- Weights.h - the weights a model is compiled with ---------*- C++ -*-===//
+//
+// Reads them from a safetensors file or generates them deterministically,
+// checks them against the module's graph.weight declarations, and lays them
+// out in the blob that model.so embeds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MODELC_COMPILER_DRIVER_WEIGHTS_H
+#define MODELC_COMPILER_DRIVER_WEIGHTS_H
+
+#include "compiler/Codegen/CpuEmitter.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace modelc {
+
+/// The weights of a model, in the order of its graph.weight declarations.
+struct WeightSet {
+  struct Weight {
+    std::string name;
+    mlir::RankedTensorType type;
+    const unsigned char *data = nullptr; ///< into `storage` or `file`
+    uint64_t nbytes = 0;
+  };
+  std::vector<Weight> weights;
+  std::unique_ptr<llvm::MemoryBuffer> file;
+  std::vector<std::vector<unsigned char>> storage;
+};
+
+/// Reads `path` (safetensors) and matches it to the declarations: a missing,
+/// extra, mis-shaped or mis-typed weight is an error naming it (at the
+/// declaration when there is one).
+mlir::FailureOr<WeightSet> readSafetensorsWeights(mlir::ModuleOp module,
+                                                  llvm::StringRef path);
+
+/// Deterministic weights from `seed`: uniform in +-1/sqrt(fan_in) as
+/// PyTorch initializes layers, in [0.5, 1.5] for a batch_norm's variance,
+/// and independent of declaration order (each weight's stream is seeded by
+/// its name).
+WeightSet randomWeights(mlir::ModuleOp module, uint64_t seed);
+
+/// The module's declarations with no data (for --external-weights).
+WeightSet declaredWeights(mlir::ModuleOp module);
+
+/// Writes the weights one after another at 64-byte aligned offsets and
+/// returns their slots; `totalBytes` receives the file size.
+mlir::FailureOr<std::vector<WeightSlot>>
+writeWeightBlob(const WeightSet &weights, llvm::StringRef path,
+                uint64_t &totalBytes);
+
+/// Writes the weights as a safetensors file.
+mlir::LogicalResult writeSafetensors(const WeightSet &weights,
+                                     llvm::StringRef path);
+
+} // namespace modelc
+
+#endif // MODELC_COMPILER_DRIVER_WEIGHTS_H

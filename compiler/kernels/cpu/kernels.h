@@ -1,0 +1,523 @@
+// kernels.h - CPU kernels that generated model code includes and calls.
+//
+// Header-only, C++17, no dependency beyond the C ABI header: everything the
+// runtime provides (GEMM, the thread pool, error reporting) comes through
+// modelc_run_ctx. Tensors are dense row-major f32 unless a template says
+// otherwise. Each kernel splits its outer loop across the CPU pool.
+#ifndef MODELC_KERNELS_CPU_KERNELS_H
+#define MODELC_KERNELS_CPU_KERNELS_H
+
+#include "modelc/abi.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace modelc_cpu {
+
+/// Runs f(begin, end) over chunks of [0, n) on the runtime's pool.
+template <typename F>
+inline void parallel_for(modelc_run_ctx *ctx, int64_t n, int64_t grain,
+                         F &&f) {
+  using Fn = std::remove_reference_t<F>;
+  ctx->api->parallel_for(
+      ctx, n, grain,
+      [](void *arg, int64_t begin, int64_t end) {
+        (*static_cast<Fn *>(arg))(begin, end);
+      },
+      const_cast<void *>(static_cast<const void *>(&f)));
+}
+
+/// Elements per chunk so that a chunk has roughly `work` operations.
+inline int64_t grain_for(int64_t cost_per_item, int64_t work = 32768) {
+  return std::max<int64_t>(1, work / std::max<int64_t>(1, cost_per_item));
+}
+
+/// Offset into a broadcast operand for linear index `i` of the output.
+/// `strides` has the output's rank; a broadcast dimension has stride 0.
+inline int64_t broadcast_offset(int64_t i, int rank, const int64_t *out_dims,
+                                const int64_t *strides) {
+  int64_t offset = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    int64_t coord = i % out_dims[d];
+    i /= out_dims[d];
+    offset += coord * strides[d];
+  }
+  return offset;
+}
+
+inline float gelu_erf(float x) {
+  return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+}
+inline float gelu_tanh(float x) {
+  return 0.5f * x *
+         (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+}
+inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+/// Integer division truncating toward zero; division by zero yields 0
+/// (documented in docs/ir.md) instead of trapping.
+template <typename T> inline T int_div(T a, T b) { return b == 0 ? T(0) : a / b; }
+
+/// Integer power by squaring; negative exponents give 0 except for bases 1
+/// and -1, as integer arithmetic in numpy.
+template <typename T> inline T int_pow(T base, T exp) {
+  if (exp < 0)
+    return base == 1 ? 1 : base == -1 ? ((exp & 1) ? -1 : 1) : 0;
+  T result = 1;
+  while (exp) {
+    if (exp & 1)
+      result *= base;
+    base *= base;
+    exp >>= 1;
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+/// y[M, N] = x[M, K] * w[N, K]^T + bias[N] (bias may be null).
+inline void linear(modelc_run_ctx *ctx, const float *x, const float *w,
+                   const float *bias, float *y, int64_t m, int64_t n,
+                   int64_t k) {
+  float beta = 0.0f;
+  if (bias) {
+    parallel_for(ctx, m, grain_for(n), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        std::memcpy(y + i * n, bias, sizeof(float) * n);
+    });
+    beta = 1.0f;
+  }
+  ctx->api->sgemm(ctx, 0, 1, m, n, k, 1.0f, x, k, w, k, beta, y, n);
+}
+
+/// Batched c[b] = a[b] * b[b] with broadcast batch dimensions: batch b of the
+/// output reads a at a_batch_stride-derived offsets.
+inline void matmul(modelc_run_ctx *ctx, const float *a, const float *b,
+                   float *c, int64_t m, int64_t n, int64_t k, int batch_rank,
+                   const int64_t *batch_dims, const int64_t *a_strides,
+                   const int64_t *b_strides) {
+  int64_t batches = 1;
+  for (int d = 0; d < batch_rank; ++d)
+    batches *= batch_dims[d];
+  for (int64_t i = 0; i < batches; ++i) {
+    const float *ai =
+        a + broadcast_offset(i, batch_rank, batch_dims, a_strides) * m * k;
+    const float *bi =
+        b + broadcast_offset(i, batch_rank, batch_dims, b_strides) * k * n;
+    ctx->api->sgemm(ctx, 0, 0, m, n, k, 1.0f, ai, k, bi, n, 0.0f, c + i * m * n,
+                    n);
+  }
+}
+
+/// y[M, N] = alpha * op(a) * op(b) + beta * c, c broadcast from c_dims
+/// (rank <= 2, right-aligned; null when absent).
+inline void gemm(modelc_run_ctx *ctx, const float *a, const float *b,
+                 const float *c, float *y, int64_t m, int64_t n, int64_t k,
+                 int trans_a, int trans_b, float alpha, float beta,
+                 int64_t c_rows, int64_t c_cols) {
+  float gemm_beta = 0.0f;
+  if (c && beta != 0.0f) {
+    parallel_for(ctx, m, grain_for(n), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          y[i * n + j] = beta * c[(c_rows == 1 ? 0 : i) * c_cols +
+                                  (c_cols == 1 ? 0 : j)];
+    });
+    gemm_beta = 1.0f;
+  }
+  ctx->api->sgemm(ctx, trans_a, trans_b, m, n, k, alpha, a, trans_a ? m : k, b,
+                  trans_b ? k : n, gemm_beta, y, n);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+/// Softmax (or log-softmax) over the middle dimension of [outer, len, inner].
+inline void softmax(modelc_run_ctx *ctx, const float *x, float *y,
+                    int64_t outer, int64_t len, int64_t inner, bool log) {
+  parallel_for(ctx, outer * inner, grain_for(len * 4),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t r = begin; r < end; ++r) {
+                   int64_t o = r / inner, in = r % inner;
+                   const float *xr = x + o * len * inner + in;
+                   float *yr = y + o * len * inner + in;
+                   float mx = -std::numeric_limits<float>::infinity();
+                   for (int64_t j = 0; j < len; ++j)
+                     mx = std::max(mx, xr[j * inner]);
+                   double sum = 0.0;
+                   for (int64_t j = 0; j < len; ++j)
+                     sum += std::exp(xr[j * inner] - mx);
+                   if (log) {
+                     float lse = mx + static_cast<float>(std::log(sum));
+                     for (int64_t j = 0; j < len; ++j)
+                       yr[j * inner] = xr[j * inner] - lse;
+                   } else {
+                     float inv = static_cast<float>(1.0 / sum);
+                     for (int64_t j = 0; j < len; ++j)
+                       yr[j * inner] = std::exp(xr[j * inner] - mx) * inv;
+                   }
+                 }
+               });
+}
+
+/// Normalizes each of `rows` rows of `cols` elements; scale/bias may be null.
+inline void layer_norm(modelc_run_ctx *ctx, const float *x, const float *scale,
+                       const float *bias, float *y, int64_t rows, int64_t cols,
+                       float epsilon) {
+  parallel_for(ctx, rows, grain_for(cols * 4), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float *xr = x + r * cols;
+      float *yr = y + r * cols;
+      double mean = 0.0;
+      for (int64_t j = 0; j < cols; ++j)
+        mean += xr[j];
+      mean /= static_cast<double>(cols);
+      double var = 0.0;
+      for (int64_t j = 0; j < cols; ++j) {
+        double d = xr[j] - mean;
+        var += d * d;
+      }
+      var /= static_cast<double>(cols);
+      float inv = static_cast<float>(1.0 / std::sqrt(var + epsilon));
+      float m = static_cast<float>(mean);
+      for (int64_t j = 0; j < cols; ++j) {
+        float v = (xr[j] - m) * inv;
+        if (scale)
+          v *= scale[j];
+        if (bias)
+          v += bias[j];
+        yr[j] = v;
+      }
+    }
+  });
+}
+
+/// Inference batch norm of [N, C, spatial].
+inline void batch_norm(modelc_run_ctx *ctx, const float *x, const float *scale,
+                       const float *bias, const float *mean,
+                       const float *variance, float *y, int64_t n, int64_t c,
+                       int64_t spatial, float epsilon) {
+  parallel_for(ctx, n * c, grain_for(spatial), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t ch = r % c;
+      float a = scale[ch] / std::sqrt(variance[ch] + epsilon);
+      float b = bias[ch] - mean[ch] * a;
+      const float *xr = x + r * spatial;
+      float *yr = y + r * spatial;
+      for (int64_t j = 0; j < spatial; ++j)
+        yr[j] = xr[j] * a + b;
+    }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling (NCHW)
+//===----------------------------------------------------------------------===//
+
+struct Conv2dShape {
+  int64_t n, c, h, w;         // input
+  int64_t o, kh, kw;          // weight [o, c/groups, kh, kw]
+  int64_t oh, ow;             // output spatial
+  int64_t stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
+  int64_t groups;
+};
+
+/// Floats of scratch conv2d needs (0 for 1x1, stride 1, no padding).
+inline int64_t conv2d_scratch_floats(const Conv2dShape &s) {
+  bool direct = s.kh == 1 && s.kw == 1 && s.stride_h == 1 && s.stride_w == 1 &&
+                s.pad_top == 0 && s.pad_left == 0 && s.oh == s.h && s.ow == s.w;
+  return direct ? 0 : (s.c / s.groups) * s.kh * s.kw * s.oh * s.ow;
+}
+
+/// im2col + GEMM per image and group; `scratch` holds
+/// conv2d_scratch_floats(s) floats.
+inline void conv2d(modelc_run_ctx *ctx, const float *x, const float *w,
+                   const float *bias, float *y, const Conv2dShape &s,
+                   float *scratch) {
+  const int64_t cg = s.c / s.groups, og = s.o / s.groups;
+  const int64_t spatial = s.oh * s.ow, patch = cg * s.kh * s.kw;
+  const bool direct = conv2d_scratch_floats(s) == 0;
+  for (int64_t img = 0; img < s.n; ++img) {
+    for (int64_t g = 0; g < s.groups; ++g) {
+      const float *xg = x + (img * s.c + g * cg) * s.h * s.w;
+      const float *cols = xg;
+      if (!direct) {
+        parallel_for(ctx, patch, grain_for(spatial), [&](int64_t begin,
+                                                         int64_t end) {
+          for (int64_t row = begin; row < end; ++row) {
+            int64_t ci = row / (s.kh * s.kw);
+            int64_t ky = (row / s.kw) % s.kh, kx = row % s.kw;
+            float *dst = scratch + row * spatial;
+            const float *src = xg + ci * s.h * s.w;
+            for (int64_t oy = 0; oy < s.oh; ++oy) {
+              int64_t iy = oy * s.stride_h - s.pad_top + ky * s.dilation_h;
+              float *d = dst + oy * s.ow;
+              if (iy < 0 || iy >= s.h) {
+                std::fill(d, d + s.ow, 0.0f);
+                continue;
+              }
+              for (int64_t ox = 0; ox < s.ow; ++ox) {
+                int64_t ix = ox * s.stride_w - s.pad_left + kx * s.dilation_w;
+                d[ox] = (ix >= 0 && ix < s.w) ? src[iy * s.w + ix] : 0.0f;
+              }
+            }
+          }
+        });
+        cols = scratch;
+      }
+      float *yg = y + (img * s.o + g * og) * spatial;
+      const float *wg = w + g * og * patch;
+      float beta = 0.0f;
+      if (bias) {
+        for (int64_t oc = 0; oc < og; ++oc)
+          std::fill(yg + oc * spatial, yg + (oc + 1) * spatial,
+                    bias[g * og + oc]);
+        beta = 1.0f;
+      }
+      ctx->api->sgemm(ctx, 0, 0, og, spatial, patch, 1.0f, wg, patch, cols,
+                      spatial, beta, yg, spatial);
+    }
+  }
+}
+
+struct Pool2dShape {
+  int64_t n, c, h, w, oh, ow;
+  int64_t kh, kw, stride_h, stride_w, pad_top, pad_left, pad_bottom, pad_right;
+};
+
+inline void max_pool2d(modelc_run_ctx *ctx, const float *x, float *y,
+                       const Pool2dShape &s) {
+  parallel_for(ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t p = begin; p < end; ++p) {
+                   const float *xp = x + p * s.h * s.w;
+                   float *yp = y + p * s.oh * s.ow;
+                   for (int64_t oy = 0; oy < s.oh; ++oy)
+                     for (int64_t ox = 0; ox < s.ow; ++ox) {
+                       float m = -std::numeric_limits<float>::infinity();
+                       for (int64_t ky = 0; ky < s.kh; ++ky) {
+                         int64_t iy = oy * s.stride_h - s.pad_top + ky;
+                         if (iy < 0 || iy >= s.h)
+                           continue;
+                         for (int64_t kx = 0; kx < s.kw; ++kx) {
+                           int64_t ix = ox * s.stride_w - s.pad_left + kx;
+                           if (ix >= 0 && ix < s.w)
+                             m = std::max(m, xp[iy * s.w + ix]);
+                         }
+                       }
+                       yp[oy * s.ow + ox] = m;
+                     }
+                 }
+               });
+}
+
+inline void avg_pool2d(modelc_run_ctx *ctx, const float *x, float *y,
+                       const Pool2dShape &s, bool count_include_pad) {
+  parallel_for(
+      ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+          const float *xp = x + p * s.h * s.w;
+          float *yp = y + p * s.oh * s.ow;
+          for (int64_t oy = 0; oy < s.oh; ++oy)
+            for (int64_t ox = 0; ox < s.ow; ++ox) {
+              int64_t y0 = oy * s.stride_h - s.pad_top;
+              int64_t x0 = ox * s.stride_w - s.pad_left;
+              // As PyTorch: the padded window is clipped to input + padding.
+              int64_t y1 = std::min(y0 + s.kh, s.h + s.pad_bottom);
+              int64_t x1 = std::min(x0 + s.kw, s.w + s.pad_right);
+              int64_t padded = (y1 - y0) * (x1 - x0);
+              double sum = 0.0;
+              int64_t count = 0;
+              for (int64_t iy = std::max<int64_t>(y0, 0);
+                   iy < std::min(y1, s.h); ++iy)
+                for (int64_t ix = std::max<int64_t>(x0, 0);
+                     ix < std::min(x1, s.w); ++ix) {
+                  sum += xp[iy * s.w + ix];
+                  ++count;
+                }
+              int64_t divisor = count_include_pad ? padded : count;
+              yp[oy * s.ow + ox] =
+                  divisor ? static_cast<float>(sum / divisor) : 0.0f;
+            }
+        }
+      });
+}
+
+inline void global_avg_pool(modelc_run_ctx *ctx, const float *x, float *y,
+                            int64_t planes, int64_t spatial) {
+  parallel_for(ctx, planes, grain_for(spatial), [&](int64_t begin,
+                                                    int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      double sum = 0.0;
+      for (int64_t j = 0; j < spatial; ++j)
+        sum += x[p * spatial + j];
+      y[p] = static_cast<float>(sum / static_cast<double>(spatial));
+    }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement (any element type: T is the storage type)
+//===----------------------------------------------------------------------===//
+
+/// y = transpose(x, perm); in_strides[d] is the input stride of output dim d.
+template <typename T>
+inline void transpose(modelc_run_ctx *ctx, const T *x, T *y, int rank,
+                      const int64_t *out_dims, const int64_t *in_strides) {
+  int64_t total = 1;
+  for (int d = 0; d < rank; ++d)
+    total *= out_dims[d];
+  int64_t inner = rank ? out_dims[rank - 1] : 1;
+  int64_t inner_stride = rank ? in_strides[rank - 1] : 1;
+  int64_t rows = inner ? total / inner : 0;
+  parallel_for(ctx, rows, grain_for(inner), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t base = broadcast_offset(r, rank - 1, out_dims, in_strides);
+      T *dst = y + r * inner;
+      for (int64_t j = 0; j < inner; ++j)
+        dst[j] = x[base + j * inner_stride];
+    }
+  });
+}
+
+/// Copies x [outer, x_inner] into columns [offset, offset + x_inner) of y
+/// [outer, y_inner]: one input of a concat.
+template <typename T>
+inline void copy_columns(modelc_run_ctx *ctx, const T *x, T *y, int64_t outer,
+                         int64_t x_inner, int64_t y_inner, int64_t offset) {
+  parallel_for(ctx, outer, grain_for(x_inner), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r)
+      std::memcpy(y + r * y_inner + offset, x + r * x_inner,
+                  sizeof(T) * x_inner);
+  });
+}
+
+/// y = x[start_d + i * step_d] per dimension.
+template <typename T>
+inline void slice(modelc_run_ctx *ctx, const T *x, T *y, int rank,
+                  const int64_t *out_dims, const int64_t *in_strides,
+                  const int64_t *starts, const int64_t *steps) {
+  int64_t total = 1;
+  for (int d = 0; d < rank; ++d)
+    total *= out_dims[d];
+  int64_t base = 0;
+  for (int d = 0; d < rank; ++d)
+    base += starts[d] * in_strides[d];
+  int64_t step_strides[16];
+  for (int d = 0; d < rank && d < 16; ++d)
+    step_strides[d] = in_strides[d] * steps[d];
+  parallel_for(ctx, total, grain_for(1), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = x[base + broadcast_offset(i, rank, out_dims, step_strides)];
+  });
+}
+
+/// y[o, i, in] = data[o, index[i], in] for data [outer, axis_dim, inner].
+template <typename T, typename I>
+inline int gather(modelc_run_ctx *ctx, const T *data, const I *indices, T *y,
+                  int64_t outer, int64_t axis_dim, int64_t inner,
+                  int64_t num_indices) {
+  for (int64_t i = 0; i < num_indices; ++i)
+    if (indices[i] < -axis_dim || indices[i] >= axis_dim) {
+      ctx->api->report_error(ctx, "graph.gather: an index is out of range");
+      return 1;
+    }
+  parallel_for(ctx, outer * num_indices, grain_for(inner),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t r = begin; r < end; ++r) {
+                   int64_t o = r / num_indices, i = r % num_indices;
+                   int64_t idx = static_cast<int64_t>(indices[i]);
+                   if (idx < 0)
+                     idx += axis_dim;
+                   std::memcpy(y + r * inner, data + (o * axis_dim + idx) * inner,
+                               sizeof(T) * inner);
+                 }
+               });
+  return 0;
+}
+
+/// Reduction over some axes (kind: 0 sum, 1 mean, 2 max). Output element r
+/// reads the input at kept_strides-derived base offset plus every offset of
+/// the reduced dimensions.
+template <typename T>
+inline void reduce(modelc_run_ctx *ctx, const T *x, T *y, int kept_rank,
+                   const int64_t *kept_dims, const int64_t *kept_strides,
+                   int reduced_rank, const int64_t *reduced_dims,
+                   const int64_t *reduced_strides, int kind) {
+  int64_t outputs = 1, len = 1;
+  for (int d = 0; d < kept_rank; ++d)
+    outputs *= kept_dims[d];
+  for (int d = 0; d < reduced_rank; ++d)
+    len *= reduced_dims[d];
+  parallel_for(ctx, outputs, grain_for(len), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const T *xr = x + broadcast_offset(r, kept_rank, kept_dims, kept_strides);
+      if (kind == 2) {
+        T m = xr[0];
+        for (int64_t j = 1; j < len; ++j)
+          m = std::max(m, xr[broadcast_offset(j, reduced_rank, reduced_dims,
+                                              reduced_strides)]);
+        y[r] = m;
+      } else {
+        double sum = 0.0;
+        for (int64_t j = 0; j < len; ++j)
+          sum += static_cast<double>(xr[broadcast_offset(
+              j, reduced_rank, reduced_dims, reduced_strides)]);
+        if (kind == 1)
+          sum /= static_cast<double>(len);
+        y[r] = static_cast<T>(sum);
+      }
+    }
+  });
+}
+
+/// Cross-entropy of logits [n, c] against class indices (reduction: 0 none,
+/// 1 mean, 2 sum).
+template <typename I>
+inline int cross_entropy(modelc_run_ctx *ctx, const float *logits,
+                         const I *targets, const float *weight, float *y,
+                         int64_t n, int64_t c, int reduction,
+                         int64_t ignore_index) {
+  double total = 0.0, weight_sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t t = static_cast<int64_t>(targets[i]);
+    if (t == ignore_index) {
+      if (reduction == 0)
+        y[i] = 0.0f;
+      continue;
+    }
+    if (t < 0 || t >= c) {
+      ctx->api->report_error(ctx,
+                             "graph.cross_entropy: a target is out of range");
+      return 1;
+    }
+    const float *row = logits + i * c;
+    float mx = *std::max_element(row, row + c);
+    double sum = 0.0;
+    for (int64_t j = 0; j < c; ++j)
+      sum += std::exp(static_cast<double>(row[j] - mx));
+    double loss = -(row[t] - mx - std::log(sum));
+    double w = weight ? weight[t] : 1.0;
+    if (reduction == 0)
+      y[i] = static_cast<float>(w * loss);
+    total += w * loss;
+    weight_sum += w;
+  }
+  if (reduction == 1)
+    y[0] = static_cast<float>(weight_sum > 0 ? total / weight_sum
+                                             : std::nan(""));
+  else if (reduction == 2)
+    y[0] = static_cast<float>(total);
+  return 0;
+}
+
+} // namespace modelc_cpu
+
+#endif // MODELC_KERNELS_CPU_KERNELS_H

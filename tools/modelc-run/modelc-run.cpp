@@ -1,0 +1,370 @@
+//===- modelc-run.cpp - load, run, time and check a compiled model --------===//
+//
+//   modelc-run model.so --input x=x.npy --output y=y.npy
+//   modelc-run model.so --random-inputs --bench 100
+//   modelc-run model.so --random-inputs --compare-reference model.ir
+//
+// Runs through the public runtime API (modelc/runtime.hpp); the reference
+// comparison evaluates the model's IR with the compiler's interpreter on the
+// same inputs and the same weights (read back from the loaded model).
+//
+//===----------------------------------------------------------------------===//
+
+#include "modelc/npy.hpp"
+#include "modelc/runtime.hpp"
+
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Reference/Interpreter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+const char *usage = R"(usage: modelc-run MODEL.so [options]
+
+Loads a model compiled by modelc, runs one entry point and reports its outputs.
+
+  --entry NAME              entry point to run (default: the first)
+  --input NAME=FILE.npy     an input from a .npy file (repeat per input)
+  --random-inputs           fill inputs that were not given with random data
+  --seed N                  seed of --random-inputs (default 0)
+  --output NAME=FILE.npy    write an output to a .npy file (repeat)
+  --weights FILE            load weights from a safetensors file instead
+  --threads N               CPU threads (default: all cores)
+  --bench N                 time N runs after 3 warm-up runs
+  --compare-reference IR    also run MODEL's IR in the reference interpreter
+                            and compare (exit status 1 on a mismatch)
+  --rtol R, --atol A        comparison tolerances: |got - want| <= A + R*|want|
+                            (default 1e-4 and 1e-5)
+  --info                    print the model's entry points, weights and plan
+  --help
+)";
+
+struct Options {
+  std::string model, entry, weights, reference;
+  std::map<std::string, std::string> inputs, outputs;
+  bool randomInputs = false, info = false;
+  uint64_t seed = 0;
+  int threads = 0, bench = 0;
+  double rtol = 1e-4, atol = 1e-5;
+};
+
+[[noreturn]] void usageError(const std::string &message) {
+  std::cerr << "modelc-run: error: " << message << "\n"
+            << "(modelc-run --help shows the options)\n";
+  std::exit(1);
+}
+
+Options parseArgs(int argc, char **argv) {
+  Options o;
+  auto value = [&](int &i) -> std::string {
+    if (i + 1 >= argc)
+      usageError(std::string(argv[i]) + " needs a value");
+    return argv[++i];
+  };
+  auto number = [&](const std::string &flag, const std::string &text) {
+    try {
+      size_t used = 0;
+      double v = std::stod(text, &used);
+      if (used != text.size())
+        throw std::invalid_argument(text);
+      return v;
+    } catch (...) {
+      usageError(flag + " takes a number, got '" + text + "'");
+    }
+  };
+  auto pair = [&](const std::string &flag, const std::string &text,
+                  std::map<std::string, std::string> &into) {
+    size_t eq = text.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+      usageError(flag + " takes NAME=FILE, got '" + text + "'");
+    into[text.substr(0, eq)] = text.substr(eq + 1);
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::cout << usage;
+      std::exit(0);
+    } else if (a == "--entry") {
+      o.entry = value(i);
+    } else if (a == "--input") {
+      pair(a, value(i), o.inputs);
+    } else if (a == "--output") {
+      pair(a, value(i), o.outputs);
+    } else if (a == "--random-inputs") {
+      o.randomInputs = true;
+    } else if (a == "--seed") {
+      o.seed = static_cast<uint64_t>(number(a, value(i)));
+    } else if (a == "--weights") {
+      o.weights = value(i);
+    } else if (a == "--threads") {
+      o.threads = static_cast<int>(number(a, value(i)));
+    } else if (a == "--bench") {
+      o.bench = static_cast<int>(number(a, value(i)));
+    } else if (a == "--compare-reference") {
+      o.reference = value(i);
+    } else if (a == "--rtol") {
+      o.rtol = number(a, value(i));
+    } else if (a == "--atol") {
+      o.atol = number(a, value(i));
+    } else if (a == "--info") {
+      o.info = true;
+    } else if (!a.empty() && a[0] == '-') {
+      usageError("unknown option '" + a + "'");
+    } else if (o.model.empty()) {
+      o.model = a;
+    } else {
+      usageError("more than one model given ('" + o.model + "', '" + a + "')");
+    }
+  }
+  if (o.model.empty())
+    usageError("no model given");
+  return o;
+}
+
+modelc::Tensor randomTensor(const modelc::TensorInfo &info, std::mt19937_64 &rng) {
+  modelc::Tensor t = modelc::Tensor::zeros(info.shape, info.dtype);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  int64_t n = t.numel();
+  switch (info.dtype) {
+  case modelc::DType::F32:
+    for (int64_t i = 0; i < n; ++i)
+      t.mutable_data_as<float>()[i] = uniform(rng);
+    break;
+  case modelc::DType::I32:
+    for (int64_t i = 0; i < n; ++i)
+      t.mutable_data_as<int32_t>()[i] = static_cast<int32_t>(rng() % 2);
+    break;
+  case modelc::DType::I64:
+    for (int64_t i = 0; i < n; ++i)
+      t.mutable_data_as<int64_t>()[i] = static_cast<int64_t>(rng() % 2);
+    break;
+  case modelc::DType::Bool:
+    for (int64_t i = 0; i < n; ++i)
+      t.mutable_data_as<uint8_t>()[i] = static_cast<uint8_t>(rng() % 2);
+    break;
+  default:
+    throw modelc::Error("--random-inputs does not support " +
+                        std::string(modelc::dtypeName(info.dtype)) + " yet");
+  }
+  return t;
+}
+
+/// Element i of a host tensor as double.
+double elementAt(const modelc::Tensor &t, int64_t i) {
+  switch (t.dtype()) {
+  case modelc::DType::F32:
+    return t.data_as<float>()[i];
+  case modelc::DType::I32:
+    return t.data_as<int32_t>()[i];
+  case modelc::DType::I64:
+    return static_cast<double>(t.data_as<int64_t>()[i]);
+  case modelc::DType::Bool:
+    return t.data_as<uint8_t>()[i];
+  default:
+    throw modelc::Error("cannot read " + t.describe() + " elements yet");
+  }
+}
+
+modelc::RefTensor toReference(const modelc::Tensor &t) {
+  modelc::RefTensor r{t.shape(), {}};
+  r.data.resize(t.numel());
+  for (int64_t i = 0; i < t.numel(); ++i)
+    r.data[i] = elementAt(t, i);
+  return r;
+}
+
+void summarize(const std::string &name, const modelc::Tensor &t) {
+  double mn = INFINITY, mx = -INFINITY, sum = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double v = elementAt(t, i);
+    mn = std::min(mn, v);
+    mx = std::max(mx, v);
+    sum += v;
+  }
+  std::printf("output '%s': %s min %.6g max %.6g mean %.6g\n", name.c_str(),
+              t.describe().c_str(), mn, mx, t.numel() ? sum / t.numel() : 0.0);
+}
+
+/// Runs the reference interpreter; returns false on a mismatch.
+bool compareWithReference(const Options &o, const modelc::Model &model,
+                          const modelc::EntryInfo &entry,
+                          const std::vector<modelc::Tensor> &inputs,
+                          const std::vector<modelc::Tensor> &outputs) {
+  mlir::DialectRegistry registry;
+  modelc::registerModelcDialects(registry);
+  mlir::MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(o.reference, sourceMgr, &context);
+  if (!module)
+    throw modelc::Error("cannot read the reference IR '" + o.reference + "'");
+  mlir::PassManager pm(&context);
+  modelc::buildGraphPipeline(pm);
+  if (mlir::failed(pm.run(*module)))
+    throw modelc::Error("the reference IR '" + o.reference + "' is invalid");
+  auto function = module->lookupSymbol<mlir::func::FuncOp>(entry.name);
+  if (!function)
+    throw modelc::Error("the reference IR has no entry point '" + entry.name +
+                        "'");
+  std::vector<modelc::RefTensor> refInputs;
+  for (const modelc::Tensor &t : inputs)
+    refInputs.push_back(toReference(t));
+  modelc::WeightProvider weights =
+      [&](llvm::StringRef name) -> mlir::FailureOr<modelc::RefTensor> {
+    return toReference(model.weight(name.str()));
+  };
+  mlir::FailureOr<std::vector<modelc::RefTensor>> expected =
+      modelc::interpret(function, refInputs, weights);
+  if (mlir::failed(expected))
+    throw modelc::Error("the reference interpreter failed");
+  bool ok = true;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const modelc::RefTensor &want = (*expected)[k];
+    double maxAbs = 0, maxRel = 0;
+    int64_t bad = 0, firstBad = -1;
+    for (int64_t i = 0; i < outputs[k].numel(); ++i) {
+      double got = elementAt(outputs[k], i), w = want.data[i];
+      double err = std::fabs(got - w);
+      if (std::isnan(got) != std::isnan(w))
+        err = INFINITY;
+      else if (std::isnan(got))
+        err = 0;
+      maxAbs = std::max(maxAbs, err);
+      if (w != 0)
+        maxRel = std::max(maxRel, err / std::fabs(w));
+      if (err > o.atol + o.rtol * std::fabs(w)) {
+        if (firstBad < 0)
+          firstBad = i;
+        ++bad;
+      }
+    }
+    const std::string &name = entry.outputs[k].name;
+    std::printf("compare-reference: output '%s': max abs error %.3g, max rel "
+                "error %.3g (atol %g, rtol %g): %s\n",
+                name.c_str(), maxAbs, maxRel, o.atol, o.rtol,
+                bad ? "MISMATCH" : "OK");
+    if (bad) {
+      std::printf("  %lld of %lld elements differ; first at index %lld: got "
+                  "%.9g, want %.9g\n",
+                  static_cast<long long>(bad),
+                  static_cast<long long>(outputs[k].numel()),
+                  static_cast<long long>(firstBad),
+                  elementAt(outputs[k], firstBad), want.data[firstBad]);
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+int run(const Options &o) {
+  modelc::LoadOptions load;
+  load.weights = o.weights;
+  load.num_threads = o.threads;
+  modelc::Model model = modelc::Model::load(o.model, load);
+
+  if (o.info) {
+    std::printf("model %s: plan %s, %d threads, built by modelc %s\n",
+                o.model.c_str(), model.plan().c_str(), model.num_threads(),
+                model.compiler_version().c_str());
+    for (const modelc::EntryInfo &e : model.entries()) {
+      std::printf("entry '%s' (arena %llu bytes)\n", e.name.c_str(),
+                  static_cast<unsigned long long>(model.arena_bytes(e.name)));
+      for (const auto &in : e.inputs)
+        std::printf("  input '%s': %s\n", in.name.c_str(),
+                    modelc::describe(in.dtype, in.shape).c_str());
+      for (const auto &out : e.outputs)
+        std::printf("  output '%s': %s\n", out.name.c_str(),
+                    modelc::describe(out.dtype, out.shape).c_str());
+    }
+    std::printf("%zu weights\n", model.weight_names().size());
+  }
+
+  const modelc::EntryInfo &entry =
+      o.entry.empty() ? model.entries().front() : model.entry(o.entry);
+  std::mt19937_64 rng(o.seed);
+  std::vector<modelc::Tensor> inputs;
+  std::map<std::string, std::string> unused = o.inputs;
+  for (const modelc::TensorInfo &info : entry.inputs) {
+    auto it = o.inputs.find(info.name);
+    if (it != o.inputs.end()) {
+      inputs.push_back(modelc::read_npy(it->second));
+      unused.erase(info.name);
+    } else if (o.randomInputs) {
+      inputs.push_back(randomTensor(info, rng));
+    } else {
+      throw modelc::Error("input '" + info.name + "' (" +
+                          modelc::describe(info.dtype, info.shape) +
+                          ") is not given; use --input " + info.name +
+                          "=FILE.npy or --random-inputs");
+    }
+  }
+  if (!unused.empty())
+    throw modelc::Error("entry point '" + entry.name + "' has no input '" +
+                        unused.begin()->first + "'");
+
+  std::vector<modelc::Tensor> outputs = model.run(entry.name, inputs);
+  for (size_t k = 0; k < outputs.size(); ++k)
+    summarize(entry.outputs[k].name, outputs[k]);
+  for (const auto &[name, path] : o.outputs) {
+    auto it = std::find_if(entry.outputs.begin(), entry.outputs.end(),
+                           [&](const auto &info) { return info.name == name; });
+    if (it == entry.outputs.end())
+      throw modelc::Error("entry point '" + entry.name + "' has no output '" +
+                          name + "'");
+    modelc::write_npy(path, outputs[it - entry.outputs.begin()]);
+  }
+
+  if (o.bench > 0) {
+    for (int i = 0; i < 3; ++i)
+      model.run_into(entry.name, inputs, outputs);
+    std::vector<double> ms;
+    for (int i = 0; i < o.bench; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      model.run_into(entry.name, inputs, outputs);
+      auto end = std::chrono::steady_clock::now();
+      ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    auto pct = [&](double p) {
+      return ms[std::min(ms.size() - 1, static_cast<size_t>(p * ms.size()))];
+    };
+    std::printf("bench: %d runs, %d threads: min %.3f ms, median %.3f ms, p90 "
+                "%.3f ms\n",
+                o.bench, model.num_threads(), ms.front(), pct(0.5), pct(0.9));
+  }
+
+  if (!o.reference.empty() &&
+      !compareWithReference(o, model, entry, inputs, outputs))
+    return 1;
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options = parseArgs(argc, argv);
+  try {
+    return run(options);
+  } catch (const modelc::Error &e) {
+    std::cerr << "modelc-run: error: " << e.what() << "\n";
+    return 1;
+  }
+}
