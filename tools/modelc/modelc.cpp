@@ -78,6 +78,12 @@ cl::opt<bool> externalWeights(
              "and maps that file when loaded"),
     cl::cat(modelcCategory));
 
+cl::opt<std::string> saveWeights(
+    "save-weights",
+    cl::desc("Also write the weights the model is built with (e.g. those of "
+             "--random-weights) to a safetensors file"),
+    cl::value_desc("file"), cl::cat(modelcCategory));
+
 cl::opt<std::string> saveTemps(
     "save-temps",
     cl::desc("Keep the generated sources and the weight blob in DIR"),
@@ -244,6 +250,13 @@ int runDriver(const std::string &flags) {
                 "--random-weights[=SEED]");
   } else {
     weights = modelc::declaredWeights(*module);
+  }
+
+  if (!saveWeights.empty()) {
+    if (!randomWeights.getNumOccurrences() && weightsPath.empty())
+      return fail("--save-weights needs --weights or --random-weights");
+    if (failed(modelc::writeSafetensors(weights, saveWeights)))
+      return fail("cannot write '" + saveWeights + "'");
   }
 
   // Where the generated files go.
