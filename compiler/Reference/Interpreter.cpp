@@ -639,7 +639,7 @@ LogicalResult Interpreter::evaluate(Operation *op) {
           weightSum += w;
         }
         if (loss.getReduction() == Reduction::mean)
-          y.data[0] = weightSum > 0 ? total / weightSum : std::nan("");
+          y.data[0] = weightSum != 0 ? total / weightSum : std::nan("");
         else if (loss.getReduction() == Reduction::sum)
           y.data[0] = total;
         return set(y);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -52,6 +53,41 @@ struct RunState {
 };
 
 std::string modelName(const std::string &path) { return "'" + path + "'"; }
+
+/// Checks that `path` is a complete 64-bit ELF shared object before dlopen
+/// maps it: a truncated file would otherwise fault (SIGBUS) when touched.
+void checkElfFile(const std::string &path) {
+  std::string where = "model " + modelName(path);
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file)
+    throw Error("cannot open " + where + ": " + std::strerror(errno));
+  uint64_t size = static_cast<uint64_t>(file.tellg());
+  file.seekg(0);
+  Elf64_Ehdr header{};
+  file.read(reinterpret_cast<char *>(&header), sizeof(header));
+  if (static_cast<uint64_t>(file.gcount()) < 4 ||
+      std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
+    throw Error(where + " is not a compiled model: not a shared library");
+  if (static_cast<uint64_t>(file.gcount()) < sizeof(header) ||
+      header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_type != ET_DYN)
+    throw Error(where + " is not a compiled model: not a 64-bit shared "
+                "library");
+  auto truncated = [&] {
+    return Error(where + " is truncated or corrupt: its ELF headers "
+                 "describe more than its " + std::to_string(size) + " bytes");
+  };
+  if (header.e_phentsize != sizeof(Elf64_Phdr) ||
+      header.e_phoff + uint64_t(header.e_phnum) * sizeof(Elf64_Phdr) > size ||
+      header.e_shoff + uint64_t(header.e_shnum) * header.e_shentsize > size)
+    throw truncated();
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr segment{};
+    file.seekg(static_cast<std::streamoff>(header.e_phoff + i * sizeof(segment)));
+    file.read(reinterpret_cast<char *>(&segment), sizeof(segment));
+    if (segment.p_offset + segment.p_filesz > size)
+      throw truncated();
+  }
+}
 
 } // namespace
 
@@ -257,14 +293,7 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   impl->path = path;
   std::string where = "model " + modelName(path);
 
-  std::ifstream probe(path, std::ios::binary);
-  if (!probe)
-    throw Error("cannot open " + where + ": " + std::strerror(errno));
-  char magic[4] = {};
-  probe.read(magic, 4);
-  if (probe.gcount() < 4 || std::memcmp(magic, "\x7f" "ELF", 4) != 0)
-    throw Error(where + " is not a compiled model: not a shared library");
-  probe.close();
+  checkElfFile(path);
 
   // dlopen of a file path needs a slash, or it searches the library path.
   std::string dlPath = path.find('/') == std::string::npos ? "./" + path : path;

@@ -295,6 +295,8 @@ int run(const Options &o) {
                     modelc::describe(out.dtype, out.shape).c_str());
     }
     std::printf("%zu weights\n", model.weight_names().size());
+    if (o.inputs.empty() && !o.randomInputs)
+      return 0; // --info alone describes the model without running it
   }
 
   const modelc::EntryInfo &entry =

@@ -511,7 +511,7 @@ inline int cross_entropy(modelc_run_ctx *ctx, const float *logits,
     weight_sum += w;
   }
   if (reduction == 1)
-    y[0] = static_cast<float>(weight_sum > 0 ? total / weight_sum
+    y[0] = static_cast<float>(weight_sum != 0 ? total / weight_sum
                                              : std::nan(""));
   else if (reduction == 2)
     y[0] = static_cast<float>(total);
