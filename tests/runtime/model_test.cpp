@@ -1,0 +1,218 @@
+// model_test.cpp - loading, checking and running compiled models through
+// the public API. Fixtures (built by tests/CMakeLists.txt with modelc):
+// mlp1.so and mlp2.so (examples/mlp.ir with random weights, seeds 1 and 2),
+// their weights as safetensors, and three hand-made broken libraries.
+#include "modelc/runtime.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <thread>
+
+using modelc::DType;
+using modelc::Model;
+using modelc::Tensor;
+
+namespace {
+
+std::string fixture(const std::string &name) {
+  return std::string(MODELC_FIXTURE_DIR) + "/" + name;
+}
+
+/// Expects `fn` to throw modelc::Error whose message contains `text`.
+template <typename Fn> void expectError(Fn fn, const std::string &text) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an error containing: " << text;
+  } catch (const modelc::Error &e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos)
+        << "message: " << e.what() << "\nexpected to contain: " << text;
+  }
+}
+
+Tensor randomInput(uint64_t seed) {
+  Tensor x = Tensor::zeros({64, 784}, DType::F32);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.mutable_data_as<float>()[i] = u(rng);
+  return x;
+}
+
+bool sameData(const Tensor &a, const Tensor &b) {
+  return a.nbytes() == b.nbytes() &&
+         std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
+}
+
+std::string writeFile(const std::string &name, const std::string &bytes) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+} // namespace
+
+TEST(Load, DescribesTheModel) {
+  Model model = Model::load(fixture("mlp1.so"));
+  ASSERT_EQ(model.entries().size(), 1u);
+  const modelc::EntryInfo &forward = model.entry("forward");
+  ASSERT_EQ(forward.inputs.size(), 1u);
+  EXPECT_EQ(forward.inputs[0].name, "x");
+  EXPECT_EQ(forward.inputs[0].dtype, DType::F32);
+  EXPECT_EQ(forward.inputs[0].shape, (std::vector<int64_t>{64, 784}));
+  EXPECT_EQ(forward.outputs[0].shape, (std::vector<int64_t>{64, 10}));
+  EXPECT_EQ(model.plan(), "cpu");
+  EXPECT_EQ(model.compiler_version(), MODELC_VERSION_STRING);
+  EXPECT_NE(model.compiler_flags().find("--random-weights=1"),
+            std::string::npos);
+  EXPECT_GT(model.arena_bytes("forward"), 0u);
+  EXPECT_EQ(model.weight_names().size(), 6u);
+  EXPECT_EQ(model.weight("fc1.weight").shape(),
+            (std::vector<int64_t>{1024, 784}));
+}
+
+TEST(Load, MissingFile) {
+  expectError([] { Model::load(fixture("no-such-model.so")); },
+              "No such file or directory");
+}
+
+TEST(Load, NotASharedLibrary) {
+  std::string path = writeFile("text.so", "just text, not ELF");
+  expectError([&] { Model::load(path); }, "not a compiled model");
+}
+
+TEST(Load, TruncatedLibrary) {
+  std::ifstream in(fixture("mlp1.so"), std::ios::binary);
+  std::string bytes(4096, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::string path = writeFile("truncated.so", bytes);
+  expectError([&] { Model::load(path); }, "is truncated or corrupt");
+}
+
+TEST(Load, LibraryWithoutTheEntrySymbol) {
+  expectError([] { Model::load(fixture("not_a_model.so")); },
+              "does not export modelc_model_v1");
+}
+
+TEST(Load, AbiVersionMismatchReportsBothVersions) {
+  expectError([] { Model::load(fixture("abi_mismatch.so")); },
+              "was built for modelc ABI version 99; this runtime supports "
+              "version 1");
+}
+
+TEST(Load, TruncatedDescriptor) {
+  expectError([] { Model::load(fixture("truncated_descriptor.so")); },
+              "has a truncated descriptor");
+}
+
+TEST(Load, UnknownPlan) {
+  modelc::LoadOptions options;
+  options.plan = "cuda:0";
+  expectError([&] { Model::load(fixture("mlp1.so"), options); },
+              "has no plan 'cuda:0'; it has 'cpu'");
+}
+
+TEST(Load, WeightFileErrorsNameTheWeight) {
+  modelc::LoadOptions options;
+  options.weights = fixture("missing.safetensors");
+  expectError([&] { Model::load(fixture("mlp1.so"), options); },
+              "cannot open weights");
+  options.weights = writeFile("tiny.safetensors", std::string("\x02\0\0\0\0\0\0\0{}", 10));
+  expectError([&] { Model::load(fixture("mlp1.so"), options); },
+              "weight 'fc1.weight' is missing from");
+  options.weights = writeFile("short.safetensors", "abc");
+  expectError([&] { Model::load(fixture("mlp1.so"), options); },
+              "fewer than the 8-byte header length");
+  options.weights =
+      writeFile("badjson.safetensors", std::string("\x05\0\0\0\0\0\0\0{\"a\":", 13));
+  expectError([&] { Model::load(fixture("mlp1.so"), options); },
+              "is not a valid safetensors file");
+}
+
+TEST(Run, MatchesAcrossCallsAndEntryLookup) {
+  Model model = Model::load(fixture("mlp1.so"));
+  Tensor x = randomInput(1);
+  std::vector<Tensor> a = model.run("forward", {x});
+  std::vector<Tensor> b = model.run("forward", {x});
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].shape(), (std::vector<int64_t>{64, 10}));
+  EXPECT_TRUE(sameData(a[0], b[0]));
+  expectError([&] { model.run("backward", {x}); },
+              "has no entry point 'backward'; it has 'forward'");
+}
+
+TEST(Run, InputsAreChecked) {
+  Model model = Model::load(fixture("mlp1.so"));
+  expectError([&] { model.run("forward", {}); },
+              "entry point 'forward' takes 1 inputs, got 0");
+  Tensor wrongShape = Tensor::zeros({64, 785}, DType::F32);
+  expectError([&] { model.run("forward", {wrongShape}); },
+              "input 'x': expected f32[64,784], got f32[64,785]");
+  Tensor wrongDType = Tensor::zeros({64, 784}, DType::I32);
+  expectError([&] { model.run("forward", {wrongDType}); },
+              "input 'x': expected f32[64,784], got i32[64,784]");
+  Tensor x = randomInput(2);
+  std::vector<Tensor> outputs = {Tensor::zeros({64, 11}, DType::F32)};
+  expectError([&] { model.run_into("forward", {x}, outputs); },
+              "output 'output0': expected f32[64,10], got f32[64,11]");
+}
+
+TEST(Run, RunIntoWritesCallerBuffers) {
+  Model model = Model::load(fixture("mlp1.so"));
+  Tensor x = randomInput(3);
+  std::vector<float> storage(640);
+  std::vector<Tensor> outputs = {
+      Tensor::from_host(storage.data(), {64, 10}, DType::F32)};
+  model.run_into("forward", {x}, outputs);
+  std::vector<Tensor> expected = model.run("forward", {x});
+  EXPECT_EQ(std::memcmp(storage.data(), expected[0].data(), 640 * 4), 0);
+}
+
+TEST(Run, ConcurrentRunsFromEightThreadsGiveIdenticalResults) {
+  modelc::LoadOptions options;
+  options.num_threads = 2;
+  Model model = Model::load(fixture("mlp1.so"), options);
+  std::vector<Tensor> inputs, expected;
+  for (int t = 0; t < 8; ++t) {
+    inputs.push_back(randomInput(100 + t));
+    expected.push_back(model.run("forward", {inputs.back()})[0]);
+  }
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      std::vector<Tensor> out = {Tensor::zeros({64, 10}, DType::F32)};
+      for (int r = 0; r < 100; ++r) {
+        model.run_into("forward", {inputs[t]}, out);
+        if (!sameData(out[0], expected[t]))
+          ++mismatches;
+      }
+    });
+  for (auto &t : threads)
+    t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(Weights, SwapAtLoadMatchesTheModelBuiltWithThem) {
+  Tensor x = randomInput(4);
+  Model one = Model::load(fixture("mlp1.so"));
+  Model two = Model::load(fixture("mlp2.so"));
+  modelc::LoadOptions options;
+  options.weights = fixture("mlp2.safetensors");
+  Model swapped = Model::load(fixture("mlp1.so"), options);
+  Tensor y1 = one.run("forward", {x})[0];
+  Tensor y2 = two.run("forward", {x})[0];
+  Tensor ys = swapped.run("forward", {x})[0];
+  EXPECT_FALSE(sameData(y1, y2));
+  EXPECT_TRUE(sameData(ys, y2));
+}
+
+TEST(Weights, ExternalWeightsAreMappedAtLoad) {
+  Tensor x = randomInput(5);
+  Model embedded = Model::load(fixture("mlp1.so"));
+  Model external = Model::load(fixture("mlp1_external.so"));
+  EXPECT_TRUE(sameData(embedded.run("forward", {x})[0],
+                       external.run("forward", {x})[0]));
+}

@@ -1,0 +1,107 @@
+// runtime_test.cpp - the parts of the runtime that need no compiled model:
+// tensors, .npy files, the thread pool.
+#include "modelc/npy.hpp"
+#include "modelc/runtime.hpp"
+
+#include "../../runtime/src/thread_pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+using modelc::DType;
+using modelc::Tensor;
+
+TEST(Tensor, ZerosOwnsAlignedZeroedMemory) {
+  Tensor t = Tensor::zeros({3, 5}, DType::F32);
+  EXPECT_TRUE(t.owns_data());
+  EXPECT_EQ(t.numel(), 15);
+  EXPECT_EQ(t.nbytes(), 60u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % 64, 0u);
+  for (int i = 0; i < 15; ++i)
+    EXPECT_EQ(t.data_as<float>()[i], 0.0f);
+  EXPECT_EQ(t.describe(), "f32[3,5]");
+  EXPECT_EQ(t.device(), "cpu");
+}
+
+TEST(Tensor, BorrowedReadOnlyDataCannotBeWritten) {
+  const float data[2] = {1, 2};
+  Tensor t = Tensor::from_host(static_cast<const void *>(data), {2}, DType::F32);
+  EXPECT_FALSE(t.owns_data());
+  EXPECT_EQ(t.data(), data);
+  EXPECT_THROW(t.mutable_data(), modelc::Error);
+}
+
+TEST(Tensor, NegativeDimensionIsAnError) {
+  float x;
+  EXPECT_THROW(Tensor::from_host(&x, {-1}, DType::F32), modelc::Error);
+}
+
+TEST(Npy, RoundTripsEveryNumpyDType) {
+  std::string path = ::testing::TempDir() + "/roundtrip.npy";
+  for (DType dtype : {DType::F32, DType::I32, DType::I64, DType::Bool}) {
+    Tensor t = Tensor::zeros({2, 3}, dtype);
+    auto *bytes = static_cast<unsigned char *>(t.mutable_data());
+    for (size_t i = 0; i < t.nbytes(); ++i)
+      bytes[i] = static_cast<unsigned char>(dtype == DType::Bool ? i % 2 : i);
+    modelc::write_npy(path, t);
+    Tensor back = modelc::read_npy(path);
+    EXPECT_EQ(back.dtype(), dtype);
+    EXPECT_EQ(back.shape(), t.shape());
+    EXPECT_EQ(std::memcmp(back.data(), t.data(), t.nbytes()), 0);
+  }
+  Tensor scalar = Tensor::zeros({}, DType::F32);
+  modelc::write_npy(path, scalar);
+  EXPECT_EQ(modelc::read_npy(path).shape(), std::vector<int64_t>{});
+}
+
+TEST(Npy, BadFilesAreErrors) {
+  std::string path = ::testing::TempDir() + "/bad.npy";
+  std::ofstream(path) << "hello";
+  EXPECT_THROW(modelc::read_npy(path), modelc::Error);
+  EXPECT_THROW(modelc::read_npy(path + ".missing"), modelc::Error);
+  Tensor bf = Tensor::zeros({2}, DType::BF16);
+  EXPECT_THROW(modelc::write_npy(path, bf), modelc::Error);
+}
+
+TEST(ThreadPool, EveryIndexRunsExactlyOnce) {
+  modelc::ThreadPool pool(4);
+  std::vector<std::atomic<int>> hits(10007);
+  struct Arg {
+    std::vector<std::atomic<int>> *hits;
+  } arg{&hits};
+  pool.parallel_for(
+      static_cast<int64_t>(hits.size()), 7,
+      [](void *p, int64_t begin, int64_t end) {
+        auto *a = static_cast<Arg *>(p);
+        for (int64_t i = begin; i < end; ++i)
+          (*a->hits)[i]++;
+      },
+      &arg);
+  for (auto &h : hits)
+    ASSERT_EQ(h.load(), 1);
+}
+
+TEST(ThreadPool, ConcurrentCallersShareThePool) {
+  modelc::ThreadPool pool(3);
+  std::vector<std::thread> callers;
+  std::atomic<int64_t> total{0};
+  for (int t = 0; t < 8; ++t)
+    callers.emplace_back([&] {
+      for (int r = 0; r < 50; ++r)
+        pool.parallel_for(
+            1000, 10,
+            [](void *p, int64_t begin, int64_t end) {
+              static_cast<std::atomic<int64_t> *>(p)->fetch_add(end - begin);
+            },
+            &total);
+    });
+  for (auto &c : callers)
+    c.join();
+  EXPECT_EQ(total.load(), 8 * 50 * 1000);
+}
