@@ -2,7 +2,9 @@
 
 #include "compiler/Driver/BuildLibrary.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -14,6 +16,22 @@ using namespace mlir;
 std::vector<std::string> modelc::generatedCodeIncludeDirs() {
   if (const char *dir = std::getenv("MODELC_INCLUDE_DIR"))
     return {dir};
+  // An installed modelc: <prefix>/bin/modelc next to <prefix>/include and
+  // <prefix>/share/modelc/kernels.
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      nullptr, reinterpret_cast<void *>(&generatedCodeIncludeDirs));
+  if (!exe.empty()) {
+    llvm::SmallString<256> prefix(llvm::sys::path::parent_path(
+        llvm::sys::path::parent_path(exe)));
+    llvm::SmallString<256> include(prefix), kernels(prefix);
+    llvm::sys::path::append(include, "include");
+    llvm::sys::path::append(kernels, "share", "modelc", "kernels");
+    llvm::SmallString<256> abi(include), cpu(kernels);
+    llvm::sys::path::append(abi, "modelc", "abi.h");
+    llvm::sys::path::append(cpu, "cpu", "kernels.h");
+    if (llvm::sys::fs::exists(abi) && llvm::sys::fs::exists(cpu))
+      return {std::string(include), std::string(kernels)};
+  }
   return {MODELC_RUNTIME_INCLUDE_DIR, MODELC_KERNELS_DIR};
 }
 
