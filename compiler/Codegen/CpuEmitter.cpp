@@ -56,10 +56,14 @@ std::string modelc::boundaryName(Operation *op, bool isResult,
 
 namespace {
 
+bool isHalf(Type type) { return type.isF16() || type.isBF16(); }
+
 /// The C++ storage type of an element type.
 std::string cType(Type type) {
   if (type.isF32())
     return "float";
+  if (isHalf(type))
+    return "uint16_t";
   if (type.isSignlessInteger(32))
     return "int32_t";
   if (type.isSignlessInteger(64))
@@ -67,6 +71,27 @@ std::string cType(Type type) {
   if (type.isSignlessInteger(1))
     return "uint8_t";
   return "";
+}
+
+/// The C++ type elementwise code computes in: f16/bf16 compute in float.
+std::string computeType(Type type) {
+  return isHalf(type) ? "float" : cType(type);
+}
+
+/// `expr` (a stored element of `type`) as its compute type, and back.
+std::string loadElement(Type type, const std::string &expr) {
+  if (type.isF16())
+    return "modelc::f16_to_float(" + expr + ")";
+  if (type.isBF16())
+    return "modelc::bf16_to_float(" + expr + ")";
+  return expr;
+}
+std::string storeElement(Type type, const std::string &expr) {
+  if (type.isF16())
+    return "modelc::float_to_f16(" + expr + ")";
+  if (type.isBF16())
+    return "modelc::float_to_bf16(" + expr + ")";
+  return expr;
 }
 
 RankedTensorType tensorType(Value v) {
@@ -129,12 +154,20 @@ bool isElementwise(Operation *op) {
 
 bool isAlias(Operation *op) { return isa<ReshapeOp, FlattenOp>(op); }
 
+/// Kernels that compute in f32 (f16/bf16 operands are converted around them).
+bool isFloatKernel(Operation *op) {
+  return isa<MatmulOp, LinearOp, GemmOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
+             BatchNormOp, Conv2dOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp,
+             CrossEntropyOp>(op);
+}
+
 /// C++ for one element of an elementwise op, given its operands' element
 /// expressions.
 std::string elementExpression(Operation *op, ArrayRef<std::string> args) {
   Type in = tensorType(op->getOperand(0)).getElementType();
   bool isFloat = isa<FloatType>(in);
   std::string zero = isFloat ? "0.0f" : cType(in) + "(0)";
+  (void)zero;
   auto call = [&](StringRef fn) { return (fn + "(" + args[0] + ")").str(); };
   return llvm::TypeSwitch<Operation *, std::string>(op)
       .Case([&](NegOp) { return "(-" + args[0] + ")"; })
@@ -190,6 +223,10 @@ std::string elementExpression(Operation *op, ArrayRef<std::string> args) {
         Type to = cast.getDtype();
         if (to.isSignlessInteger(1))
           return "static_cast<uint8_t>(" + args[0] + " != 0)";
+        // A cast to f16/bf16 rounds even when the value stays in a register.
+        if (isHalf(to))
+          return loadElement(to, storeElement(to, "static_cast<float>(" +
+                                                      args[0] + ")"));
         return "static_cast<" + cType(to) + ">(" + args[0] + ")";
       })
       .Default([](Operation *) { return std::string(); });
@@ -209,12 +246,19 @@ public:
 private:
   LogicalResult checkTypes();
   void analyze();
+  /// f16/bf16 operands of an op that computes in f32, and whether its
+  /// result is f16/bf16: each gets an f32 copy in the arena.
+  SmallVector<Value> halfOperands(Operation *op);
+  bool hasHalfResult(Operation *op);
   std::string name(Value v) { return names.lookup(v); }
   std::string newGlobal(StringRef prefix) {
     return (prefix + llvm::Twine(globalCounter++)).str();
   }
   std::string staticArray(ArrayRef<int64_t> values);
   LogicalResult emitOp(Operation *op);
+  /// emitOp, with f16/bf16 operands and results converted from and to f32
+  /// around kernels that compute in f32.
+  LogicalResult emitWithConversions(Operation *op);
   void emitElementwiseRoot(Operation *root);
   void emitConstant(ConstantOp op);
 
@@ -230,7 +274,8 @@ private:
   llvm::DenseSet<Operation *> inlined; // elementwise ops fused into a user
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseMap<Value, uint64_t> offsets;  // arena buffers
-  llvm::DenseMap<Operation *, uint64_t> scratchOffsets;
+  llvm::DenseMap<Operation *, SmallVector<uint64_t>> scratchOffsets;
+  llvm::DenseMap<Operation *, uint64_t> im2colOffsets;
   uint64_t arenaBytes = 0;
   unsigned kernelCalls = 0, fusedLoops = 0, fusedOps = 0;
 };
@@ -257,21 +302,37 @@ LogicalResult FunctionEmitter::checkTypes() {
   });
   if (walk.wasInterrupted())
     return failure();
-  // Kernels other than data movement compute in f32.
+  // Kernels other than data movement and reductions compute in f32.
   walk = function.walk([&](Operation *op) {
-    if (!isa<MatmulOp, LinearOp, GemmOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-             BatchNormOp, Conv2dOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp,
-             CrossEntropyOp>(op))
+    if (!isFloatKernel(op))
       return WalkResult::advance();
-    if (!tensorType(op->getOperand(0)).getElementType().isF32()) {
+    Type element = tensorType(op->getOperand(0)).getElementType();
+    if (!isa<FloatType>(element)) {
       op->emitError("the CPU backend supports '")
-          << op->getName() << "' on f32 only yet, got "
-          << tensorType(op->getOperand(0)).getElementType();
+          << op->getName() << "' on floating-point types only yet, got "
+          << element;
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
   });
   return failure(walk.wasInterrupted());
+}
+
+SmallVector<Value> FunctionEmitter::halfOperands(Operation *op) {
+  SmallVector<Value> operands;
+  if (!isFloatKernel(op) && !isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op))
+    return operands;
+  for (Value operand : op->getOperands())
+    if (isHalf(tensorType(operand).getElementType()) &&
+        !llvm::is_contained(operands, operand))
+      operands.push_back(operand);
+  return operands;
+}
+
+bool FunctionEmitter::hasHalfResult(Operation *op) {
+  return (isFloatKernel(op) ||
+          isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op)) &&
+         isHalf(tensorType(op->getResult(0)).getElementType());
 }
 
 void FunctionEmitter::analyze() {
@@ -313,9 +374,10 @@ void FunctionEmitter::analyze() {
     }
     return last;
   };
+  // Per op, scratch alive only while it runs: conv2d's im2col columns,
+  // then f32 copies of f16/bf16 operands, then the f32 result.
   std::vector<BufferRequest> requests;
-  std::vector<Value> bufferValues;
-  std::vector<Operation *> scratchOps;
+  std::vector<std::pair<Value, Operation *>> owners; // buffer or scratch
   for (Operation *op : ops) {
     if (op->getNumResults() == 0 || isAlias(op) || inlined.contains(op) ||
         isa<WeightRefOp, ConstantOp>(op))
@@ -325,7 +387,11 @@ void FunctionEmitter::analyze() {
     requests.push_back({static_cast<uint64_t>(type.getNumElements()) *
                             elementBytes(type.getElementType()),
                         position[op], lastUse(result)});
-    bufferValues.push_back(result);
+    owners.push_back({result, nullptr});
+    auto scratch = [&](uint64_t bytes) {
+      requests.push_back({bytes, position[op], position[op]});
+      owners.push_back({Value(), op});
+    };
     if (auto conv = dyn_cast<Conv2dOp>(op)) {
       ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
       ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
@@ -333,21 +399,21 @@ void FunctionEmitter::analyze() {
       bool direct = w[2] == 1 && w[3] == 1 && y[2] == x[2] && y[3] == x[3] &&
                     conv.getStrides()[0] == 1 && conv.getStrides()[1] == 1 &&
                     conv.getPadding()[0] == 0 && conv.getPadding()[1] == 0;
-      if (!direct) {
-        uint64_t floats = static_cast<uint64_t>(w[1] * w[2] * w[3]) *
-                          static_cast<uint64_t>(y[2] * y[3]);
-        requests.push_back({floats * 4, position[op], position[op]});
-        scratchOps.push_back(op);
-      }
+      if (!direct)
+        scratch(static_cast<uint64_t>(w[1] * w[2] * w[3]) *
+                static_cast<uint64_t>(y[2] * y[3]) * 4);
     }
+    for (Value operand : halfOperands(op))
+      scratch(static_cast<uint64_t>(tensorType(operand).getNumElements()) * 4);
+    if (hasHalfResult(op))
+      scratch(static_cast<uint64_t>(type.getNumElements()) * 4);
   }
   MemoryPlan plan = planMemory(requests);
-  size_t next = 0;
-  for (Value v : bufferValues) {
-    offsets[v] = plan.offsets[next++];
-    if (auto conv = dyn_cast<Conv2dOp>(v.getDefiningOp());
-        conv && llvm::is_contained(scratchOps, v.getDefiningOp()))
-      scratchOffsets[conv] = plan.offsets[next++];
+  for (auto [index, owner] : llvm::enumerate(owners)) {
+    if (owner.first)
+      offsets[owner.first] = plan.offsets[index];
+    else
+      scratchOffsets[owner.second].push_back(plan.offsets[index]);
   }
   arenaBytes = plan.peakBytes;
 }
@@ -368,7 +434,10 @@ void FunctionEmitter::emitConstant(ConstantOp op) {
   auto values = cast<DenseElementsAttr>(op.getValue());
   int64_t i = 0;
   auto sep = [&] { return i++ ? ", " : ""; };
-  if (isa<FloatType>(element)) {
+  if (isHalf(element)) {
+    for (APFloat v : values.getValues<APFloat>())
+      globals << sep() << v.bitcastToAPInt().getZExtValue();
+  } else if (isa<FloatType>(element)) {
     for (APFloat v : values.getValues<APFloat>())
       globals << sep() << floatLiteral(v.convertToDouble());
   } else if (element.isSignlessInteger(1)) {
@@ -431,8 +500,11 @@ void FunctionEmitter::emitElementwiseRoot(Operation *root) {
                 staticArray(broadcastStrides(shape, outShape)) + ")";
       }
       std::string local = "a" + std::to_string(loads.size());
-      loads.push_back("        const " + cType(type.getElementType()) + " " +
-                      local + " = " + name(operand) + "[" + index + "];\n");
+      loads.push_back("        const " + computeType(type.getElementType()) +
+                      " " + local + " = " +
+                      loadElement(type.getElementType(),
+                                  name(operand) + "[" + index + "]") +
+                      ";\n");
       element[operand] = local;
     }
 
@@ -451,12 +523,14 @@ void FunctionEmitter::emitElementwiseRoot(Operation *root) {
       args.push_back(element[operand]);
     std::string local = "t" + std::to_string(index);
     os << "        const "
-       << cType(tensorType(op->getResult(0)).getElementType()) << " " << local
+       << computeType(tensorType(op->getResult(0)).getElementType()) << " "
+       << local
        << " = " << elementExpression(op, args) << ";\n";
     element[op->getResult(0)] = local;
   }
   os << "        " << name(root->getResult(0)) << "[i] = "
-     << element[root->getResult(0)] << ";\n"
+     << storeElement(outType.getElementType(), element[root->getResult(0)])
+     << ";\n"
      << "      }\n"
      << "  });\n";
 }
@@ -561,9 +635,9 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(),
                           d = conv.getDilations();
         std::string scratch =
-            scratchOffsets.count(op)
+            im2colOffsets.count(op)
                 ? "reinterpret_cast<float *>(arena + " +
-                      std::to_string(scratchOffsets.lookup(op)) + ")"
+                      std::to_string(im2colOffsets.lookup(op)) + ")"
                 : "nullptr";
         os << "  modelc_cpu::conv2d(ctx, " << in(0) << ", " << in(1) << ", "
            << nullable(conv.getBias()) << ", " << out()
@@ -676,7 +750,9 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
           (reduced[d] ? redStrides : keptStrides).push_back(strides[d]);
         }
         int kind = isa<ReduceSumOp>(op) ? 0 : isa<ReduceMeanOp>(op) ? 1 : 2;
-        os << "  modelc_cpu::reduce<" << typeName(reduce.getInput())
+        // f16/bf16 inputs arrive converted to f32 (emitWithConversions).
+        os << "  modelc_cpu::reduce<"
+           << computeType(tensorType(reduce.getInput()).getElementType())
            << ">(ctx, " << in(0) << ", " << out() << ", " << keptDims.size()
            << ", " << staticArray(keptDims) << ", " << staticArray(keptStrides)
            << ", " << redDims.size() << ", " << staticArray(redDims) << ", "
@@ -699,6 +775,47 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         return op->emitError("the CPU backend does not support '")
                << op->getName() << "' yet";
       });
+}
+
+LogicalResult FunctionEmitter::emitWithConversions(Operation *op) {
+  ArrayRef<uint64_t> scratch;
+  if (auto it = scratchOffsets.find(op); it != scratchOffsets.end())
+    scratch = it->second;
+  size_t next = 0;
+  if (isa<Conv2dOp>(op) &&
+      scratch.size() > halfOperands(op).size() + (hasHalfResult(op) ? 1 : 0))
+    im2colOffsets[op] = scratch[next++];
+  SmallVector<std::pair<Value, std::string>> saved;
+  auto f32Copy = [&](Value v) {
+    std::string copy = "f" + std::to_string(globalCounter++);
+    os << "  float *" << copy << " = reinterpret_cast<float *>(arena + "
+       << scratch[next++] << ");\n";
+    saved.push_back({v, names[v]});
+    return copy;
+  };
+  auto bf16 = [&](Value v) {
+    return tensorType(v).getElementType().isBF16() ? "true" : "false";
+  };
+  for (Value operand : halfOperands(op)) {
+    std::string copy = f32Copy(operand);
+    os << "  modelc_cpu::to_f32<" << bf16(operand) << ">(ctx, " << name(operand)
+       << ", " << copy << ", " << tensorType(operand).getNumElements()
+       << ");\n";
+    names[operand] = copy;
+  }
+  Value result = op->getNumResults() ? op->getResult(0) : Value();
+  std::string resultName = result ? names[result] : "";
+  if (hasHalfResult(op))
+    names[result] = f32Copy(result);
+  if (failed(emitOp(op)))
+    return failure();
+  if (hasHalfResult(op))
+    os << "  modelc_cpu::from_f32<" << bf16(result) << ">(ctx, " << names[result]
+       << ", " << resultName << ", " << tensorType(result).getNumElements()
+       << ");\n";
+  for (auto &[value, original] : saved)
+    names[value] = original;
+  return success();
 }
 
 LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
@@ -757,7 +874,7 @@ LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
         os << "  " << type << " *" << names[result] << " = reinterpret_cast<"
            << type << " *>(arena + " << offsets.lookup(result) << ");\n";
     }
-    if (failed(emitOp(op)))
+    if (failed(emitWithConversions(op)))
       return failure();
   }
   report.name = function.getSymName().str();

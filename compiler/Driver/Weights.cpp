@@ -2,6 +2,7 @@
 
 #include "compiler/Driver/Weights.h"
 #include "dialects/Graph/IR/GraphOps.h"
+#include "runtime/include/modelc/half.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -62,22 +63,6 @@ uint64_t hashName(llvm::StringRef name) {
   for (char c : name)
     h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
   return h;
-}
-
-uint16_t toHalf(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  uint32_t sign = (bits >> 16) & 0x8000;
-  int32_t exponent = static_cast<int32_t>((bits >> 23) & 0xff) - 127 + 15;
-  uint32_t mantissa = bits & 0x7fffff;
-  if (exponent <= 0)
-    return static_cast<uint16_t>(sign); // flush tiny values to zero
-  if (exponent >= 31)
-    return static_cast<uint16_t>(sign | 0x7c00);
-  uint32_t half = sign | (exponent << 10) | (mantissa >> 13);
-  if (mantissa & 0x1000) // round half up
-    ++half;
-  return static_cast<uint16_t>(half);
 }
 
 } // namespace
@@ -211,13 +196,10 @@ WeightSet modelc::randomWeights(ModuleOp module, uint64_t seed) {
         float f = static_cast<float>(value);
         std::memcpy(&bytes[i * 4], &f, 4);
       } else if (element.isF16()) {
-        uint16_t h = toHalf(static_cast<float>(value));
+        uint16_t h = modelc::float_to_f16(static_cast<float>(value));
         std::memcpy(&bytes[i * 2], &h, 2);
       } else if (element.isBF16()) {
-        float f = static_cast<float>(value);
-        uint32_t bits;
-        std::memcpy(&bits, &f, 4);
-        uint16_t b = static_cast<uint16_t>(bits >> 16);
+        uint16_t b = modelc::float_to_bf16(static_cast<float>(value));
         std::memcpy(&bytes[i * 2], &b, 2);
       } else if (element.isSignlessInteger(1)) {
         bytes[i] = u < 0.5 ? 0 : 1;

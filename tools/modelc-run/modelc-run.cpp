@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "modelc/half.h"
 #include "modelc/npy.hpp"
 #include "modelc/runtime.hpp"
 
@@ -147,6 +148,14 @@ modelc::Tensor randomTensor(const modelc::TensorInfo &info, std::mt19937_64 &rng
     for (int64_t i = 0; i < n; ++i)
       t.mutable_data_as<float>()[i] = uniform(rng);
     break;
+  case modelc::DType::F16:
+    for (int64_t i = 0; i < n; ++i)
+      t.mutable_data_as<uint16_t>()[i] = modelc::float_to_f16(uniform(rng));
+    break;
+  case modelc::DType::BF16:
+    for (int64_t i = 0; i < n; ++i)
+      t.mutable_data_as<uint16_t>()[i] = modelc::float_to_bf16(uniform(rng));
+    break;
   case modelc::DType::I32:
     for (int64_t i = 0; i < n; ++i)
       t.mutable_data_as<int32_t>()[i] = static_cast<int32_t>(rng() % 2);
@@ -159,9 +168,6 @@ modelc::Tensor randomTensor(const modelc::TensorInfo &info, std::mt19937_64 &rng
     for (int64_t i = 0; i < n; ++i)
       t.mutable_data_as<uint8_t>()[i] = static_cast<uint8_t>(rng() % 2);
     break;
-  default:
-    throw modelc::Error("--random-inputs does not support " +
-                        std::string(modelc::dtypeName(info.dtype)) + " yet");
   }
   return t;
 }
@@ -177,9 +183,12 @@ double elementAt(const modelc::Tensor &t, int64_t i) {
     return static_cast<double>(t.data_as<int64_t>()[i]);
   case modelc::DType::Bool:
     return t.data_as<uint8_t>()[i];
-  default:
-    throw modelc::Error("cannot read " + t.describe() + " elements yet");
+  case modelc::DType::F16:
+    return modelc::f16_to_float(t.data_as<uint16_t>()[i]);
+  case modelc::DType::BF16:
+    return modelc::bf16_to_float(t.data_as<uint16_t>()[i]);
   }
+  return 0.0;
 }
 
 modelc::RefTensor toReference(const modelc::Tensor &t) {

@@ -8,6 +8,7 @@
 #define MODELC_KERNELS_CPU_KERNELS_H
 
 #include "modelc/abi.h"
+#include "modelc/half.h"
 
 #include <algorithm>
 #include <cmath>
@@ -74,6 +75,24 @@ template <typename T> inline T int_pow(T base, T exp) {
     exp >>= 1;
   }
   return result;
+}
+
+/// f16/bf16 storage <-> f32 for kernels that compute in f32.
+template <bool BF16>
+inline void to_f32(modelc_run_ctx *ctx, const uint16_t *x, float *y,
+                   int64_t n) {
+  parallel_for(ctx, n, 16384, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = BF16 ? modelc::bf16_to_float(x[i]) : modelc::f16_to_float(x[i]);
+  });
+}
+template <bool BF16>
+inline void from_f32(modelc_run_ctx *ctx, const float *x, uint16_t *y,
+                     int64_t n) {
+  parallel_for(ctx, n, 16384, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = BF16 ? modelc::float_to_bf16(x[i]) : modelc::float_to_f16(x[i]);
+  });
 }
 
 //===----------------------------------------------------------------------===//
