@@ -13,13 +13,13 @@ struct ThreadPool::Job {
   int64_t chunk;
   int64_t num_chunks;
   std::atomic<int64_t> next{0};
-  std::atomic<int64_t> done{0};
-  std::mutex mutex;
-  std::condition_variable finished;
+  int64_t done = 0;   // chunks finished; guarded by the pool's mutex
+  int helpers = 0;    // workers inside runChunks; guarded by the mutex
 };
 
 ThreadPool::ThreadPool(int num_threads)
     : num_threads_(std::max(1, num_threads)) {
+  jobs_.reserve(64);
   for (int i = 1; i < num_threads_; ++i)
     workers_.emplace_back([this] { worker(); });
 }
@@ -34,37 +34,37 @@ ThreadPool::~ThreadPool() {
     t.join();
 }
 
-bool ThreadPool::run_one_chunk(Job &job) {
-  int64_t index = job.next.fetch_add(1);
-  if (index >= job.num_chunks)
-    return false;
-  int64_t begin = index * job.chunk;
-  int64_t end = std::min(job.n, begin + job.chunk);
-  job.fn(job.arg, begin, end);
-  if (job.done.fetch_add(1) + 1 == job.num_chunks) {
-    std::lock_guard<std::mutex> lock(job.mutex);
-    job.finished.notify_all();
+void ThreadPool::runChunks(Job &job) {
+  int64_t finished = 0;
+  for (;;) {
+    int64_t index = job.next.fetch_add(1);
+    if (index >= job.num_chunks)
+      break;
+    int64_t begin = index * job.chunk;
+    job.fn(job.arg, begin, std::min(job.n, begin + job.chunk));
+    ++finished;
   }
-  return true;
+  std::lock_guard<std::mutex> lock(mutex_);
+  job.done += finished;
 }
 
 void ThreadPool::worker() {
+  std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    std::shared_ptr<Job> job;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-      if (stopping_)
-        return;
-      job = jobs_.front();
-      // A job leaves the queue once all its chunks are taken.
-      if (job->next.load() >= job->num_chunks) {
-        jobs_.pop_front();
-        continue;
-      }
+    wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+    if (stopping_)
+      return;
+    Job *job = jobs_.front();
+    if (job->next.load() >= job->num_chunks) {
+      jobs_.erase(jobs_.begin()); // all chunks taken
+      continue;
     }
-    while (run_one_chunk(*job)) {
-    }
+    ++job->helpers;
+    lock.unlock();
+    runChunks(*job);
+    lock.lock();
+    --job->helpers;
+    finished_.notify_all();
   }
 }
 
@@ -79,22 +79,25 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, ChunkFn fn,
     fn(arg, 0, n);
     return;
   }
-  auto job = std::make_shared<Job>();
-  job->fn = fn;
-  job->arg = arg;
-  job->n = n;
-  job->chunk = (n + num_chunks - 1) / num_chunks;
-  job->num_chunks = (n + job->chunk - 1) / job->chunk;
+  Job job;
+  job.fn = fn;
+  job.arg = arg;
+  job.n = n;
+  job.chunk = (n + num_chunks - 1) / num_chunks;
+  job.num_chunks = (n + job.chunk - 1) / job.chunk;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    jobs_.push_back(job);
+    jobs_.push_back(&job);
   }
   wake_.notify_all();
-  while (run_one_chunk(*job)) {
-  }
-  std::unique_lock<std::mutex> lock(job->mutex);
-  job->finished.wait(lock,
-                     [&] { return job->done.load() == job->num_chunks; });
+  runChunks(job);
+  std::unique_lock<std::mutex> lock(mutex_);
+  // No worker may see the job once this returns: take it off the queue and
+  // wait for the workers inside it.
+  jobs_.erase(std::remove(jobs_.begin(), jobs_.end(), &job), jobs_.end());
+  finished_.wait(lock, [&] {
+    return job.done == job.num_chunks && job.helpers == 0;
+  });
 }
 
 } // namespace modelc

@@ -4,8 +4,6 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -14,7 +12,8 @@ namespace modelc {
 
 /// A fixed set of workers. parallel_for() splits [0, n) into chunks that the
 /// calling thread and the workers take in turn; several callers (concurrent
-/// runs) may use the pool at once.
+/// runs) may use the pool at once. A call allocates nothing: its job lives
+/// on the caller's stack until every worker has let go of it.
 class ThreadPool {
 public:
   /// `num_threads` counts the caller: 1 means no workers.
@@ -31,13 +30,14 @@ public:
 private:
   struct Job;
   void worker();
-  static bool run_one_chunk(Job &job);
+  void runChunks(Job &job);
 
   int num_threads_;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::shared_ptr<Job>> jobs_;
+  std::condition_variable wake_;     // workers: a job arrived
+  std::condition_variable finished_; // callers: a job may be complete
+  std::vector<Job *> jobs_;          // jobs with chunks left to take
   bool stopping_ = false;
 };
 

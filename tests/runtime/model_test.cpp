@@ -6,10 +6,26 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <fstream>
 #include <random>
 #include <thread>
+
+// Counts operator new calls while `countAllocations` is set.
+static std::atomic<bool> countAllocations{false};
+static std::atomic<long> allocations{0};
+void *operator new(std::size_t size) {
+  if (countAllocations)
+    ++allocations;
+  if (void *p = std::malloc(size ? size : 1))
+    return p;
+  throw std::bad_alloc();
+}
+void operator delete(void *p) noexcept { std::free(p); }
+void operator delete(void *p, std::size_t) noexcept { std::free(p); }
 
 using modelc::DType;
 using modelc::Model;
@@ -215,4 +231,26 @@ TEST(Weights, ExternalWeightsAreMappedAtLoad) {
   Model external = Model::load(fixture("mlp1_external.so"));
   EXPECT_TRUE(sameData(embedded.run("forward", {x})[0],
                        external.run("forward", {x})[0]));
+}
+
+TEST(Run, RunIntoDoesNotAllocateOnceWarm) {
+  modelc::LoadOptions options;
+  options.num_threads = 2;
+  Model model = Model::load(fixture("mlp1.so"), options);
+  Tensor x = randomInput(6);
+  std::vector<Tensor> inputs = {x};
+  std::vector<Tensor> outputs = {Tensor::zeros({64, 10}, DType::F32)};
+  for (int i = 0; i < 3; ++i)
+    model.run_into("forward", inputs, outputs);
+  allocations = 0;
+  countAllocations = true;
+  for (int i = 0; i < 20; ++i)
+    model.run_into("forward", inputs, outputs);
+  countAllocations = false;
+  EXPECT_EQ(allocations.load(), 0);
+  // The counter works: run() allocates its output tensors.
+  countAllocations = true;
+  model.run("forward", inputs);
+  countAllocations = false;
+  EXPECT_GT(allocations.load(), 0);
 }
