@@ -43,8 +43,7 @@ unsigned modelc::abiDTypeCode(Type type) {
   return 5; // i1
 }
 
-std::string modelc::boundaryName(Operation *op, bool isResult,
-                                 unsigned index) {
+std::string modelc::boundaryName(Operation *op, bool isResult, unsigned index) {
   auto function = cast<func::FuncOp>(op);
   StringAttr name =
       isResult ? function.getResultAttrOfType<StringAttr>(index, "graph.name")
@@ -196,16 +195,12 @@ std::string elementExpression(Operation *op, ArrayRef<std::string> args) {
       .Case([&](SubOp) { return "(" + args[0] + " - " + args[1] + ")"; })
       .Case([&](MulOp) { return "(" + args[0] + " * " + args[1] + ")"; })
       .Case([&](DivOp) {
-        return isFloat ? "(" + args[0] + " / " + args[1] + ")"
-                       : "modelc_cpu::int_div(" + args[0] + ", " + args[1] +
-                             ")";
+        return isFloat
+                   ? "(" + args[0] + " / " + args[1] + ")"
+                   : "modelc_cpu::int_div(" + args[0] + ", " + args[1] + ")";
       })
-      .Case([&](MaxOp) {
-        return "std::max(" + args[0] + ", " + args[1] + ")";
-      })
-      .Case([&](MinOp) {
-        return "std::min(" + args[0] + ", " + args[1] + ")";
-      })
+      .Case([&](MaxOp) { return "std::max(" + args[0] + ", " + args[1] + ")"; })
+      .Case([&](MinOp) { return "std::min(" + args[0] + ", " + args[1] + ")"; })
       .Case([&](PowOp) {
         return (isFloat ? "std::pow(" : "modelc_cpu::int_pow(") + args[0] +
                ", " + args[1] + ")";
@@ -225,8 +220,8 @@ std::string elementExpression(Operation *op, ArrayRef<std::string> args) {
           return "static_cast<uint8_t>(" + args[0] + " != 0)";
         // A cast to f16/bf16 rounds even when the value stays in a register.
         if (isHalf(to))
-          return loadElement(to, storeElement(to, "static_cast<float>(" +
-                                                      args[0] + ")"));
+          return loadElement(
+              to, storeElement(to, "static_cast<float>(" + args[0] + ")"));
         return "static_cast<" + cType(to) + ">(" + args[0] + ")";
       })
       .Default([](Operation *) { return std::string(); });
@@ -273,7 +268,7 @@ private:
   llvm::DenseMap<Operation *, int64_t> position;
   llvm::DenseSet<Operation *> inlined; // elementwise ops fused into a user
   llvm::DenseMap<Value, std::string> names;
-  llvm::DenseMap<Value, uint64_t> offsets;  // arena buffers
+  llvm::DenseMap<Value, uint64_t> offsets; // arena buffers
   llvm::DenseMap<Operation *, SmallVector<uint64_t>> scratchOffsets;
   llvm::DenseMap<Operation *, uint64_t> im2colOffsets;
   uint64_t arenaBytes = 0;
@@ -346,9 +341,8 @@ void FunctionEmitter::analyze() {
     if (!isElementwise(op) || !op->getResult(0).hasOneUse())
       continue;
     Operation *user = *op->getResult(0).getUsers().begin();
-    if (isElementwise(user) &&
-        tensorType(user->getResult(0)).getShape() ==
-            tensorType(op->getResult(0)).getShape())
+    if (isElementwise(user) && tensorType(user->getResult(0)).getShape() ==
+                                   tensorType(op->getResult(0)).getShape())
       inlined.insert(op);
   }
 
@@ -464,7 +458,8 @@ void FunctionEmitter::emitElementwiseRoot(Operation *root) {
   SmallVector<Operation *> group;
   std::function<void(Operation *)> collect = [&](Operation *op) {
     for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp(); def && inlined.contains(def))
+      if (Operation *def = operand.getDefiningOp();
+          def && inlined.contains(def))
         collect(def);
     group.push_back(op);
   };
@@ -479,12 +474,14 @@ void FunctionEmitter::emitElementwiseRoot(Operation *root) {
     for (Value operand : op->getOperands()) {
       if (element.count(operand))
         continue;
-      if (Operation *def = operand.getDefiningOp(); def && inlined.contains(def))
+      if (Operation *def = operand.getDefiningOp();
+          def && inlined.contains(def))
         continue;
       RankedTensorType type = tensorType(operand);
       std::string index;
       ArrayRef<int64_t> shape = type.getShape();
-      ArrayRef<int64_t> trimmed = shape.drop_while([](int64_t d) { return d == 1; });
+      ArrayRef<int64_t> trimmed =
+          shape.drop_while([](int64_t d) { return d == 1; });
       if (shape == outShape) {
         index = "i";
       } else if (type.getNumElements() == 1) {
@@ -524,8 +521,7 @@ void FunctionEmitter::emitElementwiseRoot(Operation *root) {
     std::string local = "t" + std::to_string(index);
     os << "        const "
        << computeType(tensorType(op->getResult(0)).getElementType()) << " "
-       << local
-       << " = " << elementExpression(op, args) << ";\n";
+       << local << " = " << elementExpression(op, args) << ";\n";
     element[op->getResult(0)] = local;
   }
   os << "        " << name(root->getResult(0)) << "[i] = "
@@ -539,7 +535,9 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
   auto out = [&](unsigned i = 0) { return name(op->getResult(i)); };
   auto in = [&](unsigned i) { return name(op->getOperand(i)); };
   auto shapeOf = [&](Value v) { return tensorType(v).getShape(); };
-  auto typeName = [&](Value v) { return cType(tensorType(v).getElementType()); };
+  auto typeName = [&](Value v) {
+    return cType(tensorType(v).getElementType());
+  };
   auto nullable = [&](Value v) { return v ? name(v) : std::string("nullptr"); };
 
   if (isElementwise(op)) {
@@ -559,7 +557,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](MatmulOp matmul) {
-        ArrayRef<int64_t> a = shapeOf(matmul.getLhs()), b = shapeOf(matmul.getRhs());
+        ArrayRef<int64_t> a = shapeOf(matmul.getLhs()),
+                          b = shapeOf(matmul.getRhs());
         ArrayRef<int64_t> y = shapeOf(matmul.getResult());
         ArrayRef<int64_t> batch = y.drop_back(2);
         // Batch strides count whole matrices.
@@ -621,11 +620,10 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       })
       .Case([&](BatchNormOp norm) {
         ArrayRef<int64_t> x = shapeOf(norm.getInput());
-        os << "  modelc_cpu::batch_norm(ctx, " << in(0) << ", " << in(1)
-           << ", " << in(2) << ", " << in(3) << ", " << in(4) << ", " << out()
-           << ", " << x[0] << ", " << x[1] << ", " << product(x.drop_front(2))
-           << ", " << floatLiteral(norm.getEpsilon().convertToDouble())
-           << ");\n";
+        os << "  modelc_cpu::batch_norm(ctx, " << in(0) << ", " << in(1) << ", "
+           << in(2) << ", " << in(3) << ", " << in(4) << ", " << out() << ", "
+           << x[0] << ", " << x[1] << ", " << product(x.drop_front(2)) << ", "
+           << floatLiteral(norm.getEpsilon().convertToDouble()) << ");\n";
         return success();
       })
       .Case([&](Conv2dOp conv) {
@@ -670,8 +668,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       .Case([&](GlobalAvgPoolOp pool) {
         ArrayRef<int64_t> x = shapeOf(pool.getInput());
         os << "  modelc_cpu::global_avg_pool(ctx, " << in(0) << ", " << out()
-           << ", " << x[0] * x[1] << ", " << product(x.drop_front(2))
-           << ");\n";
+           << ", " << x[0] * x[1] << ", " << product(x.drop_front(2)) << ");\n";
         return success();
       })
       .Case([&](TransposeOp transpose) {
@@ -708,8 +705,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         SmallVector<int64_t> starts(x.size(), 0), steps(x.size(), 1);
         size_t count = slice.getStarts().size();
         for (size_t i = 0; i < count; ++i) {
-          int64_t axis = slice.getAxes() ? (*slice.getAxes())[i]
-                                         : static_cast<int64_t>(i);
+          int64_t axis =
+              slice.getAxes() ? (*slice.getAxes())[i] : static_cast<int64_t>(i);
           if (axis < 0)
             axis += x.size();
           int64_t start = slice.getStarts()[i];
@@ -764,9 +761,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         os << "  if (modelc_cpu::cross_entropy<" << typeName(loss.getTargets())
            << ">(ctx, " << in(0) << ", " << in(1) << ", "
            << nullable(loss.getWeight()) << ", " << out() << ", " << logits[0]
-           << ", " << logits[1] << ", "
-           << static_cast<int>(loss.getReduction()) << ", "
-           << static_cast<int64_t>(loss.getIgnoreIndex())
+           << ", " << logits[1] << ", " << static_cast<int>(loss.getReduction())
+           << ", " << static_cast<int64_t>(loss.getIgnoreIndex())
            << "LL))\n    return 1;\n";
         return success();
       })
@@ -810,9 +806,9 @@ LogicalResult FunctionEmitter::emitWithConversions(Operation *op) {
   if (failed(emitOp(op)))
     return failure();
   if (hasHalfResult(op))
-    os << "  modelc_cpu::from_f32<" << bf16(result) << ">(ctx, " << names[result]
-       << ", " << resultName << ", " << tensorType(result).getNumElements()
-       << ");\n";
+    os << "  modelc_cpu::from_f32<" << bf16(result) << ">(ctx, "
+       << names[result] << ", " << resultName << ", "
+       << tensorType(result).getNumElements() << ");\n";
   for (auto &[value, original] : saved)
     names[value] = original;
   return success();
@@ -831,8 +827,8 @@ LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
     names[arg] = "in" + std::to_string(index);
     os << "  const " << cType(tensorType(arg).getElementType()) << " *"
        << names[arg] << " = static_cast<const "
-       << cType(tensorType(arg).getElementType()) << " *>(ctx->inputs["
-       << index << "]);\n";
+       << cType(tensorType(arg).getElementType()) << " *>(ctx->inputs[" << index
+       << "]);\n";
   }
   // Weight indices follow the module's declaration order.
   llvm::StringMap<unsigned> weightIndex;
@@ -845,7 +841,8 @@ LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
       for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
         RankedTensorType type = tensorType(value);
         os << "  std::memcpy(ctx->outputs[" << index << "], " << name(value)
-           << ", " << type.getNumElements() * elementBytes(type.getElementType())
+           << ", "
+           << type.getNumElements() * elementBytes(type.getElementType())
            << ");\n";
       }
       os << "  return 0;\n}\n\n";
@@ -856,9 +853,9 @@ LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
       std::string type = cType(tensorType(result).getElementType());
       names[result] = "v" + std::to_string(counter++);
       if (auto ref = dyn_cast<WeightRefOp>(op)) {
-        os << "  const " << type << " *" << names[result] << " = static_cast<const "
-           << type << " *>(ctx->weights[" << weightIndex.lookup(ref.getName())
-           << "]);\n";
+        os << "  const " << type << " *" << names[result]
+           << " = static_cast<const " << type << " *>(ctx->weights["
+           << weightIndex.lookup(ref.getName()) << "]);\n";
         continue;
       }
       if (auto constant = dyn_cast<ConstantOp>(op)) {
@@ -901,8 +898,8 @@ std::string cString(StringRef text) {
 
 void emitTensorDescs(llvm::raw_ostream &os, StringRef prefix,
                      func::FuncOp function, bool results) {
-  TypeRange types = results ? function.getResultTypes()
-                            : function.getArgumentTypes();
+  TypeRange types =
+      results ? function.getResultTypes() : function.getArgumentTypes();
   for (auto [index, type] : llvm::enumerate(types))
     os << "const int64_t " << prefix << "_shape" << index << "[] = {"
        << (cast<RankedTensorType>(type).getRank()
@@ -961,10 +958,10 @@ LogicalResult modelc::emitCpuModel(ModuleOp module,
 
   // Descriptor tables.
   for (auto [index, function] : llvm::enumerate(entries)) {
-    emitTensorDescs(out, "entry" + std::to_string(index) + "_inputs",
-                    function, false);
-    emitTensorDescs(out, "entry" + std::to_string(index) + "_outputs",
-                    function, true);
+    emitTensorDescs(out, "entry" + std::to_string(index) + "_inputs", function,
+                    false);
+    emitTensorDescs(out, "entry" + std::to_string(index) + "_outputs", function,
+                    true);
   }
   out << "const modelc_entry_desc entries[] = {\n";
   for (auto [index, function] : llvm::enumerate(entries))
@@ -974,8 +971,7 @@ LogicalResult modelc::emitCpuModel(ModuleOp module,
   out << "};\n";
   for (auto [index, slot] : llvm::enumerate(options.weights))
     out << "const int64_t weight_shape" << index << "[] = {"
-        << (slot.type.getRank() ? list(slot.type.getShape())
-                                : std::string("0"))
+        << (slot.type.getRank() ? list(slot.type.getShape()) : std::string("0"))
         << "};\n";
   out << "const modelc_weight_desc weights[] = {\n";
   for (auto [index, slot] : llvm::enumerate(options.weights))

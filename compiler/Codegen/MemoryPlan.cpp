@@ -28,7 +28,8 @@ MemoryPlan modelc::planMemory(const std::vector<BufferRequest> &requests,
       const BufferRequest &o = requests[other];
       if (o.lastUse < r.firstUse || r.lastUse < o.firstUse)
         continue;
-      taken.push_back({plan.offsets[other], plan.offsets[other] + align(o.bytes)});
+      taken.push_back(
+          {plan.offsets[other], plan.offsets[other] + align(o.bytes)});
     }
     std::sort(taken.begin(), taken.end());
     uint64_t offset = 0;

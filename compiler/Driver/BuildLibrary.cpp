@@ -21,8 +21,8 @@ std::vector<std::string> modelc::generatedCodeIncludeDirs() {
   std::string exe = llvm::sys::fs::getMainExecutable(
       nullptr, reinterpret_cast<void *>(&generatedCodeIncludeDirs));
   if (!exe.empty()) {
-    llvm::SmallString<256> prefix(llvm::sys::path::parent_path(
-        llvm::sys::path::parent_path(exe)));
+    llvm::SmallString<256> prefix(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
     llvm::SmallString<256> include(prefix), kernels(prefix);
     llvm::sys::path::append(include, "include");
     llvm::sys::path::append(kernels, "share", "modelc", "kernels");
@@ -46,9 +46,14 @@ LogicalResult modelc::buildSharedLibrary(StringRef source, StringRef output,
         << "' (set CXX, or install g++)\n";
     return failure();
   }
-  std::vector<std::string> args = {*cxx,          "-std=c++17", "-O3",
-                                   "-fPIC",       "-shared",    "-fvisibility=hidden",
-                                   "-fno-math-errno", "-w"};
+  std::vector<std::string> args = {*cxx,
+                                   "-std=c++17",
+                                   "-O3",
+                                   "-fPIC",
+                                   "-shared",
+                                   "-fvisibility=hidden",
+                                   "-fno-math-errno",
+                                   "-w"};
   for (const std::string &dir : generatedCodeIncludeDirs())
     args.push_back("-I" + dir);
   args.push_back(source.str());
@@ -62,8 +67,8 @@ LogicalResult modelc::buildSharedLibrary(StringRef source, StringRef output,
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPathText),
                                           StringRef(logPathText)};
   std::string errorMessage;
-  int status = llvm::sys::ExecuteAndWait(*cxx, argRefs, std::nullopt,
-                                         redirects, 0, 0, &errorMessage);
+  int status = llvm::sys::ExecuteAndWait(*cxx, argRefs, std::nullopt, redirects,
+                                         0, 0, &errorMessage);
   if (status != 0) {
     llvm::WithColor::error(llvm::errs(), "modelc")
         << "the C++ compiler failed on the generated code ("

@@ -93,7 +93,8 @@ FailureOr<WeightSet> modelc::readSafetensorsWeights(ModuleOp module,
                 "': " + buffer.getError().message());
   StringRef bytes = (*buffer)->getBuffer();
   if (bytes.size() < 8)
-    return fail("'" + path + "' is not a safetensors file: it is shorter "
+    return fail("'" + path +
+                "' is not a safetensors file: it is shorter "
                 "than the 8-byte header length");
   uint64_t headerSize = 0;
   for (int i = 7; i >= 0; --i)
@@ -122,16 +123,16 @@ FailureOr<WeightSet> modelc::readSafetensorsWeights(ModuleOp module,
     RankedTensorType type = decl.getTensorType();
     const llvm::json::Object *entry = object->getObject(name);
     if (!entry) {
-      decl.emitError("weight '") << name << "' is missing from '" << path
-                                 << "'";
+      decl.emitError("weight '")
+          << name << "' is missing from '" << path << "'";
       return failure();
     }
     std::optional<StringRef> dtype = entry->getString("dtype");
     const llvm::json::Array *shape = entry->getArray("shape");
     const llvm::json::Array *offsets = entry->getArray("data_offsets");
     if (!dtype || !shape || !offsets || offsets->size() != 2) {
-      decl.emitError("weight '") << name << "' in '" << path
-                                 << "' lacks dtype, shape or data_offsets";
+      decl.emitError("weight '")
+          << name << "' in '" << path << "' lacks dtype, shape or data_offsets";
       return failure();
     }
     SmallVector<int64_t> dims;
@@ -184,9 +185,11 @@ WeightSet modelc::randomWeights(ModuleOp module, uint64_t seed) {
     std::vector<unsigned char> bytes(bytesOf(type));
     SplitMix64 rng{seed ^ hashName(decl.getSymName())};
     ArrayRef<int64_t> shape = type.getShape();
-    int64_t fanIn = shape.size() >= 2 ? type.getNumElements() / shape[0]
-                                      : std::max<int64_t>(1, type.getNumElements());
-    double bound = 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(1, fanIn)));
+    int64_t fanIn = shape.size() >= 2
+                        ? type.getNumElements() / shape[0]
+                        : std::max<int64_t>(1, type.getNumElements());
+    double bound =
+        1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(1, fanIn)));
     bool variance = variances.contains(decl.getSymName());
     Type element = type.getElementType();
     for (int64_t i = 0; i < type.getNumElements(); ++i) {

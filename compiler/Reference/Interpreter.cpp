@@ -96,7 +96,8 @@ double intPow(double base, double exp) {
 double gelu(double x, bool tanhForm) {
   if (tanhForm)
     return 0.5 * x *
-           (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+           (1.0 +
+            std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
   return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
 }
 
@@ -218,10 +219,12 @@ LogicalResult Interpreter::evaluate(Operation *op) {
         return set(unary(op, [](double x) { return std::tanh(x); }));
       })
       .Case([&](SigmoidOp) {
-        return set(unary(op, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }));
+        return set(
+            unary(op, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }));
       })
       .Case([&](SiluOp) {
-        return set(unary(op, [](double x) { return x / (1.0 + std::exp(-x)); }));
+        return set(
+            unary(op, [](double x) { return x / (1.0 + std::exp(-x)); }));
       })
       .Case([&](ErfOp) {
         return set(unary(op, [](double x) { return std::erf(x); }));
@@ -247,10 +250,12 @@ LogicalResult Interpreter::evaluate(Operation *op) {
         }));
       })
       .Case([&](MaxOp) {
-        return set(nary(op, [](ArrayRef<double> a) { return std::max(a[0], a[1]); }));
+        return set(
+            nary(op, [](ArrayRef<double> a) { return std::max(a[0], a[1]); }));
       })
       .Case([&](MinOp) {
-        return set(nary(op, [](ArrayRef<double> a) { return std::min(a[0], a[1]); }));
+        return set(
+            nary(op, [](ArrayRef<double> a) { return std::min(a[0], a[1]); }));
       })
       .Case([&](PowOp) {
         return set(nary(op, [&](ArrayRef<double> a) {
@@ -278,9 +283,8 @@ LogicalResult Interpreter::evaluate(Operation *op) {
         }));
       })
       .Case([&](SelectOp) {
-        return set(nary(op, [](ArrayRef<double> a) {
-          return a[0] != 0 ? a[1] : a[2];
-        }));
+        return set(nary(
+            op, [](ArrayRef<double> a) { return a[0] != 0 ? a[1] : a[2]; }));
       })
       .Case([&](CastOp cast) {
         Type to = cast.getDtype();
@@ -307,7 +311,8 @@ LogicalResult Interpreter::evaluate(Operation *op) {
         return set(y);
       })
       .Case([&](LinearOp linear) {
-        const RefTensor &x = get(linear.getInput()), &w = get(linear.getWeight());
+        const RefTensor &x = get(linear.getInput()),
+                        &w = get(linear.getWeight());
         int64_t k = x.shape.back(), n = w.shape[0], m = x.numel() / k;
         RefTensor y = make(shapeOf(linear.getResult()));
         for (int64_t i = 0; i < m; ++i)
@@ -333,7 +338,8 @@ LogicalResult Interpreter::evaluate(Operation *op) {
             for (int64_t kk = 0; kk < k; ++kk)
               sum += a.data[ta ? kk * m + i : i * k + kk] *
                      b.data[tb ? j * k + kk : kk * n + j];
-            double c = gemm.getC() ? broadcastRead(get(gemm.getC()), {i, j}) : 0;
+            double c =
+                gemm.getC() ? broadcastRead(get(gemm.getC()), {i, j}) : 0;
             y.data[i * n + j] = alpha * sum + beta * c;
           }
         return set(y);
@@ -375,7 +381,8 @@ LogicalResult Interpreter::evaluate(Operation *op) {
             mean += x.data[r * cols + j];
           mean /= cols;
           for (int64_t j = 0; j < cols; ++j)
-            var += (x.data[r * cols + j] - mean) * (x.data[r * cols + j] - mean);
+            var +=
+                (x.data[r * cols + j] - mean) * (x.data[r * cols + j] - mean);
           var /= cols;
           for (int64_t j = 0; j < cols; ++j) {
             double v = (x.data[r * cols + j] - mean) / std::sqrt(var + eps);
@@ -411,7 +418,8 @@ LogicalResult Interpreter::evaluate(Operation *op) {
                           dil = conv.getDilations();
         int64_t groups = conv.getGroups();
         int64_t cg = x.shape[1] / groups, og = out[1] / groups;
-        int64_t kh = w.shape[2], kw = w.shape[3], H = x.shape[2], W = x.shape[3];
+        int64_t kh = w.shape[2], kw = w.shape[3], H = x.shape[2],
+                W = x.shape[3];
         RefTensor y = make(out);
         for (int64_t i = 0; i < y.numel(); ++i) {
           Shape c = coordsOf(i, out); // n, o, oy, ox
@@ -424,7 +432,8 @@ LogicalResult Interpreter::evaluate(Operation *op) {
                 int64_t ix = c[3] * st[1] - pad[1] + kx * dil[1];
                 if (iy < 0 || iy >= H || ix < 0 || ix >= W)
                   continue;
-                sum += x.data[((c[0] * x.shape[1] + g * cg + ci) * H + iy) * W + ix] *
+                sum += x.data[((c[0] * x.shape[1] + g * cg + ci) * H + iy) * W +
+                              ix] *
                        w.data[((c[1] * cg + ci) * kh + ky) * kw + kx];
               }
           y.data[i] = sum;
@@ -450,8 +459,10 @@ LogicalResult Interpreter::evaluate(Operation *op) {
           int64_t x1 = std::min(x0 + k[1], W + pad[3]);
           double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
           int64_t count = 0;
-          for (int64_t iy = std::max<int64_t>(y0, 0); iy < std::min(y1, H); ++iy)
-            for (int64_t ix = std::max<int64_t>(x0, 0); ix < std::min(x1, W); ++ix) {
+          for (int64_t iy = std::max<int64_t>(y0, 0); iy < std::min(y1, H);
+               ++iy)
+            for (int64_t ix = std::max<int64_t>(x0, 0); ix < std::min(x1, W);
+                 ++ix) {
               double v = x.data[((c[0] * x.shape[1] + c[1]) * H + iy) * W + ix];
               acc = isMax ? std::max(acc, v) : acc + v;
               ++count;
@@ -523,8 +534,9 @@ LogicalResult Interpreter::evaluate(Operation *op) {
         Shape out = shapeOf(slice.getResult());
         Shape starts(x.shape.size(), 0), steps(x.shape.size(), 1);
         for (size_t i = 0; i < slice.getStarts().size(); ++i) {
-          int64_t axis = slice.getAxes() ? axisOf((*slice.getAxes())[i], x.shape.size())
-                                         : static_cast<int64_t>(i);
+          int64_t axis = slice.getAxes()
+                             ? axisOf((*slice.getAxes())[i], x.shape.size())
+                             : static_cast<int64_t>(i);
           int64_t start = slice.getStarts()[i];
           if (start < 0)
             start += x.shape[axis];
@@ -597,7 +609,8 @@ LogicalResult Interpreter::evaluate(Operation *op) {
           int64_t o = 0;
           for (size_t d = 0; d < rank; ++d)
             o += (reduced[d] ? 0 : c[d]) * ks[d];
-          y.data[o] = isMax ? std::max(y.data[o], x.data[i]) : y.data[o] + x.data[i];
+          y.data[o] =
+              isMax ? std::max(y.data[o], x.data[i]) : y.data[o] + x.data[i];
         }
         if (isa<ReduceMeanOp>(op)) {
           int64_t count = x.numel() / std::max<int64_t>(1, y.numel());
@@ -632,7 +645,8 @@ LogicalResult Interpreter::evaluate(Operation *op) {
           for (int64_t j = 0; j < c; ++j)
             sum += std::exp(x.data[i * c + j] - mx);
           double l = -(x.data[i * c + target] - mx - std::log(sum));
-          double w = loss.getWeight() ? get(loss.getWeight()).data[target] : 1.0;
+          double w =
+              loss.getWeight() ? get(loss.getWeight()).data[target] : 1.0;
           if (loss.getReduction() == Reduction::none)
             y.data[i] = w * l;
           total += w * l;

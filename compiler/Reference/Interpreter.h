@@ -1,4 +1,5 @@
-//===- Interpreter.h - the reference interpreter of the graph IR -*- C++ -*-===//
+//===- Interpreter.h - the reference interpreter of the graph IR -*- C++
+//-*-===//
 //
 // Evaluates a graph entry point directly, in double precision, with plain
 // loops: the oracle every numeric test compares compiled code with. It is

@@ -21,8 +21,8 @@ int main(int argc, char **argv) {
       for (int64_t i = 0; i < t.numel(); ++i)
         t.mutable_data_as<float>()[i] = 1.0f;
       inputs.push_back(std::move(t));
-      std::cout << "input '" << info.name << "': "
-                << modelc::describe(info.dtype, info.shape) << "\n";
+      std::cout << "input '" << info.name
+                << "': " << modelc::describe(info.dtype, info.shape) << "\n";
     }
     std::vector<modelc::Tensor> outputs = model.run(entry.name, inputs);
     for (std::size_t k = 0; k < outputs.size(); ++k) {

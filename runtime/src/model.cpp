@@ -71,10 +71,12 @@ void checkElfFile(const std::string &path) {
   if (static_cast<uint64_t>(file.gcount()) < sizeof(header) ||
       header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_type != ET_DYN)
     throw Error(where + " is not a compiled model: not a 64-bit shared "
-                "library");
+                        "library");
   auto truncated = [&] {
-    return Error(where + " is truncated or corrupt: its ELF headers "
-                 "describe more than its " + std::to_string(size) + " bytes");
+    return Error(where +
+                 " is truncated or corrupt: its ELF headers "
+                 "describe more than its " +
+                 std::to_string(size) + " bytes");
   };
   if (header.e_phentsize != sizeof(Elf64_Phdr) ||
       header.e_phoff + uint64_t(header.e_phnum) * sizeof(Elf64_Phdr) > size ||
@@ -82,7 +84,8 @@ void checkElfFile(const std::string &path) {
     throw truncated();
   for (unsigned i = 0; i < header.e_phnum; ++i) {
     Elf64_Phdr segment{};
-    file.seekg(static_cast<std::streamoff>(header.e_phoff + i * sizeof(segment)));
+    file.seekg(
+        static_cast<std::streamoff>(header.e_phoff + i * sizeof(segment)));
     file.read(reinterpret_cast<char *>(&segment), sizeof(segment));
     if (segment.p_offset + segment.p_filesz > size)
       throw truncated();
@@ -129,7 +132,8 @@ struct Model::Impl {
         return arena;
       }
     }
-    return std::make_unique<Arena>(plan->arena_bytes[entry * plan->num_devices]);
+    return std::make_unique<Arena>(
+        plan->arena_bytes[entry * plan->num_devices]);
   }
   void releaseArena(std::size_t entry, std::unique_ptr<Arena> arena) {
     std::lock_guard<std::mutex> lock(arenaMutex);
@@ -172,7 +176,9 @@ static void runtimeReportError(modelc_run_ctx *ctx, const char *message) {
 // Loading
 //===----------------------------------------------------------------------===//
 
-static bool validDType(uint32_t code) { return dtypeFromCode(code).has_value(); }
+static bool validDType(uint32_t code) {
+  return dtypeFromCode(code).has_value();
+}
 
 static TensorInfo tensorInfo(const modelc_tensor_desc &d,
                              const std::string &where) {
@@ -182,7 +188,8 @@ static TensorInfo tensorInfo(const modelc_tensor_desc &d,
                   std::vector<int64_t>(d.shape, d.shape + d.rank)};
   for (int64_t dim : info.shape)
     if (dim < 0)
-      throw Error(where + ": tensor '" + info.name + "' has a negative "
+      throw Error(where + ": tensor '" + info.name +
+                  "' has a negative "
                   "dimension");
   return info;
 }
@@ -269,15 +276,15 @@ void Model::Impl::bindWeights(const LoadOptions &options) {
     }
     for (const auto &[name, entry] : weightFile->tensors())
       if (!used.count(name))
-        throw Error("'" + file + "' has a tensor '" + name +
-                    "' that model " + modelName(path) + " does not use");
+        throw Error("'" + file + "' has a tensor '" + name + "' that model " +
+                    modelName(path) + " does not use");
     return;
   }
   if (desc->num_weights == 0)
     return;
   if (!desc->weight_data)
     throw Error(where + " has no embedded weights; pass a safetensors file "
-                "in LoadOptions::weights");
+                        "in LoadOptions::weights");
   for (uint32_t i = 0; i < desc->num_weights; ++i) {
     const modelc_weight_desc &w = desc->weights[i];
     if (w.offset > desc->weight_data_size ||
@@ -403,12 +410,13 @@ static void checkTensors(const std::string &what,
     const TensorInfo &want = expected[i];
     const Tensor &got = given[i];
     if (got.device() != "cpu")
-      throw Error(what + " '" + want.name + "': expected a tensor on cpu, "
-                  "got one on " + got.device());
+      throw Error(what + " '" + want.name +
+                  "': expected a tensor on cpu, "
+                  "got one on " +
+                  got.device());
     if (got.dtype() != want.dtype || got.shape() != want.shape)
       throw Error(what + " '" + want.name + "': expected " +
-                  describe(want.dtype, want.shape) + ", got " +
-                  got.describe());
+                  describe(want.dtype, want.shape) + ", got " + got.describe());
     if (!got.data() && got.nbytes())
       throw Error(what + " '" + want.name + "' has no data");
   }
@@ -456,9 +464,9 @@ void Model::run_into(const std::string &entry,
   int status = impl.plan->run[index](&ctx);
   impl.releaseArena(index, std::move(arena));
   if (status != 0 || !state.error.empty())
-    throw Error("running '" + entry + "' of model " + modelName(impl.path) +
-                " failed: " +
-                (state.error.empty() ? "unknown error" : state.error));
+    throw Error(
+        "running '" + entry + "' of model " + modelName(impl.path) +
+        " failed: " + (state.error.empty() ? "unknown error" : state.error));
 }
 
 std::vector<Tensor> Model::run(const std::string &entry,

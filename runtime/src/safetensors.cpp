@@ -27,8 +27,8 @@ public:
   }
 
   void skipSpace() {
-    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\t' ||
-                         *p_ == '\r'))
+    while (p_ < end_ &&
+           (*p_ == ' ' || *p_ == '\n' || *p_ == '\t' || *p_ == '\r'))
       ++p_;
   }
   bool consume(char c) {
@@ -170,7 +170,8 @@ SafetensorsFile::SafetensorsFile(const std::string &path) : path_(path) {
   if (size_ < 8) {
     ::close(fd);
     throw Error("'" + path + "' is not a valid safetensors file: it has " +
-                std::to_string(size_) + " bytes, fewer than the 8-byte "
+                std::to_string(size_) +
+                " bytes, fewer than the 8-byte "
                 "header length");
   }
   mapping_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -185,10 +186,11 @@ SafetensorsFile::SafetensorsFile(const std::string &path) : path_(path) {
     headerSize = (headerSize << 8) | bytes[i];
   try {
     if (headerSize > size_ - 8)
-      throw Error("'" + path + "' is not a valid safetensors file: the "
-                  "header claims " + std::to_string(headerSize) +
-                  " bytes, the file has " + std::to_string(size_ - 8) +
-                  " after the length (truncated?)");
+      throw Error("'" + path +
+                  "' is not a valid safetensors file: the "
+                  "header claims " +
+                  std::to_string(headerSize) + " bytes, the file has " +
+                  std::to_string(size_ - 8) + " after the length (truncated?)");
     const unsigned char *data = bytes + 8 + headerSize;
     uint64_t dataSize = size_ - 8 - headerSize;
     HeaderParser parser(path, reinterpret_cast<const char *>(bytes + 8),
@@ -253,8 +255,10 @@ SafetensorsFile::SafetensorsFile(const std::string &path) : path_(path) {
                       " data bytes (truncated?)");
         if (static_cast<uint64_t>(end - begin) != expected)
           parser.fail("tensor '" + name + "' has " +
-                      std::to_string(end - begin) + " data bytes, its shape "
-                      "and dtype need " + std::to_string(expected));
+                      std::to_string(end - begin) +
+                      " data bytes, its shape "
+                      "and dtype need " +
+                      std::to_string(expected));
         tensors_[name] = SafetensorsEntry{*dtype, shape, data + begin,
                                           static_cast<uint64_t>(end - begin)};
       } while (parser.consume(','));

@@ -50,8 +50,7 @@ Tensor Tensor::zeros(std::vector<int64_t> shape, DType dtype) {
   return t;
 }
 
-Tensor Tensor::from_host(void *data, std::vector<int64_t> shape,
-                         DType dtype) {
+Tensor Tensor::from_host(void *data, std::vector<int64_t> shape, DType dtype) {
   Tensor t;
   t.shape_ = std::move(shape);
   t.dtype_ = dtype;

@@ -13,8 +13,8 @@ struct ThreadPool::Job {
   int64_t chunk;
   int64_t num_chunks;
   std::atomic<int64_t> next{0};
-  int64_t done = 0;   // chunks finished; guarded by the pool's mutex
-  int helpers = 0;    // workers inside runChunks; guarded by the mutex
+  int64_t done = 0; // chunks finished; guarded by the pool's mutex
+  int helpers = 0;  // workers inside runChunks; guarded by the mutex
 };
 
 ThreadPool::ThreadPool(int num_threads)
@@ -68,8 +68,7 @@ void ThreadPool::worker() {
   }
 }
 
-void ThreadPool::parallel_for(int64_t n, int64_t grain, ChunkFn fn,
-                              void *arg) {
+void ThreadPool::parallel_for(int64_t n, int64_t grain, ChunkFn fn, void *arg) {
   if (n <= 0)
     return;
   grain = std::max<int64_t>(1, grain);
@@ -95,9 +94,8 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, ChunkFn fn,
   // No worker may see the job once this returns: take it off the queue and
   // wait for the workers inside it.
   jobs_.erase(std::remove(jobs_.begin(), jobs_.end(), &job), jobs_.end());
-  finished_.wait(lock, [&] {
-    return job.done == job.num_chunks && job.helpers == 0;
-  });
+  finished_.wait(
+      lock, [&] { return job.done == job.num_chunks && job.helpers == 0; });
 }
 
 } // namespace modelc

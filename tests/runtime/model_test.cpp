@@ -9,8 +9,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <fstream>
+#include <new>
 #include <random>
 #include <thread>
 
@@ -135,14 +135,15 @@ TEST(Load, WeightFileErrorsNameTheWeight) {
   options.weights = fixture("missing.safetensors");
   expectError([&] { Model::load(fixture("mlp1.so"), options); },
               "cannot open weights");
-  options.weights = writeFile("tiny.safetensors", std::string("\x02\0\0\0\0\0\0\0{}", 10));
+  options.weights =
+      writeFile("tiny.safetensors", std::string("\x02\0\0\0\0\0\0\0{}", 10));
   expectError([&] { Model::load(fixture("mlp1.so"), options); },
               "weight 'fc1.weight' is missing from");
   options.weights = writeFile("short.safetensors", "abc");
   expectError([&] { Model::load(fixture("mlp1.so"), options); },
               "fewer than the 8-byte header length");
-  options.weights =
-      writeFile("badjson.safetensors", std::string("\x05\0\0\0\0\0\0\0{\"a\":", 13));
+  options.weights = writeFile("badjson.safetensors",
+                              std::string("\x05\0\0\0\0\0\0\0{\"a\":", 13));
   expectError([&] { Model::load(fixture("mlp1.so"), options); },
               "is not a valid safetensors file");
 }

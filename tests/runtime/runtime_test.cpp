@@ -31,7 +31,8 @@ TEST(Tensor, ZerosOwnsAlignedZeroedMemory) {
 
 TEST(Tensor, BorrowedReadOnlyDataCannotBeWritten) {
   const float data[2] = {1, 2};
-  Tensor t = Tensor::from_host(static_cast<const void *>(data), {2}, DType::F32);
+  Tensor t =
+      Tensor::from_host(static_cast<const void *>(data), {2}, DType::F32);
   EXPECT_FALSE(t.owns_data());
   EXPECT_EQ(t.data(), data);
   EXPECT_THROW(t.mutable_data(), modelc::Error);

@@ -139,7 +139,8 @@ Options parseArgs(int argc, char **argv) {
   return o;
 }
 
-modelc::Tensor randomTensor(const modelc::TensorInfo &info, std::mt19937_64 &rng) {
+modelc::Tensor randomTensor(const modelc::TensorInfo &info,
+                            std::mt19937_64 &rng) {
   modelc::Tensor t = modelc::Tensor::zeros(info.shape, info.dtype);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   int64_t n = t.numel();
@@ -351,7 +352,8 @@ int run(const Options &o) {
       auto start = std::chrono::steady_clock::now();
       model.run_into(entry.name, inputs, outputs);
       auto end = std::chrono::steady_clock::now();
-      ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(end - start).count());
     }
     std::sort(ms.begin(), ms.end());
     auto pct = [&](double p) {

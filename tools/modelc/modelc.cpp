@@ -45,26 +45,28 @@ cl::OptionCategory modelcCategory("modelc options");
 cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.ir>"),
                                cl::Required, cl::cat(modelcCategory));
 
-cl::opt<std::string> outputPath(
-    "o", cl::desc("Output file (default: <model>.so; stdout for "
-                  "--emit=graph and --emit=cpp)"),
-    cl::value_desc("file"), cl::cat(modelcCategory));
+cl::opt<std::string>
+    outputPath("o",
+               cl::desc("Output file (default: <model>.so; stdout for "
+                        "--emit=graph and --emit=cpp)"),
+               cl::value_desc("file"), cl::cat(modelcCategory));
 
-cl::opt<EmitKind> emitKind(
-    "emit", cl::desc("What to produce"), cl::init(EmitKind::Library),
-    cl::values(clEnumValN(EmitKind::Library, "so",
-                          "a shared library model.so (the default)"),
-               clEnumValN(EmitKind::Graph, "graph",
-                          "the verified graph IR: shapes inferred, "
-                          "canonicalized"),
-               clEnumValN(EmitKind::Cpp, "cpp",
-                          "the generated C++ of the CPU plan")),
-    cl::cat(modelcCategory));
+cl::opt<EmitKind>
+    emitKind("emit", cl::desc("What to produce"), cl::init(EmitKind::Library),
+             cl::values(clEnumValN(EmitKind::Library, "so",
+                                   "a shared library model.so (the default)"),
+                        clEnumValN(EmitKind::Graph, "graph",
+                                   "the verified graph IR: shapes inferred, "
+                                   "canonicalized"),
+                        clEnumValN(EmitKind::Cpp, "cpp",
+                                   "the generated C++ of the CPU plan")),
+             cl::cat(modelcCategory));
 
-cl::opt<std::string> weightsPath(
-    "weights", cl::desc("Safetensors file with the model's weights (keys are "
-                        "the graph.weight names)"),
-    cl::value_desc("file"), cl::cat(modelcCategory));
+cl::opt<std::string>
+    weightsPath("weights",
+                cl::desc("Safetensors file with the model's weights (keys are "
+                         "the graph.weight names)"),
+                cl::value_desc("file"), cl::cat(modelcCategory));
 
 cl::opt<std::string> randomWeights(
     "random-weights",
@@ -84,13 +86,14 @@ cl::opt<std::string> saveWeights(
              "--random-weights) to a safetensors file"),
     cl::value_desc("file"), cl::cat(modelcCategory));
 
-cl::opt<std::string> saveTemps(
-    "save-temps",
-    cl::desc("Keep the generated sources and the weight blob in DIR"),
-    cl::value_desc("dir"), cl::cat(modelcCategory));
+cl::opt<std::string>
+    saveTemps("save-temps",
+              cl::desc("Keep the generated sources and the weight blob in DIR"),
+              cl::value_desc("dir"), cl::cat(modelcCategory));
 
-cl::opt<bool> verbose("v", cl::desc("Print what was built: per entry point "
-                                    "its arena size and fused loops"),
+cl::opt<bool> verbose("v",
+                      cl::desc("Print what was built: per entry point "
+                               "its arena size and fused loops"),
                       cl::cat(modelcCategory));
 
 constexpr const char *overview = R"(modelc: ahead-of-time graph compiler
@@ -119,10 +122,9 @@ int fail(const llvm::Twine &message) {
 
 /// Parses the model, keeping the names of entry-point arguments from the
 /// source text (MLIR itself drops SSA names).
-OwningOpRef<ModuleOp> parseModel(llvm::SourceMgr &sourceMgr,
-                                 MLIRContext &context,
-                                 llvm::StringMap<std::vector<std::string>>
-                                     &argumentNames) {
+OwningOpRef<ModuleOp>
+parseModel(llvm::SourceMgr &sourceMgr, MLIRContext &context,
+           llvm::StringMap<std::vector<std::string>> &argumentNames) {
   AsmParserState asmState;
   Block block;
   ParserConfig config(&context);
@@ -133,11 +135,11 @@ OwningOpRef<ModuleOp> parseModel(llvm::SourceMgr &sourceMgr,
     module = cast<ModuleOp>(block.front());
     module.get()->remove();
   } else {
-    StringRef file =
-        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier();
+    StringRef file = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+                         ->getBufferIdentifier();
     module = ModuleOp::create(FileLineColLoc::get(&context, file, 0, 0));
-    module->getBody()->getOperations().splice(
-        module->getBody()->begin(), block.getOperations());
+    module->getBody()->getOperations().splice(module->getBody()->begin(),
+                                              block.getOperations());
   }
   if (failed(verify(*module)))
     return nullptr;
@@ -218,8 +220,10 @@ int runDriver(const std::string &flags) {
   // Inputs keep the names they have in the source.
   Builder builder(&context);
   for (auto function : module->getOps<func::FuncOp>()) {
-    const std::vector<std::string> &names = argumentNames[function.getSymName()];
-    for (unsigned i = 0; i < function.getNumArguments() && i < names.size(); ++i)
+    const std::vector<std::string> &names =
+        argumentNames[function.getSymName()];
+    for (unsigned i = 0; i < function.getNumArguments() && i < names.size();
+         ++i)
       if (!function.getArgAttr(i, "graph.name"))
         function.setArgAttr(i, "graph.name", builder.getStringAttr(names[i]));
   }

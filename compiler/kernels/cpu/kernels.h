@@ -20,8 +20,7 @@ namespace modelc_cpu {
 
 /// Runs f(begin, end) over chunks of [0, n) on the runtime's pool.
 template <typename F>
-inline void parallel_for(modelc_run_ctx *ctx, int64_t n, int64_t grain,
-                         F &&f) {
+inline void parallel_for(modelc_run_ctx *ctx, int64_t n, int64_t grain, F &&f) {
   using Fn = std::remove_reference_t<F>;
   ctx->api->parallel_for(
       ctx, n, grain,
@@ -60,7 +59,9 @@ inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 /// Integer division truncating toward zero; division by zero yields 0
 /// (documented in docs/ir.md) instead of trapping.
-template <typename T> inline T int_div(T a, T b) { return b == 0 ? T(0) : a / b; }
+template <typename T> inline T int_div(T a, T b) {
+  return b == 0 ? T(0) : a / b;
+}
 
 /// Integer power by squaring; negative exponents give 0 except for bases 1
 /// and -1, as integer arithmetic in numpy.
@@ -144,8 +145,8 @@ inline void gemm(modelc_run_ctx *ctx, const float *a, const float *b,
     parallel_for(ctx, m, grain_for(n), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i)
         for (int64_t j = 0; j < n; ++j)
-          y[i * n + j] = beta * c[(c_rows == 1 ? 0 : i) * c_cols +
-                                  (c_cols == 1 ? 0 : j)];
+          y[i * n + j] =
+              beta * c[(c_rows == 1 ? 0 : i) * c_cols + (c_cols == 1 ? 0 : j)];
     });
     gemm_beta = 1.0f;
   }
@@ -240,9 +241,9 @@ inline void batch_norm(modelc_run_ctx *ctx, const float *x, const float *scale,
 //===----------------------------------------------------------------------===//
 
 struct Conv2dShape {
-  int64_t n, c, h, w;         // input
-  int64_t o, kh, kw;          // weight [o, c/groups, kh, kw]
-  int64_t oh, ow;             // output spatial
+  int64_t n, c, h, w; // input
+  int64_t o, kh, kw;  // weight [o, c/groups, kh, kw]
+  int64_t oh, ow;     // output spatial
   int64_t stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
   int64_t groups;
 };
@@ -267,27 +268,28 @@ inline void conv2d(modelc_run_ctx *ctx, const float *x, const float *w,
       const float *xg = x + (img * s.c + g * cg) * s.h * s.w;
       const float *cols = xg;
       if (!direct) {
-        parallel_for(ctx, patch, grain_for(spatial), [&](int64_t begin,
-                                                         int64_t end) {
-          for (int64_t row = begin; row < end; ++row) {
-            int64_t ci = row / (s.kh * s.kw);
-            int64_t ky = (row / s.kw) % s.kh, kx = row % s.kw;
-            float *dst = scratch + row * spatial;
-            const float *src = xg + ci * s.h * s.w;
-            for (int64_t oy = 0; oy < s.oh; ++oy) {
-              int64_t iy = oy * s.stride_h - s.pad_top + ky * s.dilation_h;
-              float *d = dst + oy * s.ow;
-              if (iy < 0 || iy >= s.h) {
-                std::fill(d, d + s.ow, 0.0f);
-                continue;
+        parallel_for(
+            ctx, patch, grain_for(spatial), [&](int64_t begin, int64_t end) {
+              for (int64_t row = begin; row < end; ++row) {
+                int64_t ci = row / (s.kh * s.kw);
+                int64_t ky = (row / s.kw) % s.kh, kx = row % s.kw;
+                float *dst = scratch + row * spatial;
+                const float *src = xg + ci * s.h * s.w;
+                for (int64_t oy = 0; oy < s.oh; ++oy) {
+                  int64_t iy = oy * s.stride_h - s.pad_top + ky * s.dilation_h;
+                  float *d = dst + oy * s.ow;
+                  if (iy < 0 || iy >= s.h) {
+                    std::fill(d, d + s.ow, 0.0f);
+                    continue;
+                  }
+                  for (int64_t ox = 0; ox < s.ow; ++ox) {
+                    int64_t ix =
+                        ox * s.stride_w - s.pad_left + kx * s.dilation_w;
+                    d[ox] = (ix >= 0 && ix < s.w) ? src[iy * s.w + ix] : 0.0f;
+                  }
+                }
               }
-              for (int64_t ox = 0; ox < s.ow; ++ox) {
-                int64_t ix = ox * s.stride_w - s.pad_left + kx * s.dilation_w;
-                d[ox] = (ix >= 0 && ix < s.w) ? src[iy * s.w + ix] : 0.0f;
-              }
-            }
-          }
-        });
+            });
         cols = scratch;
       }
       float *yg = y + (img * s.o + g * og) * spatial;
@@ -338,48 +340,48 @@ inline void max_pool2d(modelc_run_ctx *ctx, const float *x, float *y,
 
 inline void avg_pool2d(modelc_run_ctx *ctx, const float *x, float *y,
                        const Pool2dShape &s, bool count_include_pad) {
-  parallel_for(
-      ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
-      [&](int64_t begin, int64_t end) {
-        for (int64_t p = begin; p < end; ++p) {
-          const float *xp = x + p * s.h * s.w;
-          float *yp = y + p * s.oh * s.ow;
-          for (int64_t oy = 0; oy < s.oh; ++oy)
-            for (int64_t ox = 0; ox < s.ow; ++ox) {
-              int64_t y0 = oy * s.stride_h - s.pad_top;
-              int64_t x0 = ox * s.stride_w - s.pad_left;
-              // As PyTorch: the padded window is clipped to input + padding.
-              int64_t y1 = std::min(y0 + s.kh, s.h + s.pad_bottom);
-              int64_t x1 = std::min(x0 + s.kw, s.w + s.pad_right);
-              int64_t padded = (y1 - y0) * (x1 - x0);
-              double sum = 0.0;
-              int64_t count = 0;
-              for (int64_t iy = std::max<int64_t>(y0, 0);
-                   iy < std::min(y1, s.h); ++iy)
-                for (int64_t ix = std::max<int64_t>(x0, 0);
-                     ix < std::min(x1, s.w); ++ix) {
-                  sum += xp[iy * s.w + ix];
-                  ++count;
-                }
-              int64_t divisor = count_include_pad ? padded : count;
-              yp[oy * s.ow + ox] =
-                  divisor ? static_cast<float>(sum / divisor) : 0.0f;
-            }
-        }
-      });
+  parallel_for(ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t p = begin; p < end; ++p) {
+                   const float *xp = x + p * s.h * s.w;
+                   float *yp = y + p * s.oh * s.ow;
+                   for (int64_t oy = 0; oy < s.oh; ++oy)
+                     for (int64_t ox = 0; ox < s.ow; ++ox) {
+                       int64_t y0 = oy * s.stride_h - s.pad_top;
+                       int64_t x0 = ox * s.stride_w - s.pad_left;
+                       // As PyTorch: the padded window is clipped to input +
+                       // padding.
+                       int64_t y1 = std::min(y0 + s.kh, s.h + s.pad_bottom);
+                       int64_t x1 = std::min(x0 + s.kw, s.w + s.pad_right);
+                       int64_t padded = (y1 - y0) * (x1 - x0);
+                       double sum = 0.0;
+                       int64_t count = 0;
+                       for (int64_t iy = std::max<int64_t>(y0, 0);
+                            iy < std::min(y1, s.h); ++iy)
+                         for (int64_t ix = std::max<int64_t>(x0, 0);
+                              ix < std::min(x1, s.w); ++ix) {
+                           sum += xp[iy * s.w + ix];
+                           ++count;
+                         }
+                       int64_t divisor = count_include_pad ? padded : count;
+                       yp[oy * s.ow + ox] =
+                           divisor ? static_cast<float>(sum / divisor) : 0.0f;
+                     }
+                 }
+               });
 }
 
 inline void global_avg_pool(modelc_run_ctx *ctx, const float *x, float *y,
                             int64_t planes, int64_t spatial) {
-  parallel_for(ctx, planes, grain_for(spatial), [&](int64_t begin,
-                                                    int64_t end) {
-    for (int64_t p = begin; p < end; ++p) {
-      double sum = 0.0;
-      for (int64_t j = 0; j < spatial; ++j)
-        sum += x[p * spatial + j];
-      y[p] = static_cast<float>(sum / static_cast<double>(spatial));
-    }
-  });
+  parallel_for(
+      ctx, planes, grain_for(spatial), [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+          double sum = 0.0;
+          for (int64_t j = 0; j < spatial; ++j)
+            sum += x[p * spatial + j];
+          y[p] = static_cast<float>(sum / static_cast<double>(spatial));
+        }
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -455,7 +457,8 @@ inline int gather(modelc_run_ctx *ctx, const T *data, const I *indices, T *y,
                    int64_t idx = static_cast<int64_t>(indices[i]);
                    if (idx < 0)
                      idx += axis_dim;
-                   std::memcpy(y + r * inner, data + (o * axis_dim + idx) * inner,
+                   std::memcpy(y + r * inner,
+                               data + (o * axis_dim + idx) * inner,
                                sizeof(T) * inner);
                  }
                });
@@ -530,8 +533,8 @@ inline int cross_entropy(modelc_run_ctx *ctx, const float *logits,
     weight_sum += w;
   }
   if (reduction == 1)
-    y[0] = static_cast<float>(weight_sum != 0 ? total / weight_sum
-                                             : std::nan(""));
+    y[0] =
+        static_cast<float>(weight_sum != 0 ? total / weight_sum : std::nan(""));
   else if (reduction == 2)
     y[0] = static_cast<float>(total);
   return 0;

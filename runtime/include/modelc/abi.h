@@ -54,10 +54,9 @@ struct modelc_run_ctx;
 typedef struct modelc_runtime_api {
   uint32_t struct_size;
   /* Row-major C = alpha * op(A) * op(B) + beta * C (f32). */
-  void (*sgemm)(struct modelc_run_ctx *ctx, int trans_a, int trans_b,
-                int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-                int64_t lda, const float *b, int64_t ldb, float beta,
-                float *c, int64_t ldc);
+  void (*sgemm)(struct modelc_run_ctx *ctx, int trans_a, int trans_b, int64_t m,
+                int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
   /* Calls fn(arg, begin, end) on disjoint chunks covering [0, n), at least
    * `grain` iterations each, on the CPU thread pool; returns when all are
    * done. */
@@ -72,11 +71,11 @@ typedef struct modelc_runtime_api {
 /* What one run of an entry point sees. */
 typedef struct modelc_run_ctx {
   const modelc_runtime_api *api;
-  void *runtime;                /* opaque to generated code */
-  const void *const *inputs;    /* one pointer per input, host memory */
-  void *const *outputs;         /* one pointer per output, host memory */
-  const void *const *weights;   /* one pointer per weight of the table */
-  unsigned char *arena;         /* scratch of the plan's arena size */
+  void *runtime;              /* opaque to generated code */
+  const void *const *inputs;  /* one pointer per input, host memory */
+  void *const *outputs;       /* one pointer per output, host memory */
+  const void *const *weights; /* one pointer per weight of the table */
+  unsigned char *arena;       /* scratch of the plan's arena size */
 } modelc_run_ctx;
 
 /* Returns 0 on success, nonzero after report_error. */
@@ -92,25 +91,25 @@ typedef struct modelc_entry_desc {
 
 /* One way to run the model on one kind of machine. */
 typedef struct modelc_plan_desc {
-  const char *name;                 /* e.g. "cpu" */
+  const char *name; /* e.g. "cpu" */
   uint32_t num_devices;
-  const char *const *devices;       /* e.g. {"cpu"} */
-  const uint64_t *arena_bytes;      /* [entry * num_devices + device] */
-  const modelc_entry_fn *run;       /* one per entry point */
+  const char *const *devices;  /* e.g. {"cpu"} */
+  const uint64_t *arena_bytes; /* [entry * num_devices + device] */
+  const modelc_entry_fn *run;  /* one per entry point */
 } modelc_plan_desc;
 
 typedef struct modelc_model_desc {
-  uint32_t abi_version;             /* first, so any runtime can read it */
+  uint32_t abi_version; /* first, so any runtime can read it */
   uint32_t struct_size;
   const char *compiler_version;
-  const char *compiler_flags;       /* the modelc command line */
+  const char *compiler_flags; /* the modelc command line */
   uint32_t num_entries;
   const modelc_entry_desc *entries;
   uint32_t num_weights;
   const modelc_weight_desc *weights;
   const unsigned char *weight_data; /* embedded weights, or NULL */
   uint64_t weight_data_size;
-  const char *external_weights;     /* safetensors path when not embedded */
+  const char *external_weights; /* safetensors path when not embedded */
   uint32_t num_plans;
   const modelc_plan_desc *plans;
 } modelc_model_desc;

@@ -35,8 +35,7 @@ public:
   /// A new zero-filled tensor.
   static Tensor zeros(std::vector<int64_t> shape, DType dtype);
   /// Borrows `data`, which must outlive the tensor and every copy of it.
-  static Tensor from_host(void *data, std::vector<int64_t> shape,
-                          DType dtype);
+  static Tensor from_host(void *data, std::vector<int64_t> shape, DType dtype);
   /// Borrows read-only `data` (writing through data() is then an error).
   static Tensor from_host(const void *data, std::vector<int64_t> shape,
                           DType dtype);
