@@ -276,29 +276,9 @@ private:
 };
 
 LogicalResult FunctionEmitter::checkTypes() {
-  auto check = [&](Type type, Location loc) -> LogicalResult {
-    Type element = cast<RankedTensorType>(type).getElementType();
-    if (cType(element).empty())
-      return emitError(loc) << "the CPU backend does not support element type "
-                            << element << " yet (f32, i32, i64, i1 are)";
-    return success();
-  };
-  for (BlockArgument arg : function.getArguments())
-    if (failed(check(arg.getType(), arg.getLoc())))
-      return failure();
+  // Every element type of the graph dialect has a storage type (cType);
+  // kernels other than data movement and reductions compute in f32.
   WalkResult walk = function.walk([&](Operation *op) {
-    for (Type type : op->getResultTypes())
-      if (failed(check(type, op->getLoc())))
-        return WalkResult::interrupt();
-    for (Type type : op->getOperandTypes())
-      if (failed(check(type, op->getLoc())))
-        return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
-    return failure();
-  // Kernels other than data movement and reductions compute in f32.
-  walk = function.walk([&](Operation *op) {
     if (!isFloatKernel(op))
       return WalkResult::advance();
     Type element = tensorType(op->getOperand(0)).getElementType();
