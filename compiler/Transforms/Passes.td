@@ -32,4 +32,74 @@ def VerifyModelPass : Pass<"modelc-verify-model", "::mlir::ModuleOp"> {
   }];
 }
 
+def PlaceDevicesPass : Pass<"modelc-place", "::mlir::ModuleOp"> {
+  let summary = "Assigns every graph op to a device of a target.";
+  let description = [{
+    Places each op on the CPU or an accelerator of `target` (a preset such
+    as `h200x2` or `cpu+sim2`, or a JSON file; docs/placement.md). User pins
+    (`device = "cuda:1"`) are honoured, or rejected at the op when the target
+    lacks the device or the device has no kernel for the op. Views
+    (reshape, flatten) and tiny ops stay with their input. Every other op
+    goes where the estimated end-to-end time is lowest (HEFT list
+    scheduling, then local improvement), under each device's memory
+    capacity: resident weights plus the activation peak. Function inputs and
+    outputs live on the host. Deterministic.
+
+    Before (target h200x2, weights too big for one GPU):
+    ```mlir
+    %h = graph.matmul %x, %w1 : tensor<64x100000xf32>, tensor<100000x200000xf32>
+    %y = graph.matmul %h, %w2 : tensor<64x200000xf32>, tensor<200000x100000xf32>
+    ```
+    After:
+    ```mlir
+    %h = graph.matmul %x, %w1 {device = #device.dev<cuda:0>} : ...
+    %y = graph.matmul %h, %w2 {device = #device.dev<cuda:1>} : ...
+    ```
+    The module gets `device.target = #device.target<...>`. `report` writes
+    the placement report (JSON), `dot` the placed graph (Graphviz).
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Preset name or JSON file of the target">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write the placement report (JSON) to this file">,
+    Option<"dot", "dot", "std::string", /*default=*/"\"\"",
+           "Write the placed graph (Graphviz DOT) to this file">,
+    Option<"improve", "improve", "bool", /*default=*/"true",
+           "Run local improvement after HEFT">,
+  ];
+}
+
+def InsertTransfersPass : Pass<"modelc-insert-transfers", "::mlir::ModuleOp"> {
+  let summary = "Inserts device.transfer on edges that cross devices.";
+  let description = [{
+    After placement: one `device.transfer` per (value, destination device),
+    right after the value's producer, never one per use and none between ops
+    on the same device. Function inputs start on the host and outputs return
+    to it. A weight (or constant) read on several devices gets one
+    `graph.weight_ref` (or `graph.constant`) per device: weights are
+    resident on each device that uses them, copied once at load.
+
+    Before:
+    ```mlir
+    %w = graph.weight_ref @w {device = #device.dev<cuda:0>} : tensor<4x4xf32>
+    %a = graph.matmul %x, %w {device = #device.dev<cuda:0>} : ...
+    %b = graph.relu %a {device = #device.dev<cuda:1>} : ...
+    %c = graph.exp %a {device = #device.dev<cuda:1>} : ...
+    return %b, %c
+    ```
+    After:
+    ```mlir
+    %x0 = device.transfer %x from <cpu> to <cuda:0> : ...
+    %a = graph.matmul %x0, %w {device = #device.dev<cuda:0>} : ...
+    %a1 = device.transfer %a from <cuda:0> to <cuda:1> : ...
+    %b = graph.relu %a1 {device = #device.dev<cuda:1>} : ...
+    %c = graph.exp %a1 {device = #device.dev<cuda:1>} : ...
+    %b0 = device.transfer %b from <cuda:1> to <cpu> : ...
+    %c0 = device.transfer %c from <cuda:1> to <cpu> : ...
+    return %b0, %c0
+    ```
+  }];
+}
+
 #endif // MODELC_COMPILER_TRANSFORMS_PASSES_TD

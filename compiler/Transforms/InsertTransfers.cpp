@@ -1,0 +1,87 @@
+//===- InsertTransfers.cpp - device.transfer on cut edges -----------------===//
+
+#include "compiler/Transforms/Passes.h"
+#include "dialects/Device/IR/DeviceOps.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace modelc {
+#define GEN_PASS_DEF_INSERTTRANSFERSPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace modelc
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::graph;
+
+namespace {
+
+struct InsertTransfersPass
+    : modelc::impl::InsertTransfersPassBase<InsertTransfersPass> {
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    auto host = device::DeviceAttr::get(context, device::DeviceKind::cpu, 0);
+    auto deviceOf = [&](Operation *op) {
+      return op ? op->getAttrOfType<device::DeviceAttr>(kDeviceAttrName)
+                : device::DeviceAttr();
+    };
+    WalkResult walk = getOperation().walk([&](func::FuncOp function) {
+      if (function.isExternal())
+        return WalkResult::advance();
+      // Every graph op must have been placed.
+      for (Operation &op : function.getBody().front())
+        if (op.getDialect() && op.getDialect()->getNamespace() == "graph" &&
+            !deviceOf(&op)) {
+          op.emitError("has no device: run modelc-place first");
+          return WalkResult::interrupt();
+        }
+
+      OpBuilder builder(context);
+      // (value, destination) -> the value there.
+      llvm::DenseMap<std::pair<Value, Attribute>, Value> copies;
+      auto valueOn = [&](Value v, device::DeviceAttr where) -> Value {
+        Operation *def = v.getDefiningOp();
+        device::DeviceAttr from = def ? deviceOf(def) : host;
+        if (from == where)
+          return v;
+        auto key = std::make_pair(v, Attribute(where));
+        if (Value existing = copies.lookup(key))
+          return existing;
+        Value copy;
+        if (def && isa<WeightRefOp, ConstantOp>(def)) {
+          // Resident on every device that reads it: a copy of the source op.
+          builder.setInsertionPointAfter(def);
+          Operation *clone = builder.clone(*def);
+          clone->setAttr(kDeviceAttrName, where);
+          copy = clone->getResult(0);
+        } else {
+          if (def)
+            builder.setInsertionPointAfter(def);
+          else
+            builder.setInsertionPointToStart(&function.getBody().front());
+          copy = device::TransferOp::create(builder, v.getLoc(), v, from, where);
+        }
+        copies[key] = copy;
+        return copy;
+      };
+      for (Operation &op : llvm::make_early_inc_range(function.getBody().front())) {
+        if (isa<device::TransferOp>(op))
+          continue;
+        device::DeviceAttr where =
+            isa<func::ReturnOp>(op) ? host : deviceOf(&op);
+        if (!where)
+          continue;
+        for (OpOperand &operand : op.getOpOperands())
+          operand.set(valueOn(operand.get(), where));
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

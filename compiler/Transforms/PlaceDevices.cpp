@@ -1,0 +1,356 @@
+//===- PlaceDevices.cpp - assigns every graph op to a device --------------===//
+//
+// Builds the task graph of each entry point (compiler/Analysis/Placement.h),
+// places it, writes `device` attributes, and the report and picture.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Analysis/CostModel.h"
+#include "compiler/Analysis/Placement.h"
+#include "compiler/Target/Target.h"
+#include "compiler/Transforms/Passes.h"
+#include "dialects/Device/IR/DeviceOps.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+
+namespace modelc {
+#define GEN_PASS_DEF_PLACEDEVICESPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace modelc
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::graph;
+
+/// Whether a device kind has a kernel for `op`. The CPU and the simulated
+/// devices run the CPU kernels; the CUDA backend covers the same set. Matrix
+/// products and convolutions of integers have no kernel anywhere yet.
+static bool hasKernel(Operation *op, device::DeviceKind) {
+  if (isa<MatmulOp, LinearOp, GemmOp, Conv2dOp>(op))
+    return isa<FloatType>(
+        cast<RankedTensorType>(op->getOperand(0).getType()).getElementType());
+  return true;
+}
+
+namespace {
+
+std::string describeOp(Operation *op) {
+  std::string text = op->getName().getStringRef().str();
+  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+    text += " (line " + std::to_string(loc.getLine()) + ")";
+  return text;
+}
+
+/// The task graph of one function and how its nodes map back to the IR.
+struct FunctionGraph {
+  PlacementProblem problem;
+  std::vector<Operation *> ops;        ///< node -> op (null: input/output)
+  std::vector<std::string> labels;     ///< node -> name for reports
+  llvm::DenseMap<Value, unsigned> producer;
+  std::vector<std::string> weightNames;
+};
+
+struct PlaceDevicesPass
+    : modelc::impl::PlaceDevicesPassBase<PlaceDevicesPass> {
+  using PlaceDevicesPassBase::PlaceDevicesPassBase;
+
+  void runOnOperation() override;
+
+  LogicalResult buildGraph(func::FuncOp function, const TargetDescription &t,
+                           FunctionGraph &g);
+  void writeReport(llvm::json::Array &functions, func::FuncOp function,
+                   const TargetDescription &t, const FunctionGraph &g,
+                   const PlacementResult &r);
+  void writeDot(llvm::raw_ostream &os, func::FuncOp function,
+                const TargetDescription &t, const FunctionGraph &g,
+                const PlacementResult &r);
+};
+
+LogicalResult PlaceDevicesPass::buildGraph(func::FuncOp function,
+                                           const TargetDescription &t,
+                                           FunctionGraph &g) {
+  PlacementProblem &p = g.problem;
+  unsigned devices = t.devices.size();
+  p.numDevices = devices;
+  for (const DeviceDesc &d : t.devices)
+    p.capacity.push_back(d.memory);
+  p.transferTime = [&t](unsigned a, unsigned b, uint64_t bytes) {
+    return t.transferTime(a, b, bytes);
+  };
+  llvm::StringMap<unsigned> weightIndex;
+  llvm::DenseMap<Operation *, unsigned> constantIndex;
+
+  auto addNode = [&](Operation *op, std::string label) {
+    g.ops.push_back(op);
+    g.labels.push_back(std::move(label));
+    p.nodes.emplace_back();
+    p.nodes.back().time.assign(devices, 0.0);
+    return static_cast<unsigned>(p.nodes.size() - 1);
+  };
+  // Function inputs: on the host.
+  for (BlockArgument arg : function.getArguments()) {
+    unsigned n = addNode(nullptr, "input #" + std::to_string(arg.getArgNumber()));
+    p.nodes[n].pinned = 0;
+    p.nodes[n].outputBytes = valueBytes(arg);
+    g.producer[arg] = n;
+  }
+  for (Operation &op : function.getBody().front()) {
+    if (isa<WeightRefOp, ConstantOp>(op))
+      continue;
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      unsigned n = addNode(nullptr, "outputs");
+      p.nodes[n].pinned = 0;
+      for (Value v : ret.getOperands())
+        if (g.producer.count(v))
+          p.nodes[n].inputs.push_back(g.producer[v]);
+      continue;
+    }
+    unsigned n = addNode(&op, describeOp(&op));
+    PlacementProblem::Node &node = p.nodes[n];
+    for (auto [d, desc] : llvm::enumerate(t.devices))
+      node.time[d] = hasKernel(&op, desc.kind) ? estimateOpTime(&op, desc)
+                                               : PlacementProblem::kNoKernel;
+    for (Value operand : op.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (auto ref = dyn_cast_or_null<WeightRefOp>(def)) {
+        auto [it, inserted] =
+            weightIndex.try_emplace(ref.getName(), p.weightBytes.size());
+        if (inserted) {
+          p.weightBytes.push_back(valueBytes(operand));
+          g.weightNames.push_back(ref.getName().str());
+        }
+        node.weights.push_back(it->second);
+      } else if (auto constant = dyn_cast_or_null<ConstantOp>(def)) {
+        auto [it, inserted] =
+            constantIndex.try_emplace(constant, p.weightBytes.size());
+        if (inserted) {
+          p.weightBytes.push_back(valueBytes(operand));
+          g.weightNames.push_back("constant");
+        }
+        node.weights.push_back(it->second);
+      } else {
+        node.inputs.push_back(g.producer.lookup(operand));
+      }
+    }
+    node.outputBytes = valueBytes(op.getResult(0));
+    g.producer[op.getResult(0)] = n;
+
+    if (Attribute pin = op.getAttr(kDeviceAttrName)) {
+      std::string name = isa<StringAttr>(pin)
+                             ? cast<StringAttr>(pin).str()
+                             : cast<device::DeviceAttr>(pin).str();
+      std::optional<unsigned> index = t.find(name);
+      if (!index) {
+        std::string known;
+        for (const DeviceDesc &d : t.devices)
+          known += (known.empty() ? "" : ", ") + d.name();
+        return op.emitError("pinned to '")
+               << name << "', which target '" << t.name
+               << "' does not have (it has " << known << ")";
+      }
+      if (std::isinf(node.time[*index]))
+        return op.emitError("pinned to '")
+               << name << "', but '" << op.getName()
+               << "' has no kernel there for these element types";
+      node.pinned = *index;
+      continue;
+    }
+    bool runnable = llvm::any_of(node.time, [](double x) { return !std::isinf(x); });
+    if (!runnable)
+      return op.emitError("'") << op.getName()
+                               << "' has no kernel on any device of target '"
+                               << t.name << "' for these element types";
+    if (isa<ReshapeOp, FlattenOp>(op)) {
+      node.follows = PlacementReason::Alias;
+    } else {
+      // No accelerator round trip for a scalar: small results with little
+      // work stay with their input.
+      OpWork work = estimateOpWork(&op);
+      if (node.outputBytes <= 4096 && work.flops <= 65536 && !node.inputs.empty())
+        node.follows = PlacementReason::Tiny;
+    }
+  }
+  // Boundary nodes have no time anywhere but the host.
+  for (auto [n, op] : llvm::enumerate(g.ops))
+    if (!op)
+      p.nodes[n].time.assign(devices, 0.0);
+  return success();
+}
+
+void PlaceDevicesPass::writeReport(llvm::json::Array &functions,
+                                   func::FuncOp function,
+                                   const TargetDescription &t,
+                                   const FunctionGraph &g,
+                                   const PlacementResult &r) {
+  const PlacementProblem &p = g.problem;
+  llvm::json::Array ops, transfers, devices;
+  for (unsigned n = 0; n < p.nodes.size(); ++n) {
+    if (!g.ops[n])
+      continue;
+    unsigned d = r.device[n];
+    ops.push_back(llvm::json::Object{
+        {"op", g.labels[n]},
+        {"device", t.devices[d].name()},
+        {"reason", reasonName(r.reason[n])},
+        {"time_s", p.nodes[n].time[d]},
+        {"start_s", r.start[n]},
+    });
+  }
+  // One transfer per (value, destination device).
+  std::vector<std::set<unsigned>> destinations(p.nodes.size());
+  for (unsigned m = 0; m < p.nodes.size(); ++m)
+    for (unsigned in : p.nodes[m].inputs)
+      if (r.device[m] != r.device[in])
+        destinations[in].insert(r.device[m]);
+  for (unsigned n = 0; n < p.nodes.size(); ++n) {
+    for (unsigned d : destinations[n])
+      transfers.push_back(llvm::json::Object{
+          {"value", g.labels[n]},
+          {"from", t.devices[r.device[n]].name()},
+          {"to", t.devices[d].name()},
+          {"bytes", static_cast<int64_t>(p.nodes[n].outputBytes)},
+          {"time_s", t.transferTime(r.device[n], d, p.nodes[n].outputBytes)},
+      });
+  }
+  for (unsigned d = 0; d < t.devices.size(); ++d)
+    devices.push_back(llvm::json::Object{
+        {"device", t.devices[d].name()},
+        {"memory_bytes", static_cast<int64_t>(t.devices[d].memory)},
+        {"weight_bytes", static_cast<int64_t>(r.weightBytes[d])},
+        {"activation_peak_bytes", static_cast<int64_t>(r.activationPeak[d])},
+        {"busy_s", r.busy[d]},
+    });
+  functions.push_back(llvm::json::Object{
+      {"function", function.getSymName()},
+      {"makespan_s", r.makespan},
+      {"ops", std::move(ops)},
+      {"transfers", std::move(transfers)},
+      {"devices", std::move(devices)},
+  });
+}
+
+void PlaceDevicesPass::writeDot(llvm::raw_ostream &os, func::FuncOp function,
+                                const TargetDescription &t,
+                                const FunctionGraph &g,
+                                const PlacementResult &r) {
+  static const char *colors[] = {"lightgray", "lightblue",  "palegreen",
+                                 "khaki",     "lightpink",  "plum",
+                                 "lightsalmon", "aquamarine", "wheat"};
+  const PlacementProblem &p = g.problem;
+  os << "  subgraph \"cluster_" << function.getSymName() << "\" {\n"
+     << "    label=\"" << function.getSymName() << " (" << t.name << ")\";\n";
+  std::string prefix = function.getSymName().str() + "_";
+  for (unsigned n = 0; n < p.nodes.size(); ++n) {
+    unsigned d = r.device[n];
+    os << "    \"" << prefix << n << "\" [label=\"" << g.labels[n] << "\\n"
+       << t.devices[d].name() << "\", style=filled, fillcolor="
+       << colors[d % 9] << (g.ops[n] ? "" : ", shape=box") << "];\n";
+  }
+  for (unsigned n = 0; n < p.nodes.size(); ++n)
+    for (unsigned in : p.nodes[n].inputs) {
+      os << "    \"" << prefix << in << "\" -> \"" << prefix << n << "\"";
+      if (r.device[in] != r.device[n])
+        os << " [color=red, style=bold, label=\"transfer "
+           << formatBytes(p.nodes[in].outputBytes) << "\"]";
+      os << ";\n";
+    }
+  os << "  }\n";
+}
+
+void PlaceDevicesPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  std::string error;
+  std::optional<TargetDescription> t = loadTarget(target, error);
+  if (!t) {
+    module.emitError(error);
+    return signalPassFailure();
+  }
+  MLIRContext *context = &getContext();
+  llvm::json::Array functions;
+  std::string dotText;
+  llvm::raw_string_ostream dotStream(dotText);
+
+  for (auto function : module.getOps<func::FuncOp>()) {
+    if (function.isExternal())
+      continue;
+    FunctionGraph g;
+    if (failed(buildGraph(function, *t, g)))
+      return signalPassFailure();
+    PlacementOptions options;
+    options.improve = improve;
+    PlacementResult r = placeNodes(g.problem, options);
+    if (!r.fits) {
+      InFlightDiagnostic diag = function.emitError("entry point '")
+                                << function.getSymName()
+                                << "' does not fit target '" << t->name << "':";
+      uint64_t weights = 0;
+      for (uint64_t w : g.problem.weightBytes)
+        weights += w;
+      diag << " it needs " << formatBytes(weights) << " of weights";
+      for (unsigned d = 0; d < t->devices.size(); ++d)
+        diag << "; " << t->devices[d].name() << " has "
+             << formatBytes(t->devices[d].memory) << ", placement puts "
+             << formatBytes(r.weightBytes[d]) << " of weights and "
+             << formatBytes(r.activationPeak[d]) << " of activations there";
+      return signalPassFailure();
+    }
+    for (unsigned n = 0; n < g.ops.size(); ++n)
+      if (Operation *op = g.ops[n])
+        op->setAttr(kDeviceAttrName, t->deviceAttr(context, r.device[n]));
+    // Weights and constants sit with their first user (transfer insertion
+    // gives other devices their own copy).
+    function.walk([&](Operation *op) {
+      if (!isa<WeightRefOp, ConstantOp>(op))
+        return;
+      for (Operation *user : op->getUsers())
+        if (Attribute d = user->getAttr(kDeviceAttrName)) {
+          op->setAttr(kDeviceAttrName, d);
+          return;
+        }
+      op->setAttr(kDeviceAttrName, t->deviceAttr(context, 0));
+    });
+    writeReport(functions, function, *t, g, r);
+    writeDot(dotStream, function, *t, g, r);
+  }
+  module->setAttr("device.target", t->toAttr(context));
+
+  auto writeFile = [&](StringRef path, StringRef text) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec) {
+      module.emitError("cannot write '") << path << "': " << ec.message();
+      return failure();
+    }
+    os << text;
+    return success();
+  };
+  if (!report.empty()) {
+    llvm::json::Array deviceList;
+    for (const DeviceDesc &d : t->devices)
+      deviceList.push_back(d.name());
+    llvm::json::Object root{{"target", t->name},
+                            {"devices", std::move(deviceList)},
+                            {"functions", std::move(functions)}};
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+    if (failed(writeFile(report, text)))
+      return signalPassFailure();
+  }
+  if (!dot.empty()) {
+    std::string text = "digraph placement {\n  node [fontname=Helvetica];\n" +
+                       dotText + "}\n";
+    if (failed(writeFile(dot, text)))
+      return signalPassFailure();
+  }
+}
+
+} // namespace
