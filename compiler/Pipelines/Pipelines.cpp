@@ -20,6 +20,18 @@ void modelc::buildGraphPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCSEPass());
 }
 
+void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,
+                                    llvm::StringRef target,
+                                    llvm::StringRef report,
+                                    llvm::StringRef dot) {
+  PlaceDevicesPassOptions options;
+  options.target = target.str();
+  options.report = report.str();
+  options.dot = dot.str();
+  pm.addPass(createPlaceDevicesPass(options));
+  pm.addPass(createInsertTransfersPass());
+}
+
 void modelc::registerModelcPassesAndPipelines() {
   registerModelcPasses();
   mlir::registerCanonicalizerPass();

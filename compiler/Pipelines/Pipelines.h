@@ -24,6 +24,13 @@ void registerModelcPassesAndPipelines();
 /// subexpressions. Shapes were inferred when the ops were built.
 void buildGraphPipeline(mlir::OpPassManager &pm);
 
+/// `--emit=placed`: place every op on a device of `target` and insert the
+/// transfers. `report` and `dot` (when not empty) receive the placement
+/// report and picture.
+void buildPlacementPipeline(mlir::OpPassManager &pm, llvm::StringRef target,
+                            llvm::StringRef report = "",
+                            llvm::StringRef dot = "");
+
 } // namespace modelc
 
 #endif // MODELC_COMPILER_PIPELINES_PIPELINES_H

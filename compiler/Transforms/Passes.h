@@ -3,6 +3,7 @@
 #ifndef MODELC_COMPILER_TRANSFORMS_PASSES_H
 #define MODELC_COMPILER_TRANSFORMS_PASSES_H
 
+#include "dialects/Device/IR/DeviceDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -58,6 +58,7 @@ def PlaceDevicesPass : Pass<"modelc-place", "::mlir::ModuleOp"> {
     The module gets `device.target = #device.target<...>`. `report` writes
     the placement report (JSON), `dot` the placed graph (Graphviz).
   }];
+  let dependentDialects = ["::modelc::device::DeviceDialect"];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
            "Preset name or JSON file of the target">,
@@ -100,6 +101,7 @@ def InsertTransfersPass : Pass<"modelc-insert-transfers", "::mlir::ModuleOp"> {
     return %b0, %c0
     ```
   }];
+  let dependentDialects = ["::modelc::device::DeviceDialect"];
 }
 
 #endif // MODELC_COMPILER_TRANSFORMS_PASSES_TD

@@ -11,6 +11,7 @@
 #include "compiler/Driver/BuildLibrary.h"
 #include "compiler/Driver/Weights.h"
 #include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Transforms/PlacementSummary.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -24,6 +25,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -38,7 +40,7 @@ using namespace mlir;
 
 namespace {
 
-enum class EmitKind { Library, Graph, Cpp };
+enum class EmitKind { Library, Graph, Placed, Cpp };
 
 cl::OptionCategory modelcCategory("modelc options");
 
@@ -58,9 +60,29 @@ cl::opt<EmitKind>
                         clEnumValN(EmitKind::Graph, "graph",
                                    "the verified graph IR: shapes inferred, "
                                    "canonicalized"),
-                        clEnumValN(EmitKind::Cpp, "cpp",
+                        clEnumValN(EmitKind::Placed, "placed",
+                          "the graph placed on the devices of --target, with "
+                          "its transfers"),
+               clEnumValN(EmitKind::Cpp, "cpp",
                                    "the generated C++ of the CPU plan")),
              cl::cat(modelcCategory));
+
+cl::list<std::string> targets(
+    "target",
+    cl::desc("A machine to build a plan for: a preset (cpu, h200, h200x2, "
+             "h200x4, h200x8, cpu+sim2, cpu+sim4) or a JSON file "
+             "(docs/placement.md); repeat for several plans (default: cpu)"),
+    cl::value_desc("name|file.json"), cl::cat(modelcCategory));
+
+cl::opt<std::string> placementReport(
+    "placement-report",
+    cl::desc("Write the placement report (JSON) of each target to FILE"),
+    cl::value_desc("file"), cl::cat(modelcCategory));
+
+cl::opt<std::string> placementDot(
+    "placement-dot",
+    cl::desc("Write the placed graph (Graphviz DOT) of each target to FILE"),
+    cl::value_desc("file"), cl::cat(modelcCategory));
 
 cl::opt<std::string>
     weightsPath("weights",
@@ -104,6 +126,7 @@ library that the modelc runtime loads and runs (docs/runtime.md).
   modelc model.ir --weights w.safetensors -o model.so
   modelc model.ir --random-weights=7 -o model.so
   modelc model.ir --emit=graph        print the verified, canonicalized graph
+  modelc model.ir --target=h200x2 --emit=placed --placement-report=r.json
   modelc model.ir --emit=cpp          print the generated C++
 
 Errors in the model are reported as file:line:col: error: ... and modelc
@@ -216,6 +239,46 @@ int runDriver(const std::string &flags) {
 
   if (emitKind == EmitKind::Graph)
     return writeText([&](llvm::raw_ostream &os) { module->print(os); });
+
+  // Placement, one plan per target.
+  std::vector<std::string> targetNames(targets.begin(), targets.end());
+  if (targetNames.empty())
+    targetNames.push_back("cpu");
+  auto perTarget = [&](const std::string &path, const std::string &target) {
+    if (path.empty() || targetNames.size() == 1)
+      return path;
+    llvm::SmallString<256> out(path);
+    std::string ext = llvm::sys::path::extension(path).str();
+    llvm::sys::path::replace_extension(out, "");
+    std::string safe = target;
+    for (char &c : safe)
+      if (!llvm::isAlnum(c) && c != '.')
+        c = '_';
+    return std::string(out) + "-" + safe + ext;
+  };
+  if (emitKind == EmitKind::Placed && targetNames.size() != 1)
+    return fail("--emit=placed shows one plan; give one --target");
+  std::vector<OwningOpRef<ModuleOp>> placed;
+  for (const std::string &target : targetNames) {
+    OwningOpRef<ModuleOp> copy(module->clone());
+    PassManager placement(&context);
+    modelc::buildPlacementPipeline(placement, target,
+                                   perTarget(placementReport, target),
+                                   perTarget(placementDot, target));
+    if (failed(placement.run(*copy)))
+      return 1;
+    if (verbose)
+      modelc::printPlacementSummary(*copy, llvm::outs());
+    placed.push_back(std::move(copy));
+  }
+  if (emitKind == EmitKind::Placed)
+    return writeText([&](llvm::raw_ostream &os) { placed.front()->print(os); });
+  for (const std::string &target : targetNames)
+    if (target != "cpu")
+      return fail("building a plan for target '" + target +
+                  "' is not supported yet: the backend builds the 'cpu' plan "
+                  "only (use --emit=placed and --placement-report to see the "
+                  "placement)");
 
   // Inputs keep the names they have in the source.
   Builder builder(&context);

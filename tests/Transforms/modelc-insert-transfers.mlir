@@ -1,0 +1,56 @@
+// RUN: modelc-opt %s --split-input-file --modelc-insert-transfers --verify-diagnostics | FileCheck %s
+
+// One transfer per (value, destination), right after the producer so the
+// copy overlaps later compute; none between
+// ops on the same device; inputs arrive from the host, outputs go back.
+// CHECK-LABEL: func.func @cut_edges
+// CHECK-SAME: (%[[X:.*]]: tensor<4x4xf32>)
+// CHECK-NEXT: %[[X0:.*]] = device.transfer %[[X]] from <cpu> to <cuda:0>
+// CHECK-NEXT: %[[W:.*]] = graph.weight_ref @w {device = #device.dev<cuda:0>}
+// CHECK-NEXT: %[[A:.*]] = graph.matmul %[[X0]], %[[W]] {device = #device.dev<cuda:0>}
+// CHECK-NEXT: %[[A1:.*]] = device.transfer %[[A]] from <cuda:0> to <cuda:1>
+// CHECK-NEXT: %[[B:.*]] = graph.relu %[[A1]] {device = #device.dev<cuda:1>}
+// CHECK-NEXT: %[[B0:.*]] = device.transfer %[[B]] from <cuda:1> to <cpu>
+// CHECK-NEXT: %[[C:.*]] = graph.exp %[[A1]] {device = #device.dev<cuda:1>}
+// CHECK-NEXT: %[[C0:.*]] = device.transfer %[[C]] from <cuda:1> to <cpu>
+// CHECK-NEXT: %[[D:.*]] = graph.neg %[[A]] {device = #device.dev<cuda:0>}
+// CHECK-NEXT: %[[D0:.*]] = device.transfer %[[D]] from <cuda:0> to <cpu>
+// CHECK-NEXT: return %[[B0]], %[[C0]], %[[D0]]
+// CHECK-NOT: device.transfer
+graph.weight @w : tensor<4x4xf32>
+func.func @cut_edges(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  %w = graph.weight_ref @w {device = #device.dev<cuda:0>} : tensor<4x4xf32>
+  %a = graph.matmul %x, %w {device = #device.dev<cuda:0>} : tensor<4x4xf32>, tensor<4x4xf32>
+  %b = graph.relu %a {device = #device.dev<cuda:1>} : tensor<4x4xf32>
+  %c = graph.exp %a {device = #device.dev<cuda:1>} : tensor<4x4xf32>
+  %d = graph.neg %a {device = #device.dev<cuda:0>} : tensor<4x4xf32>
+  return %b, %c, %d : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// A weight read on two devices is resident on both: a second weight_ref,
+// no transfer. Host ops on host values need nothing.
+// CHECK-LABEL: func.func @replicated_weight
+// CHECK: %[[W0:.*]] = graph.weight_ref @w {device = #device.dev<sim:0>}
+// CHECK-NEXT: %[[W1:.*]] = graph.weight_ref @w {device = #device.dev<sim:1>}
+// CHECK: graph.add %{{.*}}, %[[W0]] {device = #device.dev<sim:0>}
+// CHECK: graph.add %{{.*}}, %[[W1]] {device = #device.dev<sim:1>}
+// CHECK: graph.mul %{{.*}}, %{{.*}} {device = #device.dev<cpu>}
+// CHECK-NOT: device.transfer %[[W0]]
+graph.weight @w : tensor<4xf32>
+func.func @replicated_weight(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %w = graph.weight_ref @w {device = #device.dev<sim:0>} : tensor<4xf32>
+  %a = graph.add %x, %w {device = #device.dev<sim:0>} : tensor<4xf32>, tensor<4xf32>
+  %b = graph.add %x, %w {device = #device.dev<sim:1>} : tensor<4xf32>, tensor<4xf32>
+  %c = graph.mul %x, %x {device = #device.dev<cpu>} : tensor<4xf32>, tensor<4xf32>
+  return %a, %b, %c : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @unplaced(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has no device: run modelc-place first}}
+  %0 = graph.relu %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
