@@ -239,7 +239,6 @@ public:
   LogicalResult emit(CpuEmitReport::Entry &report);
 
 private:
-  LogicalResult checkTypes();
   void analyze();
   /// f16/bf16 operands of an op that computes in f32, and whether its
   /// result is f16/bf16: each gets an f32 copy in the arena.
@@ -274,24 +273,6 @@ private:
   uint64_t arenaBytes = 0;
   unsigned kernelCalls = 0, fusedLoops = 0, fusedOps = 0;
 };
-
-LogicalResult FunctionEmitter::checkTypes() {
-  // Every element type of the graph dialect has a storage type (cType);
-  // kernels other than data movement and reductions compute in f32.
-  WalkResult walk = function.walk([&](Operation *op) {
-    if (!isFloatKernel(op))
-      return WalkResult::advance();
-    Type element = tensorType(op->getOperand(0)).getElementType();
-    if (!isa<FloatType>(element)) {
-      op->emitError("the CPU backend supports '")
-          << op->getName() << "' on floating-point types only yet, got "
-          << element;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return failure(walk.wasInterrupted());
-}
 
 SmallVector<Value> FunctionEmitter::halfOperands(Operation *op) {
   SmallVector<Value> operands;
@@ -795,8 +776,8 @@ LogicalResult FunctionEmitter::emitWithConversions(Operation *op) {
 }
 
 LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
-  if (failed(checkTypes()))
-    return failure();
+  // Placement (modelc-place) has rejected ops that no device has a kernel
+  // for, such as integer matrix products.
   analyze();
 
   os << "// Entry point '" << function.getSymName() << "' on the CPU.\n"
