@@ -242,10 +242,33 @@ PlacementResult modelc::placeNodes(const Problem &p,
   }
   simulatePlacement(p, r);
 
+  // Never worse than running everything on one device that can.
+  auto tryAllOn = [&](unsigned d) {
+    PlacementResult single = r;
+    for (unsigned i = 0; i < n; ++i) {
+      const Problem::Node &node = p.nodes[i];
+      if (node.pinned)
+        continue; // pins, and the host's inputs and outputs, stay
+      if (std::isinf(node.time[d]))
+        return;
+      single.device[i] = d;
+    }
+    simulatePlacement(p, single);
+    if (single.fits && single.makespan < r.makespan * (1 - 1e-9)) {
+      for (unsigned i = 0; i < n; ++i)
+        if (!p.nodes[i].pinned && !p.nodes[i].follows)
+          single.reason[i] = PlacementReason::Cost;
+      r = std::move(single);
+    }
+  };
+
   // Local improvement: move one free node at a time while the makespan
   // drops and memory still fits.
-  if (!options.improve || n > options.improveMaxNodes || devices < 2)
+  if (!options.improve || n > options.improveMaxNodes || devices < 2) {
+    for (unsigned d = 0; d < devices; ++d)
+      tryAllOn(d);
     return r;
+  }
   std::vector<unsigned> order = placementOrder(p);
   for (unsigned round = 0; round < options.improveRounds; ++round) {
     bool improved = false;
@@ -269,5 +292,7 @@ PlacementResult modelc::placeNodes(const Problem &p,
     if (!improved)
       break;
   }
+  for (unsigned d = 0; d < devices; ++d)
+    tryAllOn(d);
   return r;
 }

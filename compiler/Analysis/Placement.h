@@ -73,7 +73,7 @@ struct PlacementResult {
 struct PlacementOptions {
   bool improve = true;         ///< run local improvement after HEFT
   unsigned improveRounds = 4;
-  unsigned improveMaxNodes = 4000; ///< skip improvement above this size
+  unsigned improveMaxNodes = 500; ///< HEFT alone above this size
 };
 
 /// Places every node. Deterministic: ties go to the lower device index.
