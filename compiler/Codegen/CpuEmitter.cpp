@@ -8,6 +8,7 @@
 
 #include "compiler/Codegen/CpuEmitter.h"
 #include "compiler/Codegen/MemoryPlan.h"
+#include "dialects/Device/IR/DeviceOps.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +18,7 @@
 #include "llvm/Support/Format.h"
 
 #include <cmath>
+#include <set>
 
 using namespace mlir;
 using namespace modelc;
@@ -95,6 +97,12 @@ std::string storeElement(Type type, const std::string &expr) {
 
 RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
+}
+
+uint64_t valueBytes(Value v) {
+  RankedTensorType type = tensorType(v);
+  return static_cast<uint64_t>(type.getNumElements()) *
+         elementBytes(type.getElementType());
 }
 
 std::string list(ArrayRef<int64_t> values) {
@@ -227,16 +235,33 @@ std::string elementExpression(Operation *op, ArrayRef<std::string> args) {
       .Default([](Operation *) { return std::string(); });
 }
 
-/// Emits one entry point.
+std::string cString(StringRef text);
+
+/// One plan being emitted.
+struct PlanSpec {
+  std::string name;                 ///< "cpu", "cpu+sim2"
+  std::string symbol;               ///< C identifier for its symbols
+  std::vector<std::string> devices; ///< devices[0] is the host
+  bool multiDevice = false;
+  bool checked = false;
+};
+
+/// Emits one entry point of one plan.
 class FunctionEmitter {
 public:
-  FunctionEmitter(func::FuncOp function, unsigned index,
+  FunctionEmitter(func::FuncOp function, unsigned index, const PlanSpec &plan,
                   const CpuEmitOptions &options, llvm::raw_ostream &os,
                   llvm::raw_ostream &globals, unsigned &globalCounter)
-      : function(function), index(index), options(options), os(os),
-        globals(globals), globalCounter(globalCounter) {}
+      : function(function), index(index), plan(plan), options(options),
+        os(os), globals(globals), globalCounter(globalCounter) {}
 
   LogicalResult emit(CpuEmitReport::Entry &report);
+
+  /// Per device of the plan, the arena bytes this entry point needs.
+  std::vector<uint64_t> deviceArenaBytes;
+  /// (device, weight index) pairs the entry point reads.
+  std::set<std::pair<unsigned, unsigned>> residency;
+  unsigned numEvents = 0;
 
 private:
   void analyze();
@@ -256,8 +281,16 @@ private:
   void emitElementwiseRoot(Operation *root);
   void emitConstant(ConstantOp op);
 
+  /// Index into plan.devices of the device `op` runs on.
+  unsigned deviceOf(Operation *op);
+  /// Multi-device plans: every op a task, the entry function enqueues them.
+  LogicalResult emitMultiDevice();
+  /// A C++ expression for `v`'s data in a multi-device plan.
+  std::string pointerExpression(Value v, const llvm::StringMap<unsigned> &weightIndex);
+
   func::FuncOp function;
   unsigned index;
+  const PlanSpec &plan;
   const CpuEmitOptions &options;
   llvm::raw_ostream &os;
   llvm::raw_ostream &globals;
@@ -267,7 +300,8 @@ private:
   llvm::DenseMap<Operation *, int64_t> position;
   llvm::DenseSet<Operation *> inlined; // elementwise ops fused into a user
   llvm::DenseMap<Value, std::string> names;
-  llvm::DenseMap<Value, uint64_t> offsets; // arena buffers
+  llvm::DenseMap<Value, uint64_t> offsets; // arena buffers (on their device)
+  llvm::DenseMap<Value, unsigned> bufferDevice;
   llvm::DenseMap<Operation *, SmallVector<uint64_t>> scratchOffsets;
   llvm::DenseMap<Operation *, uint64_t> im2colOffsets;
   uint64_t arenaBytes = 0;
@@ -289,6 +323,20 @@ bool FunctionEmitter::hasHalfResult(Operation *op) {
   return (isFloatKernel(op) ||
           isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op)) &&
          isHalf(tensorType(op->getResult(0)).getElementType());
+}
+
+unsigned FunctionEmitter::deviceOf(Operation *op) {
+  device::DeviceAttr attr;
+  if (auto transfer = dyn_cast<device::TransferOp>(op))
+    attr = transfer.getTarget();
+  else
+    attr = op->getAttrOfType<device::DeviceAttr>(kDeviceAttrName);
+  if (!attr)
+    return 0;
+  for (auto [i, name] : llvm::enumerate(plan.devices))
+    if (name == attr.str())
+      return i;
+  return 0;
 }
 
 void FunctionEmitter::analyze() {
@@ -320,7 +368,9 @@ void FunctionEmitter::analyze() {
   std::function<int64_t(Value)> lastUse = [&](Value v) -> int64_t {
     int64_t last = position[v.getDefiningOp()];
     for (Operation *user : v.getUsers()) {
-      if (isa<func::ReturnOp>(user))
+      // A copy to another device runs on another stream, whenever its
+      // producer is done: the source stays untouched for the whole run.
+      if (isa<func::ReturnOp, device::TransferOp>(user))
         last = end;
       else if (isAlias(user))
         last = std::max(last, lastUse(user->getResult(0)));
@@ -330,22 +380,32 @@ void FunctionEmitter::analyze() {
     return last;
   };
   // Per op, scratch alive only while it runs: conv2d's im2col columns,
-  // then f32 copies of f16/bf16 operands, then the f32 result.
-  std::vector<BufferRequest> requests;
-  std::vector<std::pair<Value, Operation *>> owners; // buffer or scratch
+  // then f32 copies of f16/bf16 operands, then the f32 result. Each device
+  // has its own arena.
+  unsigned numDevices = std::max<size_t>(1, plan.devices.size());
+  std::vector<std::vector<BufferRequest>> requests(numDevices);
+  // Per device: buffer (value) or scratch (op) of each request.
+  std::vector<std::vector<std::pair<Value, Operation *>>> owners(numDevices);
   for (Operation *op : ops) {
+    if (auto transfer = dyn_cast<device::TransferOp>(op)) {
+      // Written by a copy stream whenever the source is ready: reserved for
+      // the whole run on the destination.
+      unsigned d = deviceOf(op);
+      requests[d].push_back({valueBytes(transfer.getResult()), 0, end});
+      owners[d].push_back({transfer.getResult(), nullptr});
+      continue;
+    }
     if (op->getNumResults() == 0 || isAlias(op) || inlined.contains(op) ||
         isa<WeightRefOp, ConstantOp>(op))
       continue;
+    unsigned d = deviceOf(op);
     Value result = op->getResult(0);
     RankedTensorType type = tensorType(result);
-    requests.push_back({static_cast<uint64_t>(type.getNumElements()) *
-                            elementBytes(type.getElementType()),
-                        position[op], lastUse(result)});
-    owners.push_back({result, nullptr});
+    requests[d].push_back({valueBytes(result), position[op], lastUse(result)});
+    owners[d].push_back({result, nullptr});
     auto scratch = [&](uint64_t bytes) {
-      requests.push_back({bytes, position[op], position[op]});
-      owners.push_back({Value(), op});
+      requests[d].push_back({bytes, position[op], position[op]});
+      owners[d].push_back({Value(), op});
     };
     if (auto conv = dyn_cast<Conv2dOp>(op)) {
       ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
@@ -363,14 +423,22 @@ void FunctionEmitter::analyze() {
     if (hasHalfResult(op))
       scratch(static_cast<uint64_t>(type.getNumElements()) * 4);
   }
-  MemoryPlan plan = planMemory(requests);
-  for (auto [index, owner] : llvm::enumerate(owners)) {
-    if (owner.first)
-      offsets[owner.first] = plan.offsets[index];
-    else
-      scratchOffsets[owner.second].push_back(plan.offsets[index]);
+  deviceArenaBytes.assign(numDevices, 0);
+  for (unsigned d = 0; d < numDevices; ++d) {
+    MemoryPlan memory = planMemory(requests[d]);
+    for (auto [index, owner] : llvm::enumerate(owners[d])) {
+      if (owner.first) {
+        offsets[owner.first] = memory.offsets[index];
+        bufferDevice[owner.first] = d;
+      } else {
+        scratchOffsets[owner.second].push_back(memory.offsets[index]);
+      }
+    }
+    deviceArenaBytes[d] = memory.peakBytes;
   }
-  arenaBytes = plan.peakBytes;
+  arenaBytes = 0;
+  for (uint64_t bytes : deviceArenaBytes)
+    arenaBytes += bytes;
 }
 
 std::string FunctionEmitter::staticArray(ArrayRef<int64_t> values) {
@@ -406,6 +474,11 @@ void FunctionEmitter::emitConstant(ConstantOp op) {
   if (type.getNumElements() == 0)
     globals << "0";
   globals << "};\n";
+  if (plan.multiDevice) {
+    // Constants are part of the code, readable from every device.
+    names[op.getResult()] = global;
+    return;
+  }
   os << "  const " << cType(element) << " *" << name(op.getResult()) << " = "
      << global << ";\n";
 }
@@ -779,9 +852,20 @@ LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
   // Placement (modelc-place) has rejected ops that no device has a kernel
   // for, such as integer matrix products.
   analyze();
+  report.name = function.getSymName().str();
+  if (plan.multiDevice) {
+    if (failed(emitMultiDevice()))
+      return failure();
+    report.arenaBytes = arenaBytes;
+    report.kernelCalls = kernelCalls;
+    report.fusedLoops = fusedLoops;
+    report.fusedOps = fusedOps;
+    return success();
+  }
 
   os << "// Entry point '" << function.getSymName() << "' on the CPU.\n"
-     << "int entry_cpu_" << index << "(modelc_run_ctx *ctx) {\n"
+     << "int entry_" << plan.symbol << "_" << index
+     << "(modelc_run_ctx *ctx) {\n"
      << "  unsigned char *arena = ctx->arena;\n"
      << "  (void)arena;\n";
   for (auto [index, arg] : llvm::enumerate(function.getArguments())) {
@@ -843,6 +927,181 @@ LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
   return success();
 }
 
+std::string FunctionEmitter::pointerExpression(
+    Value v, const llvm::StringMap<unsigned> &weightIndex) {
+  std::string type = cType(tensorType(v).getElementType());
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return "static_cast<const " + type + " *>(ctx->inputs[" +
+           std::to_string(arg.getArgNumber()) + "])";
+  Operation *def = v.getDefiningOp();
+  if (auto ref = dyn_cast<WeightRefOp>(def)) {
+    unsigned d = deviceOf(def), w = weightIndex.lookup(ref.getName());
+    residency.insert({d, w});
+    return "static_cast<const " + type + " *>(ctx->device_weights[" +
+           std::to_string(d) + "][" + std::to_string(w) + "])";
+  }
+  if (isAlias(def))
+    return names.lookup(def->getOperand(0));
+  return "reinterpret_cast<" + type + " *>(ctx->arenas[" +
+         std::to_string(bufferDevice.lookup(v)) + "] + " +
+         std::to_string(offsets.lookup(v)) + ")";
+}
+
+LogicalResult FunctionEmitter::emitMultiDevice() {
+  llvm::StringMap<unsigned> weightIndex;
+  for (auto [i, slot] : llvm::enumerate(options.weights))
+    weightIndex[slot.name] = i;
+  std::string prefix = plan.symbol + "_" + std::to_string(index);
+
+  // Events: a compute result another device copies, and every copy. A view
+  // (reshape) shares its source's memory and so its event.
+  auto rootOf = [&](Value v) {
+    while (v.getDefiningOp() && isAlias(v.getDefiningOp()))
+      v = v.getDefiningOp()->getOperand(0);
+    return v;
+  };
+  llvm::DenseMap<Value, unsigned> event;
+  auto eventOf = [&](Value v) -> std::optional<unsigned> {
+    auto it = event.find(rootOf(v));
+    if (it == event.end())
+      return std::nullopt;
+    return it->second;
+  };
+  for (Operation *op : ops)
+    if (auto transfer = dyn_cast<device::TransferOp>(op)) {
+      Value source = rootOf(transfer.getInput());
+      if (source.getDefiningOp() && !event.count(source))
+        event[source] = numEvents++;
+      event[transfer.getResult()] = numEvents++;
+    }
+  // Which stream of which device produced a value: copies on the copy
+  // stream, everything else on the compute stream.
+  auto producedByCopy = [&](Value v) {
+    v = rootOf(v);
+    return v.getDefiningOp() && isa<device::TransferOp>(v.getDefiningOp());
+  };
+
+  for (BlockArgument arg : function.getArguments())
+    names[arg] = pointerExpression(arg, weightIndex);
+
+  std::string hostText;
+  llvm::raw_string_ostream host(hostText);
+  host << "// Entry point '" << function.getSymName() << "', plan '"
+       << plan.name << "': enqueues every task and copy.\n"
+       << "int entry_" << prefix << "(modelc_run_ctx *ctx) {\n"
+       << "  const modelc_runtime_api *api = ctx->api;\n";
+  std::set<std::pair<unsigned, unsigned>> waited; // (device, event)
+  auto waitFor = [&](unsigned d, int stream, Value v) {
+    std::optional<unsigned> e = eventOf(v);
+    // Values made on this device's compute stream are ordered already.
+    Value root = rootOf(v);
+    if (!e || (stream == 0 && !producedByCopy(v) && root.getDefiningOp() &&
+               deviceOf(root.getDefiningOp()) == d))
+      return;
+    if (!waited.insert({d * 2 + stream, *e}).second)
+      return;
+    host << "  api->wait(ctx, " << d << ", "
+         << (stream ? "MODELC_STREAM_COPY" : "MODELC_STREAM_COMPUTE") << ", "
+         << *e << ");\n";
+  };
+  auto check = [&](unsigned d, Value v, StringRef what) {
+    if (!plan.checked)
+      return;
+    Operation *def = v.getDefiningOp();
+    if (def && isa<ConstantOp>(def))
+      return; // constants are code, readable everywhere
+    host << "  api->check(ctx, " << d << ", " << name(v) << ", "
+         << valueBytes(v) << "ULL, " << cString(what) << ");\n";
+  };
+
+  unsigned taskCounter = 0;
+  for (Operation *op : ops) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      std::string task = "task_" + prefix + "_outputs";
+      os << "int " << task << "(modelc_run_ctx *ctx) {\n";
+      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+        waitFor(0, 0, v);
+        check(0, v, "return");
+        os << "  std::memcpy(ctx->outputs[" << i << "], " << name(v) << ", "
+           << valueBytes(v) << "ULL);\n";
+      }
+      os << "  return 0;\n}\n\n";
+      host << "  api->launch(ctx, 0, " << task << ");\n"
+           << "  return 0;\n}\n\n";
+      continue;
+    }
+    if (op->getNumResults() != 1)
+      continue;
+    Value result = op->getResult(0);
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      emitConstant(constant);
+      continue;
+    }
+    if (isa<WeightRefOp>(op) || isAlias(op)) {
+      names[result] = pointerExpression(result, weightIndex);
+      continue;
+    }
+    names[result] = pointerExpression(result, weightIndex);
+    if (auto transfer = dyn_cast<device::TransferOp>(op)) {
+      unsigned src = 0, dst = deviceOf(op);
+      for (auto [i, n] : llvm::enumerate(plan.devices))
+        if (n == transfer.getSource().str())
+          src = i;
+      Value input = transfer.getInput();
+      if (std::optional<unsigned> e = eventOf(input);
+          e && rootOf(input).getDefiningOp())
+        host << "  api->wait(ctx, " << dst << ", MODELC_STREAM_COPY, " << *e
+             << ");\n";
+      if (plan.checked) {
+        check(src, input, "device.transfer (source)");
+        check(dst, result, "device.transfer (destination)");
+      }
+      host << "  api->copy(ctx, " << dst << ", " << name(result) << ", " << src
+           << ", " << name(input) << ", " << valueBytes(result) << "ULL);\n"
+           << "  api->record(ctx, " << dst << ", MODELC_STREAM_COPY, "
+           << *eventOf(result) << ");\n";
+      continue;
+    }
+    if (inlined.contains(op))
+      continue;
+    unsigned d = deviceOf(op);
+    std::string what = op->getName().getStringRef().str();
+    if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+      what += " (line " + std::to_string(loc.getLine()) + ")";
+    // The operands the task reads: those of the op, or of its fused group.
+    SmallVector<Value> reads;
+    std::function<void(Operation *)> collect = [&](Operation *o) {
+      for (Value operand : o->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (def && inlined.contains(def))
+          collect(def);
+        else if (!llvm::is_contained(reads, operand))
+          reads.push_back(operand);
+      }
+    };
+    collect(op);
+    for (Value v : reads)
+      waitFor(d, 0, v);
+    for (Value v : reads)
+      check(d, v, what);
+    check(d, result, what);
+    std::string task = "task_" + prefix + "_" + std::to_string(taskCounter++);
+    os << "// " << what << " on " << plan.devices[d] << "\n"
+       << "int " << task << "(modelc_run_ctx *ctx) {\n"
+       << "  unsigned char *arena = ctx->arenas[" << d << "];\n"
+       << "  (void)arena;\n";
+    if (failed(emitWithConversions(op)))
+      return failure();
+    os << "  return 0;\n}\n\n";
+    host << "  api->launch(ctx, " << d << ", " << task << ");\n";
+    if (std::optional<unsigned> e = eventOf(result))
+      host << "  api->record(ctx, " << d << ", MODELC_STREAM_COMPUTE, " << *e
+           << ");\n";
+  }
+  os << hostText;
+  return success();
+}
+
 std::string cString(StringRef text) {
   std::string out = "\"";
   for (char c : text) {
@@ -885,22 +1144,75 @@ LogicalResult modelc::emitCpuModel(ModuleOp module,
                                    const CpuEmitOptions &options,
                                    llvm::raw_ostream &out,
                                    CpuEmitReport *report) {
-  std::string globalsText, functionsText;
-  llvm::raw_string_ostream globals(globalsText), functions(functionsText);
+  return emitModel({PlanModule{"cpu", module, {"cpu"}}}, options, out, report);
+}
+
+LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
+                                const CpuEmitOptions &options,
+                                llvm::raw_ostream &out,
+                                CpuEmitReport *report) {
+  std::string globalsText, functionsText, plansText;
+  llvm::raw_string_ostream globals(globalsText), functions(functionsText),
+      plansOut(plansText);
   unsigned globalCounter = 0;
-  SmallVector<func::FuncOp> entries(module.getOps<func::FuncOp>());
   CpuEmitReport localReport;
-  for (auto [index, function] : llvm::enumerate(entries)) {
-    CpuEmitReport::Entry entry;
-    FunctionEmitter emitter(function, index, options, functions, globals,
-                            globalCounter);
-    if (failed(emitter.emit(entry)))
-      return failure();
-    localReport.entries.push_back(entry);
+  ModuleOp firstModule = planModules.front().module;
+  SmallVector<func::FuncOp> entries(firstModule.getOps<func::FuncOp>());
+  unsigned numWeights = options.weights.size();
+
+  for (auto [planIndex, planModule] : llvm::enumerate(planModules)) {
+    PlanSpec plan;
+    plan.name = planModule.name;
+    plan.symbol = "plan" + std::to_string(planIndex);
+    plan.devices = planModule.devices;
+    plan.multiDevice =
+        plan.devices.size() > 1 || plan.devices.front() != "cpu";
+    plan.checked = options.checked;
+    ModuleOp planOps = planModule.module;
+    SmallVector<func::FuncOp> functionsOfPlan(planOps.getOps<func::FuncOp>());
+    std::vector<uint64_t> arenaBytes;
+    std::vector<unsigned> events;
+    std::set<std::pair<unsigned, unsigned>> residency;
+    for (auto [index, function] : llvm::enumerate(functionsOfPlan)) {
+      CpuEmitReport::Entry entry;
+      entry.plan = plan.name;
+      FunctionEmitter emitter(function, index, plan, options, functions,
+                              globals, globalCounter);
+      if (failed(emitter.emit(entry)))
+        return failure();
+      localReport.entries.push_back(entry);
+      llvm::append_range(arenaBytes, emitter.deviceArenaBytes);
+      events.push_back(emitter.numEvents);
+      residency.insert(emitter.residency.begin(), emitter.residency.end());
+    }
+    std::string p = plan.symbol;
+    plansOut << "const char *const " << p << "_devices[] = {";
+    for (auto [i, d] : llvm::enumerate(plan.devices))
+      plansOut << (i ? ", " : "") << cString(d);
+    plansOut << "};\nconst uint64_t " << p << "_arena_bytes[] = {";
+    for (auto [i, b] : llvm::enumerate(arenaBytes))
+      plansOut << (i ? ", " : "") << b << "ULL";
+    plansOut << "};\nconst modelc_entry_fn " << p << "_run[] = {";
+    for (unsigned i = 0; i < functionsOfPlan.size(); ++i)
+      plansOut << (i ? ", " : "") << "entry_" << p << "_" << i;
+    plansOut << "};\n";
+    if (plan.multiDevice) {
+      plansOut << "const uint8_t " << p << "_weight_devices[] = {";
+      for (unsigned d = 0; d < plan.devices.size(); ++d)
+        for (unsigned w = 0; w < numWeights; ++w)
+          plansOut << (d + w ? ", " : "") << (residency.count({d, w}) ? 1 : 0);
+      if (numWeights == 0)
+        plansOut << "0";
+      plansOut << "};\nconst uint32_t " << p << "_num_events[] = {";
+      for (auto [i, e] : llvm::enumerate(events))
+        plansOut << (i ? ", " : "") << e;
+      plansOut << "};\n";
+    }
   }
 
   out << "// Generated by modelc " << options.compilerVersion
-      << ": the CPU plan of a model (ABI: modelc/abi.h). Do not edit.\n"
+      << ": a model for the modelc runtime (ABI: modelc/abi.h). Do not "
+         "edit.\n"
       << "#include \"modelc/abi.h\"\n"
       << "#include \"cpu/kernels.h\"\n\n"
       << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n"
@@ -921,8 +1233,8 @@ LogicalResult modelc::emitCpuModel(ModuleOp module,
   for (auto [index, function] : llvm::enumerate(entries)) {
     emitTensorDescs(out, "entry" + std::to_string(index) + "_inputs", function,
                     false);
-    emitTensorDescs(out, "entry" + std::to_string(index) + "_outputs", function,
-                    true);
+    emitTensorDescs(out, "entry" + std::to_string(index) + "_outputs",
+                    function, true);
   }
   out << "const modelc_entry_desc entries[] = {\n";
   for (auto [index, function] : llvm::enumerate(entries))
@@ -932,7 +1244,8 @@ LogicalResult modelc::emitCpuModel(ModuleOp module,
   out << "};\n";
   for (auto [index, slot] : llvm::enumerate(options.weights))
     out << "const int64_t weight_shape" << index << "[] = {"
-        << (slot.type.getRank() ? list(slot.type.getShape()) : std::string("0"))
+        << (slot.type.getRank() ? list(slot.type.getShape())
+                                : std::string("0"))
         << "};\n";
   out << "const modelc_weight_desc weights[] = {\n";
   for (auto [index, slot] : llvm::enumerate(options.weights))
@@ -942,19 +1255,18 @@ LogicalResult modelc::emitCpuModel(ModuleOp module,
         << slot.offset << "ULL, " << slot.nbytes << "ULL},\n";
   if (options.weights.empty())
     out << "    {nullptr, 0, 0, nullptr, 0, 0},\n";
-  out << "};\n";
-  out << "const char *const cpu_devices[] = {\"cpu\"};\n"
-      << "const uint64_t cpu_arena_bytes[] = {";
-  for (auto [index, entry] : llvm::enumerate(localReport.entries))
-    out << (index ? ", " : "") << entry.arenaBytes << "ULL";
+  out << "};\n" << plansText << "const modelc_plan_desc plans[] = {\n";
+  for (auto [planIndex, planModule] : llvm::enumerate(planModules)) {
+    std::string p = "plan" + std::to_string(planIndex);
+    bool multi = planModule.devices.size() > 1 ||
+                 planModule.devices.front() != "cpu";
+    out << "    {" << cString(planModule.name) << ", "
+        << planModule.devices.size() << ", " << p << "_devices, " << p
+        << "_arena_bytes, " << p << "_run, "
+        << (multi ? p + "_weight_devices" : std::string("nullptr")) << ", "
+        << (multi ? p + "_num_events" : std::string("nullptr")) << "},\n";
+  }
   out << "};\n"
-      << "const modelc_entry_fn cpu_run[] = {";
-  for (auto [index, function] : llvm::enumerate(entries))
-    out << (index ? ", " : "") << "entry_cpu_" << index;
-  out << "};\n"
-      << "const modelc_plan_desc plans[] = {\n"
-      << "    {\"cpu\", 1, cpu_devices, cpu_arena_bytes, cpu_run},\n"
-      << "};\n"
       << "const modelc_model_desc model = {\n"
       << "    MODELC_ABI_VERSION,\n"
       << "    sizeof(modelc_model_desc),\n"
@@ -970,7 +1282,7 @@ LogicalResult modelc::emitCpuModel(ModuleOp module,
               ? std::string("nullptr")
               : cString(options.externalWeightsPath))
       << ",\n"
-      << "    1, plans,\n"
+      << "    " << planModules.size() << ", plans,\n"
       << "};\n\n"
       << "} // namespace\n\n"
       << "extern \"C\" __attribute__((visibility(\"default\"))) const "

@@ -38,11 +38,23 @@ struct CpuEmitOptions {
   uint64_t weightBlobBytes = 0;
   /// External: the safetensors path recorded in the model.
   std::string externalWeightsPath;
+  /// Multi-device plans check, before each task, that it touches only memory
+  /// of its own device (the runtime's `check` callback).
+  bool checked = false;
+};
+
+/// One plan to emit: a placed module (ops carry `device` attributes and
+/// transfers are inserted) and the plan's devices, the host first.
+struct PlanModule {
+  std::string name;
+  mlir::ModuleOp module;
+  std::vector<std::string> devices;
 };
 
 /// What the emitter decided, for reports and tests.
 struct CpuEmitReport {
   struct Entry {
+    std::string plan;
     std::string name;
     uint64_t arenaBytes = 0;
     unsigned kernelCalls = 0;
@@ -58,6 +70,15 @@ mlir::LogicalResult emitCpuModel(mlir::ModuleOp module,
                                  const CpuEmitOptions &options,
                                  llvm::raw_ostream &os,
                                  CpuEmitReport *report = nullptr);
+
+/// Writes the C++ source of a model with one plan per element of `plans`
+/// (every module has the same entry points and weights). A plan on the host
+/// alone runs straight-line code; a plan with other devices enqueues one
+/// task per op on per-device streams, with copies and events between them.
+mlir::LogicalResult emitModel(llvm::ArrayRef<PlanModule> plans,
+                              const CpuEmitOptions &options,
+                              llvm::raw_ostream &os,
+                              CpuEmitReport *report = nullptr);
 
 /// Bytes of one element of `type` in memory (i1 takes one byte).
 uint64_t elementBytes(mlir::Type type);

@@ -23,13 +23,15 @@ void modelc::buildGraphPipeline(mlir::OpPassManager &pm) {
 void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,
                                     llvm::StringRef target,
                                     llvm::StringRef report,
-                                    llvm::StringRef dot) {
+                                    llvm::StringRef dot, int dropTransfer) {
   PlaceDevicesPassOptions options;
   options.target = target.str();
   options.report = report.str();
   options.dot = dot.str();
   pm.addPass(createPlaceDevicesPass(options));
-  pm.addPass(createInsertTransfersPass());
+  InsertTransfersPassOptions transfers;
+  transfers.dropTransfer = dropTransfer;
+  pm.addPass(createInsertTransfersPass(transfers));
 }
 
 void modelc::registerModelcPassesAndPipelines() {

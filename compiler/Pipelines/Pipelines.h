@@ -29,7 +29,7 @@ void buildGraphPipeline(mlir::OpPassManager &pm);
 /// report and picture.
 void buildPlacementPipeline(mlir::OpPassManager &pm, llvm::StringRef target,
                             llvm::StringRef report = "",
-                            llvm::StringRef dot = "");
+                            llvm::StringRef dot = "", int dropTransfer = -1);
 
 } // namespace modelc
 

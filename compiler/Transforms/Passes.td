@@ -102,6 +102,12 @@ def InsertTransfersPass : Pass<"modelc-insert-transfers", "::mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::modelc::device::DeviceDialect"];
+  let options = [
+    Option<"dropTransfer", "debug-drop-transfer", "int", /*default=*/"-1",
+           "Debugging only: leave out the N-th transfer (counting from 0), "
+           "using the value where it is, to test that checked builds catch "
+           "a missing transfer">,
+  ];
 }
 
 #endif // MODELC_COMPILER_TRANSFORMS_PASSES_TD

@@ -3,6 +3,7 @@
 #include "modelc/runtime.hpp"
 
 #include "safetensors.hpp"
+#include "streams.hpp"
 #include "thread_pool.hpp"
 
 #include <cblas.h>
@@ -46,9 +47,21 @@ struct Arena {
   unsigned char *memory = nullptr;
 };
 
+/// Scratch of one run: an arena per device of the plan and the events of
+/// a multi-device plan. Pooled per entry point, reused across runs.
+struct RunResources {
+  std::vector<std::unique_ptr<Arena>> arenas;
+  std::vector<unsigned char *> arenaPointers;
+  std::vector<uint64_t> arenaSizes;
+  EventSet events;
+};
+
 /// What report_error and the callbacks need during one run.
 struct RunState {
   Model::Impl *impl;
+  std::size_t entry = 0;
+  RunResources *resources = nullptr;
+  std::mutex mutex; // tasks on several streams may report at once
   std::string error;
 };
 
@@ -107,9 +120,21 @@ struct Model::Impl {
   std::unique_ptr<ThreadPool> pool;
   modelc_runtime_api api{};
 
-  // Per entry point: arenas not in use by a run.
-  std::vector<std::vector<std::unique_ptr<Arena>>> freeArenas;
-  std::mutex arenaMutex;
+  // Per entry point: run resources not in use by a run.
+  std::vector<std::vector<std::unique_ptr<RunResources>>> freeResources;
+  std::mutex resourceMutex;
+
+  // Multi-device plans: streams and resident weights per device.
+  bool multiDevice = false;
+  struct DeviceState {
+    std::string name;
+    std::unique_ptr<Stream> compute, copy;
+    std::vector<const void *> weights; // per weight of the table, or null
+    std::vector<Tensor> ownedWeights;  // copies resident on a sim device
+  };
+  std::vector<DeviceState> devices;
+  std::vector<const void *const *> deviceWeightTables;
+  std::mutex runMutex; // one run at a time on a multi-device plan
 
   std::size_t entryIndex(const std::string &name) const {
     for (std::size_t i = 0; i < entries.size(); ++i)
@@ -122,23 +147,36 @@ struct Model::Impl {
                 "'; it has " + known);
   }
 
-  std::unique_ptr<Arena> acquireArena(std::size_t entry) {
+  std::unique_ptr<RunResources> acquireResources(std::size_t entry) {
     {
-      std::lock_guard<std::mutex> lock(arenaMutex);
-      auto &list = freeArenas[entry];
+      std::lock_guard<std::mutex> lock(resourceMutex);
+      auto &list = freeResources[entry];
       if (!list.empty()) {
-        std::unique_ptr<Arena> arena = std::move(list.back());
+        std::unique_ptr<RunResources> resources = std::move(list.back());
         list.pop_back();
-        return arena;
+        return resources;
       }
     }
-    return std::make_unique<Arena>(
-        plan->arena_bytes[entry * plan->num_devices]);
+    auto resources = std::make_unique<RunResources>();
+    for (uint32_t d = 0; d < plan->num_devices; ++d) {
+      uint64_t bytes = plan->arena_bytes[entry * plan->num_devices + d];
+      resources->arenas.push_back(std::make_unique<Arena>(bytes));
+      resources->arenaPointers.push_back(resources->arenas.back()->memory);
+      resources->arenaSizes.push_back(bytes);
+    }
+    return resources;
   }
-  void releaseArena(std::size_t entry, std::unique_ptr<Arena> arena) {
-    std::lock_guard<std::mutex> lock(arenaMutex);
-    freeArenas[entry].push_back(std::move(arena));
+  void releaseResources(std::size_t entry,
+                        std::unique_ptr<RunResources> resources) {
+    std::lock_guard<std::mutex> lock(resourceMutex);
+    freeResources[entry].push_back(std::move(resources));
   }
+
+  void setUpDevices();
+  /// The device of the plan that owns [ptr, ptr + bytes) during `state`'s
+  /// run, or -1.
+  int ownerOf(const RunState &state, const modelc_run_ctx &ctx,
+              const void *ptr, uint64_t bytes) const;
 
   void checkDescriptor();
   void bindWeights(const LoadOptions &options);
@@ -168,8 +206,72 @@ static void runtimeParallelFor(modelc_run_ctx *ctx, int64_t n, int64_t grain,
 
 static void runtimeReportError(modelc_run_ctx *ctx, const char *message) {
   auto *state = static_cast<RunState *>(ctx->runtime);
+  std::lock_guard<std::mutex> lock(state->mutex);
   if (state->error.empty())
     state->error = message ? message : "unknown error";
+}
+
+static Model::Impl::DeviceState &deviceState(modelc_run_ctx *ctx,
+                                             uint32_t device) {
+  auto *state = static_cast<RunState *>(ctx->runtime);
+  return state->impl->devices.at(device);
+}
+
+static void runtimeLaunch(modelc_run_ctx *ctx, uint32_t device,
+                          modelc_task_fn task) {
+  Stream::Task t{Stream::Task::Launch};
+  t.ctx = ctx;
+  t.task = task;
+  deviceState(ctx, device).compute->enqueue(t);
+}
+
+static void runtimeCopy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
+                        uint32_t, const void *src, uint64_t bytes) {
+  // Simulated devices and the host share the address space: a copy is a
+  // memcpy on the destination's copy stream.
+  Stream::Task t{Stream::Task::Copy};
+  t.ctx = ctx;
+  t.dst = dst;
+  t.src = src;
+  t.bytes = bytes;
+  deviceState(ctx, dstDevice).copy->enqueue(t);
+}
+
+static void enqueueEvent(modelc_run_ctx *ctx, uint32_t device, int stream,
+                         uint32_t event, Stream::Task::Kind kind) {
+  auto *state = static_cast<RunState *>(ctx->runtime);
+  Stream::Task t{kind};
+  t.ctx = ctx;
+  t.event = event;
+  t.events = &state->resources->events;
+  Model::Impl::DeviceState &d = deviceState(ctx, device);
+  (stream == MODELC_STREAM_COPY ? d.copy : d.compute)->enqueue(t);
+}
+
+static void runtimeRecord(modelc_run_ctx *ctx, uint32_t device, int stream,
+                          uint32_t event) {
+  enqueueEvent(ctx, device, stream, event, Stream::Task::Record);
+}
+
+static void runtimeWait(modelc_run_ctx *ctx, uint32_t device, int stream,
+                        uint32_t event) {
+  enqueueEvent(ctx, device, stream, event, Stream::Task::Wait);
+}
+
+static void runtimeCheck(modelc_run_ctx *ctx, uint32_t device, const void *ptr,
+                         uint64_t bytes, const char *what) {
+  auto *state = static_cast<RunState *>(ctx->runtime);
+  int owner = state->impl->ownerOf(*state, *ctx, ptr, bytes);
+  if (owner == static_cast<int>(device))
+    return;
+  std::string message = std::string("checked run: ") + what + " on " +
+                        state->impl->devices[device].name + " touches " +
+                        std::to_string(bytes) + " bytes of " +
+                        (owner < 0 ? std::string("memory of no device")
+                                   : "the memory of " +
+                                         state->impl->devices[owner].name) +
+                        ": a transfer is missing";
+  runtimeReportError(ctx, message.c_str());
 }
 
 //===----------------------------------------------------------------------===//
@@ -324,12 +426,32 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
                 " (rebuild the model with a matching modelc)");
   impl->checkDescriptor();
 
-  // The CPU plan is the only one a machine without GPUs can run; GPU plans
-  // arrive with the CUDA backend.
-  std::string wanted = options.plan.empty() ? "cpu" : options.plan;
-  for (uint32_t i = 0; i < impl->desc->num_plans; ++i)
+  // By default the CPU plan, else the first plan this machine can run
+  // (the host and simulated devices); CUDA plans arrive with the CUDA
+  // backend.
+  auto runnable = [](const modelc_plan_desc &p) {
+    for (uint32_t d = 0; d < p.num_devices; ++d)
+      if (std::strcmp(p.devices[d], "cpu") != 0 &&
+          std::strncmp(p.devices[d], "sim:", 4) != 0)
+        return false;
+    return true;
+  };
+  std::string wanted = options.plan;
+  if (wanted.empty()) {
+    for (uint32_t i = 0; i < impl->desc->num_plans && !impl->plan; ++i)
+      if (std::strcmp(impl->desc->plans[i].name, "cpu") == 0)
+        impl->plan = &impl->desc->plans[i];
+    for (uint32_t i = 0; i < impl->desc->num_plans && !impl->plan; ++i)
+      if (runnable(impl->desc->plans[i]))
+        impl->plan = &impl->desc->plans[i];
+    wanted = "cpu";
+  }
+  for (uint32_t i = 0; i < impl->desc->num_plans && !impl->plan; ++i)
     if (wanted == impl->desc->plans[i].name)
       impl->plan = &impl->desc->plans[i];
+  if (impl->plan && !runnable(*impl->plan))
+    throw Error(where + ": plan '" + impl->plan->name +
+                "' needs CUDA devices, which this runtime cannot drive yet");
   if (!impl->plan) {
     std::string known;
     for (uint32_t i = 0; i < impl->desc->num_plans; ++i)
@@ -349,11 +471,85 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   impl->api.sgemm = runtimeSgemm;
   impl->api.parallel_for = runtimeParallelFor;
   impl->api.report_error = runtimeReportError;
-  impl->freeArenas.resize(impl->entries.size());
+  impl->api.launch = runtimeLaunch;
+  impl->api.copy = runtimeCopy;
+  impl->api.record = runtimeRecord;
+  impl->api.wait = runtimeWait;
+  impl->api.check = runtimeCheck;
+  impl->freeResources.resize(impl->entries.size());
+  impl->setUpDevices();
 
   Model model;
   model.impl_ = std::move(impl);
   return model;
+}
+
+void Model::Impl::setUpDevices() {
+  uint32_t count = plan->num_devices;
+  multiDevice = count > 1 || std::strcmp(plan->devices[0], "cpu") != 0;
+  uint32_t numWeights = desc->num_weights;
+  devices.resize(count);
+  for (uint32_t d = 0; d < count; ++d) {
+    DeviceState &state = devices[d];
+    state.name = plan->devices[d];
+    state.weights.assign(numWeights, nullptr);
+    for (uint32_t w = 0; w < numWeights; ++w) {
+      bool resident = plan->weight_devices
+                          ? plan->weight_devices[d * numWeights + w] != 0
+                          : d == 0;
+      if (!resident)
+        continue;
+      if (state.name == "cpu") {
+        state.weights[w] = weights[w];
+        continue;
+      }
+      // A simulated device holds its own copy, made once at load.
+      const modelc_weight_desc &desc_w = desc->weights[w];
+      state.ownedWeights.push_back(Tensor::copy_of(
+          weights[w],
+          std::vector<int64_t>(desc_w.shape, desc_w.shape + desc_w.rank),
+          *dtypeFromCode(desc_w.dtype)));
+      state.weights[w] = state.ownedWeights.back().data();
+    }
+    if (multiDevice) {
+      state.compute = std::make_unique<Stream>();
+      state.copy = std::make_unique<Stream>();
+    }
+  }
+  for (DeviceState &state : devices)
+    deviceWeightTables.push_back(state.weights.data());
+}
+
+int Model::Impl::ownerOf(const RunState &state, const modelc_run_ctx &ctx,
+                         const void *ptr, uint64_t bytes) const {
+  auto within = [&](const void *base, uint64_t size) {
+    auto p = reinterpret_cast<uintptr_t>(ptr);
+    auto b = reinterpret_cast<uintptr_t>(base);
+    return base && p >= b && p + bytes <= b + size;
+  };
+  const EntryInfo &entry = entries[state.entry];
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    if (within(state.resources->arenaPointers[d], state.resources->arenaSizes[d]))
+      return static_cast<int>(d);
+    for (uint32_t w = 0; w < desc->num_weights; ++w)
+      if (within(devices[d].weights[w], desc->weights[w].nbytes))
+        return static_cast<int>(d);
+    if (devices[d].name != "cpu")
+      continue;
+    for (std::size_t i = 0; i < entry.inputs.size(); ++i) {
+      const TensorInfo &t = entry.inputs[i];
+      Tensor view = Tensor::from_host(ctx.inputs[i], t.shape, t.dtype);
+      if (within(ctx.inputs[i], view.nbytes()))
+        return static_cast<int>(d);
+    }
+    for (std::size_t i = 0; i < entry.outputs.size(); ++i) {
+      const TensorInfo &t = entry.outputs[i];
+      Tensor view = Tensor::from_host(ctx.outputs[i], t.shape, t.dtype);
+      if (within(ctx.outputs[i], view.nbytes()))
+        return static_cast<int>(d);
+    }
+  }
+  return -1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -452,17 +648,36 @@ void Model::run_into(const std::string &entry,
   for (std::size_t i = 0; i < outputs.size(); ++i)
     out[i] = outputs[i].mutable_data();
 
-  std::unique_ptr<Arena> arena = impl.acquireArena(index);
-  RunState state{&impl, {}};
+  std::unique_ptr<RunResources> resources = impl.acquireResources(index);
+  RunState state;
+  state.impl = &impl;
+  state.entry = index;
+  state.resources = resources.get();
   modelc_run_ctx ctx;
   ctx.api = &impl.api;
   ctx.runtime = &state;
   ctx.inputs = in;
   ctx.outputs = out;
   ctx.weights = impl.weights.data();
-  ctx.arena = arena->memory;
-  int status = impl.plan->run[index](&ctx);
-  impl.releaseArena(index, std::move(arena));
+  ctx.arena = resources->arenaPointers[0];
+  ctx.arenas = resources->arenaPointers.data();
+  ctx.device_weights = impl.deviceWeightTables.data();
+  int status;
+  if (impl.multiDevice) {
+    // One run at a time: runs sharing the streams could wait on each
+    // other's events in a cycle.
+    std::lock_guard<std::mutex> lock(impl.runMutex);
+    resources->events.reset(impl.plan->num_events ? impl.plan->num_events[index]
+                                                  : 0);
+    status = impl.plan->run[index](&ctx);
+    for (Impl::DeviceState &d : impl.devices) {
+      d.compute->drain();
+      d.copy->drain();
+    }
+  } else {
+    status = impl.plan->run[index](&ctx);
+  }
+  impl.releaseResources(index, std::move(resources));
   if (status != 0 || !state.error.empty())
     throw Error(
         "running '" + entry + "' of model " + modelName(impl.path) +

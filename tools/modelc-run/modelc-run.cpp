@@ -47,6 +47,8 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
   --seed N                  seed of --random-inputs (default 0)
   --output NAME=FILE.npy    write an output to a .npy file (repeat)
   --weights FILE            load weights from a safetensors file instead
+  --plan NAME               the plan to run (default: cpu, else the first
+                            plan this machine can run)
   --threads N               CPU threads (default: all cores)
   --bench N                 time N runs after 3 warm-up runs
   --compare-reference IR    also run MODEL's IR in the reference interpreter
@@ -58,7 +60,7 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
 )";
 
 struct Options {
-  std::string model, entry, weights, reference;
+  std::string model, entry, weights, reference, plan;
   std::map<std::string, std::string> inputs, outputs;
   bool randomInputs = false, info = false;
   uint64_t seed = 0;
@@ -114,6 +116,8 @@ Options parseArgs(int argc, char **argv) {
       o.seed = static_cast<uint64_t>(number(a, value(i)));
     } else if (a == "--weights") {
       o.weights = value(i);
+    } else if (a == "--plan") {
+      o.plan = value(i);
     } else if (a == "--threads") {
       o.threads = static_cast<int>(number(a, value(i)));
     } else if (a == "--bench") {
@@ -288,6 +292,7 @@ int run(const Options &o) {
   modelc::LoadOptions load;
   load.weights = o.weights;
   load.num_threads = o.threads;
+  load.plan = o.plan;
   modelc::Model model = modelc::Model::load(o.model, load);
 
   if (o.info) {

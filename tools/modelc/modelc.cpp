@@ -12,6 +12,7 @@
 #include "compiler/Driver/Weights.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Transforms/PlacementSummary.h"
+#include "dialects/Device/IR/DeviceAttrs.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -112,6 +113,18 @@ cl::opt<std::string>
     saveTemps("save-temps",
               cl::desc("Keep the generated sources and the weight blob in DIR"),
               cl::value_desc("dir"), cl::cat(modelcCategory));
+
+cl::opt<bool> checked(
+    "checked",
+    cl::desc("Multi-device plans verify before each task that it touches "
+             "only memory of its own device (slower; for testing)"),
+    cl::cat(modelcCategory));
+
+cl::opt<int> debugDropTransfer(
+    "debug-drop-transfer",
+    cl::desc("Debugging only: leave out the N-th transfer (to show that "
+             "--checked catches a missing transfer)"),
+    cl::init(-1), cl::Hidden, cl::cat(modelcCategory));
 
 cl::opt<bool> verbose("v",
                       cl::desc("Print what was built: per entry point "
@@ -240,6 +253,17 @@ int runDriver(const std::string &flags) {
   if (emitKind == EmitKind::Graph)
     return writeText([&](llvm::raw_ostream &os) { module->print(os); });
 
+  // Inputs keep the names they have in the source.
+  Builder builder(&context);
+  for (auto function : module->getOps<func::FuncOp>()) {
+    const std::vector<std::string> &names =
+        argumentNames[function.getSymName()];
+    for (unsigned i = 0; i < function.getNumArguments() && i < names.size();
+         ++i)
+      if (!function.getArgAttr(i, "graph.name"))
+        function.setArgAttr(i, "graph.name", builder.getStringAttr(names[i]));
+  }
+
   // Placement, one plan per target.
   std::vector<std::string> targetNames(targets.begin(), targets.end());
   if (targetNames.empty())
@@ -264,7 +288,8 @@ int runDriver(const std::string &flags) {
     PassManager placement(&context);
     modelc::buildPlacementPipeline(placement, target,
                                    perTarget(placementReport, target),
-                                   perTarget(placementDot, target));
+                                   perTarget(placementDot, target),
+                                   debugDropTransfer);
     if (failed(placement.run(*copy)))
       return 1;
     if (verbose)
@@ -273,22 +298,23 @@ int runDriver(const std::string &flags) {
   }
   if (emitKind == EmitKind::Placed)
     return writeText([&](llvm::raw_ostream &os) { placed.front()->print(os); });
-  for (const std::string &target : targetNames)
-    if (target != "cpu")
-      return fail("building a plan for target '" + target +
-                  "' is not supported yet: the backend builds the 'cpu' plan "
-                  "only (use --emit=placed and --placement-report to see the "
-                  "placement)");
-
-  // Inputs keep the names they have in the source.
-  Builder builder(&context);
-  for (auto function : module->getOps<func::FuncOp>()) {
-    const std::vector<std::string> &names =
-        argumentNames[function.getSymName()];
-    for (unsigned i = 0; i < function.getNumArguments() && i < names.size();
-         ++i)
-      if (!function.getArgAttr(i, "graph.name"))
-        function.setArgAttr(i, "graph.name", builder.getStringAttr(names[i]));
+  // The plans' devices, from the targets the placement recorded.
+  std::vector<modelc::PlanModule> plans;
+  for (auto [i, target] : llvm::enumerate(targetNames)) {
+    ModuleOp placedModule = *placed[i];
+    auto attr =
+        placedModule->getAttrOfType<modelc::device::TargetAttr>("device.target");
+    modelc::PlanModule plan{target, placedModule, {}};
+    for (Attribute d : attr.getDevices()) {
+      auto spec = cast<modelc::device::DeviceSpecAttr>(d);
+      if (spec.getDevice().getKind() == modelc::device::DeviceKind::cuda)
+        return fail("building a plan with CUDA devices (target '" + target +
+                    "') is not supported yet: the CUDA backend is not "
+                    "written (use --emit=placed and --placement-report to "
+                    "see the placement, or a cpu+simN target to run it)");
+      plan.devices.push_back(spec.getDevice().str());
+    }
+    plans.push_back(std::move(plan));
   }
 
   // The weights.
@@ -351,6 +377,7 @@ int runDriver(const std::string &flags) {
   modelc::CpuEmitOptions options;
   options.compilerVersion = MODELC_VERSION;
   options.compilerFlags = flags;
+  options.checked = checked;
   bool embed = !externalWeights && emitKind == EmitKind::Library;
   if (embed && hasWeights) {
     options.weightBlobPath = tempFile("weights.bin");
@@ -373,7 +400,7 @@ int runDriver(const std::string &flags) {
   if (emitKind == EmitKind::Cpp) {
     std::string code;
     llvm::raw_string_ostream os(code);
-    if (failed(modelc::emitCpuModel(*module, options, os, &report)))
+    if (failed(modelc::emitModel(plans, options, os, &report)))
       return 1;
     return writeText([&](llvm::raw_ostream &out) { out << code; });
   }
@@ -384,7 +411,7 @@ int runDriver(const std::string &flags) {
     llvm::raw_fd_ostream os(source, ec);
     if (ec)
       return fail("cannot write '" + source + "': " + ec.message());
-    if (failed(modelc::emitCpuModel(*module, options, os, &report)))
+    if (failed(modelc::emitModel(plans, options, os, &report)))
       return 1;
   }
   std::string output = outputPath;
@@ -396,11 +423,13 @@ int runDriver(const std::string &flags) {
   if (failed(modelc::buildSharedLibrary(source, output, tempFile("build.log"))))
     return 1;
   if (verbose) {
-    llvm::outs() << "modelc: wrote " << output << " (plan cpu, "
+    llvm::outs() << "modelc: wrote " << output << " (" << plans.size()
+                 << (plans.size() == 1 ? " plan, " : " plans, ")
                  << weights.weights.size() << " weights, "
                  << (embed ? "embedded" : "external") << ")\n";
     for (const auto &entry : report.entries)
-      llvm::outs() << "  entry '" << entry.name << "': arena "
+      llvm::outs() << "  plan '" << entry.plan << "', entry '" << entry.name
+                   << "': arena "
                    << entry.arenaBytes << " bytes, " << entry.kernelCalls
                    << " kernel calls, " << entry.fusedLoops
                    << " elementwise loops covering " << entry.fusedOps

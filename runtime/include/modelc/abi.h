@@ -50,6 +50,13 @@ typedef struct modelc_weight_desc {
 
 struct modelc_run_ctx;
 
+/* A task of a multi-device plan: one op's work on one device. Returns 0, or
+ * nonzero after report_error. */
+typedef int (*modelc_task_fn)(struct modelc_run_ctx *ctx);
+
+/* Stream selectors of the scheduling callbacks. */
+enum { MODELC_STREAM_COMPUTE = 0, MODELC_STREAM_COPY = 1 };
+
 /* Callbacks from generated code into the runtime. */
 typedef struct modelc_runtime_api {
   uint32_t struct_size;
@@ -66,6 +73,28 @@ typedef struct modelc_runtime_api {
   /* Records an error (e.g. an index out of range); the entry function
    * returns nonzero afterwards and the runtime raises it. */
   void (*report_error)(struct modelc_run_ctx *ctx, const char *message);
+
+  /* Multi-device plans: the entry function only enqueues work; each device
+   * of the plan has a compute stream and a copy stream that run in order,
+   * and events order work across streams. The run ends when every stream
+   * has drained. Devices are indices into the plan's device list. */
+  /* Runs `task` on `device`'s compute stream. */
+  void (*launch)(struct modelc_run_ctx *ctx, uint32_t device,
+                 modelc_task_fn task);
+  /* Copies `bytes` from `src` (memory of `src_device`) to `dst` (memory of
+   * `dst_device`) on the destination's copy stream. */
+  void (*copy)(struct modelc_run_ctx *ctx, uint32_t dst_device, void *dst,
+               uint32_t src_device, const void *src, uint64_t bytes);
+  /* Marks `event` done when the stream reaches this point. */
+  void (*record)(struct modelc_run_ctx *ctx, uint32_t device, int stream,
+                 uint32_t event);
+  /* Holds the stream here until `event` is done. */
+  void (*wait)(struct modelc_run_ctx *ctx, uint32_t device, int stream,
+               uint32_t event);
+  /* Checked builds: the task `what` on `device` touches [ptr, ptr + bytes);
+   * the runtime reports an error unless that memory belongs to `device`. */
+  void (*check)(struct modelc_run_ctx *ctx, uint32_t device, const void *ptr,
+                uint64_t bytes, const char *what);
 } modelc_runtime_api;
 
 /* What one run of an entry point sees. */
@@ -75,7 +104,11 @@ typedef struct modelc_run_ctx {
   const void *const *inputs;  /* one pointer per input, host memory */
   void *const *outputs;       /* one pointer per output, host memory */
   const void *const *weights; /* one pointer per weight of the table */
-  unsigned char *arena;       /* scratch of the plan's arena size */
+  unsigned char *arena;       /* scratch of the plan's first device */
+  /* Multi-device plans: per device its scratch arena, and per device the
+   * weights resident there (device_weights[d][w], NULL where not). */
+  unsigned char *const *arenas;
+  const void *const *const *device_weights;
 } modelc_run_ctx;
 
 /* Returns 0 on success, nonzero after report_error. */
@@ -96,6 +129,10 @@ typedef struct modelc_plan_desc {
   const char *const *devices;  /* e.g. {"cpu"} */
   const uint64_t *arena_bytes; /* [entry * num_devices + device] */
   const modelc_entry_fn *run;  /* one per entry point */
+  /* [device * num_weights + weight]: 1 where the weight is resident (copied
+   * there once at load); NULL for a single-device plan (all on device 0). */
+  const uint8_t *weight_devices;
+  const uint32_t *num_events; /* events per entry point; NULL: none */
 } modelc_plan_desc;
 
 typedef struct modelc_model_desc {
