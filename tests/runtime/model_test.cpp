@@ -255,3 +255,31 @@ TEST(Run, RunIntoDoesNotAllocateOnceWarm) {
   countAllocations = false;
   EXPECT_GT(allocations.load(), 0);
 }
+
+TEST(Plans, SimulatedPlanMatchesTheCpuPlanFromManyThreads) {
+  Model cpu = Model::load(fixture("mlp1_sim.so"));
+  modelc::LoadOptions options;
+  options.plan = "cpu+sim2";
+  Model sim = Model::load(fixture("mlp1_sim.so"), options);
+  EXPECT_EQ(cpu.plan(), "cpu");
+  EXPECT_EQ(sim.plan(), "cpu+sim2");
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> expected;
+  for (int t = 0; t < 8; ++t) {
+    inputs.push_back(randomInput(200 + t));
+    expected.push_back(cpu.run("forward", {inputs.back()})[0]);
+  }
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 25; ++r) {
+        Tensor y = sim.run("forward", {inputs[t]})[0];
+        if (!sameData(y, expected[t]))
+          ++mismatches;
+      }
+    });
+  for (auto &t : threads)
+    t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
