@@ -23,7 +23,13 @@ void modelc::buildGraphPipeline(mlir::OpPassManager &pm) {
 void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,
                                     llvm::StringRef target,
                                     llvm::StringRef report,
-                                    llvm::StringRef dot, int dropTransfer) {
+                                    llvm::StringRef dot, int dropTransfer,
+                                    bool dataParallel) {
+  if (dataParallel) {
+    DataParallelPassOptions split;
+    split.target = target.str();
+    pm.addPass(createDataParallelPass(split));
+  }
   PlaceDevicesPassOptions options;
   options.target = target.str();
   options.report = report.str();

@@ -24,12 +24,14 @@ void registerModelcPassesAndPipelines();
 /// subexpressions. Shapes were inferred when the ops were built.
 void buildGraphPipeline(mlir::OpPassManager &pm);
 
-/// `--emit=placed`: place every op on a device of `target` and insert the
-/// transfers. `report` and `dot` (when not empty) receive the placement
+/// `--emit=placed`: (with `dataParallel`, split the batch over the
+/// accelerators first,) place every op on a device of `target` and insert
+/// the transfers. `report` and `dot` (when not empty) receive the placement
 /// report and picture.
 void buildPlacementPipeline(mlir::OpPassManager &pm, llvm::StringRef target,
                             llvm::StringRef report = "",
-                            llvm::StringRef dot = "", int dropTransfer = -1);
+                            llvm::StringRef dot = "", int dropTransfer = -1,
+                            bool dataParallel = false);
 
 } // namespace modelc
 

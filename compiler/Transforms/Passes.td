@@ -71,6 +71,44 @@ def PlaceDevicesPass : Pass<"modelc-place", "::mlir::ModuleOp"> {
   ];
 }
 
+def DataParallelPass : Pass<"modelc-data-parallel", "::mlir::ModuleOp"> {
+  let summary = "Splits the batch of each entry point over the accelerators.";
+  let description = [{
+    Data parallelism: every input is sliced along dimension 0 into one part
+    per accelerator of `target`, the function body is replicated once per
+    part with its ops pinned to that accelerator, and the outputs are
+    concatenated on the host. Weights are shared: transfer insertion later
+    makes them resident on each accelerator, copied once at load. Runs
+    before modelc-place.
+
+    The batch must split: all inputs share dimension 0 (divisible by the
+    number of accelerators), and no op mixes samples. A reduction over the
+    batch, a reshape or transpose that moves it, a mean or sum loss, or an
+    output without it is an error at that op.
+
+    Before (target cpu+sim2):
+    ```mlir
+    func.func @f(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+      %y = graph.relu %x : tensor<8x4xf32>
+      return %y : tensor<8x4xf32>
+    }
+    ```
+    After:
+    ```mlir
+    %x0 = graph.slice %x {axes = array<i64: 0>, starts = array<i64: 0>, ends = array<i64: 4>, device = "cpu"}
+    %y0 = graph.relu %x0 {device = "sim:0"} : tensor<4x4xf32>
+    %x1 = graph.slice %x {axes = array<i64: 0>, starts = array<i64: 4>, ends = array<i64: 8>, device = "cpu"}
+    %y1 = graph.relu %x1 {device = "sim:1"} : tensor<4x4xf32>
+    %y = graph.concat %y0, %y1 {axis = 0, device = "cpu"}
+    ```
+  }];
+  let dependentDialects = ["::modelc::device::DeviceDialect"];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Preset name or JSON file of the target">,
+  ];
+}
+
 def InsertTransfersPass : Pass<"modelc-insert-transfers", "::mlir::ModuleOp"> {
   let summary = "Inserts device.transfer on edges that cross devices.";
   let description = [{

@@ -114,6 +114,12 @@ cl::opt<std::string>
               cl::desc("Keep the generated sources and the weight blob in DIR"),
               cl::value_desc("dir"), cl::cat(modelcCategory));
 
+cl::opt<bool> dataParallel(
+    "data-parallel",
+    cl::desc("Split the batch (dimension 0 of every input) over the "
+             "accelerators of each target, one replica per accelerator"),
+    cl::cat(modelcCategory));
+
 cl::opt<bool> checked(
     "checked",
     cl::desc("Multi-device plans verify before each task that it touches "
@@ -289,7 +295,8 @@ int runDriver(const std::string &flags) {
     modelc::buildPlacementPipeline(placement, target,
                                    perTarget(placementReport, target),
                                    perTarget(placementDot, target),
-                                   debugDropTransfer);
+                                   debugDropTransfer,
+                                   dataParallel && target != "cpu");
     if (failed(placement.run(*copy)))
       return 1;
     if (verbose)

@@ -1,0 +1,262 @@
+//===- DataParallel.cpp - splits the batch over the accelerators ----------===//
+
+#include "compiler/Target/Target.h"
+#include "compiler/Transforms/Passes.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace modelc {
+#define GEN_PASS_DEF_DATAPARALLELPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace modelc
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::graph;
+
+namespace {
+
+int64_t normalize(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Checks that `op` keeps samples apart, given which operands carry the
+/// batch (as dimension 0); returns the reason it does not, or "".
+std::string mixesSamples(Operation *op, const llvm::DenseSet<Value> &batched,
+                         int64_t batch) {
+  auto isBatched = [&](Value v) { return batched.contains(v); };
+  auto rank = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getRank();
+  };
+  auto dim0 = [](Value v) {
+    auto type = cast<RankedTensorType>(v.getType());
+    return type.getRank() ? type.getDimSize(0) : 1;
+  };
+  Value result = op->getResult(0);
+  if (rank(result) == 0 || dim0(result) != batch)
+    return "its result does not keep the batch as dimension 0";
+  // Operands without the batch must broadcast along it.
+  for (Value operand : op->getOperands())
+    if (!isBatched(operand) && rank(operand) == rank(result) &&
+        dim0(operand) != 1 &&
+        isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, CompareOp,
+            SelectOp>(op))
+      return "it combines the batch with a full-size operand that is not "
+             "split";
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case([&](SoftmaxOp o) {
+        return normalize(o.getAxis(), rank(result)) == 0
+                   ? "it normalizes over the batch"
+                   : "";
+      })
+      .Case([&](LogSoftmaxOp o) {
+        return normalize(o.getAxis(), rank(result)) == 0
+                   ? "it normalizes over the batch"
+                   : "";
+      })
+      .Case([&](LayerNormOp o) {
+        return normalize(o.getAxis(), rank(result)) == 0
+                   ? "it normalizes over the batch"
+                   : "";
+      })
+      .Case([&](TransposeOp o) {
+        return o.getPerm()[0] == 0 ? "" : "it moves the batch dimension";
+      })
+      .Case([&](ReshapeOp o) {
+        return dim0(o.getInput()) == batch ? ""
+                                           : "it reshapes the batch dimension";
+      })
+      .Case([&](ConcatOp o) {
+        if (normalize(o.getAxis(), rank(result)) == 0)
+          return "it concatenates along the batch";
+        for (Value v : o.getInputs())
+          if (!isBatched(v))
+            return "it joins a batched tensor with one that is not";
+        return "";
+      })
+      .Case([&](SliceOp o) {
+        ArrayRef<int64_t> axes =
+            o.getAxes() ? *o.getAxes() : ArrayRef<int64_t>();
+        for (size_t i = 0; i < o.getStarts().size(); ++i)
+          if (normalize(o.getAxes() ? axes[i] : i, rank(result)) == 0)
+            return "it slices the batch";
+        return "";
+      })
+      .Case([&](GatherOp o) {
+        int64_t axis = normalize(o.getAxis(), rank(o.getData()));
+        if (isBatched(o.getData()) && axis == 0)
+          return "it gathers along the batch";
+        if (isBatched(o.getIndices()) && (axis != 0 || isBatched(o.getData())))
+          return "it gathers batched indices from a batched table";
+        return "";
+      })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](auto o) {
+        if (!o.getAxes())
+          return "it reduces over the batch";
+        for (int64_t a : *o.getAxes())
+          if (normalize(a, rank(o.getInput())) == 0)
+            return "it reduces over the batch";
+        return "";
+      })
+      .Case([&](CrossEntropyOp o) {
+        return o.getReduction() == Reduction::none
+                   ? ""
+                   : "its mean or sum loss reduces over the batch";
+      })
+      .Case([&](MatmulOp o) {
+        return isBatched(o.getRhs()) && !isBatched(o.getLhs())
+                   ? "its right operand carries the batch"
+                   : "";
+      })
+      .Case([&](GemmOp o) {
+        return isBatched(o.getB()) || o.getTransposeA()
+                   ? "it does not keep the batch in the rows of its result"
+                   : "";
+      })
+      .Default([](Operation *) { return std::string(); });
+}
+
+struct DataParallelPass
+    : modelc::impl::DataParallelPassBase<DataParallelPass> {
+  using DataParallelPassBase::DataParallelPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::string error;
+    std::optional<TargetDescription> t = loadTarget(target, error);
+    if (!t) {
+      module.emitError(error);
+      return signalPassFailure();
+    }
+    std::vector<std::string> accelerators;
+    for (const DeviceDesc &d : t->devices)
+      if (!d.isHost())
+        accelerators.push_back(d.name());
+    if (accelerators.empty()) {
+      module.emitError("data parallelism needs accelerators; target '")
+          << t->name << "' has only the CPU";
+      return signalPassFailure();
+    }
+    for (auto function : module.getOps<func::FuncOp>())
+      if (!function.isExternal() &&
+          failed(split(function, accelerators)))
+        return signalPassFailure();
+  }
+
+  LogicalResult split(func::FuncOp function,
+                      const std::vector<std::string> &accelerators) {
+    int64_t replicas = accelerators.size();
+    if (function.getNumArguments() == 0)
+      return function.emitError("data parallelism needs inputs to split");
+    int64_t batch = -1;
+    for (BlockArgument arg : function.getArguments()) {
+      auto type = cast<RankedTensorType>(arg.getType());
+      int64_t size = type.getRank() ? type.getDimSize(0) : -1;
+      if (batch < 0)
+        batch = size;
+      if (size != batch || size < 0)
+        return emitError(arg.getLoc())
+               << "cannot split the batch: the inputs of '"
+               << function.getSymName()
+               << "' do not share a dimension 0 (the batch)";
+    }
+    if (batch % replicas != 0)
+      return function.emitError("cannot split a batch of ")
+             << batch << " over " << replicas << " accelerators evenly";
+    int64_t part = batch / replicas;
+
+    // Which values carry the batch, and whether every op keeps samples
+    // apart.
+    llvm::DenseSet<Value> batched(function.getArguments().begin(),
+                                  function.getArguments().end());
+    Block &body = function.getBody().front();
+    for (Operation &op : body) {
+      if (isa<func::ReturnOp>(op)) {
+        for (Value v : op.getOperands())
+          if (!batched.contains(v))
+            return op.emitError("cannot split the batch: an output does not "
+                                "carry it");
+        continue;
+      }
+      if (op.getNumResults() == 0 ||
+          llvm::none_of(op.getOperands(),
+                        [&](Value v) { return batched.contains(v); }))
+        continue;
+      std::string reason = mixesSamples(&op, batched, batch);
+      if (!reason.empty())
+        return op.emitError("cannot split the batch: ") << reason;
+      batched.insert(op.getResult(0));
+    }
+
+    // Replicate: slice the inputs, clone the body per accelerator with the
+    // batch dimension divided, concatenate the outputs on the host.
+    SmallVector<Operation *> original;
+    for (Operation &op : body.without_terminator())
+      original.push_back(&op);
+    OpBuilder builder(function.getContext());
+    auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+    builder.setInsertionPoint(returnOp);
+    StringAttr host = builder.getStringAttr("cpu");
+    SmallVector<SmallVector<Value>> outputs(returnOp.getNumOperands());
+    for (int64_t r = 0; r < replicas; ++r) {
+      IRMapping mapping;
+      StringAttr device = builder.getStringAttr(accelerators[r]);
+      for (BlockArgument arg : function.getArguments()) {
+        auto slice = SliceOp::create(
+            builder, arg.getLoc(), arg, builder.getDenseI64ArrayAttr({r * part}),
+            builder.getDenseI64ArrayAttr({(r + 1) * part}),
+            builder.getDenseI64ArrayAttr({0}), DenseI64ArrayAttr());
+        slice->setAttr(kDeviceAttrName, host);
+        mapping.map(arg, slice.getResult());
+      }
+      for (Operation *op : original) {
+        Operation *clone = cloneWithPart(builder, *op, mapping, batched, part);
+        clone->setAttr(kDeviceAttrName, device);
+      }
+      for (auto [i, v] : llvm::enumerate(returnOp.getOperands()))
+        outputs[i].push_back(mapping.lookup(v));
+    }
+    SmallVector<Value> results;
+    for (auto [i, parts] : llvm::enumerate(outputs)) {
+      auto concat = ConcatOp::create(builder, returnOp.getLoc(), parts,
+                                     builder.getI64IntegerAttr(0));
+      concat->setAttr(kDeviceAttrName, host);
+      results.push_back(concat.getResult());
+    }
+    // The original body is dead now: replace the outputs and erase it.
+    returnOp->setOperands(results);
+    for (Operation *op : llvm::reverse(original)) {
+      if (!op->use_empty())
+        return op->emitError("internal error: a replicated op is still used");
+      op->erase();
+    }
+    return success();
+  }
+
+  /// Clones `op` with operands from `mapping`; a batched result gets
+  /// dimension 0 divided (a reshape's target shape too).
+  Operation *cloneWithPart(OpBuilder &builder, Operation &op,
+                           IRMapping &mapping,
+                           const llvm::DenseSet<Value> &batched, int64_t part) {
+    Operation *clone = builder.clone(op, mapping);
+    if (op.getNumResults() == 0 || !batched.contains(op.getResult(0)))
+      return clone;
+    auto type = cast<RankedTensorType>(op.getResult(0).getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] = part;
+    clone->getResult(0).setType(RankedTensorType::get(shape, type.getElementType()));
+    if (auto reshape = dyn_cast<ReshapeOp>(clone)) {
+      SmallVector<int64_t> target(reshape.getShape());
+      target[0] = part;
+      reshape.setShape(target);
+    }
+    return clone;
+  }
+};
+
+} // namespace

@@ -1,0 +1,89 @@
+// RUN: modelc-opt %s --split-input-file --modelc-data-parallel=target=cpu+sim2 --verify-diagnostics | FileCheck %s
+
+// The batch is sliced on the host, each half runs on its own accelerator
+// with the same weight, and the halves are joined on the host.
+// CHECK-LABEL: func.func @split
+// CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>)
+// CHECK: %[[X0:.*]] = graph.slice %[[X]] {axes = array<i64: 0>, device = "cpu", ends = array<i64: 4>, starts = array<i64: 0>}
+// CHECK: %[[W0:.*]] = graph.weight_ref @w {device = "sim:0"}
+// CHECK: %[[L0:.*]] = graph.linear %[[X0]], %[[W0]] {device = "sim:0"} : tensor<4x16xf32>, tensor<32x16xf32>
+// CHECK: %[[R0:.*]] = graph.reshape %[[L0]] to [4, 4, 8] {device = "sim:0"}
+// CHECK: %[[X1:.*]] = graph.slice %[[X]] {axes = array<i64: 0>, device = "cpu", ends = array<i64: 8>, starts = array<i64: 4>}
+// CHECK: %[[L1:.*]] = graph.linear %[[X1]], %{{.*}} {device = "sim:1"}
+// CHECK: %[[R1:.*]] = graph.reshape %[[L1]] to [4, 4, 8] {device = "sim:1"}
+// CHECK: %[[Y:.*]] = graph.concat %[[R0]], %[[R1]] {axis = 0 : i64, device = "cpu"}
+// CHECK: return %[[Y]] : tensor<8x4x8xf32>
+graph.weight @w : tensor<32x16xf32>
+func.func @split(%x: tensor<8x16xf32>) -> tensor<8x4x8xf32> {
+  %w = graph.weight_ref @w : tensor<32x16xf32>
+  %y = graph.linear %x, %w : tensor<8x16xf32>, tensor<32x16xf32>
+  %r = graph.reshape %y to [8, 4, 8] : tensor<8x32xf32>
+  return %r : tensor<8x4x8xf32>
+}
+
+// -----
+
+func.func @reduces_batch(%x: tensor<8x16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{cannot split the batch: its result does not keep the batch as dimension 0}}
+  %0 = graph.reduce_sum %x {axes = array<i64: 0>} : tensor<8x16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+func.func @softmax_over_batch(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{cannot split the batch: it normalizes over the batch}}
+  %0 = graph.softmax %x {axis = 0} : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @moves_batch(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{cannot split the batch: it moves the batch dimension}}
+  %0 = graph.transpose %x perm [1, 0] : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @mean_loss(%x: tensor<8x10xf32>, %t: tensor<8xi64>) -> tensor<f32> {
+  // expected-error @+1 {{cannot split the batch: its result does not keep the batch as dimension 0}}
+  %0 = graph.cross_entropy %x, %t : tensor<8x10xf32>, tensor<8xi64>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+graph.weight @full : tensor<8x8xf32>
+func.func @mixes_with_full_size(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %w = graph.weight_ref @full : tensor<8x8xf32>
+  // expected-error @+1 {{cannot split the batch: it combines the batch with a full-size operand that is not split}}
+  %0 = graph.add %x, %w : tensor<8x8xf32>, tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{cannot split a batch of 3 over 2 accelerators evenly}}
+func.func @odd_batch(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = graph.relu %x : tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @different_batches(%x: tensor<4x4xf32>,
+    // expected-error @+1 {{cannot split the batch: the inputs of 'different_batches' do not share a dimension 0 (the batch)}}
+    %y: tensor<2x4xf32>) -> tensor<4x4xf32> {
+  return %x : tensor<4x4xf32>
+}
+
+// -----
+
+graph.weight @w : tensor<4xf32>
+func.func @output_without_batch(%x: tensor<4x4xf32>) -> tensor<4xf32> {
+  %w = graph.weight_ref @w : tensor<4xf32>
+  // expected-error @+1 {{cannot split the batch: an output does not carry it}}
+  return %w : tensor<4xf32>
+}
