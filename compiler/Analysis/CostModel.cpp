@@ -23,7 +23,7 @@ static double numel(Value v) {
 }
 
 OpWork modelc::estimateOpWork(Operation *op) {
-  if (isa<WeightRefOp, ConstantOp, ReshapeOp, FlattenOp>(op) ||
+  if (isa<WeightRefOp, ConstantOp>(op) || getViewOffset(op) ||
       op->getNumResults() == 0)
     return {};
   OpWork work;

@@ -159,7 +159,14 @@ bool isElementwise(Operation *op) {
              MaxOp, MinOp, PowOp, CompareOp, SelectOp, CastOp>(op);
 }
 
-bool isAlias(Operation *op) { return isa<ReshapeOp, FlattenOp>(op); }
+/// A view of its operand's memory (graph::getViewOffset): no code, no buffer.
+bool isAlias(Operation *op) { return getViewOffset(op).has_value(); }
+
+/// `base` advanced by the view offset of `op`.
+std::string viewOf(Operation *op, const std::string &base) {
+  int64_t offset = *getViewOffset(op);
+  return offset ? "(" + base + " + " + std::to_string(offset) + ")" : base;
+}
 
 /// Kernels that compute in f32 (f16/bf16 operands are converted around them).
 bool isFloatKernel(Operation *op) {
@@ -908,8 +915,8 @@ LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
         continue;
       }
       if (isAlias(op)) {
-        os << "  auto *" << names[result] << " = " << name(op->getOperand(0))
-           << ";\n";
+        os << "  auto *" << names[result] << " = "
+           << viewOf(op, name(op->getOperand(0))) << ";\n";
         continue;
       }
       if (!inlined.contains(op))
@@ -941,7 +948,7 @@ std::string FunctionEmitter::pointerExpression(
            std::to_string(d) + "][" + std::to_string(w) + "])";
   }
   if (isAlias(def))
-    return names.lookup(def->getOperand(0));
+    return viewOf(def, names.lookup(def->getOperand(0)));
   return "reinterpret_cast<" + type + " *>(ctx->arenas[" +
          std::to_string(bufferDevice.lookup(v)) + "] + " +
          std::to_string(offsets.lookup(v)) + ")";

@@ -96,9 +96,10 @@ std::string mixesSamples(Operation *op, const llvm::DenseSet<Value> &batched,
         return "";
       })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](auto o) {
-        if (!o.getAxes())
+        std::optional<ArrayRef<int64_t>> axes = o.getAxes();
+        if (!axes)
           return "it reduces over the batch";
-        for (int64_t a : *o.getAxes())
+        for (int64_t a : *axes)
           if (normalize(a, rank(o.getInput())) == 0)
             return "it reduces over the batch";
         return "";

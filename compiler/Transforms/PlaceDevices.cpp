@@ -168,7 +168,7 @@ LogicalResult PlaceDevicesPass::buildGraph(func::FuncOp function,
       return op.emitError("'") << op.getName()
                                << "' has no kernel on any device of target '"
                                << t.name << "' for these element types";
-    if (isa<ReshapeOp, FlattenOp>(op)) {
+    if (getViewOffset(&op)) {
       node.follows = PlacementReason::Alias;
     } else {
       // No accelerator round trip for a scalar: small results with little
@@ -274,6 +274,7 @@ void PlaceDevicesPass::runOnOperation() {
     return signalPassFailure();
   }
   MLIRContext *context = &getContext();
+  double totalMakespan = 0;
   llvm::json::Array functions;
   std::string dotText;
   llvm::raw_string_ostream dotStream(dotText);
@@ -317,10 +318,14 @@ void PlaceDevicesPass::runOnOperation() {
         }
       op->setAttr(kDeviceAttrName, t->deviceAttr(context, 0));
     });
+    totalMakespan += r.makespan;
     writeReport(functions, function, *t, g, r);
     writeDot(dotStream, function, *t, g, r);
   }
   module->setAttr("device.target", t->toAttr(context));
+  // The estimate, for the driver's choice between placements.
+  module->setAttr("device.estimated_makespan",
+                  FloatAttr::get(Float64Type::get(context), totalMakespan));
 
   auto writeFile = [&](StringRef path, StringRef text) {
     std::error_code ec;

@@ -117,7 +117,8 @@ cl::opt<std::string>
 cl::opt<bool> dataParallel(
     "data-parallel",
     cl::desc("Split the batch (dimension 0 of every input) over the "
-             "accelerators of each target, one replica per accelerator"),
+             "accelerators of each target, one replica per accelerator "
+             "(without it, modelc does so when the cost model prefers it)"),
     cl::cat(modelcCategory));
 
 cl::opt<bool> checked(
@@ -290,14 +291,43 @@ int runDriver(const std::string &flags) {
     return fail("--emit=placed shows one plan; give one --target");
   std::vector<OwningOpRef<ModuleOp>> placed;
   for (const std::string &target : targetNames) {
-    OwningOpRef<ModuleOp> copy(module->clone());
-    PassManager placement(&context);
-    modelc::buildPlacementPipeline(placement, target,
-                                   perTarget(placementReport, target),
-                                   perTarget(placementDot, target),
-                                   debugDropTransfer,
-                                   dataParallel && target != "cpu");
-    if (failed(placement.run(*copy)))
+    auto place = [&](bool split, bool quiet, std::string report,
+                     std::string dot) -> OwningOpRef<ModuleOp> {
+      OwningOpRef<ModuleOp> copy(module->clone());
+      PassManager placement(&context);
+      modelc::buildPlacementPipeline(placement, target, report, dot,
+                                     debugDropTransfer, split);
+      // A trial placement fails quietly (the batch may not split).
+      std::optional<ScopedDiagnosticHandler> silence;
+      if (quiet)
+        silence.emplace(&context, [](Diagnostic &) { return success(); });
+      if (failed(placement.run(*copy)))
+        return nullptr;
+      return copy;
+    };
+    auto makespan = [](ModuleOp m) {
+      auto attr = m->getAttrOfType<FloatAttr>("device.estimated_makespan");
+      return attr ? attr.getValueAsDouble() : 0.0;
+    };
+    // Data parallelism when asked for, or when the cost model prefers it
+    // (a target with several accelerators and a batch that splits).
+    bool split = dataParallel && target != "cpu";
+    if (!dataParallel && target != "cpu") {
+      OwningOpRef<ModuleOp> normal = place(false, true, "", "");
+      OwningOpRef<ModuleOp> parallel = place(true, true, "", "");
+      if (normal && parallel && makespan(*parallel) < makespan(*normal)) {
+        split = true;
+        if (verbose)
+          llvm::outs() << "data parallel for target '" << target
+                       << "': estimated " << makespan(*parallel) * 1e3
+                       << " ms, against " << makespan(*normal) * 1e3
+                       << " ms without\n";
+      }
+    }
+    OwningOpRef<ModuleOp> copy = place(split, false,
+                                       perTarget(placementReport, target),
+                                       perTarget(placementDot, target));
+    if (!copy)
       return 1;
     if (verbose)
       modelc::printPlacementSummary(*copy, llvm::outs());

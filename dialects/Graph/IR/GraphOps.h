@@ -44,6 +44,11 @@ inferElementwiseBinary(std::optional<mlir::Location> location,
                        mlir::Type resultElementType,
                        llvm::SmallVectorImpl<mlir::Type> &inferred);
 
+/// When `op`'s result is its first operand's memory seen with another shape
+/// (reshape, flatten, a slice of a contiguous range), the element offset of
+/// the view; nullopt otherwise. Views need no copy.
+std::optional<int64_t> getViewOffset(mlir::Operation *op);
+
 /// True for the element types graph tensors may have.
 bool isSupportedElementType(mlir::Type type);
 

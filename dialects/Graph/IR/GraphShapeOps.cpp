@@ -278,3 +278,52 @@ ReduceMaxOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                               SmallVectorImpl<Type> &inferredTypes) {
   return inferReduce(location, getOperationName(), adaptor, inferredTypes);
 }
+
+std::optional<int64_t> modelc::graph::getViewOffset(Operation *op) {
+  if (isa<ReshapeOp, FlattenOp>(op))
+    return 0;
+  auto slice = dyn_cast<SliceOp>(op);
+  if (!slice)
+    return std::nullopt;
+  // Contiguous when, past the outermost dimension the slice narrows, every
+  // dimension is whole, and before it every output dimension is 1; steps 1.
+  ArrayRef<int64_t> in = slice.getInput().getType().getShape();
+  ArrayRef<int64_t> out = slice.getType().getShape();
+  if (std::optional<ArrayRef<int64_t>> steps = slice.getSteps())
+    for (int64_t step : *steps)
+      if (step != 1)
+        return std::nullopt;
+  int64_t rank = in.size();
+  int64_t first = rank;
+  for (int64_t d = 0; d < rank; ++d)
+    if (in[d] != out[d]) {
+      first = d;
+      break;
+    }
+  for (int64_t d = first + 1; d < rank; ++d)
+    if (in[d] != out[d])
+      return std::nullopt;
+  for (int64_t d = 0; d < first; ++d)
+    if (out[d] != 1)
+      return std::nullopt;
+  if (first == rank)
+    return 0;
+  // The start along `first`, clamped as the op defines it.
+  int64_t start = 0;
+  for (size_t i = 0; i < slice.getStarts().size(); ++i) {
+    int64_t axis = slice.getAxes() ? (*slice.getAxes())[i]
+                                   : static_cast<int64_t>(i);
+    if (axis < 0)
+      axis += rank;
+    if (axis != first)
+      continue;
+    start = slice.getStarts()[i];
+    if (start < 0)
+      start += in[first];
+    start = std::clamp<int64_t>(start, 0, in[first]);
+  }
+  int64_t stride = 1;
+  for (int64_t d = first + 1; d < rank; ++d)
+    stride *= in[d];
+  return start * stride;
+}
