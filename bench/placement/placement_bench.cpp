@@ -65,7 +65,8 @@ PlacementProblem randomProblem(std::mt19937_64 &rng, unsigned ops,
     unsigned available = p.nodes.size();
     for (unsigned k = 0; k < fanIn; ++k) {
       // Mostly recent producers: a chain with some long edges.
-      unsigned back = 1 + static_cast<unsigned>(std::pow(u(rng), 3) * available);
+      unsigned back =
+          1 + static_cast<unsigned>(std::pow(u(rng), 3) * available);
       node.inputs.push_back(available - std::min(back, available));
     }
     std::sort(node.inputs.begin(), node.inputs.end());
@@ -172,7 +173,7 @@ int main(int argc, char **argv) {
   Stats vsSingle, vsHeft;
   for (unsigned g = 0; g < graphs; ++g) {
     Machine m{2 + g % 7, 3.2e10, 3e11, 1e-5}; // 1..7 accelerators
-    unsigned ops = 10 + (g * 37) % 291;        // 10..300
+    unsigned ops = 10 + (g * 37) % 291;       // 10..300
     PlacementProblem p = randomProblem(rng, ops, m);
     double ours = placeNodes(p).makespan;
     vsSingle.add(ours / bestSingleDevice(p));
@@ -203,8 +204,9 @@ int main(int argc, char **argv) {
       auto start = std::chrono::steady_clock::now();
       PlacementResult r = placeNodes(p);
       auto end = std::chrono::steady_clock::now();
-      std::printf("| %u | %u | %.1f |\n", ops, devices,
-                  std::chrono::duration<double, std::milli>(end - start).count());
+      std::printf(
+          "| %u | %u | %.1f |\n", ops, devices,
+          std::chrono::duration<double, std::milli>(end - start).count());
       (void)r;
     }
   return 0;

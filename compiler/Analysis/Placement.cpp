@@ -54,9 +54,7 @@ std::optional<unsigned> followedDevice(const Problem &p, unsigned n,
   return d;
 }
 
-bool isFree(const Problem::Node &node) {
-  return !node.pinned && !node.follows;
-}
+bool isFree(const Problem::Node &node) { return !node.pinned && !node.follows; }
 
 } // namespace
 
@@ -118,9 +116,9 @@ void modelc::simulatePlacement(const Problem &p, PlacementResult &r) {
     unsigned d = r.device[i];
     double ready = 0;
     for (unsigned in : node.inputs)
-      ready = std::max(ready, r.finish[in] +
-                                  p.transferTime(r.device[in], d,
-                                                 p.nodes[in].outputBytes));
+      ready = std::max(ready,
+                       r.finish[in] + p.transferTime(r.device[in], d,
+                                                     p.nodes[in].outputBytes));
     double time = node.time[d];
     r.start[i] = time > 0 ? std::max(ready, available[d]) : ready;
     r.finish[i] = r.start[i] + time;
@@ -282,7 +280,8 @@ PlacementResult modelc::placeNodes(const Problem &p,
         PlacementResult trial = r;
         trial.device[i] = d;
         simulatePlacement(p, trial);
-        if ((trial.fits || !r.fits) && trial.makespan < r.makespan * (1 - 1e-9)) {
+        if ((trial.fits || !r.fits) &&
+            trial.makespan < r.makespan * (1 - 1e-9)) {
           trial.reason[i] = PlacementReason::Cost;
           r = std::move(trial);
           improved = true;

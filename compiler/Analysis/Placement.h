@@ -51,9 +51,9 @@ struct PlacementProblem {
   };
 
   unsigned numDevices = 1;
-  std::vector<uint64_t> capacity;  ///< bytes per device
+  std::vector<uint64_t> capacity; ///< bytes per device
   std::vector<uint64_t> weightBytes;
-  std::vector<Node> nodes;         ///< in a topological (program) order
+  std::vector<Node> nodes; ///< in a topological (program) order
   /// Seconds to move `bytes` between two devices (0 when equal).
   std::function<double(unsigned, unsigned, uint64_t)> transferTime;
 };
@@ -71,7 +71,7 @@ struct PlacementResult {
 };
 
 struct PlacementOptions {
-  bool improve = true;         ///< run local improvement after HEFT
+  bool improve = true; ///< run local improvement after HEFT
   unsigned improveRounds = 4;
   unsigned improveMaxNodes = 500; ///< HEFT alone above this size
 };

@@ -259,8 +259,8 @@ public:
   FunctionEmitter(func::FuncOp function, unsigned index, const PlanSpec &plan,
                   const CpuEmitOptions &options, llvm::raw_ostream &os,
                   llvm::raw_ostream &globals, unsigned &globalCounter)
-      : function(function), index(index), plan(plan), options(options),
-        os(os), globals(globals), globalCounter(globalCounter) {}
+      : function(function), index(index), plan(plan), options(options), os(os),
+        globals(globals), globalCounter(globalCounter) {}
 
   LogicalResult emit(CpuEmitReport::Entry &report);
 
@@ -293,7 +293,8 @@ private:
   /// Multi-device plans: every op a task, the entry function enqueues them.
   LogicalResult emitMultiDevice();
   /// A C++ expression for `v`'s data in a multi-device plan.
-  std::string pointerExpression(Value v, const llvm::StringMap<unsigned> &weightIndex);
+  std::string pointerExpression(Value v,
+                                const llvm::StringMap<unsigned> &weightIndex);
 
   func::FuncOp function;
   unsigned index;
@@ -1156,8 +1157,7 @@ LogicalResult modelc::emitCpuModel(ModuleOp module,
 
 LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
                                 const CpuEmitOptions &options,
-                                llvm::raw_ostream &out,
-                                CpuEmitReport *report) {
+                                llvm::raw_ostream &out, CpuEmitReport *report) {
   std::string globalsText, functionsText, plansText;
   llvm::raw_string_ostream globals(globalsText), functions(functionsText),
       plansOut(plansText);
@@ -1172,8 +1172,7 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
     plan.name = planModule.name;
     plan.symbol = "plan" + std::to_string(planIndex);
     plan.devices = planModule.devices;
-    plan.multiDevice =
-        plan.devices.size() > 1 || plan.devices.front() != "cpu";
+    plan.multiDevice = plan.devices.size() > 1 || plan.devices.front() != "cpu";
     plan.checked = options.checked;
     ModuleOp planOps = planModule.module;
     SmallVector<func::FuncOp> functionsOfPlan(planOps.getOps<func::FuncOp>());
@@ -1240,8 +1239,8 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
   for (auto [index, function] : llvm::enumerate(entries)) {
     emitTensorDescs(out, "entry" + std::to_string(index) + "_inputs", function,
                     false);
-    emitTensorDescs(out, "entry" + std::to_string(index) + "_outputs",
-                    function, true);
+    emitTensorDescs(out, "entry" + std::to_string(index) + "_outputs", function,
+                    true);
   }
   out << "const modelc_entry_desc entries[] = {\n";
   for (auto [index, function] : llvm::enumerate(entries))
@@ -1251,8 +1250,7 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
   out << "};\n";
   for (auto [index, slot] : llvm::enumerate(options.weights))
     out << "const int64_t weight_shape" << index << "[] = {"
-        << (slot.type.getRank() ? list(slot.type.getShape())
-                                : std::string("0"))
+        << (slot.type.getRank() ? list(slot.type.getShape()) : std::string("0"))
         << "};\n";
   out << "const modelc_weight_desc weights[] = {\n";
   for (auto [index, slot] : llvm::enumerate(options.weights))
@@ -1265,8 +1263,8 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
   out << "};\n" << plansText << "const modelc_plan_desc plans[] = {\n";
   for (auto [planIndex, planModule] : llvm::enumerate(planModules)) {
     std::string p = "plan" + std::to_string(planIndex);
-    bool multi = planModule.devices.size() > 1 ||
-                 planModule.devices.front() != "cpu";
+    bool multi =
+        planModule.devices.size() > 1 || planModule.devices.front() != "cpu";
     out << "    {" << cString(planModule.name) << ", "
         << planModule.devices.size() << ", " << p << "_devices, " << p
         << "_arena_bytes, " << p << "_run, "

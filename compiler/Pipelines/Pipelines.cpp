@@ -22,9 +22,8 @@ void modelc::buildGraphPipeline(mlir::OpPassManager &pm) {
 
 void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,
                                     llvm::StringRef target,
-                                    llvm::StringRef report,
-                                    llvm::StringRef dot, int dropTransfer,
-                                    bool dataParallel) {
+                                    llvm::StringRef report, llvm::StringRef dot,
+                                    int dropTransfer, bool dataParallel) {
   if (dataParallel) {
     DataParallelPassOptions split;
     split.target = target.str();

@@ -83,10 +83,12 @@ device::TargetAttr TargetDescription::toAttr(MLIRContext *context) const {
   for (auto [i, d] : llvm::enumerate(devices)) {
     SmallVector<NamedAttribute> flops;
     for (const auto &entry : d.peakFlops)
-      flops.push_back(b.getNamedAttr(entry.getKey(), b.getF64FloatAttr(entry.getValue())));
+      flops.push_back(
+          b.getNamedAttr(entry.getKey(), b.getF64FloatAttr(entry.getValue())));
     deviceAttrs.push_back(device::DeviceSpecAttr::get(
-        context, deviceAttr(context, i), d.memory, b.getF64FloatAttr(d.bandwidth),
-        b.getF64FloatAttr(d.launchOverhead), b.getDictionaryAttr(flops)));
+        context, deviceAttr(context, i), d.memory,
+        b.getF64FloatAttr(d.bandwidth), b.getF64FloatAttr(d.launchOverhead),
+        b.getDictionaryAttr(flops)));
   }
   for (const LinkDesc &l : links)
     linkAttrs.push_back(device::LinkSpecAttr::get(
@@ -108,7 +110,8 @@ TargetDescription TargetDescription::fromAttr(device::TargetAttr attr) {
     d.bandwidth = spec.getBandwidth().getValueAsDouble();
     d.launchOverhead = spec.getLaunchOverhead().getValueAsDouble();
     for (NamedAttribute f : spec.getPeakFlops())
-      d.peakFlops[f.getName()] = cast<FloatAttr>(f.getValue()).getValueAsDouble();
+      d.peakFlops[f.getName()] =
+          cast<FloatAttr>(f.getValue()).getValueAsDouble();
     t.devices.push_back(std::move(d));
   }
   // The CPU first, as everywhere else.
@@ -233,7 +236,8 @@ std::vector<std::string> modelc::targetPresetNames() {
 
 std::optional<TargetDescription>
 modelc::parseTargetJson(StringRef text, StringRef source, std::string &error) {
-  auto fail = [&](const llvm::Twine &message) -> std::optional<TargetDescription> {
+  auto fail =
+      [&](const llvm::Twine &message) -> std::optional<TargetDescription> {
     error = ("target '" + source + "': " + message).str();
     return std::nullopt;
   };
@@ -255,14 +259,16 @@ modelc::parseTargetJson(StringRef text, StringRef source, std::string &error) {
       return fail(where + " must be an object");
     std::optional<StringRef> name = d->getString("device");
     if (!name)
-      return fail(where + " lacks \"device\" (\"cpu\", \"cuda:N\" or \"sim:N\")");
+      return fail(where +
+                  " lacks \"device\" (\"cpu\", \"cuda:N\" or \"sim:N\")");
     DeviceDesc desc;
     if (*name == "cpu") {
       desc.kind = DeviceKind::cpu;
     } else {
       auto [kindName, indexText] = name->split(':');
       std::optional<DeviceKind> kind = device::symbolizeDeviceKind(kindName);
-      if (!kind || *kind == DeviceKind::cpu || indexText.getAsInteger(10, desc.index))
+      if (!kind || *kind == DeviceKind::cpu ||
+          indexText.getAsInteger(10, desc.index))
         return fail(where + " has device \"" + *name +
                     "\"; expected \"cpu\", \"cuda:N\" or \"sim:N\"");
       desc.kind = *kind;
@@ -274,7 +280,8 @@ modelc::parseTargetJson(StringRef text, StringRef source, std::string &error) {
     if (!memory || !(*memory > 0))
       return fail(where + ": \"memory\" must be a positive number of bytes");
     if (!bandwidth || !(*bandwidth > 0))
-      return fail(where + ": \"bandwidth\" must be a positive number of bytes/s");
+      return fail(where +
+                  ": \"bandwidth\" must be a positive number of bytes/s");
     if (!overhead || !(*overhead >= 0))
       return fail(where + ": \"launch_overhead\" must be >= 0 seconds");
     desc.memory = static_cast<uint64_t>(*memory);
@@ -307,7 +314,8 @@ modelc::parseTargetJson(StringRef text, StringRef source, std::string &error) {
       std::string where = "link #" + std::to_string(i);
       if (!l)
         return fail(where + " must be an object");
-      std::optional<StringRef> from = l->getString("from"), to = l->getString("to");
+      std::optional<StringRef> from = l->getString("from"),
+                               to = l->getString("to");
       if (!from || !to)
         return fail(where + " needs \"from\" and \"to\"");
       std::optional<unsigned> a = t.find(*from), b = t.find(*to);

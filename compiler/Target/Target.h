@@ -25,9 +25,9 @@ namespace modelc {
 struct DeviceDesc {
   device::DeviceKind kind = device::DeviceKind::cpu;
   unsigned index = 0;
-  uint64_t memory = 0;        ///< bytes
-  double bandwidth = 0;       ///< bytes/s of device memory
-  double launchOverhead = 0;  ///< seconds per kernel
+  uint64_t memory = 0;               ///< bytes
+  double bandwidth = 0;              ///< bytes/s of device memory
+  double launchOverhead = 0;         ///< seconds per kernel
   llvm::StringMap<double> peakFlops; ///< per element type name, op/s
 
   std::string name() const; ///< "cpu", "cuda:1"

@@ -122,8 +122,7 @@ std::string mixesSamples(Operation *op, const llvm::DenseSet<Value> &batched,
       .Default([](Operation *) { return std::string(); });
 }
 
-struct DataParallelPass
-    : modelc::impl::DataParallelPassBase<DataParallelPass> {
+struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
   using DataParallelPassBase::DataParallelPassBase;
 
   void runOnOperation() override {
@@ -144,8 +143,7 @@ struct DataParallelPass
       return signalPassFailure();
     }
     for (auto function : module.getOps<func::FuncOp>())
-      if (!function.isExternal() &&
-          failed(split(function, accelerators)))
+      if (!function.isExternal() && failed(split(function, accelerators)))
         return signalPassFailure();
   }
 
@@ -209,7 +207,8 @@ struct DataParallelPass
       StringAttr device = builder.getStringAttr(accelerators[r]);
       for (BlockArgument arg : function.getArguments()) {
         auto slice = SliceOp::create(
-            builder, arg.getLoc(), arg, builder.getDenseI64ArrayAttr({r * part}),
+            builder, arg.getLoc(), arg,
+            builder.getDenseI64ArrayAttr({r * part}),
             builder.getDenseI64ArrayAttr({(r + 1) * part}),
             builder.getDenseI64ArrayAttr({0}), DenseI64ArrayAttr());
         slice->setAttr(kDeviceAttrName, host);
@@ -250,7 +249,8 @@ struct DataParallelPass
     auto type = cast<RankedTensorType>(op.getResult(0).getType());
     SmallVector<int64_t> shape(type.getShape());
     shape[0] = part;
-    clone->getResult(0).setType(RankedTensorType::get(shape, type.getElementType()));
+    clone->getResult(0).setType(
+        RankedTensorType::get(shape, type.getElementType()));
     if (auto reshape = dyn_cast<ReshapeOp>(clone)) {
       SmallVector<int64_t> target(reshape.getShape());
       target[0] = part;

@@ -66,12 +66,14 @@ struct InsertTransfersPass
             builder.setInsertionPointAfter(def);
           else
             builder.setInsertionPointToStart(&function.getBody().front());
-          copy = device::TransferOp::create(builder, v.getLoc(), v, from, where);
+          copy =
+              device::TransferOp::create(builder, v.getLoc(), v, from, where);
         }
         copies[key] = copy;
         return copy;
       };
-      for (Operation &op : llvm::make_early_inc_range(function.getBody().front())) {
+      for (Operation &op :
+           llvm::make_early_inc_range(function.getBody().front())) {
         if (isa<device::TransferOp>(op))
           continue;
         device::DeviceAttr where =

@@ -52,14 +52,13 @@ std::string describeOp(Operation *op) {
 /// The task graph of one function and how its nodes map back to the IR.
 struct FunctionGraph {
   PlacementProblem problem;
-  std::vector<Operation *> ops;        ///< node -> op (null: input/output)
-  std::vector<std::string> labels;     ///< node -> name for reports
+  std::vector<Operation *> ops;    ///< node -> op (null: input/output)
+  std::vector<std::string> labels; ///< node -> name for reports
   llvm::DenseMap<Value, unsigned> producer;
   std::vector<std::string> weightNames;
 };
 
-struct PlaceDevicesPass
-    : modelc::impl::PlaceDevicesPassBase<PlaceDevicesPass> {
+struct PlaceDevicesPass : modelc::impl::PlaceDevicesPassBase<PlaceDevicesPass> {
   using PlaceDevicesPassBase::PlaceDevicesPassBase;
 
   void runOnOperation() override;
@@ -97,7 +96,8 @@ LogicalResult PlaceDevicesPass::buildGraph(func::FuncOp function,
   };
   // Function inputs: on the host.
   for (BlockArgument arg : function.getArguments()) {
-    unsigned n = addNode(nullptr, "input #" + std::to_string(arg.getArgNumber()));
+    unsigned n =
+        addNode(nullptr, "input #" + std::to_string(arg.getArgNumber()));
     p.nodes[n].pinned = 0;
     p.nodes[n].outputBytes = valueBytes(arg);
     g.producer[arg] = n;
@@ -163,18 +163,20 @@ LogicalResult PlaceDevicesPass::buildGraph(func::FuncOp function,
       node.pinned = *index;
       continue;
     }
-    bool runnable = llvm::any_of(node.time, [](double x) { return !std::isinf(x); });
+    bool runnable =
+        llvm::any_of(node.time, [](double x) { return !std::isinf(x); });
     if (!runnable)
-      return op.emitError("'") << op.getName()
-                               << "' has no kernel on any device of target '"
-                               << t.name << "' for these element types";
+      return op.emitError("'")
+             << op.getName() << "' has no kernel on any device of target '"
+             << t.name << "' for these element types";
     if (getViewOffset(&op)) {
       node.follows = PlacementReason::Alias;
     } else {
       // No accelerator round trip for a scalar: small results with little
       // work stay with their input.
       OpWork work = estimateOpWork(&op);
-      if (node.outputBytes <= 4096 && work.flops <= 65536 && !node.inputs.empty())
+      if (node.outputBytes <= 4096 && work.flops <= 65536 &&
+          !node.inputs.empty())
         node.follows = PlacementReason::Tiny;
     }
   }
@@ -241,8 +243,8 @@ void PlaceDevicesPass::writeDot(llvm::raw_ostream &os, func::FuncOp function,
                                 const TargetDescription &t,
                                 const FunctionGraph &g,
                                 const PlacementResult &r) {
-  static const char *colors[] = {"lightgray", "lightblue",  "palegreen",
-                                 "khaki",     "lightpink",  "plum",
+  static const char *colors[] = {"lightgray",   "lightblue",  "palegreen",
+                                 "khaki",       "lightpink",  "plum",
                                  "lightsalmon", "aquamarine", "wheat"};
   const PlacementProblem &p = g.problem;
   os << "  subgraph \"cluster_" << function.getSymName() << "\" {\n"
@@ -251,8 +253,8 @@ void PlaceDevicesPass::writeDot(llvm::raw_ostream &os, func::FuncOp function,
   for (unsigned n = 0; n < p.nodes.size(); ++n) {
     unsigned d = r.device[n];
     os << "    \"" << prefix << n << "\" [label=\"" << g.labels[n] << "\\n"
-       << t.devices[d].name() << "\", style=filled, fillcolor="
-       << colors[d % 9] << (g.ops[n] ? "" : ", shape=box") << "];\n";
+       << t.devices[d].name() << "\", style=filled, fillcolor=" << colors[d % 9]
+       << (g.ops[n] ? "" : ", shape=box") << "];\n";
   }
   for (unsigned n = 0; n < p.nodes.size(); ++n)
     for (unsigned in : p.nodes[n].inputs) {
@@ -351,8 +353,8 @@ void PlaceDevicesPass::runOnOperation() {
       return signalPassFailure();
   }
   if (!dot.empty()) {
-    std::string text = "digraph placement {\n  node [fontname=Helvetica];\n" +
-                       dotText + "}\n";
+    std::string text =
+        "digraph placement {\n  node [fontname=Helvetica];\n" + dotText + "}\n";
     if (failed(writeFile(dot, text)))
       return signalPassFailure();
   }

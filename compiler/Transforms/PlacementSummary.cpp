@@ -39,7 +39,8 @@ void modelc::printPlacementSummary(ModuleOp module, llvm::raw_ostream &os) {
         row.transferBytes += valueBytes(transfer.getResult());
         return;
       }
-      auto device = op->getAttrOfType<device::DeviceAttr>(graph::kDeviceAttrName);
+      auto device =
+          op->getAttrOfType<device::DeviceAttr>(graph::kDeviceAttrName);
       if (!device)
         return;
       names.push_back(device.str());

@@ -175,8 +175,8 @@ struct Model::Impl {
   void setUpDevices();
   /// The device of the plan that owns [ptr, ptr + bytes) during `state`'s
   /// run, or -1.
-  int ownerOf(const RunState &state, const modelc_run_ctx &ctx,
-              const void *ptr, uint64_t bytes) const;
+  int ownerOf(const RunState &state, const modelc_run_ctx &ctx, const void *ptr,
+              uint64_t bytes) const;
 
   void checkDescriptor();
   void bindWeights(const LoadOptions &options);
@@ -264,13 +264,13 @@ static void runtimeCheck(modelc_run_ctx *ctx, uint32_t device, const void *ptr,
   int owner = state->impl->ownerOf(*state, *ctx, ptr, bytes);
   if (owner == static_cast<int>(device))
     return;
-  std::string message = std::string("checked run: ") + what + " on " +
-                        state->impl->devices[device].name + " touches " +
-                        std::to_string(bytes) + " bytes of " +
-                        (owner < 0 ? std::string("memory of no device")
-                                   : "the memory of " +
-                                         state->impl->devices[owner].name) +
-                        ": a transfer is missing";
+  std::string message =
+      std::string("checked run: ") + what + " on " +
+      state->impl->devices[device].name + " touches " + std::to_string(bytes) +
+      " bytes of " +
+      (owner < 0 ? std::string("memory of no device")
+                 : "the memory of " + state->impl->devices[owner].name) +
+      ": a transfer is missing";
   runtimeReportError(ctx, message.c_str());
 }
 
@@ -529,7 +529,8 @@ int Model::Impl::ownerOf(const RunState &state, const modelc_run_ctx &ctx,
   };
   const EntryInfo &entry = entries[state.entry];
   for (std::size_t d = 0; d < devices.size(); ++d) {
-    if (within(state.resources->arenaPointers[d], state.resources->arenaSizes[d]))
+    if (within(state.resources->arenaPointers[d],
+               state.resources->arenaSizes[d]))
       return static_cast<int>(d);
     for (uint32_t w = 0; w < desc->num_weights; ++w)
       if (within(devices[d].weights[w], desc->weights[w].nbytes))

@@ -24,7 +24,9 @@ void EventSet::wait(uint32_t event) {
   changed_.wait(lock, [&] { return event >= done_.size() || done_[event]; });
 }
 
-Stream::Stream() { worker_ = std::thread([this] { run(); }); }
+Stream::Stream() {
+  worker_ = std::thread([this] { run(); });
+}
 
 Stream::~Stream() {
   {

@@ -54,19 +54,19 @@ cl::opt<std::string>
                         "--emit=graph and --emit=cpp)"),
                cl::value_desc("file"), cl::cat(modelcCategory));
 
-cl::opt<EmitKind>
-    emitKind("emit", cl::desc("What to produce"), cl::init(EmitKind::Library),
-             cl::values(clEnumValN(EmitKind::Library, "so",
-                                   "a shared library model.so (the default)"),
-                        clEnumValN(EmitKind::Graph, "graph",
-                                   "the verified graph IR: shapes inferred, "
-                                   "canonicalized"),
-                        clEnumValN(EmitKind::Placed, "placed",
+cl::opt<EmitKind> emitKind(
+    "emit", cl::desc("What to produce"), cl::init(EmitKind::Library),
+    cl::values(clEnumValN(EmitKind::Library, "so",
+                          "a shared library model.so (the default)"),
+               clEnumValN(EmitKind::Graph, "graph",
+                          "the verified graph IR: shapes inferred, "
+                          "canonicalized"),
+               clEnumValN(EmitKind::Placed, "placed",
                           "the graph placed on the devices of --target, with "
                           "its transfers"),
                clEnumValN(EmitKind::Cpp, "cpp",
-                                   "the generated C++ of the CPU plan")),
-             cl::cat(modelcCategory));
+                          "the generated C++ of the CPU plan")),
+    cl::cat(modelcCategory));
 
 cl::list<std::string> targets(
     "target",
@@ -324,9 +324,9 @@ int runDriver(const std::string &flags) {
                        << " ms without\n";
       }
     }
-    OwningOpRef<ModuleOp> copy = place(split, false,
-                                       perTarget(placementReport, target),
-                                       perTarget(placementDot, target));
+    OwningOpRef<ModuleOp> copy =
+        place(split, false, perTarget(placementReport, target),
+              perTarget(placementDot, target));
     if (!copy)
       return 1;
     if (verbose)
@@ -339,8 +339,8 @@ int runDriver(const std::string &flags) {
   std::vector<modelc::PlanModule> plans;
   for (auto [i, target] : llvm::enumerate(targetNames)) {
     ModuleOp placedModule = *placed[i];
-    auto attr =
-        placedModule->getAttrOfType<modelc::device::TargetAttr>("device.target");
+    auto attr = placedModule->getAttrOfType<modelc::device::TargetAttr>(
+        "device.target");
     modelc::PlanModule plan{target, placedModule, {}};
     for (Attribute d : attr.getDevices()) {
       auto spec = cast<modelc::device::DeviceSpecAttr>(d);
@@ -466,9 +466,8 @@ int runDriver(const std::string &flags) {
                  << (embed ? "embedded" : "external") << ")\n";
     for (const auto &entry : report.entries)
       llvm::outs() << "  plan '" << entry.plan << "', entry '" << entry.name
-                   << "': arena "
-                   << entry.arenaBytes << " bytes, " << entry.kernelCalls
-                   << " kernel calls, " << entry.fusedLoops
+                   << "': arena " << entry.arenaBytes << " bytes, "
+                   << entry.kernelCalls << " kernel calls, " << entry.fusedLoops
                    << " elementwise loops covering " << entry.fusedOps
                    << " ops\n";
   }
