@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""modelc against ONNX Runtime and PyTorch, in one run, on the same machine,
+with the same thread count. Run through bench/run.sh (which installs what
+this needs). Prints a table and appends it, dated, to bench/RESULTS.md.
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+MODELS = {
+    # name: (example IR, input shape, FLOPs of one run)
+    "mlp": ("examples/mlp.ir", (64, 784),
+            2 * 64 * (784 * 1024 + 1024 * 1024 + 1024 * 10)),
+    "transformer": ("examples/transformer.ir", (1, 128, 512),
+                    2 * 128 * (512 * 1536 + 512 * 512 + 2 * 512 * 2048)
+                    + 2 * 2 * 8 * 128 * 128 * 64),
+    "resnet18": ("examples/resnet18.ir", (1, 3, 224, 224), 2 * 1.814e9),
+}
+
+
+def run(cmd, env=None):
+    result = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"bench: {' '.join(cmd)} failed:\n{result.stdout}{result.stderr}")
+    return result.stdout
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--no-record", action="store_true",
+                        help="print the table without appending it to RESULTS.md")
+    args = parser.parse_args()
+    out = args.out
+    env = dict(os.environ)
+    run([sys.executable, "bench/models/export.py", out, "--threads",
+         str(args.threads), "--runs", str(args.runs)], env)
+    torch_info = json.load(open(os.path.join(out, "torch.json")))
+
+    rows = []
+    for name, (ir, shape, flops) in MODELS.items():
+        base = os.path.join(out, name)
+        run(["build/bin/modelc", ir, "--weights", base + ".safetensors", "-o",
+             base + ".so"], env)
+        text = run(["build/bin/modelc-run", base + ".so", "--input",
+                    f"x={base}.input.npy", "--output", f"output0={base}.modelc.npy",
+                    "--threads", str(args.threads), "--bench", str(args.runs)], env)
+        modelc_ms = float(re.search(r"median ([0-9.]+) ms", text).group(1))
+        ort = json.loads(run(["node", "bench/ort/bench.js", base + ".onnx",
+                              base + ".input.bin", ",".join(map(str, shape)),
+                              str(args.threads), str(args.runs)], env))
+        want = np.load(base + ".torch.npy")
+        got = np.load(base + ".modelc.npy")
+        ort_out = np.fromfile(base + ".ort.bin", dtype="<f4").reshape(want.shape)
+        # Relative to the output's scale, so that near-zero elements do not
+        # dominate.
+        scale = float(np.abs(want).max())
+        err = float(np.abs(got - want).max()) / scale
+        ort_err = float(np.abs(ort_out - want).max()) / scale
+        times = {"modelc": modelc_ms, "onnxruntime": ort["median_ms"],
+                 "pytorch": torch_info["median_ms"][name]}
+        best_peer = min(times["onnxruntime"], times["pytorch"])
+        rows.append((name, times, flops, err, ort_err, best_peer))
+        ort_version = ort["version"]
+
+    lines = []
+    lines.append(f"| model | modelc ms | ONNX Runtime ms | PyTorch ms | modelc GFLOP/s "
+                 f"| modelc / best peer | modelc / ORT | max error vs PyTorch (modelc, ORT) |")
+    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, t, flops, err, ort_err, best in rows:
+        lines.append(f"| {name} | {t['modelc']:.3f} | {t['onnxruntime']:.3f} | "
+                     f"{t['pytorch']:.3f} | {flops / t['modelc'] / 1e6:.1f} | "
+                     f"{t['modelc'] / best:.2f} | {t['modelc'] / t['onnxruntime']:.2f} | "
+                     f"{err:.1e}, {ort_err:.1e} |")
+    blas = ("OPENBLAS_CORETYPE=" + env["OPENBLAS_CORETYPE"]
+            if "OPENBLAS_CORETYPE" in env else "OPENBLAS_CORETYPE unset")
+    header = (f"## {datetime.date.today().isoformat()} — CPU latency against peers\n\n"
+              f"`bench/run.sh`: {args.threads} threads, f32, median of {args.runs} "
+              f"runs after warm-up, one run on one machine; ONNX Runtime "
+              f"{ort_version} (onnxruntime-node, CPU), PyTorch {torch_info['version']} "
+              f"(Debian), {blas}. modelc is timed through its C++ API "
+              f"(modelc-run --bench), without process start-up. Errors: max "
+              f"|out - PyTorch| / max |PyTorch|.\n")
+    table = header + "\n" + "\n".join(lines) + "\n"
+    print(table)
+    if not args.no_record:
+        path = os.path.join(ROOT, "bench", "RESULTS.md")
+        text = open(path).read()
+        marker = "Figures are dated and kept; newer runs are added above older ones.\n"
+        text = text.replace(marker, marker + "\n" + table, 1)
+        open(path, "w").write(text)
+        print(f"appended to {path}")
+    bad = [r[0] for r in rows if r[3] > 1e-4]
+    if bad:
+        sys.exit(f"bench: modelc's output differs from PyTorch's for {bad}")
+
+
+if __name__ == "__main__":
+    main()
