@@ -186,15 +186,67 @@ struct Model::Impl {
 // Callbacks of modelc_runtime_api
 //===----------------------------------------------------------------------===//
 
-static void runtimeSgemm(modelc_run_ctx *, int transA, int transB, int64_t m,
-                         int64_t n, int64_t k, float alpha, const float *a,
-                         int64_t lda, const float *b, int64_t ldb, float beta,
-                         float *c, int64_t ldc) {
+static void sgemmBlock(int transA, int transB, int64_t m, int64_t n, int64_t k,
+                       float alpha, const float *a, int64_t lda,
+                       const float *b, int64_t ldb, float beta, float *c,
+                       int64_t ldc) {
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
               transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
               static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
               static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
               static_cast<blasint>(ldc));
+}
+
+/// GEMM on the runtime's own pool: OpenBLAS runs single-threaded, and the
+/// columns of C (or its rows, when C is tall and narrow) are split across
+/// the pool's threads. One set of threads for everything: no OpenBLAS
+/// workers spinning while the pool runs other loops on the same cores.
+static void runtimeSgemm(modelc_run_ctx *ctx, int transA, int transB,
+                         int64_t m, int64_t n, int64_t k, float alpha,
+                         const float *a, int64_t lda, const float *b,
+                         int64_t ldb, float beta, float *c, int64_t ldc) {
+  auto *state = static_cast<RunState *>(ctx->runtime);
+  ThreadPool &pool = *state->impl->pool;
+  int threads = pool.num_threads();
+  double flops = 2.0 * m * n * k;
+  if (threads == 1 || flops < 4e6) {
+    sgemmBlock(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  struct Args {
+    int transA, transB;
+    int64_t m, n, k;
+    float alpha, beta;
+    const float *a, *b;
+    float *c;
+    int64_t lda, ldb, ldc;
+    bool byRows;
+    int64_t parts;
+  } args{transA, transB, m, n, k, alpha, beta, a, b, c, lda, ldb, ldc,
+         n < 2 * threads * 16 && m >= n, threads};
+  pool.parallel_for(
+      args.parts, 1,
+      [](void *p, int64_t begin, int64_t end) {
+        auto &g = *static_cast<Args *>(p);
+        for (int64_t part = begin; part < end; ++part) {
+          int64_t total = g.byRows ? g.m : g.n;
+          // Block boundaries on multiples of 16 keep the kernels' panels whole.
+          int64_t step = ((total + g.parts - 1) / g.parts + 15) / 16 * 16;
+          int64_t from = std::min(total, part * step);
+          int64_t to = std::min(total, from + step);
+          if (from >= to)
+            continue;
+          if (g.byRows)
+            sgemmBlock(g.transA, g.transB, to - from, g.n, g.k, g.alpha,
+                       g.transA ? g.a + from : g.a + from * g.lda, g.lda, g.b,
+                       g.ldb, g.beta, g.c + from * g.ldc, g.ldc);
+          else
+            sgemmBlock(g.transA, g.transB, g.m, to - from, g.k, g.alpha, g.a,
+                       g.lda, g.transB ? g.b + from * g.ldb : g.b + from,
+                       g.ldb, g.beta, g.c + from, g.ldc);
+        }
+      },
+      &args);
 }
 
 static void runtimeParallelFor(modelc_run_ctx *ctx, int64_t n, int64_t grain,
@@ -466,7 +518,10 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
                     ? options.num_threads
                     : std::max(1u, std::thread::hardware_concurrency());
   impl->pool = std::make_unique<ThreadPool>(threads);
-  openblas_set_num_threads(threads);
+  // GEMMs are split across the runtime's pool (runtimeSgemm); OpenBLAS
+  // itself stays single-threaded so that no second set of threads competes
+  // for the same cores.
+  openblas_set_num_threads(1);
   impl->api.struct_size = sizeof(modelc_runtime_api);
   impl->api.sgemm = runtimeSgemm;
   impl->api.parallel_for = runtimeParallelFor;

@@ -170,17 +170,21 @@ inline void softmax(modelc_run_ctx *ctx, const float *x, float *y,
                    float mx = -std::numeric_limits<float>::infinity();
                    for (int64_t j = 0; j < len; ++j)
                      mx = std::max(mx, xr[j * inner]);
-                   double sum = 0.0;
-                   for (int64_t j = 0; j < len; ++j)
-                     sum += std::exp(xr[j * inner] - mx);
+                   // One exp per element: kept in y, then scaled.
+                   float sum = 0.0f;
+                   for (int64_t j = 0; j < len; ++j) {
+                     float e = std::exp(xr[j * inner] - mx);
+                     yr[j * inner] = e;
+                     sum += e;
+                   }
                    if (log) {
-                     float lse = mx + static_cast<float>(std::log(sum));
+                     float lse = mx + std::log(sum);
                      for (int64_t j = 0; j < len; ++j)
                        yr[j * inner] = xr[j * inner] - lse;
                    } else {
-                     float inv = static_cast<float>(1.0 / sum);
+                     float inv = 1.0f / sum;
                      for (int64_t j = 0; j < len; ++j)
-                       yr[j * inner] = std::exp(xr[j * inner] - mx) * inv;
+                       yr[j * inner] *= inv;
                    }
                  }
                });
@@ -275,6 +279,16 @@ inline void conv2d(modelc_run_ctx *ctx, const float *x, const float *w,
                 int64_t ky = (row / s.kw) % s.kh, kx = row % s.kw;
                 float *dst = scratch + row * spatial;
                 const float *src = xg + ci * s.h * s.w;
+                // Output columns whose input column lies inside the image
+                // form one span [x0, x1): copied whole when the stride is 1.
+                int64_t shift = kx * s.dilation_w - s.pad_left;
+                int64_t x0 =
+                    shift >= 0 ? 0 : (-shift + s.stride_w - 1) / s.stride_w;
+                int64_t x1 = s.w - shift <= 0
+                                 ? 0
+                                 : (s.w - shift + s.stride_w - 1) / s.stride_w;
+                x0 = std::min(x0, s.ow);
+                x1 = std::max(std::min(x1, s.ow), x0);
                 for (int64_t oy = 0; oy < s.oh; ++oy) {
                   int64_t iy = oy * s.stride_h - s.pad_top + ky * s.dilation_h;
                   float *d = dst + oy * s.ow;
@@ -282,11 +296,14 @@ inline void conv2d(modelc_run_ctx *ctx, const float *x, const float *w,
                     std::fill(d, d + s.ow, 0.0f);
                     continue;
                   }
-                  for (int64_t ox = 0; ox < s.ow; ++ox) {
-                    int64_t ix =
-                        ox * s.stride_w - s.pad_left + kx * s.dilation_w;
-                    d[ox] = (ix >= 0 && ix < s.w) ? src[iy * s.w + ix] : 0.0f;
-                  }
+                  const float *line = src + iy * s.w + shift;
+                  std::fill(d, d + x0, 0.0f);
+                  if (s.stride_w == 1)
+                    std::memcpy(d + x0, line + x0, sizeof(float) * (x1 - x0));
+                  else
+                    for (int64_t ox = x0; ox < x1; ++ox)
+                      d[ox] = line[ox * s.stride_w];
+                  std::fill(d + x1, d + s.ow, 0.0f);
                 }
               }
             });
@@ -420,23 +437,38 @@ inline void copy_columns(modelc_run_ctx *ctx, const T *x, T *y, int64_t outer,
   });
 }
 
-/// y = x[start_d + i * step_d] per dimension.
+/// y = x[start_d + i * step_d] per dimension; one row (the innermost
+/// dimension) at a time, copied whole when its step is 1.
 template <typename T>
 inline void slice(modelc_run_ctx *ctx, const T *x, T *y, int rank,
                   const int64_t *out_dims, const int64_t *in_strides,
                   const int64_t *starts, const int64_t *steps) {
-  int64_t total = 1;
-  for (int d = 0; d < rank; ++d)
-    total *= out_dims[d];
+  if (rank == 0) {
+    y[0] = x[0];
+    return;
+  }
+  int64_t inner = out_dims[rank - 1];
+  int64_t rows = 1;
+  for (int d = 0; d < rank - 1; ++d)
+    rows *= out_dims[d];
   int64_t base = 0;
   for (int d = 0; d < rank; ++d)
     base += starts[d] * in_strides[d];
   int64_t step_strides[16];
   for (int d = 0; d < rank && d < 16; ++d)
     step_strides[d] = in_strides[d] * steps[d];
-  parallel_for(ctx, total, grain_for(1), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i)
-      y[i] = x[base + broadcast_offset(i, rank, out_dims, step_strides)];
+  int64_t inner_step = step_strides[rank - 1];
+  parallel_for(ctx, rows, grain_for(inner), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const T *src =
+          x + base + broadcast_offset(r, rank - 1, out_dims, step_strides);
+      T *dst = y + r * inner;
+      if (inner_step == 1)
+        std::memcpy(dst, src, sizeof(T) * inner);
+      else
+        for (int64_t j = 0; j < inner; ++j)
+          dst[j] = src[j * inner_step];
+    }
   });
 }
 
