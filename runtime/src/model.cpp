@@ -187,9 +187,8 @@ struct Model::Impl {
 //===----------------------------------------------------------------------===//
 
 static void sgemmBlock(int transA, int transB, int64_t m, int64_t n, int64_t k,
-                       float alpha, const float *a, int64_t lda,
-                       const float *b, int64_t ldb, float beta, float *c,
-                       int64_t ldc) {
+                       float alpha, const float *a, int64_t lda, const float *b,
+                       int64_t ldb, float beta, float *c, int64_t ldc) {
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
               transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
               static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
@@ -201,10 +200,10 @@ static void sgemmBlock(int transA, int transB, int64_t m, int64_t n, int64_t k,
 /// columns of C (or its rows, when C is tall and narrow) are split across
 /// the pool's threads. One set of threads for everything: no OpenBLAS
 /// workers spinning while the pool runs other loops on the same cores.
-static void runtimeSgemm(modelc_run_ctx *ctx, int transA, int transB,
-                         int64_t m, int64_t n, int64_t k, float alpha,
-                         const float *a, int64_t lda, const float *b,
-                         int64_t ldb, float beta, float *c, int64_t ldc) {
+static void runtimeSgemm(modelc_run_ctx *ctx, int transA, int transB, int64_t m,
+                         int64_t n, int64_t k, float alpha, const float *a,
+                         int64_t lda, const float *b, int64_t ldb, float beta,
+                         float *c, int64_t ldc) {
   auto *state = static_cast<RunState *>(ctx->runtime);
   ThreadPool &pool = *state->impl->pool;
   int threads = pool.num_threads();
@@ -222,8 +221,9 @@ static void runtimeSgemm(modelc_run_ctx *ctx, int transA, int transB,
     int64_t lda, ldb, ldc;
     bool byRows;
     int64_t parts;
-  } args{transA, transB, m, n, k, alpha, beta, a, b, c, lda, ldb, ldc,
-         n < 2 * threads * 16 && m >= n, threads};
+  } args{transA, transB, m, n,   k,   alpha, beta,
+         a,      b,      c, lda, ldb, ldc,   n < 2 * threads * 16 && m >= n,
+         threads};
   pool.parallel_for(
       args.parts, 1,
       [](void *p, int64_t begin, int64_t end) {
@@ -242,8 +242,8 @@ static void runtimeSgemm(modelc_run_ctx *ctx, int transA, int transB,
                        g.ldb, g.beta, g.c + from * g.ldc, g.ldc);
           else
             sgemmBlock(g.transA, g.transB, g.m, to - from, g.k, g.alpha, g.a,
-                       g.lda, g.transB ? g.b + from * g.ldb : g.b + from,
-                       g.ldb, g.beta, g.c + from, g.ldc);
+                       g.lda, g.transB ? g.b + from * g.ldb : g.b + from, g.ldb,
+                       g.beta, g.c + from, g.ldc);
         }
       },
       &args);

@@ -25,16 +25,20 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
+
 #include "llvm/Support/raw_ostream.h"
+#include <chrono>
 
 namespace cl = llvm::cl;
 using namespace mlir;
@@ -133,6 +137,12 @@ cl::opt<int> debugDropTransfer(
              "--checked catches a missing transfer)"),
     cl::init(-1), cl::Hidden, cl::cat(modelcCategory));
 
+cl::opt<bool> timeStages(
+    "time-stages",
+    cl::desc("Print the wall time of each stage (parse, graph passes, "
+             "placement, code generation, C++ compiler) to stderr"),
+    cl::cat(modelcCategory));
+
 cl::opt<bool> verbose("v",
                       cl::desc("Print what was built: per entry point "
                                "its arena size and fused loops"),
@@ -157,6 +167,32 @@ void printVersion(llvm::raw_ostream &os) {
   os << "modelc " << MODELC_VERSION << " (LLVM/MLIR " << LLVM_VERSION_STRING
      << ")\n";
 }
+
+/// Wall time per stage for --time-stages.
+class StageTimer {
+public:
+  ~StageTimer() {
+    if (!timeStages)
+      return;
+    llvm::errs() << "modelc: stage times\n";
+    double total = 0;
+    for (auto &[name, seconds] : stages) {
+      llvm::errs() << llvm::format("  %-22s %10.3f ms\n", name.c_str(),
+                                   seconds * 1e3);
+      total += seconds;
+    }
+    llvm::errs() << llvm::format("  %-22s %10.3f ms\n", "total", total * 1e3);
+  }
+  void stop(const std::string &name) {
+    auto now = std::chrono::steady_clock::now();
+    stages.push_back({name, std::chrono::duration<double>(now - last).count()});
+    last = now;
+  }
+
+private:
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  std::vector<std::pair<std::string, double>> stages;
+};
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "modelc") << message << "\n";
@@ -227,6 +263,7 @@ int runDriver(const std::string &flags) {
   if (!input)
     return fail(errorMessage);
 
+  StageTimer timer;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
@@ -235,11 +272,16 @@ int runDriver(const std::string &flags) {
   OwningOpRef<ModuleOp> module = parseModel(sourceMgr, context, argumentNames);
   if (!module)
     return 1;
+  timer.stop("parse and verify");
 
   PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return 1;
+  applyDefaultTimingPassManagerCLOptions(pm);
   modelc::buildGraphPipeline(pm);
   if (failed(pm.run(*module)))
     return 1;
+  timer.stop("graph passes");
 
   auto writeText = [&](llvm::function_ref<void(llvm::raw_ostream &)> write) {
     std::string path = outputPath.empty() ? "-" : outputPath.getValue();
@@ -295,6 +337,8 @@ int runDriver(const std::string &flags) {
                      std::string dot) -> OwningOpRef<ModuleOp> {
       OwningOpRef<ModuleOp> copy(module->clone());
       PassManager placement(&context);
+      if (failed(applyPassManagerCLOptions(placement)))
+        return nullptr;
       modelc::buildPlacementPipeline(placement, target, report, dot,
                                      debugDropTransfer, split);
       // A trial placement fails quietly (the batch may not split).
@@ -333,6 +377,7 @@ int runDriver(const std::string &flags) {
       modelc::printPlacementSummary(*copy, llvm::outs());
     placed.push_back(std::move(copy));
   }
+  timer.stop("placement");
   if (emitKind == EmitKind::Placed)
     return writeText([&](llvm::raw_ostream &os) { placed.front()->print(os); });
   // The plans' devices, from the targets the placement recorded.
@@ -433,12 +478,14 @@ int runDriver(const std::string &flags) {
     }
   }
 
+  timer.stop("weights");
   modelc::CpuEmitReport report;
   if (emitKind == EmitKind::Cpp) {
     std::string code;
     llvm::raw_string_ostream os(code);
     if (failed(modelc::emitModel(plans, options, os, &report)))
       return 1;
+    timer.stop("code generation");
     return writeText([&](llvm::raw_ostream &out) { out << code; });
   }
 
@@ -451,6 +498,7 @@ int runDriver(const std::string &flags) {
     if (failed(modelc::emitModel(plans, options, os, &report)))
       return 1;
   }
+  timer.stop("code generation");
   std::string output = outputPath;
   if (output.empty()) {
     llvm::SmallString<256> path(llvm::sys::path::filename(inputPath));
@@ -459,6 +507,7 @@ int runDriver(const std::string &flags) {
   }
   if (failed(modelc::buildSharedLibrary(source, output, tempFile("build.log"))))
     return 1;
+  timer.stop("C++ compiler");
   if (verbose) {
     llvm::outs() << "modelc: wrote " << output << " (" << plans.size()
                  << (plans.size() == 1 ? " plan, " : " plans, ")
@@ -482,6 +531,7 @@ int main(int argc, char **argv) {
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   cl::SetVersionPrinter(printVersion);
   cl::HideUnrelatedOptions(modelcCategory);
   if (!cl::ParseCommandLineOptions(argc, argv, overview))
