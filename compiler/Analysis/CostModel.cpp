@@ -12,12 +12,6 @@ using namespace mlir;
 using namespace modelc;
 using namespace modelc::graph;
 
-uint64_t modelc::valueBytes(Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  return static_cast<uint64_t>(type.getNumElements()) *
-         elementBytes(type.getElementType());
-}
-
 static double numel(Value v) {
   return static_cast<double>(
       cast<RankedTensorType>(v.getType()).getNumElements());

@@ -23,9 +23,6 @@ struct OpWork {
   double bytes = 0; ///< bytes of operands read plus results written
 };
 
-/// Bytes of a tensor value.
-uint64_t valueBytes(mlir::Value value);
-
 /// FLOPs and bytes of one graph op. Weight reads count as bytes (they come
 /// from device memory); aliases (reshape, flatten) and sources (weight_ref,
 /// constant) cost nothing.

@@ -24,12 +24,6 @@ using namespace mlir;
 using namespace modelc;
 using namespace modelc::graph;
 
-uint64_t modelc::elementBytes(Type type) {
-  if (type.isSignlessInteger(1))
-    return 1;
-  return type.getIntOrFloatBitWidth() / 8;
-}
-
 unsigned modelc::abiDTypeCode(Type type) {
   // Keep in sync with MODELC_DTYPE_* in runtime/include/modelc/abi.h.
   if (type.isF32())
@@ -97,12 +91,6 @@ std::string storeElement(Type type, const std::string &expr) {
 
 RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
-}
-
-uint64_t valueBytes(Value v) {
-  RankedTensorType type = tensorType(v);
-  return static_cast<uint64_t>(type.getNumElements()) *
-         elementBytes(type.getElementType());
 }
 
 std::string list(ArrayRef<int64_t> values) {

@@ -80,9 +80,6 @@ mlir::LogicalResult emitModel(llvm::ArrayRef<PlanModule> plans,
                               llvm::raw_ostream &os,
                               CpuEmitReport *report = nullptr);
 
-/// Bytes of one element of `type` in memory (i1 takes one byte).
-uint64_t elementBytes(mlir::Type type);
-
 /// The ABI dtype code (MODELC_DTYPE_*) of an element type.
 unsigned abiDTypeCode(mlir::Type type);
 

@@ -15,6 +15,8 @@
 
 using namespace mlir;
 using namespace modelc;
+using modelc::graph::elementBytes;
+using modelc::graph::valueBytes;
 
 namespace {
 

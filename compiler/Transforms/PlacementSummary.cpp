@@ -12,6 +12,8 @@
 
 using namespace mlir;
 using namespace modelc;
+using modelc::graph::elementBytes;
+using modelc::graph::valueBytes;
 
 void modelc::printPlacementSummary(ModuleOp module, llvm::raw_ostream &os) {
   auto target = module->getAttrOfType<device::TargetAttr>("device.target");

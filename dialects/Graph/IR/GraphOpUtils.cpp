@@ -18,6 +18,18 @@ std::string modelc::graph::formatShape(ArrayRef<int64_t> shape) {
   return text;
 }
 
+uint64_t modelc::graph::elementBytes(Type type) {
+  if (type.isSignlessInteger(1))
+    return 1;
+  return type.getIntOrFloatBitWidth() / 8;
+}
+
+uint64_t modelc::graph::valueBytes(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return static_cast<uint64_t>(type.getNumElements()) *
+         elementBytes(type.getElementType());
+}
+
 bool modelc::graph::isSupportedElementType(Type type) {
   return type.isF32() || type.isF16() || type.isBF16() ||
          type.isSignlessInteger(32) || type.isSignlessInteger(64) ||

@@ -49,6 +49,12 @@ inferElementwiseBinary(std::optional<mlir::Location> location,
 /// the view; nullopt otherwise. Views need no copy.
 std::optional<int64_t> getViewOffset(mlir::Operation *op);
 
+/// Bytes of one element of `type` in memory (i1 takes one byte).
+uint64_t elementBytes(mlir::Type type);
+
+/// Bytes of a tensor value's data.
+uint64_t valueBytes(mlir::Value value);
+
 /// True for the element types graph tensors may have.
 bool isSupportedElementType(mlir::Type type);
 
