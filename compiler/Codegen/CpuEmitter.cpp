@@ -580,10 +580,20 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       .Case([&](LinearOp linear) {
         ArrayRef<int64_t> x = shapeOf(linear.getInput());
         int64_t k = x.back(), n = shapeOf(linear.getWeight())[0];
-        os << "  modelc_cpu::linear(ctx, " << in(0) << ", " << in(1) << ", "
-           << nullable(linear.getBias()) << ", " << out() << ", "
-           << product(x) / std::max<int64_t>(k, 1) << ", " << n << ", " << k
-           << ");\n";
+        int64_t m = product(x) / std::max<int64_t>(k, 1);
+        // A weight that never changes is packed once by the runtime
+        // (api->linear); anything else goes through plain GEMM.
+        bool constantWeight =
+            linear.getWeight().getDefiningOp<WeightRefOp>() &&
+            tensorType(linear.getWeight()).getElementType().isF32();
+        if (constantWeight)
+          os << "  ctx->api->linear(ctx, " << globalCounter++ << ", " << in(0)
+             << ", " << in(1) << ", " << nullable(linear.getBias()) << ", "
+             << out() << ", " << m << ", " << n << ", " << k << ");\n";
+        else
+          os << "  modelc_cpu::linear(ctx, " << in(0) << ", " << in(1) << ", "
+             << nullable(linear.getBias()) << ", " << out() << ", " << m << ", "
+             << n << ", " << k << ");\n";
         return success();
       })
       .Case([&](MatmulOp matmul) {

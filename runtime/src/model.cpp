@@ -2,6 +2,7 @@
 #include "modelc/abi.h"
 #include "modelc/runtime.hpp"
 
+#include "packed_linear.hpp"
 #include "safetensors.hpp"
 #include "streams.hpp"
 #include "thread_pool.hpp"
@@ -13,6 +14,7 @@
 #include <elf.h>
 #include <fstream>
 #include <mutex>
+#include <omp.h>
 #include <set>
 #include <thread>
 
@@ -54,6 +56,7 @@ struct RunResources {
   std::vector<unsigned char *> arenaPointers;
   std::vector<uint64_t> arenaSizes;
   EventSet events;
+  PackedLinearRun packedLinear;
 };
 
 /// What report_error and the callbacks need during one run.
@@ -118,6 +121,7 @@ struct Model::Impl {
   std::vector<Tensor> ownedWeights; // aligned copies of unaligned weights
   std::unique_ptr<SafetensorsFile> weightFile;
   std::unique_ptr<ThreadPool> pool;
+  PackedLinearCache packedLinear;
   modelc_runtime_api api{};
 
   // Per entry point: run resources not in use by a run.
@@ -247,6 +251,23 @@ static void runtimeSgemm(modelc_run_ctx *ctx, int transA, int transB, int64_t m,
         }
       },
       &args);
+}
+
+static void runtimeReportError(modelc_run_ctx *ctx, const char *message);
+
+static void runtimeLinear(modelc_run_ctx *ctx, uint32_t site, const float *x,
+                          const float *w, const float *bias, float *y,
+                          int64_t m, int64_t n, int64_t k) {
+  auto *state = static_cast<RunState *>(ctx->runtime);
+  std::string error;
+  // oneDNN parallelises with OpenMP: as many threads as the pool.
+  omp_set_num_threads(state->impl->pool->num_threads());
+  PackedLinearSite *packed =
+      state->impl->packedLinear.site(site, w, bias != nullptr, m, n, k, error);
+  if (!packed ||
+      !state->resources->packedLinear.execute(state->impl->packedLinear, site,
+                                              *packed, x, bias, y, error))
+    runtimeReportError(ctx, ("linear layer: " + error).c_str());
 }
 
 static void runtimeParallelFor(modelc_run_ctx *ctx, int64_t n, int64_t grain,
@@ -525,6 +546,7 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   impl->api.struct_size = sizeof(modelc_runtime_api);
   impl->api.sgemm = runtimeSgemm;
   impl->api.parallel_for = runtimeParallelFor;
+  impl->api.linear = runtimeLinear;
   impl->api.report_error = runtimeReportError;
   impl->api.launch = runtimeLaunch;
   impl->api.copy = runtimeCopy;

@@ -91,6 +91,13 @@ typedef struct modelc_runtime_api {
   /* Holds the stream here until `event` is done. */
   void (*wait)(struct modelc_run_ctx *ctx, uint32_t device, int stream,
                uint32_t event);
+  /* y[m, n] = x[m, k] * w^T (+ bias[n]) for a weight w ([n, k], f32) that
+   * does not change between runs. `site` numbers the call site, unique in
+   * the model: the runtime keeps w pre-packed for its GEMM per site, made on
+   * the first run. bias may be NULL. */
+  void (*linear)(struct modelc_run_ctx *ctx, uint32_t site, const float *x,
+                 const float *w, const float *bias, float *y, int64_t m,
+                 int64_t n, int64_t k);
   /* Checked builds: the task `what` on `device` touches [ptr, ptr + bytes);
    * the runtime reports an error unless that memory belongs to `device`. */
   void (*check)(struct modelc_run_ctx *ctx, uint32_t device, const void *ptr,
