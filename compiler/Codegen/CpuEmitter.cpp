@@ -150,6 +150,15 @@ bool isElementwise(Operation *op) {
 /// A view of its operand's memory (graph::getViewOffset): no code, no buffer.
 bool isAlias(Operation *op) { return getViewOffset(op).has_value(); }
 
+/// Whether a convolution runs in the runtime (api->conv2d, packed weight) or
+/// here (im2col + GEMM, with scratch in the arena).
+bool usesRuntimeConv(Conv2dOp conv) {
+  return conv.getWeight().getDefiningOp<WeightRefOp>() &&
+         cast<RankedTensorType>(conv.getWeight().getType())
+             .getElementType()
+             .isF32();
+}
+
 /// `base` advanced by the view offset of `op`.
 std::string viewOf(Operation *op, const std::string &base) {
   int64_t offset = *getViewOffset(op);
@@ -403,7 +412,7 @@ void FunctionEmitter::analyze() {
       requests[d].push_back({bytes, position[op], position[op]});
       owners[d].push_back({Value(), op});
     };
-    if (auto conv = dyn_cast<Conv2dOp>(op)) {
+    if (auto conv = dyn_cast<Conv2dOp>(op); conv && !usesRuntimeConv(conv)) {
       ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
       ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
       ArrayRef<int64_t> y = type.getShape();
@@ -672,6 +681,21 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         ArrayRef<int64_t> y = shapeOf(conv.getResult());
         ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(),
                           d = conv.getDilations();
+        // A weight that never changes: the runtime's packed convolution
+        // (api->conv2d). Anything else: im2col + GEMM here.
+        if (usesRuntimeConv(conv)) {
+          SmallVector<int64_t> shape = {
+              x[0], x[1], x[2],
+              x[3], w[0], w[2],
+              w[3], y[2], y[3],
+              s[0], s[1], p[0],
+              p[1], p[2], p[3],
+              d[0], d[1], static_cast<int64_t>(conv.getGroups())};
+          os << "  ctx->api->conv2d(ctx, " << globalCounter++ << ", " << in(0)
+             << ", " << in(1) << ", " << nullable(conv.getBias()) << ", "
+             << out() << ", " << staticArray(shape) << ");\n";
+          return success();
+        }
         std::string scratch =
             im2colOffsets.count(op)
                 ? "reinterpret_cast<float *>(arena + " +

@@ -2,6 +2,7 @@
 #include "modelc/abi.h"
 #include "modelc/runtime.hpp"
 
+#include "packed_conv.hpp"
 #include "packed_linear.hpp"
 #include "safetensors.hpp"
 #include "streams.hpp"
@@ -57,6 +58,7 @@ struct RunResources {
   std::vector<uint64_t> arenaSizes;
   EventSet events;
   PackedLinearRun packedLinear;
+  PackedConvRun packedConv;
 };
 
 /// What report_error and the callbacks need during one run.
@@ -122,6 +124,7 @@ struct Model::Impl {
   std::unique_ptr<SafetensorsFile> weightFile;
   std::unique_ptr<ThreadPool> pool;
   PackedLinearCache packedLinear;
+  PackedConvCache packedConv;
   modelc_runtime_api api{};
 
   // Per entry point: run resources not in use by a run.
@@ -268,6 +271,19 @@ static void runtimeLinear(modelc_run_ctx *ctx, uint32_t site, const float *x,
       !state->resources->packedLinear.execute(state->impl->packedLinear, site,
                                               *packed, x, bias, y, error))
     runtimeReportError(ctx, ("linear layer: " + error).c_str());
+}
+
+static void runtimeConv2d(modelc_run_ctx *ctx, uint32_t site, const float *x,
+                          const float *w, const float *bias, float *y,
+                          const int64_t *shape) {
+  auto *state = static_cast<RunState *>(ctx->runtime);
+  std::string error;
+  omp_set_num_threads(state->impl->pool->num_threads());
+  PackedConvSite *packed =
+      state->impl->packedConv.site(site, w, bias != nullptr, shape, error);
+  if (!packed || !state->resources->packedConv.execute(
+                     state->impl->packedConv, site, *packed, x, bias, y, error))
+    runtimeReportError(ctx, ("convolution: " + error).c_str());
 }
 
 static void runtimeParallelFor(modelc_run_ctx *ctx, int64_t n, int64_t grain,
@@ -547,6 +563,7 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   impl->api.sgemm = runtimeSgemm;
   impl->api.parallel_for = runtimeParallelFor;
   impl->api.linear = runtimeLinear;
+  impl->api.conv2d = runtimeConv2d;
   impl->api.report_error = runtimeReportError;
   impl->api.launch = runtimeLaunch;
   impl->api.copy = runtimeCopy;

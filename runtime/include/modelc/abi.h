@@ -98,6 +98,14 @@ typedef struct modelc_runtime_api {
   void (*linear)(struct modelc_run_ctx *ctx, uint32_t site, const float *x,
                  const float *w, const float *bias, float *y, int64_t m,
                  int64_t n, int64_t k);
+  /* 2-D convolution, NCHW, of a weight w ([o, c/groups, kh, kw], f32) that
+   * does not change between runs; bias NULL or [o]. `shape` holds n, c, h,
+   * w, o, kh, kw, oh, ow, stride_h, stride_w, pad_top, pad_left,
+   * pad_bottom, pad_right, dilation_h, dilation_w, groups. The runtime keeps
+   * w packed per call site `site`, made on the first run. */
+  void (*conv2d)(struct modelc_run_ctx *ctx, uint32_t site, const float *x,
+                 const float *w, const float *bias, float *y,
+                 const int64_t *shape);
   /* Checked builds: the task `what` on `device` touches [ptr, ptr + bytes);
    * the runtime reports an error unless that memory belongs to `device`. */
   void (*check)(struct modelc_run_ctx *ctx, uint32_t device, const void *ptr,
