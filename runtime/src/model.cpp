@@ -4,9 +4,9 @@
 
 #include "packed_conv.hpp"
 #include "packed_linear.hpp"
+#include "parallel.hpp"
 #include "safetensors.hpp"
 #include "streams.hpp"
-#include "thread_pool.hpp"
 
 #include <cblas.h>
 #include <cstdlib>
@@ -122,7 +122,7 @@ struct Model::Impl {
   std::vector<const void *> weights;
   std::vector<Tensor> ownedWeights; // aligned copies of unaligned weights
   std::unique_ptr<SafetensorsFile> weightFile;
-  std::unique_ptr<ThreadPool> pool;
+  int numThreads = 1;
   PackedLinearCache packedLinear;
   PackedConvCache packedConv;
   modelc_runtime_api api{};
@@ -203,17 +203,16 @@ static void sgemmBlock(int transA, int transB, int64_t m, int64_t n, int64_t k,
               static_cast<blasint>(ldc));
 }
 
-/// GEMM on the runtime's own pool: OpenBLAS runs single-threaded, and the
-/// columns of C (or its rows, when C is tall and narrow) are split across
-/// the pool's threads. One set of threads for everything: no OpenBLAS
-/// workers spinning while the pool runs other loops on the same cores.
+/// GEMM on the runtime's threads (parallelFor): OpenBLAS runs
+/// single-threaded, and the columns of C (or its rows, when C is tall and
+/// narrow) are split across the threads. One set of threads for everything:
+/// no OpenBLAS workers spinning while other loops run on the same cores.
 static void runtimeSgemm(modelc_run_ctx *ctx, int transA, int transB, int64_t m,
                          int64_t n, int64_t k, float alpha, const float *a,
                          int64_t lda, const float *b, int64_t ldb, float beta,
                          float *c, int64_t ldc) {
   auto *state = static_cast<RunState *>(ctx->runtime);
-  ThreadPool &pool = *state->impl->pool;
-  int threads = pool.num_threads();
+  int threads = state->impl->numThreads;
   double flops = 2.0 * m * n * k;
   if (threads == 1 || flops < 4e6) {
     sgemmBlock(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -231,8 +230,8 @@ static void runtimeSgemm(modelc_run_ctx *ctx, int transA, int transB, int64_t m,
   } args{transA, transB, m, n,   k,   alpha, beta,
          a,      b,      c, lda, ldb, ldc,   n < 2 * threads * 16 && m >= n,
          threads};
-  pool.parallel_for(
-      args.parts, 1,
+  parallelFor(
+      threads, args.parts, 1,
       [](void *p, int64_t begin, int64_t end) {
         auto &g = *static_cast<Args *>(p);
         for (int64_t part = begin; part < end; ++part) {
@@ -264,7 +263,7 @@ static void runtimeLinear(modelc_run_ctx *ctx, uint32_t site, const float *x,
   auto *state = static_cast<RunState *>(ctx->runtime);
   std::string error;
   // oneDNN parallelises with OpenMP: as many threads as the pool.
-  omp_set_num_threads(state->impl->pool->num_threads());
+  omp_set_num_threads(state->impl->numThreads);
   PackedLinearSite *packed =
       state->impl->packedLinear.site(site, w, bias != nullptr, m, n, k, error);
   if (!packed ||
@@ -278,7 +277,7 @@ static void runtimeConv2d(modelc_run_ctx *ctx, uint32_t site, const float *x,
                           const int64_t *shape) {
   auto *state = static_cast<RunState *>(ctx->runtime);
   std::string error;
-  omp_set_num_threads(state->impl->pool->num_threads());
+  omp_set_num_threads(state->impl->numThreads);
   PackedConvSite *packed =
       state->impl->packedConv.site(site, w, bias != nullptr, shape, error);
   if (!packed || !state->resources->packedConv.execute(
@@ -290,7 +289,7 @@ static void runtimeParallelFor(modelc_run_ctx *ctx, int64_t n, int64_t grain,
                                void (*fn)(void *, int64_t, int64_t),
                                void *arg) {
   auto *state = static_cast<RunState *>(ctx->runtime);
-  state->impl->pool->parallel_for(n, grain, fn, arg);
+  parallelFor(state->impl->numThreads, n, grain, fn, arg);
 }
 
 static void runtimeReportError(modelc_run_ctx *ctx, const char *message) {
@@ -554,7 +553,7 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   int threads = options.num_threads > 0
                     ? options.num_threads
                     : std::max(1u, std::thread::hardware_concurrency());
-  impl->pool = std::make_unique<ThreadPool>(threads);
+  impl->numThreads = threads;
   // GEMMs are split across the runtime's pool (runtimeSgemm); OpenBLAS
   // itself stays single-threaded so that no second set of threads competes
   // for the same cores.
@@ -664,7 +663,7 @@ const std::string &Model::compiler_version() const {
 const std::string &Model::compiler_flags() const {
   return impl_->compilerFlags;
 }
-int Model::num_threads() const { return impl_->pool->num_threads(); }
+int Model::num_threads() const { return impl_->numThreads; }
 
 std::vector<std::string> Model::weight_names() const {
   std::vector<std::string> names;

@@ -3,7 +3,7 @@
 #include "modelc/npy.hpp"
 #include "modelc/runtime.hpp"
 
-#include "../../runtime/src/thread_pool.hpp"
+#include "parallel.hpp"
 
 #include <gtest/gtest.h>
 
@@ -70,33 +70,43 @@ TEST(Npy, BadFilesAreErrors) {
   EXPECT_THROW(modelc::write_npy(path, bf), modelc::Error);
 }
 
-TEST(ThreadPool, EveryIndexRunsExactlyOnce) {
-  modelc::ThreadPool pool(4);
+TEST(ParallelFor, EveryIndexRunsExactlyOnce) {
   std::vector<std::atomic<int>> hits(10007);
   struct Arg {
     std::vector<std::atomic<int>> *hits;
   } arg{&hits};
-  pool.parallel_for(
-      static_cast<int64_t>(hits.size()), 7,
-      [](void *p, int64_t begin, int64_t end) {
-        auto *a = static_cast<Arg *>(p);
-        for (int64_t i = begin; i < end; ++i)
-          (*a->hits)[i]++;
-      },
-      &arg);
+  for (int threads : {1, 2, 4})
+    modelc::parallelFor(
+        threads, static_cast<int64_t>(hits.size()), 7,
+        [](void *p, int64_t begin, int64_t end) {
+          auto *a = static_cast<Arg *>(p);
+          for (int64_t i = begin; i < end; ++i)
+            (*a->hits)[i]++;
+        },
+        &arg);
   for (auto &h : hits)
-    ASSERT_EQ(h.load(), 1);
+    ASSERT_EQ(h.load(), 3);
 }
 
-TEST(ThreadPool, ConcurrentCallersShareThePool) {
-  modelc::ThreadPool pool(3);
+TEST(ParallelFor, SmallRangesRunOnTheCaller) {
+  std::thread::id caller = std::this_thread::get_id(), seen;
+  modelc::parallelFor(
+      4, 10, 100,
+      [](void *p, int64_t, int64_t) {
+        *static_cast<std::thread::id *>(p) = std::this_thread::get_id();
+      },
+      &seen);
+  EXPECT_EQ(seen, caller);
+}
+
+TEST(ParallelFor, ConcurrentCallers) {
   std::vector<std::thread> callers;
   std::atomic<int64_t> total{0};
   for (int t = 0; t < 8; ++t)
     callers.emplace_back([&] {
       for (int r = 0; r < 50; ++r)
-        pool.parallel_for(
-            1000, 10,
+        modelc::parallelFor(
+            2, 1000, 10,
             [](void *p, int64_t begin, int64_t end) {
               static_cast<std::atomic<int64_t> *>(p)->fetch_add(end - begin);
             },
