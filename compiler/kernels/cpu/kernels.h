@@ -124,13 +124,24 @@ inline void matmul(modelc_run_ctx *ctx, const float *a, const float *b,
   int64_t batches = 1;
   for (int d = 0; d < batch_rank; ++d)
     batches *= batch_dims[d];
-  for (int64_t i = 0; i < batches; ++i) {
+  auto one = [&](int64_t i) {
     const float *ai =
         a + broadcast_offset(i, batch_rank, batch_dims, a_strides) * m * k;
     const float *bi =
         b + broadcast_offset(i, batch_rank, batch_dims, b_strides) * k * n;
-    ctx->api->sgemm(ctx, 0, 0, m, n, k, 1.0f, ai, k, bi, n, 0.0f, c + i * m * n,
-                    n);
+    ctx->api->sgemm(ctx, 0, 0, m, n, k, 1.0f, ai, k, bi, n, 0.0f,
+                    c + i * m * n, n);
+  };
+  // Many small products (attention heads): one per thread at a time. Large
+  // ones: one after another, each split across the threads by the runtime.
+  if (batches > 1 && 2.0 * m * n * k < 8e6) {
+    parallel_for(ctx, batches, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        one(i);
+    });
+  } else {
+    for (int64_t i = 0; i < batches; ++i)
+      one(i);
   }
 }
 
