@@ -129,8 +129,8 @@ inline void matmul(modelc_run_ctx *ctx, const float *a, const float *b,
         a + broadcast_offset(i, batch_rank, batch_dims, a_strides) * m * k;
     const float *bi =
         b + broadcast_offset(i, batch_rank, batch_dims, b_strides) * k * n;
-    ctx->api->sgemm(ctx, 0, 0, m, n, k, 1.0f, ai, k, bi, n, 0.0f,
-                    c + i * m * n, n);
+    ctx->api->sgemm(ctx, 0, 0, m, n, k, 1.0f, ai, k, bi, n, 0.0f, c + i * m * n,
+                    n);
   };
   // Many small products (attention heads): one per thread at a time. Large
   // ones: one after another, each split across the threads by the runtime.
