@@ -537,9 +537,28 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   for (uint32_t i = 0; i < impl->desc->num_plans && !impl->plan; ++i)
     if (wanted == impl->desc->plans[i].name)
       impl->plan = &impl->desc->plans[i];
-  if (impl->plan && !runnable(*impl->plan))
+  if (impl->plan && !runnable(*impl->plan)) {
+    // A plan on GPUs: say first whether this machine has them at all.
+    const GpuInventory &gpus = visible_gpus();
+    for (uint32_t d = 0; d < impl->plan->num_devices; ++d) {
+      const char *dev = impl->plan->devices[d];
+      if (std::strncmp(dev, "cuda:", 5) != 0)
+        continue;
+      char *end = nullptr;
+      long ordinal = std::strtol(dev + 5, &end, 10);
+      if (end == dev + 5 || *end || ordinal < 0)
+        throw Error(where + ": plan '" + impl->plan->name +
+                    "' names an unknown device '" + dev + "'");
+      if (static_cast<size_t>(ordinal) >= gpus.gpus.size())
+        throw Error(where + ": plan '" + impl->plan->name + "' needs GPU " +
+                    dev + ", but this machine has " +
+                    std::to_string(gpus.gpus.size()) + " visible (" +
+                    gpus.status + ")");
+    }
     throw Error(where + ": plan '" + impl->plan->name +
-                "' needs CUDA devices, which this runtime cannot drive yet");
+                "' needs CUDA devices, which this runtime cannot drive yet "
+                "(the CUDA backend is not finished; run the 'cpu' plan)");
+  }
   if (!impl->plan) {
     std::string known;
     for (uint32_t i = 0; i < impl->desc->num_plans; ++i)

@@ -38,6 +38,7 @@
 namespace {
 
 const char *usage = R"(usage: modelc-run MODEL.so [options]
+       modelc-run --devices
 
 Loads a model compiled by modelc, runs one entry point and reports its outputs.
 
@@ -56,13 +57,15 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
   --rtol R, --atol A        comparison tolerances: |got - want| <= A + R*|want|
                             (default 1e-4 and 1e-5)
   --info                    print the model's entry points, weights and plan
+  --devices                 list the GPUs this machine shows the runtime
+                            (after CUDA_VISIBLE_DEVICES), or why there are none
   --help
 )";
 
 struct Options {
   std::string model, entry, weights, reference, plan;
   std::map<std::string, std::string> inputs, outputs;
-  bool randomInputs = false, info = false;
+  bool randomInputs = false, info = false, devices = false;
   uint64_t seed = 0;
   int threads = 0, bench = 0;
   double rtol = 1e-4, atol = 1e-5;
@@ -130,6 +133,8 @@ Options parseArgs(int argc, char **argv) {
       o.atol = number(a, value(i));
     } else if (a == "--info") {
       o.info = true;
+    } else if (a == "--devices") {
+      o.devices = true;
     } else if (!a.empty() && a[0] == '-') {
       usageError("unknown option '" + a + "'");
     } else if (o.model.empty()) {
@@ -138,7 +143,7 @@ Options parseArgs(int argc, char **argv) {
       usageError("more than one model given ('" + o.model + "', '" + a + "')");
     }
   }
-  if (o.model.empty())
+  if (o.model.empty() && !o.devices)
     usageError("no model given");
   return o;
 }
@@ -288,7 +293,27 @@ bool compareWithReference(const Options &o, const modelc::Model &model,
   return ok;
 }
 
+int listDevices() {
+  const modelc::GpuInventory &inv = modelc::visible_gpus();
+  std::printf("cpu\n");
+  for (const modelc::GpuInfo &gpu : inv.gpus)
+    std::printf("cuda:%d  %s, %.1f GiB, compute capability %d.%d\n",
+                gpu.ordinal, gpu.name.c_str(),
+                static_cast<double>(gpu.memory_bytes) / (1u << 30),
+                gpu.compute_major, gpu.compute_minor);
+  std::printf("GPUs: %s", inv.status.c_str());
+  if (inv.driver_version)
+    std::printf(" (driver CUDA %d.%d)", inv.driver_version / 1000,
+                inv.driver_version % 1000 / 10);
+  std::printf("\n");
+  return 0;
+}
+
 int run(const Options &o) {
+  if (o.devices && o.model.empty())
+    return listDevices();
+  if (o.devices)
+    listDevices();
   modelc::LoadOptions load;
   load.weights = o.weights;
   load.num_threads = o.threads;

@@ -83,6 +83,30 @@ struct EntryInfo {
   std::vector<TensorInfo> outputs;
 };
 
+/// A GPU the CUDA driver reports (after CUDA_VISIBLE_DEVICES).
+struct GpuInfo {
+  int ordinal = 0; ///< The visible ordinal: plan device "cuda:<ordinal>".
+  std::string name;
+  uint64_t memory_bytes = 0;
+  int compute_major = 0;
+  int compute_minor = 0;
+};
+
+/// What the runtime found when it looked for GPUs.
+struct GpuInventory {
+  std::vector<GpuInfo> gpus;
+  /// The driver library tried (MODELC_CUDA_DRIVER, else libcuda.so.1).
+  std::string driver_library;
+  /// The driver's CUDA version (e.g. 13000), 0 when there is no driver.
+  int driver_version = 0;
+  /// One line: how many GPUs, or why there are none.
+  std::string status;
+};
+
+/// The GPUs visible to this process, probed once (the driver is opened
+/// lazily; no GPU or no driver is not an error, just an empty list).
+const GpuInventory &visible_gpus();
+
 struct LoadOptions {
   /// A safetensors file whose weights replace those in the model (or supply
   /// them, for a model built with --external-weights). Empty: the model's own.
