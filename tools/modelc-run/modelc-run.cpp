@@ -8,12 +8,17 @@
 // comparison evaluates the model's IR with the compiler's interpreter on the
 // same inputs and the same weights (read back from the loaded model).
 //
+// Built twice: modelc-run, and modelc-run-lite without the reference
+// interpreter (MODELC_RUN_WITH_REFERENCE=0), which links the runtime alone
+// and so runs on machines with no LLVM or MLIR (the GPU check kit).
+//
 //===----------------------------------------------------------------------===//
 
 #include "modelc/half.h"
 #include "modelc/npy.hpp"
 #include "modelc/runtime.hpp"
 
+#if MODELC_RUN_WITH_REFERENCE
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Reference/Interpreter.h"
 
@@ -23,6 +28,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/SourceMgr.h"
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -54,6 +60,8 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
   --bench N                 time N runs after 3 warm-up runs
   --compare-reference IR    also run MODEL's IR in the reference interpreter
                             and compare (exit status 1 on a mismatch)
+  --expect NAME=FILE.npy    also compare output NAME with a saved .npy
+                            (exit status 1 on a mismatch; repeat)
   --rtol R, --atol A        comparison tolerances: |got - want| <= A + R*|want|
                             (default 1e-4 and 1e-5)
   --info                    print the model's entry points, weights and plan
@@ -64,7 +72,7 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
 
 struct Options {
   std::string model, entry, weights, reference, plan;
-  std::map<std::string, std::string> inputs, outputs;
+  std::map<std::string, std::string> inputs, outputs, expect;
   bool randomInputs = false, info = false, devices = false;
   uint64_t seed = 0;
   int threads = 0, bench = 0;
@@ -127,6 +135,8 @@ Options parseArgs(int argc, char **argv) {
       o.bench = static_cast<int>(number(a, value(i)));
     } else if (a == "--compare-reference") {
       o.reference = value(i);
+    } else if (a == "--expect") {
+      pair(a, value(i), o.expect);
     } else if (a == "--rtol") {
       o.rtol = number(a, value(i));
     } else if (a == "--atol") {
@@ -201,13 +211,81 @@ double elementAt(const modelc::Tensor &t, int64_t i) {
   return 0.0;
 }
 
-modelc::RefTensor toReference(const modelc::Tensor &t) {
-  modelc::RefTensor r{t.shape(), {}};
-  r.data.resize(t.numel());
+std::vector<double> elements(const modelc::Tensor &t) {
+  std::vector<double> v(t.numel());
   for (int64_t i = 0; i < t.numel(); ++i)
-    r.data[i] = elementAt(t, i);
-  return r;
+    v[i] = elementAt(t, i);
+  return v;
 }
+
+/// Compares an output with what it should be; prints one line (and the first
+/// difference); returns false on a mismatch.
+bool compareOutput(const Options &o, const char *label, const std::string &name,
+                   const modelc::Tensor &got, const std::vector<double> &want) {
+  if (static_cast<int64_t>(want.size()) != got.numel()) {
+    std::printf("%s: output '%s': %lld elements, expected %zu: MISMATCH\n",
+                label, name.c_str(), static_cast<long long>(got.numel()),
+                want.size());
+    return false;
+  }
+  double maxAbs = 0, maxRel = 0;
+  int64_t bad = 0, firstBad = -1;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    double g = elementAt(got, i), w = want[i];
+    double err = std::fabs(g - w);
+    if (std::isnan(g) != std::isnan(w))
+      err = INFINITY;
+    else if (std::isnan(g))
+      err = 0;
+    maxAbs = std::max(maxAbs, err);
+    if (w != 0)
+      maxRel = std::max(maxRel, err / std::fabs(w));
+    if (err > o.atol + o.rtol * std::fabs(w)) {
+      if (firstBad < 0)
+        firstBad = i;
+      ++bad;
+    }
+  }
+  std::printf("%s: output '%s': max abs error %.3g, max rel error %.3g (atol "
+              "%g, rtol %g): %s\n",
+              label, name.c_str(), maxAbs, maxRel, o.atol, o.rtol,
+              bad ? "MISMATCH" : "OK");
+  if (bad)
+    std::printf("  %lld of %lld elements differ; first at index %lld: got "
+                "%.9g, want %.9g\n",
+                static_cast<long long>(bad),
+                static_cast<long long>(got.numel()),
+                static_cast<long long>(firstBad), elementAt(got, firstBad),
+                want[firstBad]);
+  return bad == 0;
+}
+
+/// Compares outputs with saved .npy files (--expect).
+bool compareWithFiles(const Options &o, const modelc::EntryInfo &entry,
+                      const std::vector<modelc::Tensor> &outputs) {
+  bool ok = true;
+  for (const auto &[name, path] : o.expect) {
+    auto it = std::find_if(entry.outputs.begin(), entry.outputs.end(),
+                           [&](const auto &info) { return info.name == name; });
+    if (it == entry.outputs.end())
+      throw modelc::Error("entry point '" + entry.name + "' has no output '" +
+                          name + "'");
+    const modelc::Tensor &got = outputs[it - entry.outputs.begin()];
+    modelc::Tensor want = modelc::read_npy(path);
+    if (want.shape() != got.shape())
+      throw modelc::Error("--expect " + name + ": " + path + " holds " +
+                          want.describe() + ", the output is " +
+                          got.describe());
+    ok &= compareOutput(o, "expect", name, got, elements(want));
+  }
+  return ok;
+}
+
+#if MODELC_RUN_WITH_REFERENCE
+modelc::RefTensor toReference(const modelc::Tensor &t) {
+  return modelc::RefTensor{t.shape(), elements(t)};
+}
+#endif
 
 void summarize(const std::string &name, const modelc::Tensor &t) {
   double mn = INFINITY, mx = -INFINITY, sum = 0;
@@ -221,6 +299,7 @@ void summarize(const std::string &name, const modelc::Tensor &t) {
               t.describe().c_str(), mn, mx, t.numel() ? sum / t.numel() : 0.0);
 }
 
+#if MODELC_RUN_WITH_REFERENCE
 /// Runs the reference interpreter; returns false on a mismatch.
 bool compareWithReference(const Options &o, const modelc::Model &model,
                           const modelc::EntryInfo &entry,
@@ -255,43 +334,21 @@ bool compareWithReference(const Options &o, const modelc::Model &model,
   if (mlir::failed(expected))
     throw modelc::Error("the reference interpreter failed");
   bool ok = true;
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    const modelc::RefTensor &want = (*expected)[k];
-    double maxAbs = 0, maxRel = 0;
-    int64_t bad = 0, firstBad = -1;
-    for (int64_t i = 0; i < outputs[k].numel(); ++i) {
-      double got = elementAt(outputs[k], i), w = want.data[i];
-      double err = std::fabs(got - w);
-      if (std::isnan(got) != std::isnan(w))
-        err = INFINITY;
-      else if (std::isnan(got))
-        err = 0;
-      maxAbs = std::max(maxAbs, err);
-      if (w != 0)
-        maxRel = std::max(maxRel, err / std::fabs(w));
-      if (err > o.atol + o.rtol * std::fabs(w)) {
-        if (firstBad < 0)
-          firstBad = i;
-        ++bad;
-      }
-    }
-    const std::string &name = entry.outputs[k].name;
-    std::printf("compare-reference: output '%s': max abs error %.3g, max rel "
-                "error %.3g (atol %g, rtol %g): %s\n",
-                name.c_str(), maxAbs, maxRel, o.atol, o.rtol,
-                bad ? "MISMATCH" : "OK");
-    if (bad) {
-      std::printf("  %lld of %lld elements differ; first at index %lld: got "
-                  "%.9g, want %.9g\n",
-                  static_cast<long long>(bad),
-                  static_cast<long long>(outputs[k].numel()),
-                  static_cast<long long>(firstBad),
-                  elementAt(outputs[k], firstBad), want.data[firstBad]);
-      ok = false;
-    }
-  }
+  for (size_t k = 0; k < outputs.size(); ++k)
+    ok &= compareOutput(o, "compare-reference", entry.outputs[k].name,
+                        outputs[k], (*expected)[k].data);
   return ok;
 }
+#else
+bool compareWithReference(const Options &, const modelc::Model &,
+                          const modelc::EntryInfo &,
+                          const std::vector<modelc::Tensor> &,
+                          const std::vector<modelc::Tensor> &) {
+  throw modelc::Error("this build (modelc-run-lite) has no reference "
+                      "interpreter; use modelc-run for --compare-reference, "
+                      "or --expect with saved outputs");
+}
+#endif
 
 int listDevices() {
   const modelc::GpuInventory &inv = modelc::visible_gpus();
@@ -394,10 +451,10 @@ int run(const Options &o) {
                 o.bench, model.num_threads(), ms.front(), pct(0.5), pct(0.9));
   }
 
-  if (!o.reference.empty() &&
-      !compareWithReference(o, model, entry, inputs, outputs))
-    return 1;
-  return 0;
+  bool ok = compareWithFiles(o, entry, outputs);
+  if (!o.reference.empty())
+    ok &= compareWithReference(o, model, entry, inputs, outputs);
+  return ok ? 0 : 1;
 }
 
 } // namespace
