@@ -15,6 +15,7 @@ config.test_exec_root = os.path.join(config.modelc_obj_root, "tests")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%examples", os.path.join(config.modelc_src_root, "examples")))
 config.substitutions.append(("%srcroot", config.modelc_src_root))
+config.substitutions.append(("%objroot", config.modelc_obj_root))
 config.substitutions.append(("%fixtures", os.path.join(config.modelc_obj_root, "tests", "fixtures")))
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
