@@ -5,6 +5,7 @@
 #include "packed_conv.hpp"
 #include "packed_linear.hpp"
 #include "parallel.hpp"
+#include "plan_choice.hpp"
 #include "safetensors.hpp"
 #include "streams.hpp"
 
@@ -117,6 +118,9 @@ struct Model::Impl {
   std::shared_ptr<Library> library;
   const modelc_model_desc *desc = nullptr;
   const modelc_plan_desc *plan = nullptr;
+  /// Per device of the plan: the visible GPU it runs on; -1 for the host and
+  /// simulated devices.
+  std::vector<int> physicalGpus;
   std::string planName, compilerVersion, compilerFlags;
   std::vector<EntryInfo> entries;
   std::vector<const void *> weights;
@@ -514,57 +518,30 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
                 " (rebuild the model with a matching modelc)");
   impl->checkDescriptor();
 
-  // By default the CPU plan, else the first plan this machine can run
-  // (the host and simulated devices); CUDA plans arrive with the CUDA
-  // backend.
-  auto runnable = [](const modelc_plan_desc &p) {
-    for (uint32_t d = 0; d < p.num_devices; ++d)
-      if (std::strcmp(p.devices[d], "cpu") != 0 &&
-          std::strncmp(p.devices[d], "sim:", 4) != 0)
-        return false;
-    return true;
-  };
-  std::string wanted = options.plan;
-  if (wanted.empty()) {
-    for (uint32_t i = 0; i < impl->desc->num_plans && !impl->plan; ++i)
-      if (std::strcmp(impl->desc->plans[i].name, "cpu") == 0)
-        impl->plan = &impl->desc->plans[i];
-    for (uint32_t i = 0; i < impl->desc->num_plans && !impl->plan; ++i)
-      if (runnable(impl->desc->plans[i]))
-        impl->plan = &impl->desc->plans[i];
-    wanted = "cpu";
-  }
-  for (uint32_t i = 0; i < impl->desc->num_plans && !impl->plan; ++i)
-    if (wanted == impl->desc->plans[i].name)
-      impl->plan = &impl->desc->plans[i];
-  if (impl->plan && !runnable(*impl->plan)) {
-    // A plan on GPUs: say first whether this machine has them at all.
-    const GpuInventory &gpus = visible_gpus();
-    for (uint32_t d = 0; d < impl->plan->num_devices; ++d) {
-      const char *dev = impl->plan->devices[d];
-      if (std::strncmp(dev, "cuda:", 5) != 0)
-        continue;
-      char *end = nullptr;
-      long ordinal = std::strtol(dev + 5, &end, 10);
-      if (end == dev + 5 || *end || ordinal < 0)
-        throw Error(where + ": plan '" + impl->plan->name +
-                    "' names an unknown device '" + dev + "'");
-      if (static_cast<size_t>(ordinal) >= gpus.gpus.size())
-        throw Error(where + ": plan '" + impl->plan->name + "' needs GPU " +
-                    dev + ", but this machine has " +
-                    std::to_string(gpus.gpus.size()) + " visible (" +
-                    gpus.status + ")");
+  // The plan: by name or by devices, else the best for this machine. GPUs
+  // are probed only when a plan has them.
+  std::vector<detail::PlanDevices> plans;
+  bool anyGpu = false;
+  for (uint32_t i = 0; i < impl->desc->num_plans; ++i) {
+    const modelc_plan_desc &p = impl->desc->plans[i];
+    detail::PlanDevices pd{p.name, {}};
+    for (uint32_t d = 0; d < p.num_devices; ++d) {
+      pd.devices.push_back(p.devices[d] ? p.devices[d] : "");
+      anyGpu |= pd.devices.back().rfind("cuda:", 0) == 0;
     }
-    throw Error(where + ": plan '" + impl->plan->name +
-                "' needs CUDA devices, which this runtime cannot drive yet "
-                "(the CUDA backend is not finished; run the 'cpu' plan)");
+    plans.push_back(std::move(pd));
   }
-  if (!impl->plan) {
-    std::string known;
-    for (uint32_t i = 0; i < impl->desc->num_plans; ++i)
-      known += (i ? ", '" : "'") + std::string(impl->desc->plans[i].name) + "'";
-    throw Error(where + " has no plan '" + wanted + "'; it has " + known);
+  detail::MachineGpus machine;
+  if (anyGpu || options.plan.rfind("cuda:", 0) == 0) {
+    const GpuInventory &gpus = visible_gpus();
+    machine.count = static_cast<int>(gpus.gpus.size());
+    machine.status = gpus.status;
   }
+  machine.drivable = false; // the CUDA backend is not finished (issue 5)
+  detail::PlanChoice choice =
+      detail::choosePlan(plans, options.plan, machine, where);
+  impl->plan = &impl->desc->plans[choice.plan];
+  impl->physicalGpus = choice.physical;
   impl->planName = impl->plan->name;
 
   impl->bindWeights(options);

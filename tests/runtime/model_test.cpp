@@ -126,9 +126,12 @@ TEST(Load, TruncatedDescriptor) {
 
 TEST(Load, UnknownPlan) {
   modelc::LoadOptions options;
+  options.plan = "h200";
+  expectError([&] { Model::load(fixture("mlp1.so"), options); },
+              "has no plan 'h200'; it has 'cpu'");
   options.plan = "cuda:0";
   expectError([&] { Model::load(fixture("mlp1.so"), options); },
-              "has no plan 'cuda:0'; it has 'cpu'");
+              "has no plan 'cuda:0' (a plan on 1 GPU); it has 'cpu'");
 }
 
 TEST(Load, WeightFileErrorsNameTheWeight) {

@@ -54,8 +54,9 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
   --seed N                  seed of --random-inputs (default 0)
   --output NAME=FILE.npy    write an output to a .npy file (repeat)
   --weights FILE            load weights from a safetensors file instead
-  --plan NAME               the plan to run (default: cpu, else the first
-                            plan this machine can run)
+  --plan NAME|GPUS          the plan to run: a name, GPUs ("cuda:1",
+                            "cuda:0,cuda:2") or a mapping ("cuda:0=cuda:2");
+                            default: the most GPUs this machine has, else cpu
   --threads N               CPU threads (default: all cores)
   --bench N                 time N runs after 3 warm-up runs
   --compare-reference IR    also run MODEL's IR in the reference interpreter

@@ -113,7 +113,10 @@ struct LoadOptions {
   std::string weights;
   /// Threads of the CPU pool (and of OpenBLAS); 0 = hardware concurrency.
   int num_threads = 0;
-  /// The plan to run; empty = the best plan for this machine.
+  /// The plan to run: empty = the best for this machine (the most GPUs it
+  /// has, else "cpu"); a plan's name; GPUs ("cuda:1", "cuda:0,cuda:2": a
+  /// plan on that many GPUs, run on those); or a mapping of the plan's
+  /// devices onto GPUs ("cuda:0=cuda:2,cuda:1=cuda:3").
   std::string plan;
 };
 
