@@ -35,6 +35,24 @@ std::vector<std::string> modelc::generatedCodeIncludeDirs() {
   return {MODELC_RUNTIME_INCLUDE_DIR, MODELC_KERNELS_DIR};
 }
 
+std::optional<std::string> modelc::findNvcc(std::string &why) {
+  const char *env = std::getenv("MODELC_NVCC");
+  if (env && *env) {
+    if (llvm::sys::fs::can_execute(env))
+      return std::string(env);
+    why = "MODELC_NVCC names '" + std::string(env) +
+          "', which is not an executable";
+    return std::nullopt;
+  }
+  if (llvm::ErrorOr<std::string> onPath = llvm::sys::findProgramByName("nvcc"))
+    return *onPath;
+  const char *standard = "/usr/local/cuda/bin/nvcc";
+  if (llvm::sys::fs::can_execute(standard))
+    return std::string(standard);
+  why = "no nvcc on PATH or at /usr/local/cuda/bin/nvcc";
+  return std::nullopt;
+}
+
 LogicalResult modelc::buildSharedLibrary(StringRef source, StringRef output,
                                          StringRef logPath) {
   const char *cxxEnv = std::getenv("CXX");

@@ -6,6 +6,7 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ std::vector<std::string> generatedCodeIncludeDirs();
 /// shared library `output` (-O3, PIC, hidden visibility but for the entry
 /// symbol, no link-time dependency). Its output goes to `logPath`; on
 /// failure an error says where to look.
+/// Finds nvcc, which GPU plans need: $MODELC_NVCC when set (it must be an
+/// executable), else `nvcc` on PATH, else /usr/local/cuda/bin/nvcc. On
+/// failure `why` says where it looked.
+std::optional<std::string> findNvcc(std::string &why);
+
 mlir::LogicalResult buildSharedLibrary(llvm::StringRef source,
                                        llvm::StringRef output,
                                        llvm::StringRef logPath);

@@ -382,6 +382,8 @@ int runDriver(const std::string &flags) {
     return writeText([&](llvm::raw_ostream &os) { placed.front()->print(os); });
   // The plans' devices, from the targets the placement recorded.
   std::vector<modelc::PlanModule> plans;
+  std::optional<std::string> nvcc;
+  std::string nvccMissing;
   for (auto [i, target] : llvm::enumerate(targetNames)) {
     ModuleOp placedModule = *placed[i];
     auto attr = placedModule->getAttrOfType<modelc::device::TargetAttr>(
@@ -389,11 +391,22 @@ int runDriver(const std::string &flags) {
     modelc::PlanModule plan{target, placedModule, {}};
     for (Attribute d : attr.getDevices()) {
       auto spec = cast<modelc::device::DeviceSpecAttr>(d);
-      if (spec.getDevice().getKind() == modelc::device::DeviceKind::cuda)
+      if (spec.getDevice().getKind() == modelc::device::DeviceKind::cuda) {
+        // GPU kernels are built with nvcc: say first when it is missing.
+        if (!nvcc && !(nvcc = modelc::findNvcc(nvccMissing)))
+          return fail("target '" + target +
+                      "' has GPUs, and building their kernels needs nvcc "
+                      "(the CUDA toolkit): " +
+                      nvccMissing +
+                      "; install it or set MODELC_NVCC (--emit=placed "
+                      "shows the placement without it)");
         return fail("building a plan with CUDA devices (target '" + target +
                     "') is not supported yet: the CUDA backend is not "
-                    "written (use --emit=placed and --placement-report to "
-                    "see the placement, or a cpu+simN target to run it)");
+                    "written (nvcc: " +
+                    *nvcc +
+                    "; use --emit=placed and --placement-report to see the "
+                    "placement, or a cpu+simN target to run it)");
+      }
       plan.devices.push_back(spec.getDevice().str());
     }
     plans.push_back(std::move(plan));
@@ -446,7 +459,7 @@ int runDriver(const std::string &flags) {
     return fail("cannot create a temporary folder: " + ec.message());
   }
   llvm::sys::fs::make_absolute(tempDir);
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     if (!keepTemps)
       llvm::sys::fs::remove_directories(tempDir);
   });
