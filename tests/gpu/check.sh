@@ -8,8 +8,10 @@
 #   2. Every kit model's plans: the CPU plan matches the outputs saved (and
 #      checked against the reference interpreter) where the kit was packed,
 #      and its latency over 20 runs.
+#   3. The baseline: PyTorch eager latency of the benchmark models on the
+#      GPU, f32 and f16, when python3 has torch (bench/torch_eager.py).
 # What it does not check yet: CUDA plans, multi-GPU runs, concurrent runs,
-# CUDA-graph replay and the PyTorch comparison. The CUDA backend (issue 5)
+# CUDA-graph replay, and modelc's side of the PyTorch comparison. The CUDA backend (issue 5)
 # is not built; the table says so on every model's cuda row, and the last
 # line says the check is incomplete.
 #
@@ -58,12 +60,31 @@ while read -r name seed rtol atol outputs; do
   rows+=("$name|cuda:0|NOT RUN|the CUDA backend is not built yet (issue 5)")
 done < "$KIT/models/manifest.txt"
 
+# The baseline CUDA plans are to meet: PyTorch eager on the same GPU
+# (bench/torch_eager.py: the benchmark models, CUDA-event timing).
+if python3 -c 'import torch, torchvision' 2>/dev/null; then
+  for dtype in float32 float16; do
+    python3 bench/torch_eager.py --device cuda --dtype "$dtype" > "$LOG/torch_$dtype.txt" 2>&1
+    rc=$?
+    if (( rc == 0 )); then
+      while read -r _ name dev dt _ median _ _ p90 _; do
+        rows+=("torch $name|$dev|$dt|median $median ms, p90 $p90 ms (PyTorch eager)")
+      done < "$LOG/torch_$dtype.txt"
+    else
+      rows+=("torch-eager|cuda|$dtype|not run: $(tail -1 "$LOG/torch_$dtype.txt")")
+      (( rc == 3 )) || failed=1
+    fi
+  done
+else
+  rows+=("torch-eager|-|-|not run: python3 cannot import torch and torchvision")
+fi
+
 {
   echo
-  printf '%-12s %-7s %-8s %s\n' model plan result detail
+  printf '%-18s %-7s %-8s %s\n' model plan result detail
   for row in "${rows[@]}"; do
     IFS='|' read -r a b c d <<< "$row"
-    printf '%-12s %-7s %-8s %s\n' "$a" "$b" "$c" "$d"
+    printf '%-18s %-7s %-8s %s\n' "$a" "$b" "$c" "$d"
   done
   if (( failed )); then
     echo "RESULT: FAIL"

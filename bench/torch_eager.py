@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Times PyTorch eager on the benchmark models (bench/models/export.py) on a
+device: the baseline modelc's CUDA plans are to meet (issue 5: the
+transformer at least as fast as PyTorch eager on the same GPU).
+
+    python3 bench/torch_eager.py --device cuda [--dtype float16] [--runs 100]
+
+GPU timings use CUDA events around each run after warm-up. Prints one line
+per model: "torch-eager NAME DEVICE DTYPE median MS ms p90 MS ms".
+Exits 3 (no error) when the device is not available, so tests/gpu/check.sh
+can say so.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "models"))
+from export import models  # noqa: E402  (the same models, same seeds)
+
+
+def time_runs(model, x, runs, device):
+    with torch.inference_mode():
+        for _ in range(10):
+            model(x)
+        samples = []
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+            for _ in range(runs):
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
+                model(x)
+                end.record()
+                end.synchronize()
+                samples.append(start.elapsed_time(end))
+        else:
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                model(x)
+                samples.append((time.perf_counter() - t0) * 1e3)
+    samples.sort()
+    return statistics.median(samples), samples[int(0.9 * (len(samples) - 1))]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--dtype", default="float32",
+                        choices=["float32", "float16", "bfloat16"])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--models", default="mlp,transformer,resnet18")
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        print("torch-eager: no CUDA device visible to PyTorch")
+        return 3
+    dtype = getattr(torch, args.dtype)
+    wanted = set(args.models.split(","))
+    for name, model, shape in models():
+        if name not in wanted:
+            continue
+        model = model.eval().to(device=device, dtype=dtype)
+        torch.manual_seed(100)
+        x = (torch.rand(shape) * 2 - 1).to(device=device, dtype=dtype)
+        median, p90 = time_runs(model, x, args.runs, device)
+        print(f"torch-eager {name} {args.device} {args.dtype} "
+              f"median {median:.3f} ms p90 {p90:.3f} ms", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
