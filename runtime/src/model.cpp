@@ -51,12 +51,15 @@ struct Arena {
   unsigned char *memory = nullptr;
 };
 
-/// Scratch of one run: an arena per device of the plan and the events of
-/// a multi-device plan. Pooled per entry point, reused across runs.
+/// Scratch of one run: an arena per device of the plan and, for a
+/// multi-device plan, its events and per device a compute and a copy
+/// stream. Pooled per entry point, reused across runs: runs in flight at
+/// once never share streams, so they cannot wait on each other.
 struct RunResources {
   std::vector<std::unique_ptr<Arena>> arenas;
   std::vector<unsigned char *> arenaPointers;
   std::vector<uint64_t> arenaSizes;
+  std::vector<std::unique_ptr<Stream>> compute, copy;
   EventSet events;
   PackedLinearRun packedLinear;
   PackedConvRun packedConv;
@@ -139,13 +142,11 @@ struct Model::Impl {
   bool multiDevice = false;
   struct DeviceState {
     std::string name;
-    std::unique_ptr<Stream> compute, copy;
     std::vector<const void *> weights; // per weight of the table, or null
     std::vector<Tensor> ownedWeights;  // copies resident on a sim device
   };
   std::vector<DeviceState> devices;
   std::vector<const void *const *> deviceWeightTables;
-  std::mutex runMutex; // one run at a time on a multi-device plan
 
   std::size_t entryIndex(const std::string &name) const {
     for (std::size_t i = 0; i < entries.size(); ++i)
@@ -174,6 +175,10 @@ struct Model::Impl {
       resources->arenas.push_back(std::make_unique<Arena>(bytes));
       resources->arenaPointers.push_back(resources->arenas.back()->memory);
       resources->arenaSizes.push_back(bytes);
+      if (multiDevice) {
+        resources->compute.push_back(std::make_unique<Stream>());
+        resources->copy.push_back(std::make_unique<Stream>());
+      }
     }
     return resources;
   }
@@ -303,10 +308,12 @@ static void runtimeReportError(modelc_run_ctx *ctx, const char *message) {
     state->error = message ? message : "unknown error";
 }
 
-static Model::Impl::DeviceState &deviceState(modelc_run_ctx *ctx,
-                                             uint32_t device) {
+/// The run's compute or copy stream of `device`.
+static Stream &stream(modelc_run_ctx *ctx, uint32_t device, int kind) {
   auto *state = static_cast<RunState *>(ctx->runtime);
-  return state->impl->devices.at(device);
+  auto &streams = kind == MODELC_STREAM_COPY ? state->resources->copy
+                                             : state->resources->compute;
+  return *streams.at(device);
 }
 
 static void runtimeLaunch(modelc_run_ctx *ctx, uint32_t device,
@@ -314,7 +321,7 @@ static void runtimeLaunch(modelc_run_ctx *ctx, uint32_t device,
   Stream::Task t{Stream::Task::Launch};
   t.ctx = ctx;
   t.task = task;
-  deviceState(ctx, device).compute->enqueue(t);
+  stream(ctx, device, MODELC_STREAM_COMPUTE).enqueue(t);
 }
 
 static void runtimeCopy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
@@ -326,18 +333,17 @@ static void runtimeCopy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
   t.dst = dst;
   t.src = src;
   t.bytes = bytes;
-  deviceState(ctx, dstDevice).copy->enqueue(t);
+  stream(ctx, dstDevice, MODELC_STREAM_COPY).enqueue(t);
 }
 
-static void enqueueEvent(modelc_run_ctx *ctx, uint32_t device, int stream,
+static void enqueueEvent(modelc_run_ctx *ctx, uint32_t device, int which,
                          uint32_t event, Stream::Task::Kind kind) {
   auto *state = static_cast<RunState *>(ctx->runtime);
   Stream::Task t{kind};
   t.ctx = ctx;
   t.event = event;
   t.events = &state->resources->events;
-  Model::Impl::DeviceState &d = deviceState(ctx, device);
-  (stream == MODELC_STREAM_COPY ? d.copy : d.compute)->enqueue(t);
+  stream(ctx, device, which).enqueue(t);
 }
 
 static void runtimeRecord(modelc_run_ctx *ctx, uint32_t device, int stream,
@@ -600,10 +606,6 @@ void Model::Impl::setUpDevices() {
           *dtypeFromCode(desc_w.dtype)));
       state.weights[w] = state.ownedWeights.back().data();
     }
-    if (multiDevice) {
-      state.compute = std::make_unique<Stream>();
-      state.copy = std::make_unique<Stream>();
-    }
   }
   for (DeviceState &state : devices)
     deviceWeightTables.push_back(state.weights.data());
@@ -754,15 +756,14 @@ void Model::run_into(const std::string &entry,
   ctx.device_weights = impl.deviceWeightTables.data();
   int status;
   if (impl.multiDevice) {
-    // One run at a time: runs sharing the streams could wait on each
-    // other's events in a cycle.
-    std::lock_guard<std::mutex> lock(impl.runMutex);
+    // The entry function enqueues; the run ends when the run's own streams
+    // have drained.
     resources->events.reset(impl.plan->num_events ? impl.plan->num_events[index]
                                                   : 0);
     status = impl.plan->run[index](&ctx);
-    for (Impl::DeviceState &d : impl.devices) {
-      d.compute->drain();
-      d.copy->drain();
+    for (std::size_t d = 0; d < resources->compute.size(); ++d) {
+      resources->compute[d]->drain();
+      resources->copy[d]->drain();
     }
   } else {
     status = impl.plan->run[index](&ctx);
