@@ -8,10 +8,8 @@ namespace modelc {
 namespace detail {
 namespace {
 
-// The driver API's types, as cuda.h declares them.
-using CUresult = int;
-using CUdevice = int;
 constexpr CUresult kSuccess = 0;
+void *driverHandle = nullptr; // set by probe(), never closed
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 
@@ -62,6 +60,7 @@ GpuInventory probe() {
   // The handle stays open for the life of the process, as the CUDA runtime
   // does: unloading a driver that has initialised is not supported.
   void *handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  driverHandle = handle;
   if (!handle) {
     const char *why = ::dlerror();
     inv.status = "no CUDA driver: cannot load " + library +
@@ -129,6 +128,14 @@ GpuInventory probe() {
   return inv;
 }
 
+DriverApi errorApi() {
+  DriverApi api{};
+  if (driverHandle)
+    api.cuGetErrorName = reinterpret_cast<decltype(api.cuGetErrorName)>(
+        ::dlsym(driverHandle, "cuGetErrorName"));
+  return api;
+}
+
 } // namespace
 
 const GpuInventory &probeGpus() {
@@ -136,6 +143,58 @@ const GpuInventory &probeGpus() {
   static GpuInventory inventory;
   std::call_once(once, [] { inventory = probe(); });
   return inventory;
+}
+
+std::string cudaErrorName(CUresult code) { return errorName(errorApi(), code); }
+
+void cudaCheck(CUresult rc, const char *call, const std::string &device,
+               const std::string &what) {
+  if (rc != kSuccess)
+    throw Error(std::string(call) + " failed on " + device + " (" + what +
+                "): " + cudaErrorName(rc));
+}
+
+const CudaApi *cudaApi(std::string &why) {
+  static std::once_flag once;
+  static CudaApi api{};
+  static std::string missing;
+  std::call_once(once, [] {
+    const GpuInventory &inv = probeGpus();
+    if (!driverHandle || inv.gpus.empty()) {
+      missing = inv.status;
+      return;
+    }
+    void *h = driverHandle;
+    resolve(h, "cuDeviceGet", api.cuDeviceGet, missing);
+    resolve(h, "cuDevicePrimaryCtxRetain", api.cuDevicePrimaryCtxRetain,
+            missing);
+    resolve(h, "cuDevicePrimaryCtxRelease_v2", api.cuDevicePrimaryCtxRelease,
+            missing);
+    resolve(h, "cuCtxSetCurrent", api.cuCtxSetCurrent, missing);
+    resolve(h, "cuMemAlloc_v2", api.cuMemAlloc, missing);
+    resolve(h, "cuMemFree_v2", api.cuMemFree, missing);
+    resolve(h, "cuMemGetInfo_v2", api.cuMemGetInfo, missing);
+    resolve(h, "cuMemcpyHtoD_v2", api.cuMemcpyHtoD, missing);
+    resolve(h, "cuMemcpyHtoDAsync_v2", api.cuMemcpyHtoDAsync, missing);
+    resolve(h, "cuMemcpyDtoHAsync_v2", api.cuMemcpyDtoHAsync, missing);
+    resolve(h, "cuMemcpyDtoDAsync_v2", api.cuMemcpyDtoDAsync, missing);
+    resolve(h, "cuMemcpyPeerAsync", api.cuMemcpyPeerAsync, missing);
+    resolve(h, "cuStreamCreate", api.cuStreamCreate, missing);
+    resolve(h, "cuStreamDestroy_v2", api.cuStreamDestroy, missing);
+    resolve(h, "cuStreamSynchronize", api.cuStreamSynchronize, missing);
+    resolve(h, "cuStreamWaitEvent", api.cuStreamWaitEvent, missing);
+    resolve(h, "cuEventCreate", api.cuEventCreate, missing);
+    resolve(h, "cuEventDestroy_v2", api.cuEventDestroy, missing);
+    resolve(h, "cuEventRecord", api.cuEventRecord, missing);
+    resolve(h, "cuEventSynchronize", api.cuEventSynchronize, missing);
+    if (!missing.empty())
+      missing = "the CUDA driver " + inv.driver_library + " lacks " + missing;
+  });
+  if (!missing.empty()) {
+    why = missing;
+    return nullptr;
+  }
+  return &api;
 }
 
 } // namespace detail

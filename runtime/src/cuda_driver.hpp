@@ -9,6 +9,51 @@
 
 namespace modelc::detail {
 
+// The driver API's types, as cuda.h declares them.
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = struct CUctx_st *;
+using CUstream = struct CUstream_st *;
+using CUevent = struct CUevent_st *;
+using CUdeviceptr = unsigned long long;
+
+/// The driver calls that running a plan on GPUs needs (resolved on first
+/// need from the library probeGpus opened).
+struct CudaApi {
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemGetInfo)(size_t *, size_t *);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+  CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext,
+                                size_t, CUstream);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+};
+
+/// The driver API for plans on GPUs, or null with `why` set (no driver, or
+/// one that lacks a call).
+const CudaApi *cudaApi(std::string &why);
+
+/// The name of a driver error code ("CUDA_ERROR_OUT_OF_MEMORY").
+std::string cudaErrorName(CUresult code);
+
+/// Throws modelc::Error "CALL failed on DEVICE (WHAT): NAME" unless rc is 0.
+void cudaCheck(CUresult rc, const char *call, const std::string &device,
+               const std::string &what);
+
 /// The GPUs this process sees, probed once: dlopen of the driver
 /// (MODELC_CUDA_DRIVER names the library file, else "libcuda.so.1"), cuInit,
 /// then per device its name, memory and compute capability. The driver

@@ -2,6 +2,7 @@
 #include "modelc/abi.h"
 #include "modelc/runtime.hpp"
 
+#include "cuda_driver.hpp"
 #include "packed_conv.hpp"
 #include "packed_linear.hpp"
 #include "parallel.hpp"
@@ -63,6 +64,46 @@ struct RunResources {
   EventSet events;
   PackedLinearRun packedLinear;
   PackedConvRun packedConv;
+
+  // GPU devices of the plan (indexed by plan device; empty entries for the
+  // host and simulated devices): the run's CUDA streams and arena. The host
+  // streams above issue the driver calls, so host order is GPU order.
+  struct Gpu {
+    detail::CUcontext ctx = nullptr;
+    detail::CUstream compute = nullptr, copy = nullptr;
+    detail::CUdeviceptr arena = 0;
+  };
+  const detail::CudaApi *cuda = nullptr;
+  std::vector<Gpu> gpus;
+  // Per event of the run: the CUDA event where it is recorded on a GPU
+  // (always the same stream for a given event), else null.
+  std::vector<detail::CUevent> gpuEvents;
+  std::vector<detail::CUcontext> gpuEventContexts;
+
+  RunResources() = default;
+  RunResources(const RunResources &) = delete;
+  RunResources &operator=(const RunResources &) = delete;
+  ~RunResources() {
+    if (!cuda)
+      return;
+    // Nothing is in flight: every run drains its streams before it ends.
+    for (std::size_t e = 0; e < gpuEvents.size(); ++e)
+      if (gpuEvents[e]) {
+        cuda->cuCtxSetCurrent(gpuEventContexts[e]);
+        cuda->cuEventDestroy(gpuEvents[e]);
+      }
+    for (Gpu &g : gpus) {
+      if (!g.ctx)
+        continue;
+      cuda->cuCtxSetCurrent(g.ctx);
+      if (g.compute)
+        cuda->cuStreamDestroy(g.compute);
+      if (g.copy)
+        cuda->cuStreamDestroy(g.copy);
+      if (g.arena)
+        cuda->cuMemFree(g.arena);
+    }
+  }
 };
 
 /// What report_error and the callbacks need during one run.
@@ -142,11 +183,54 @@ struct Model::Impl {
   bool multiDevice = false;
   struct DeviceState {
     std::string name;
+    // A GPU: its visible ordinal, driver handle and primary context, and the
+    // weights resident there (uploaded once at load).
+    int physical = -1;
+    detail::CUdevice gpu = 0;
+    detail::CUcontext ctx = nullptr;
+    std::vector<detail::CUdeviceptr> gpuWeights;
     std::vector<const void *> weights; // per weight of the table, or null
     std::vector<Tensor> ownedWeights;  // copies resident on a sim device
   };
   std::vector<DeviceState> devices;
   std::vector<const void *const *> deviceWeightTables;
+  const detail::CudaApi *cuda = nullptr; // set when the plan has GPUs
+
+  ~Impl() {
+    // Runs' GPU resources first, then the weights and the contexts.
+    freeResources.clear();
+    if (!cuda)
+      return;
+    for (DeviceState &d : devices) {
+      if (!d.ctx)
+        continue;
+      cuda->cuCtxSetCurrent(d.ctx);
+      for (detail::CUdeviceptr p : d.gpuWeights)
+        cuda->cuMemFree(p);
+      cuda->cuDevicePrimaryCtxRelease(d.gpu);
+    }
+  }
+
+  /// Device memory on GPU device `d`; out of memory names the device, the
+  /// bytes, what they are for and the plan.
+  detail::CUdeviceptr gpuAlloc(const DeviceState &d, uint64_t bytes,
+                               const std::string &what) const {
+    detail::CUdeviceptr ptr = 0;
+    cuda->cuCtxSetCurrent(d.ctx);
+    detail::CUresult rc = cuda->cuMemAlloc(&ptr, bytes ? bytes : 1);
+    if (rc == 2 /* CUDA_ERROR_OUT_OF_MEMORY */) {
+      size_t freeBytes = 0, total = 0;
+      cuda->cuMemGetInfo(&freeBytes, &total);
+      throw Error("model " + modelName(path) + ": out of memory on " + d.name +
+                  " (visible GPU " + std::to_string(d.physical) + "): " + what +
+                  " needs " + std::to_string(bytes) + " bytes; " +
+                  std::to_string(freeBytes) + " of " + std::to_string(total) +
+                  " bytes are free (plan '" + planName + "')");
+    }
+    detail::cudaCheck(rc, "cuMemAlloc", d.name,
+                      what + ", plan '" + planName + "'");
+    return ptr;
+  }
 
   std::size_t entryIndex(const std::string &name) const {
     for (std::size_t i = 0; i < entries.size(); ++i)
@@ -170,10 +254,28 @@ struct Model::Impl {
       }
     }
     auto resources = std::make_unique<RunResources>();
+    resources->cuda = cuda;
+    resources->gpus.resize(plan->num_devices);
     for (uint32_t d = 0; d < plan->num_devices; ++d) {
       uint64_t bytes = plan->arena_bytes[entry * plan->num_devices + d];
-      resources->arenas.push_back(std::make_unique<Arena>(bytes));
-      resources->arenaPointers.push_back(resources->arenas.back()->memory);
+      if (devices[d].ctx) {
+        RunResources::Gpu &g = resources->gpus[d];
+        const DeviceState &dev = devices[d];
+        g.ctx = dev.ctx;
+        g.arena = gpuAlloc(dev, bytes,
+                           "the scratch arena of entry '" +
+                               entries[entry].name + "'");
+        detail::cudaCheck(cuda->cuStreamCreate(&g.compute, 1), "cuStreamCreate",
+                          dev.name, "plan '" + planName + "'");
+        detail::cudaCheck(cuda->cuStreamCreate(&g.copy, 1), "cuStreamCreate",
+                          dev.name, "plan '" + planName + "'");
+        resources->arenas.push_back(nullptr);
+        resources->arenaPointers.push_back(
+            reinterpret_cast<unsigned char *>(static_cast<uintptr_t>(g.arena)));
+      } else {
+        resources->arenas.push_back(std::make_unique<Arena>(bytes));
+        resources->arenaPointers.push_back(resources->arenas.back()->memory);
+      }
       resources->arenaSizes.push_back(bytes);
       if (multiDevice) {
         resources->compute.push_back(std::make_unique<Stream>());
@@ -318,14 +420,81 @@ static Stream &stream(modelc_run_ctx *ctx, uint32_t device, int kind) {
 
 static void runtimeLaunch(modelc_run_ctx *ctx, uint32_t device,
                           modelc_task_fn task) {
+  auto *state = static_cast<RunState *>(ctx->runtime);
+  const Model::Impl::DeviceState &d = state->impl->devices.at(device);
+  if (d.ctx) {
+    std::string message = "a task on " + d.name +
+                          " needs GPU kernels, which this runtime cannot run "
+                          "yet (the CUDA backend is not finished)";
+    runtimeReportError(ctx, message.c_str());
+    return;
+  }
   Stream::Task t{Stream::Task::Launch};
   t.ctx = ctx;
   t.task = task;
   stream(ctx, device, MODELC_STREAM_COMPUTE).enqueue(t);
 }
 
+/// A task of a GPU device for a host stream: `work` issues driver calls; an
+/// error is reported for the run.
+static Stream::Task gpuTask(modelc_run_ctx *ctx, std::function<void()> work) {
+  Stream::Task t{Stream::Task::Call};
+  t.ctx = ctx;
+  t.call = std::move(work);
+  t.onError = [ctx](const std::string &message) {
+    runtimeReportError(ctx, message.c_str());
+  };
+  return t;
+}
+
 static void runtimeCopy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
-                        uint32_t, const void *src, uint64_t bytes) {
+                        uint32_t srcDevice, const void *src, uint64_t bytes) {
+  auto *state = static_cast<RunState *>(ctx->runtime);
+  const Model::Impl &impl = *state->impl;
+  const Model::Impl::DeviceState &to = impl.devices.at(dstDevice);
+  const Model::Impl::DeviceState &from = impl.devices.at(srcDevice);
+  if (to.ctx || from.ctx) {
+    // Issued from the destination's copy stream, on the CUDA copy stream of
+    // the destination GPU (of the source GPU for a copy to the host, which
+    // then waits for it: host work after it reads the data).
+    RunResources *res = state->resources;
+    const detail::CudaApi *cuda = impl.cuda;
+    auto d = [](const void *p) {
+      return static_cast<detail::CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
+    };
+    std::string what = "a copy of " + std::to_string(bytes) + " bytes from " +
+                       from.name + " to " + to.name;
+    stream(ctx, dstDevice, MODELC_STREAM_COPY)
+        .enqueue(gpuTask(ctx, [=, &to, &from] {
+          if (to.ctx && from.ctx && dstDevice == srcDevice) {
+            cuda->cuCtxSetCurrent(to.ctx);
+            detail::cudaCheck(
+                cuda->cuMemcpyDtoDAsync(d(dst), d(src), bytes,
+                                        res->gpus[dstDevice].copy),
+                "cuMemcpyDtoDAsync", to.name, what);
+          } else if (to.ctx && from.ctx) {
+            cuda->cuCtxSetCurrent(to.ctx);
+            detail::cudaCheck(
+                cuda->cuMemcpyPeerAsync(d(dst), to.ctx, d(src), from.ctx, bytes,
+                                        res->gpus[dstDevice].copy),
+                "cuMemcpyPeerAsync", to.name, what);
+          } else if (to.ctx) {
+            cuda->cuCtxSetCurrent(to.ctx);
+            detail::cudaCheck(
+                cuda->cuMemcpyHtoDAsync(d(dst), src, bytes,
+                                        res->gpus[dstDevice].copy),
+                "cuMemcpyHtoDAsync", to.name, what);
+          } else {
+            detail::CUstream s = res->gpus[srcDevice].copy;
+            cuda->cuCtxSetCurrent(from.ctx);
+            detail::cudaCheck(cuda->cuMemcpyDtoHAsync(dst, d(src), bytes, s),
+                              "cuMemcpyDtoHAsync", from.name, what);
+            detail::cudaCheck(cuda->cuStreamSynchronize(s),
+                              "cuStreamSynchronize", from.name, what);
+          }
+        }));
+    return;
+  }
   // Simulated devices and the host share the address space: a copy is a
   // memcpy on the destination's copy stream.
   Stream::Task t{Stream::Task::Copy};
@@ -339,6 +508,57 @@ static void runtimeCopy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
 static void enqueueEvent(modelc_run_ctx *ctx, uint32_t device, int which,
                          uint32_t event, Stream::Task::Kind kind) {
   auto *state = static_cast<RunState *>(ctx->runtime);
+  const Model::Impl &impl = *state->impl;
+  if (impl.cuda) {
+    // A plan with GPUs: an event recorded on a GPU is a CUDA event, and the
+    // host event says it has been issued. Waiting on it: a GPU stream waits
+    // on the CUDA event; a host stream waits for it to complete.
+    RunResources *res = state->resources;
+    const Model::Impl::DeviceState &dev = impl.devices.at(device);
+    const detail::CudaApi *cuda = impl.cuda;
+    detail::CUstream gpuStream =
+        dev.ctx ? (which == MODELC_STREAM_COPY ? res->gpus[device].copy
+                                               : res->gpus[device].compute)
+                : nullptr;
+    std::string what = "event " + std::to_string(event);
+    if (kind == Stream::Task::Record) {
+      stream(ctx, device, which).enqueue(gpuTask(ctx, [=, &dev] {
+        struct Issued { // the host event is set even when a call fails
+          RunResources *res;
+          uint32_t event;
+          ~Issued() { res->events.set(event); }
+        } issued{res, event};
+        if (!dev.ctx)
+          return;
+        cuda->cuCtxSetCurrent(dev.ctx);
+        if (!res->gpuEvents.at(event)) {
+          detail::cudaCheck(cuda->cuEventCreate(&res->gpuEvents[event],
+                                                2 /* DISABLE_TIMING */),
+                            "cuEventCreate", dev.name, what);
+          res->gpuEventContexts[event] = dev.ctx;
+        }
+        detail::cudaCheck(cuda->cuEventRecord(res->gpuEvents[event], gpuStream),
+                          "cuEventRecord", dev.name, what);
+      }));
+    } else {
+      stream(ctx, device, which).enqueue(gpuTask(ctx, [=, &dev] {
+        res->events.wait(event);
+        detail::CUevent ev = res->gpuEvents.at(event);
+        if (!ev)
+          return;
+        if (dev.ctx) {
+          cuda->cuCtxSetCurrent(dev.ctx);
+          detail::cudaCheck(cuda->cuStreamWaitEvent(gpuStream, ev, 0),
+                            "cuStreamWaitEvent", dev.name, what);
+        } else {
+          cuda->cuCtxSetCurrent(res->gpuEventContexts[event]);
+          detail::cudaCheck(cuda->cuEventSynchronize(ev), "cuEventSynchronize",
+                            dev.name, what);
+        }
+      }));
+    }
+    return;
+  }
   Stream::Task t{kind};
   t.ctx = ctx;
   t.event = event;
@@ -538,16 +758,24 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
     plans.push_back(std::move(pd));
   }
   detail::MachineGpus machine;
+  std::string noCuda;
+  const detail::CudaApi *cuda = nullptr;
   if (anyGpu || options.plan.rfind("cuda:", 0) == 0) {
     const GpuInventory &gpus = visible_gpus();
     machine.count = static_cast<int>(gpus.gpus.size());
     machine.status = gpus.status;
+    cuda = detail::cudaApi(noCuda);
+    machine.drivable = cuda != nullptr;
+    if (!cuda && machine.count > 0)
+      machine.status += "; " + noCuda;
   }
-  machine.drivable = false; // the CUDA backend is not finished (issue 5)
   detail::PlanChoice choice =
       detail::choosePlan(plans, options.plan, machine, where);
   impl->plan = &impl->desc->plans[choice.plan];
   impl->physicalGpus = choice.physical;
+  for (int physical : choice.physical)
+    if (physical >= 0)
+      impl->cuda = cuda;
   impl->planName = impl->plan->name;
 
   impl->bindWeights(options);
@@ -588,6 +816,14 @@ void Model::Impl::setUpDevices() {
     DeviceState &state = devices[d];
     state.name = plan->devices[d];
     state.weights.assign(numWeights, nullptr);
+    if (physicalGpus[d] >= 0) {
+      state.physical = physicalGpus[d];
+      std::string what = "plan '" + planName + "'";
+      detail::cudaCheck(cuda->cuDeviceGet(&state.gpu, state.physical),
+                        "cuDeviceGet", state.name, what);
+      detail::cudaCheck(cuda->cuDevicePrimaryCtxRetain(&state.ctx, state.gpu),
+                        "cuDevicePrimaryCtxRetain", state.name, what);
+    }
     for (uint32_t w = 0; w < numWeights; ++w) {
       bool resident = plan->weight_devices
                           ? plan->weight_devices[d * numWeights + w] != 0
@@ -598,8 +834,19 @@ void Model::Impl::setUpDevices() {
         state.weights[w] = weights[w];
         continue;
       }
-      // A simulated device holds its own copy, made once at load.
       const modelc_weight_desc &desc_w = desc->weights[w];
+      if (state.ctx) {
+        // Uploaded once at load.
+        std::string what = "weight '" + std::string(desc_w.name) + "'";
+        detail::CUdeviceptr ptr = gpuAlloc(state, desc_w.nbytes, what);
+        state.gpuWeights.push_back(ptr);
+        detail::cudaCheck(cuda->cuMemcpyHtoD(ptr, weights[w], desc_w.nbytes),
+                          "cuMemcpyHtoD", state.name, what);
+        state.weights[w] =
+            reinterpret_cast<const void *>(static_cast<uintptr_t>(ptr));
+        continue;
+      }
+      // A simulated device holds its own copy, made once at load.
       state.ownedWeights.push_back(Tensor::copy_of(
           weights[w],
           std::vector<int64_t>(desc_w.shape, desc_w.shape + desc_w.rank),
@@ -758,12 +1005,30 @@ void Model::run_into(const std::string &entry,
   if (impl.multiDevice) {
     // The entry function enqueues; the run ends when the run's own streams
     // have drained.
-    resources->events.reset(impl.plan->num_events ? impl.plan->num_events[index]
-                                                  : 0);
+    std::size_t numEvents =
+        impl.plan->num_events ? impl.plan->num_events[index] : 0;
+    resources->events.reset(numEvents);
+    if (impl.cuda) {
+      resources->gpuEvents.resize(numEvents, nullptr);
+      resources->gpuEventContexts.resize(numEvents, nullptr);
+    }
     status = impl.plan->run[index](&ctx);
     for (std::size_t d = 0; d < resources->compute.size(); ++d) {
       resources->compute[d]->drain();
       resources->copy[d]->drain();
+    }
+    // Then the GPUs: the run ends when their streams have finished.
+    for (std::size_t d = 0; d < resources->gpus.size(); ++d) {
+      RunResources::Gpu &g = resources->gpus[d];
+      if (!g.ctx)
+        continue;
+      impl.cuda->cuCtxSetCurrent(g.ctx);
+      for (detail::CUstream s : {g.compute, g.copy})
+        if (detail::CUresult rc = impl.cuda->cuStreamSynchronize(s))
+          runtimeReportError(
+              &ctx, ("cuStreamSynchronize failed on " + impl.devices[d].name +
+                     " at the end of the run: " + detail::cudaErrorName(rc))
+                        .c_str());
     }
   } else {
     status = impl.plan->run[index](&ctx);

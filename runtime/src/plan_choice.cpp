@@ -92,8 +92,9 @@ PlanChoice finish(const std::vector<PlanDevices> &plans, size_t index,
   }
   if (!hostOnly(plan) && !gpus.drivable)
     throw Error(where + ": plan '" + plan.name +
-                "' needs CUDA devices, which this runtime cannot drive yet "
-                "(the CUDA backend is not finished; run the 'cpu' plan)");
+                "' needs CUDA devices, which the runtime cannot drive on this "
+                "machine (" +
+                gpus.status + ")");
   return choice;
 }
 

@@ -15,7 +15,7 @@ struct PlanDevices {
 struct MachineGpus {
   int count = 0;
   std::string status;    // why there are none, for messages
-  bool drivable = false; // the runtime can run CUDA plans
+  bool drivable = false; // the driver has every call the cuda device needs
 };
 
 struct PlanChoice {

@@ -2,6 +2,7 @@
 #include "streams.hpp"
 
 #include <cstring>
+#include <exception>
 
 namespace modelc {
 
@@ -73,6 +74,13 @@ void Stream::run() {
       break;
     case Task::Wait:
       task.events->wait(task.event);
+      break;
+    case Task::Call:
+      try {
+        task.call();
+      } catch (const std::exception &e) {
+        task.onError(e.what());
+      }
       break;
     }
     lock.lock();

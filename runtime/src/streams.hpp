@@ -12,7 +12,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -35,7 +37,7 @@ private:
 class Stream {
 public:
   struct Task {
-    enum Kind { Launch, Copy, Record, Wait } kind;
+    enum Kind { Launch, Copy, Record, Wait, Call } kind;
     modelc_run_ctx *ctx = nullptr;
     modelc_task_fn task = nullptr;
     void *dst = nullptr;
@@ -43,6 +45,9 @@ public:
     uint64_t bytes = 0;
     uint32_t event = 0;
     EventSet *events = nullptr;
+    /// Call: work of a GPU device (a driver call); errors go to `onError`.
+    std::function<void()> call;
+    std::function<void(const std::string &)> onError;
   };
 
   Stream();

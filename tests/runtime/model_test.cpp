@@ -32,6 +32,14 @@ using modelc::DType;
 using modelc::Model;
 using modelc::Tensor;
 
+// GPUs here come from the stand-in driver (fixtures/fakecuda): set before
+// any test looks for GPUs (the runtime probes once per process).
+static const bool kFakeDriver = [] {
+  setenv("MODELC_CUDA_DRIVER", MODELC_FIXTURE_DIR "/fakecuda/libcuda.so.1", 1);
+  setenv("FAKE_CUDA_GPUS", "2", 1);
+  return true;
+}();
+
 namespace {
 
 std::string fixture(const std::string &name) {
@@ -292,6 +300,36 @@ TEST(Plans, SimulatedPlanRunsFromManyThreadsAndMatchesTheCpuPlan) {
         Tensor y = sim.run("forward", {inputs[t]})[0];
         if (!sameData(y, expected[t]))
           ++mismatches;
+      }
+    });
+  for (auto &t : threads)
+    t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(Plans, GpuPlansOnTheStandInDriverRunFromManyThreads) {
+  ASSERT_TRUE(kFakeDriver);
+  ASSERT_EQ(modelc::visible_gpus().gpus.size(), 2u);
+  Model model = Model::load(fixture("cuda_plan.so"));
+  EXPECT_EQ(model.plan(), "cuda2"); // the most GPUs this machine has
+  modelc::LoadOptions options;
+  options.plan = "cuda1";
+  Model one = Model::load(fixture("cuda_plan.so"), options);
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 25; ++r) {
+        Tensor x = Tensor::zeros({4}, DType::F32);
+        for (int i = 0; i < 4; ++i)
+          x.mutable_data_as<float>()[i] = float(t * 100 + r * 4 + i);
+        for (const Model *m : {&model, &one}) {
+          std::vector<Tensor> out = m->run("main", {x});
+          for (int i = 0; i < 4; ++i)
+            if (out[0].data_as<float>()[i] != x.data_as<float>()[i] ||
+                out[1].data_as<float>()[i] != float(10 * (i + 1)))
+              ++mismatches;
+        }
       }
     });
   for (auto &t : threads)

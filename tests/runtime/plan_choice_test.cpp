@@ -115,11 +115,11 @@ TEST(PlanChoice, BadRequests) {
             std::string::npos);
 }
 
-TEST(PlanChoice, CudaPlansRefusedUntilTheBackendExists) {
+TEST(PlanChoice, CudaPlansRefusedWhereTheDriverCannotRunThem) {
+  // e.g. a driver that lacks a call the cuda device needs.
   EXPECT_EQ(errorOf(kPlans, "h200", gpus(1, /*drivable=*/false)),
-            "model m.so: plan 'h200' needs CUDA devices, which this runtime "
-            "cannot drive yet (the CUDA backend is not finished; run the "
-            "'cpu' plan)");
+            "model m.so: plan 'h200' needs CUDA devices, which the runtime "
+            "cannot drive on this machine (1 GPUs)");
 }
 
 TEST(PlanChoice, UnknownDeviceInAPlan) {
