@@ -8,10 +8,13 @@
 #   2. Every kit model's plans: the CPU plan matches the outputs saved (and
 #      checked against the reference interpreter) where the kit was packed,
 #      and its latency over 20 runs.
-#   3. The baseline: PyTorch eager latency of the benchmark models on the
+#   3. The runtime's cuda device on the real driver: a hand-made model's
+#      copy-only GPU plans against its CPU plan.
+#   4. The baseline: PyTorch eager latency of the benchmark models on the
 #      GPU, f32 and f16, when python3 has torch (bench/torch_eager.py).
-# What it does not check yet: CUDA plans, multi-GPU runs, concurrent runs,
-# CUDA-graph replay, and modelc's side of the PyTorch comparison. The CUDA backend (issue 5)
+# What it does not check yet: models on GPUs (no GPU kernels yet), multi-GPU
+# model runs, concurrent runs, CUDA-graph replay, and modelc's side of the
+# PyTorch comparison. The CUDA backend (issue 5)
 # is not built; the table says so on every model's cuda row, and the last
 # line says the check is incomplete.
 #
@@ -57,8 +60,29 @@ while read -r name seed rtol atol outputs; do
     rows+=("$name|cpu|FAIL|see $log")
     failed=1
   fi
-  rows+=("$name|cuda:0|NOT RUN|the CUDA backend is not built yet (issue 5)")
+  rows+=("$name|cuda:0|NOT RUN|no GPU kernels yet: modelc builds no cuda plan (issue 5)")
 done < "$KIT/models/manifest.txt"
+
+# The runtime's cuda device on the real driver: the hand-made model's
+# copy-only GPU plans (host -> GPU -> host, a weight uploaded at load; with
+# two GPUs also GPU -> GPU) must give what its CPU plan gives.
+fixture="$KIT/models/cuda_plan.so.fixture"
+if [[ -f $fixture ]] && (( gpus >= 1 )); then
+  cp "$fixture" "$LIBS/cuda_plan.so"
+  "$RUN" "$LIBS/cuda_plan.so" --plan cpu --random-inputs --seed 7 \
+    --output y="$LIBS/y.npy" --output w="$LIBS/w.npy" > "$LOG/cuda_device.txt" 2>&1
+  plansToRun=(cuda1)
+  (( gpus >= 2 )) && plansToRun+=(cuda2)
+  for plan in "${plansToRun[@]}"; do
+    if "$RUN" "$LIBS/cuda_plan.so" --plan "$plan" --random-inputs --seed 7 \
+         --expect y="$LIBS/y.npy" --expect w="$LIBS/w.npy" --bench 100 >> "$LOG/cuda_device.txt" 2>&1; then
+      rows+=("cuda device|$plan|OK|copies, events, weight upload; $(sed -n 's/^bench: .*median \([0-9.]* ms\).*/median \1 per run/p' "$LOG/cuda_device.txt" | tail -1)")
+    else
+      rows+=("cuda device|$plan|FAIL|see $LOG/cuda_device.txt")
+      failed=1
+    fi
+  done
+fi
 
 # The baseline CUDA plans are to meet: PyTorch eager on the same GPU
 # (bench/torch_eager.py: the benchmark models, CUDA-event timing).
@@ -89,7 +113,7 @@ fi
   if (( failed )); then
     echo "RESULT: FAIL"
   else
-    echo "RESULT: PASS for GPU discovery and CPU plans; INCOMPLETE: no CUDA plan exists yet (issue 5)"
+    echo "RESULT: PASS for GPU discovery, CPU plans and the cuda device; INCOMPLETE: no GPU kernels yet, so no model runs on the GPU (issue 5)"
   fi
 } | tee "$LOG/summary.txt"
 exit "$failed"

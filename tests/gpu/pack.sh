@@ -59,5 +59,9 @@ mlp 1 1e-4 1e-5
 cnn 2 1e-4 1e-5
 transformer 3 1e-3 1e-5
 MODELS
+# The hand-made model whose GPU plans only copy (tests/runtime/fixtures/
+# cuda_plan.c): it checks the runtime's cuda device on a real GPU before
+# kernels exist.
+cp "$BUILD/tests/fixtures/cuda_plan.so" "$KIT/models/cuda_plan.so.fixture"
 du -sh "$KIT"
 echo "pack.sh: kit ready in $KIT ($(wc -l < "$manifest") models)"
