@@ -1,5 +1,6 @@
 # lit configuration of the modelc test suite.
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -24,3 +25,7 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.modelc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["modelc", "modelc-opt", "modelc-run", "modelc-run-lite"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# nvcc: tests of GPU code that must compile where the CUDA toolkit exists.
+if shutil.which("nvcc") or os.access("/usr/local/cuda/bin/nvcc", os.X_OK):
+    config.available_features.add("nvcc")

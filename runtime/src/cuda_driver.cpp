@@ -187,6 +187,10 @@ const CudaApi *cudaApi(std::string &why) {
     resolve(h, "cuEventDestroy_v2", api.cuEventDestroy, missing);
     resolve(h, "cuEventRecord", api.cuEventRecord, missing);
     resolve(h, "cuEventSynchronize", api.cuEventSynchronize, missing);
+    resolve(h, "cuModuleLoadData", api.cuModuleLoadData, missing);
+    resolve(h, "cuModuleGetFunction", api.cuModuleGetFunction, missing);
+    resolve(h, "cuModuleUnload", api.cuModuleUnload, missing);
+    resolve(h, "cuLaunchKernel", api.cuLaunchKernel, missing);
     if (!missing.empty())
       missing = "the CUDA driver " + inv.driver_library + " lacks " + missing;
   });

@@ -16,6 +16,8 @@ using CUcontext = struct CUctx_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
 using CUdeviceptr = unsigned long long;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
 
 /// The driver calls that running a plan on GPUs needs (resolved on first
 /// need from the library probeGpus opened).
@@ -41,6 +43,12 @@ struct CudaApi {
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void **, void **);
 };
 
 /// The driver API for plans on GPUs, or null with `why` set (no driver, or

@@ -189,6 +189,8 @@ struct Model::Impl {
     detail::CUdevice gpu = 0;
     detail::CUcontext ctx = nullptr;
     std::vector<detail::CUdeviceptr> gpuWeights;
+    detail::CUmodule module = nullptr;          // the model's GPU code
+    std::vector<detail::CUfunction> kernels;    // per kernel name
     std::vector<const void *> weights; // per weight of the table, or null
     std::vector<Tensor> ownedWeights;  // copies resident on a sim device
   };
@@ -207,6 +209,8 @@ struct Model::Impl {
       cuda->cuCtxSetCurrent(d.ctx);
       for (detail::CUdeviceptr p : d.gpuWeights)
         cuda->cuMemFree(p);
+      if (d.module)
+        cuda->cuModuleUnload(d.module);
       cuda->cuDevicePrimaryCtxRelease(d.gpu);
     }
   }
@@ -418,23 +422,6 @@ static Stream &stream(modelc_run_ctx *ctx, uint32_t device, int kind) {
   return *streams.at(device);
 }
 
-static void runtimeLaunch(modelc_run_ctx *ctx, uint32_t device,
-                          modelc_task_fn task) {
-  auto *state = static_cast<RunState *>(ctx->runtime);
-  const Model::Impl::DeviceState &d = state->impl->devices.at(device);
-  if (d.ctx) {
-    std::string message = "a task on " + d.name +
-                          " needs GPU kernels, which this runtime cannot run "
-                          "yet (the CUDA backend is not finished)";
-    runtimeReportError(ctx, message.c_str());
-    return;
-  }
-  Stream::Task t{Stream::Task::Launch};
-  t.ctx = ctx;
-  t.task = task;
-  stream(ctx, device, MODELC_STREAM_COMPUTE).enqueue(t);
-}
-
 /// A task of a GPU device for a host stream: `work` issues driver calls; an
 /// error is reported for the run.
 static Stream::Task gpuTask(modelc_run_ctx *ctx, std::function<void()> work) {
@@ -445,6 +432,60 @@ static Stream::Task gpuTask(modelc_run_ctx *ctx, std::function<void()> work) {
     runtimeReportError(ctx, message.c_str());
   };
   return t;
+}
+
+static void runtimeLaunch(modelc_run_ctx *ctx, uint32_t device,
+                          modelc_task_fn task) {
+  auto *state = static_cast<RunState *>(ctx->runtime);
+  const Model::Impl::DeviceState &d = state->impl->devices.at(device);
+  if (d.ctx) {
+    // On the device's host worker, with its context current: the task
+    // issues kernels (launch_kernel) onto the device's compute stream.
+    const detail::CudaApi *cuda = state->impl->cuda;
+    stream(ctx, device, MODELC_STREAM_COMPUTE)
+        .enqueue(gpuTask(ctx, [=, &d] {
+          cuda->cuCtxSetCurrent(d.ctx);
+          task(ctx); // errors arrive through report_error
+        }));
+    return;
+  }
+  Stream::Task t{Stream::Task::Launch};
+  t.ctx = ctx;
+  t.task = task;
+  stream(ctx, device, MODELC_STREAM_COMPUTE).enqueue(t);
+}
+
+static void runtimeLaunchKernel(modelc_run_ctx *ctx, uint32_t device,
+                                uint32_t kernel, const uint32_t grid[3],
+                                const uint32_t block[3], uint32_t sharedBytes,
+                                void **args) {
+  auto *state = static_cast<RunState *>(ctx->runtime);
+  const Model::Impl &impl = *state->impl;
+  if (device >= impl.devices.size() || !impl.devices[device].ctx) {
+    runtimeReportError(ctx, ("launch_kernel on device #" +
+                             std::to_string(device) + ", which is not a GPU")
+                                .c_str());
+    return;
+  }
+  const Model::Impl::DeviceState &d = impl.devices[device];
+  if (kernel >= d.kernels.size()) {
+    runtimeReportError(ctx, ("launch_kernel of kernel #" +
+                             std::to_string(kernel) + " on " + d.name +
+                             ": the model has " +
+                             std::to_string(d.kernels.size()) + " kernels")
+                                .c_str());
+    return;
+  }
+  detail::CUresult rc = impl.cuda->cuLaunchKernel(
+      d.kernels[kernel], grid[0], grid[1], grid[2], block[0], block[1],
+      block[2], sharedBytes, state->resources->gpus[device].compute, args,
+      nullptr);
+  if (rc != 0)
+    runtimeReportError(
+        ctx, ("cuLaunchKernel failed on " + d.name + " (kernel '" +
+              impl.desc->kernel_names[kernel] +
+              "'): " + detail::cudaErrorName(rc))
+                 .c_str());
 }
 
 static void runtimeCopy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
@@ -642,6 +683,12 @@ void Model::Impl::checkDescriptor() {
     if (!w.name || !validDType(w.dtype) || (w.rank && !w.shape))
       throw Error(where + ": malformed weight #" + std::to_string(i));
   }
+  if ((desc->gpu_image && !desc->gpu_image_size) ||
+      (desc->num_kernels && (!desc->kernel_names || !desc->gpu_image)))
+    throw Error(where + ": malformed GPU code table");
+  for (uint32_t k = 0; k < desc->num_kernels; ++k)
+    if (!desc->kernel_names[k])
+      throw Error(where + ": malformed GPU kernel #" + std::to_string(k));
   if (desc->num_plans == 0 || !desc->plans)
     throw Error(where + " has no plans");
   for (uint32_t i = 0; i < desc->num_plans; ++i) {
@@ -799,6 +846,7 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   impl->api.record = runtimeRecord;
   impl->api.wait = runtimeWait;
   impl->api.check = runtimeCheck;
+  impl->api.launch_kernel = runtimeLaunchKernel;
   impl->freeResources.resize(impl->entries.size());
   impl->setUpDevices();
 
@@ -823,6 +871,21 @@ void Model::Impl::setUpDevices() {
                         "cuDeviceGet", state.name, what);
       detail::cudaCheck(cuda->cuDevicePrimaryCtxRetain(&state.ctx, state.gpu),
                         "cuDevicePrimaryCtxRetain", state.name, what);
+      if (desc->gpu_image) {
+        cuda->cuCtxSetCurrent(state.ctx);
+        detail::cudaCheck(cuda->cuModuleLoadData(&state.module, desc->gpu_image),
+                          "cuModuleLoadData", state.name,
+                          "the model's GPU code, " + what);
+        for (uint32_t k = 0; k < desc->num_kernels; ++k) {
+          detail::CUfunction fn = nullptr;
+          detail::cudaCheck(
+              cuda->cuModuleGetFunction(&fn, state.module,
+                                        desc->kernel_names[k]),
+              "cuModuleGetFunction", state.name,
+              "kernel '" + std::string(desc->kernel_names[k]) + "'");
+          state.kernels.push_back(fn);
+        }
+      }
     }
     for (uint32_t w = 0; w < numWeights; ++w) {
       bool resident = plan->weight_devices

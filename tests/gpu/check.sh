@@ -9,7 +9,8 @@
 #      checked against the reference interpreter) where the kit was packed,
 #      and its latency over 20 runs.
 #   3. The runtime's cuda device on the real driver: a hand-made model's
-#      copy-only GPU plans against its CPU plan.
+#      GPU plans (copies; with a fatbin packed, a kernel launch) against its
+#      CPU plan.
 #   4. The baseline: PyTorch eager latency of the benchmark models on the
 #      GPU, f32 and f16, when python3 has torch (bench/torch_eager.py).
 # What it does not check yet: models on GPUs (no GPU kernels yet), multi-GPU
@@ -73,10 +74,13 @@ if [[ -f $fixture ]] && (( gpus >= 1 )); then
     --output y="$LIBS/y.npy" --output w="$LIBS/w.npy" > "$LOG/cuda_device.txt" 2>&1
   plansToRun=(cuda1)
   (( gpus >= 2 )) && plansToRun+=(cuda2)
+  [[ -f $KIT/models/cuda_plan.has-kernels ]] && plansToRun+=(kernel)
   for plan in "${plansToRun[@]}"; do
     if "$RUN" "$LIBS/cuda_plan.so" --plan "$plan" --random-inputs --seed 7 \
          --expect y="$LIBS/y.npy" --expect w="$LIBS/w.npy" --bench 100 >> "$LOG/cuda_device.txt" 2>&1; then
-      rows+=("cuda device|$plan|OK|copies, events, weight upload; $(sed -n 's/^bench: .*median \([0-9.]* ms\).*/median \1 per run/p' "$LOG/cuda_device.txt" | tail -1)")
+      what="copies, events, weight upload"
+      [[ $plan == kernel ]] && what="a fatbin kernel via launch_kernel"
+      rows+=("cuda device|$plan|OK|$what; $(sed -n 's/^bench: .*median \([0-9.]* ms\).*/median \1 per run/p' "$LOG/cuda_device.txt" | tail -1)")
     else
       rows+=("cuda device|$plan|FAIL|see $LOG/cuda_device.txt")
       failed=1

@@ -59,9 +59,15 @@ mlp 1 1e-4 1e-5
 cnn 2 1e-4 1e-5
 transformer 3 1e-3 1e-5
 MODELS
-# The hand-made model whose GPU plans only copy (tests/runtime/fixtures/
-# cuda_plan.c): it checks the runtime's cuda device on a real GPU before
-# kernels exist.
-cp "$BUILD/tests/fixtures/cuda_plan.so" "$KIT/models/cuda_plan.so.fixture"
+# The hand-made GPU model (tests/runtime/fixtures/cuda_plan.c): it checks
+# the runtime's cuda device on a real GPU before modelc generates kernels.
+# Where nvcc built it, with a real fatbin of copy_kernel.cu (its "kernel"
+# plan launches it); else without GPU code (copy-only plans).
+if [[ -f $BUILD/tests/fixtures/cuda_plan_fatbin.so ]]; then
+  cp "$BUILD/tests/fixtures/cuda_plan_fatbin.so" "$KIT/models/cuda_plan.so.fixture"
+  touch "$KIT/models/cuda_plan.has-kernels"
+else
+  cp "$BUILD/tests/fixtures/cuda_plan_nocode.so" "$KIT/models/cuda_plan.so.fixture"
+fi
 du -sh "$KIT"
 echo "pack.sh: kit ready in $KIT ($(wc -l < "$manifest") models)"

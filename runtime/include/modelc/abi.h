@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 1u
+#define MODELC_ABI_VERSION 2u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -110,6 +110,16 @@ typedef struct modelc_runtime_api {
    * the runtime reports an error unless that memory belongs to `device`. */
   void (*check)(struct modelc_run_ctx *ctx, uint32_t device, const void *ptr,
                 uint64_t bytes, const char *what);
+
+  /* GPU devices (ABI 2). A task launched on a GPU device runs on the host
+   * and issues kernels; it must not touch the device's memory itself.
+   * Issues kernel `kernel` (an index into the descriptor's kernel_names) on
+   * `device`'s compute stream, now, from within such a task: args points to
+   * the kernel's arguments as for cuLaunchKernel (read during the call). */
+  void (*launch_kernel)(struct modelc_run_ctx *ctx, uint32_t device,
+                        uint32_t kernel, const uint32_t grid[3],
+                        const uint32_t block[3], uint32_t shared_bytes,
+                        void **args);
 } modelc_runtime_api;
 
 /* What one run of an entry point sees. */
@@ -164,6 +174,12 @@ typedef struct modelc_model_desc {
   const char *external_weights; /* safetensors path when not embedded */
   uint32_t num_plans;
   const modelc_plan_desc *plans;
+  /* GPU code (ABI 2): a CUDA module image (a fatbin) loaded on every GPU of
+   * the chosen plan, and the names of its kernels; NULL/0 when none. */
+  const unsigned char *gpu_image;
+  uint64_t gpu_image_size;
+  uint32_t num_kernels;
+  const char *const *kernel_names;
 } modelc_model_desc;
 
 typedef const modelc_model_desc *(*modelc_model_fn)(void);
