@@ -189,10 +189,10 @@ struct Model::Impl {
     detail::CUdevice gpu = 0;
     detail::CUcontext ctx = nullptr;
     std::vector<detail::CUdeviceptr> gpuWeights;
-    detail::CUmodule module = nullptr;          // the model's GPU code
-    std::vector<detail::CUfunction> kernels;    // per kernel name
-    std::vector<const void *> weights; // per weight of the table, or null
-    std::vector<Tensor> ownedWeights;  // copies resident on a sim device
+    detail::CUmodule module = nullptr;       // the model's GPU code
+    std::vector<detail::CUfunction> kernels; // per kernel name
+    std::vector<const void *> weights;       // per weight of the table, or null
+    std::vector<Tensor> ownedWeights;        // copies resident on a sim device
   };
   std::vector<DeviceState> devices;
   std::vector<const void *const *> deviceWeightTables;
@@ -442,11 +442,10 @@ static void runtimeLaunch(modelc_run_ctx *ctx, uint32_t device,
     // On the device's host worker, with its context current: the task
     // issues kernels (launch_kernel) onto the device's compute stream.
     const detail::CudaApi *cuda = state->impl->cuda;
-    stream(ctx, device, MODELC_STREAM_COMPUTE)
-        .enqueue(gpuTask(ctx, [=, &d] {
-          cuda->cuCtxSetCurrent(d.ctx);
-          task(ctx); // errors arrive through report_error
-        }));
+    stream(ctx, device, MODELC_STREAM_COMPUTE).enqueue(gpuTask(ctx, [=, &d] {
+      cuda->cuCtxSetCurrent(d.ctx);
+      task(ctx); // errors arrive through report_error
+    }));
     return;
   }
   Stream::Task t{Stream::Task::Launch};
@@ -469,11 +468,11 @@ static void runtimeLaunchKernel(modelc_run_ctx *ctx, uint32_t device,
   }
   const Model::Impl::DeviceState &d = impl.devices[device];
   if (kernel >= d.kernels.size()) {
-    runtimeReportError(ctx, ("launch_kernel of kernel #" +
-                             std::to_string(kernel) + " on " + d.name +
-                             ": the model has " +
-                             std::to_string(d.kernels.size()) + " kernels")
-                                .c_str());
+    runtimeReportError(ctx,
+                       ("launch_kernel of kernel #" + std::to_string(kernel) +
+                        " on " + d.name + ": the model has " +
+                        std::to_string(d.kernels.size()) + " kernels")
+                           .c_str());
     return;
   }
   detail::CUresult rc = impl.cuda->cuLaunchKernel(
@@ -481,11 +480,10 @@ static void runtimeLaunchKernel(modelc_run_ctx *ctx, uint32_t device,
       block[2], sharedBytes, state->resources->gpus[device].compute, args,
       nullptr);
   if (rc != 0)
-    runtimeReportError(
-        ctx, ("cuLaunchKernel failed on " + d.name + " (kernel '" +
-              impl.desc->kernel_names[kernel] +
-              "'): " + detail::cudaErrorName(rc))
-                 .c_str());
+    runtimeReportError(ctx, ("cuLaunchKernel failed on " + d.name +
+                             " (kernel '" + impl.desc->kernel_names[kernel] +
+                             "'): " + detail::cudaErrorName(rc))
+                                .c_str());
 }
 
 static void runtimeCopy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
@@ -873,16 +871,16 @@ void Model::Impl::setUpDevices() {
                         "cuDevicePrimaryCtxRetain", state.name, what);
       if (desc->gpu_image) {
         cuda->cuCtxSetCurrent(state.ctx);
-        detail::cudaCheck(cuda->cuModuleLoadData(&state.module, desc->gpu_image),
-                          "cuModuleLoadData", state.name,
-                          "the model's GPU code, " + what);
+        detail::cudaCheck(
+            cuda->cuModuleLoadData(&state.module, desc->gpu_image),
+            "cuModuleLoadData", state.name, "the model's GPU code, " + what);
         for (uint32_t k = 0; k < desc->num_kernels; ++k) {
           detail::CUfunction fn = nullptr;
-          detail::cudaCheck(
-              cuda->cuModuleGetFunction(&fn, state.module,
-                                        desc->kernel_names[k]),
-              "cuModuleGetFunction", state.name,
-              "kernel '" + std::string(desc->kernel_names[k]) + "'");
+          detail::cudaCheck(cuda->cuModuleGetFunction(&fn, state.module,
+                                                      desc->kernel_names[k]),
+                            "cuModuleGetFunction", state.name,
+                            "kernel '" + std::string(desc->kernel_names[k]) +
+                                "'");
           state.kernels.push_back(fn);
         }
       }
