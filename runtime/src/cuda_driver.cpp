@@ -187,6 +187,8 @@ const CudaApi *cudaApi(std::string &why) {
     resolve(h, "cuEventDestroy_v2", api.cuEventDestroy, missing);
     resolve(h, "cuEventRecord", api.cuEventRecord, missing);
     resolve(h, "cuEventSynchronize", api.cuEventSynchronize, missing);
+    resolve(h, "cuDeviceCanAccessPeer", api.cuDeviceCanAccessPeer, missing);
+    resolve(h, "cuCtxEnablePeerAccess", api.cuCtxEnablePeerAccess, missing);
     resolve(h, "cuModuleLoadData", api.cuModuleLoadData, missing);
     resolve(h, "cuModuleGetFunction", api.cuModuleGetFunction, missing);
     resolve(h, "cuModuleUnload", api.cuModuleUnload, missing);

@@ -917,6 +917,23 @@ void Model::Impl::setUpDevices() {
   }
   for (DeviceState &state : devices)
     deviceWeightTables.push_back(state.weights.data());
+  // Direct copies between the plan's GPUs where the hardware allows them
+  // (NVLink or PCIe peer access); elsewhere the driver stages through the
+  // host.
+  for (DeviceState &a : devices)
+    for (DeviceState &b : devices) {
+      if (!a.ctx || !b.ctx || a.physical == b.physical)
+        continue;
+      int can = 0;
+      if (cuda->cuDeviceCanAccessPeer(&can, a.gpu, b.gpu) != 0 || !can)
+        continue;
+      cuda->cuCtxSetCurrent(a.ctx);
+      detail::CUresult rc = cuda->cuCtxEnablePeerAccess(b.ctx, 0);
+      if (rc != 0 && rc != 704 /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */)
+        detail::cudaCheck(rc, "cuCtxEnablePeerAccess", a.name,
+                          "peer access to " + b.name + ", plan '" + planName +
+                              "'");
+    }
 }
 
 int Model::Impl::ownerOf(const RunState &state, const modelc_run_ctx &ctx,
