@@ -1086,8 +1086,12 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
         check(src, input, "device.transfer (source)");
         check(dst, result, "device.transfer (destination)");
       }
+      std::string what = "device.transfer";
+      if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+        what += " (line " + std::to_string(loc.getLine()) + ")";
       host << "  api->copy(ctx, " << dst << ", " << name(result) << ", " << src
-           << ", " << name(input) << ", " << valueBytes(result) << "ULL);\n"
+           << ", " << name(input) << ", " << valueBytes(result) << "ULL, "
+           << cString(what) << ");\n"
            << "  api->record(ctx, " << dst << ", MODELC_STREAM_COPY, "
            << *eventOf(result) << ");\n";
       continue;

@@ -487,7 +487,8 @@ static void runtimeLaunchKernel(modelc_run_ctx *ctx, uint32_t device,
 }
 
 static void runtimeCopy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
-                        uint32_t srcDevice, const void *src, uint64_t bytes) {
+                        uint32_t srcDevice, const void *src, uint64_t bytes,
+                        const char *op) {
   auto *state = static_cast<RunState *>(ctx->runtime);
   const Model::Impl &impl = *state->impl;
   const Model::Impl::DeviceState &to = impl.devices.at(dstDevice);
@@ -501,7 +502,8 @@ static void runtimeCopy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
     auto d = [](const void *p) {
       return static_cast<detail::CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
     };
-    std::string what = "a copy of " + std::to_string(bytes) + " bytes from " +
+    std::string what = (op ? std::string(op) + ": " : std::string()) +
+                       "a copy of " + std::to_string(bytes) + " bytes from " +
                        from.name + " to " + to.name;
     stream(ctx, dstDevice, MODELC_STREAM_COPY)
         .enqueue(gpuTask(ctx, [=, &to, &from] {

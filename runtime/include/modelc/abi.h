@@ -82,9 +82,12 @@ typedef struct modelc_runtime_api {
   void (*launch)(struct modelc_run_ctx *ctx, uint32_t device,
                  modelc_task_fn task);
   /* Copies `bytes` from `src` (memory of `src_device`) to `dst` (memory of
-   * `dst_device`) on the destination's copy stream. */
+   * `dst_device`) on the destination's copy stream. `what` names the
+   * transfer for error messages (e.g. "device.transfer (line 12)"), or is
+   * NULL. */
   void (*copy)(struct modelc_run_ctx *ctx, uint32_t dst_device, void *dst,
-               uint32_t src_device, const void *src, uint64_t bytes);
+               uint32_t src_device, const void *src, uint64_t bytes,
+               const char *what);
   /* Marks `event` done when the stream reaches this point. */
   void (*record)(struct modelc_run_ctx *ctx, uint32_t device, int stream,
                  uint32_t event);
