@@ -179,7 +179,8 @@ struct Model::Impl {
   std::vector<std::vector<std::unique_ptr<RunResources>>> freeResources;
   std::mutex resourceMutex;
 
-  // Multi-device plans: streams and resident weights per device.
+  // Multi-device plans: per device its resident weights (and, for a GPU, its
+  // context and the model's kernels); streams belong to the runs.
   bool multiDevice = false;
   struct DeviceState {
     std::string name;
