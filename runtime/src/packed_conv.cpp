@@ -1,51 +1,13 @@
 // packed_conv.cpp - 2-D convolutions through oneDNN with weights packed once.
 #include "packed_conv.hpp"
 
+#include "dnnl_util.hpp"
+
 namespace modelc {
-namespace {
 
-bool ok(dnnl_status_t status, const char *what, std::string &error) {
-  if (status == dnnl_success)
-    return true;
-  error = std::string("oneDNN ") + what + " failed (status " +
-          std::to_string(static_cast<int>(status)) + ")";
-  return false;
-}
-
-/// A primitive description with a user-provided scratchpad (so that runs
-/// from several threads may execute the primitive at once).
-bool createPd(dnnl_primitive_desc_t *pd, const void *opDesc,
-              dnnl_engine_t engine, std::string &error) {
-  dnnl_primitive_attr_t attr;
-  if (!ok(dnnl_primitive_attr_create(&attr), "primitive attributes", error))
-    return false;
-  dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-  dnnl_status_t status =
-      dnnl_primitive_desc_create(pd, opDesc, attr, engine, nullptr);
-  dnnl_primitive_attr_destroy(attr);
-  return ok(status, "primitive description", error);
-}
-
-bool createReorder(dnnl_primitive_t *primitive, dnnl_memory_desc_t *scratch,
-                   const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
-                   dnnl_engine_t engine, std::string &error) {
-  dnnl_primitive_attr_t attr;
-  if (!ok(dnnl_primitive_attr_create(&attr), "primitive attributes", error))
-    return false;
-  dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-  dnnl_primitive_desc_t pd;
-  dnnl_status_t status =
-      dnnl_reorder_primitive_desc_create(&pd, from, engine, to, engine, attr);
-  dnnl_primitive_attr_destroy(attr);
-  if (!ok(status, "reorder description", error))
-    return false;
-  *scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-  status = dnnl_primitive_create(primitive, pd);
-  dnnl_primitive_desc_destroy(pd);
-  return ok(status, "reorder", error);
-}
-
-} // namespace
+using dnnl::createPd;
+using dnnl::createReorder;
+using dnnl::ok;
 
 PackedConvSite::~PackedConvSite() {
   for (dnnl_primitive_t p : {conv, reorderIn, reorderOut})
@@ -145,35 +107,11 @@ PackedConvSite *PackedConvCache::site(uint32_t id, const float *w, bool hasBias,
   site->dst = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
   site->convScratch =
       *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-  const dnnl_memory_desc_t *packedDesc =
-      dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-  dnnl_memory_t plainWeight = nullptr;
-  dnnl_primitive_t weightReorder = nullptr;
-  dnnl_memory_desc_t weightScratch;
-  dnnl_memory_t weightScratchMem = nullptr;
-  dnnl_stream_t stream = nullptr;
   good = ok(dnnl_primitive_create(&site->conv, pd), "convolution", error) &&
-         ok(dnnl_memory_create(&site->packedWeight, packedDesc, engine_,
-                               DNNL_MEMORY_ALLOCATE),
-            "packed weight", error) &&
-         ok(dnnl_memory_create(&plainWeight, &weightPlain, engine_,
-                               const_cast<float *>(w)),
-            "weight memory", error) &&
-         createReorder(&weightReorder, &weightScratch, &weightPlain, packedDesc,
-                       engine_, error) &&
-         ok(dnnl_memory_create(&weightScratchMem, &weightScratch, engine_,
-                               DNNL_MEMORY_ALLOCATE),
-            "scratchpad", error) &&
-         ok(dnnl_stream_create(&stream, engine_, dnnl_stream_default_flags),
-            "stream", error);
-  if (good) {
-    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, plainWeight},
-                              {DNNL_ARG_TO, site->packedWeight},
-                              {DNNL_ARG_SCRATCHPAD, weightScratchMem}};
-    good = ok(dnnl_primitive_execute(weightReorder, stream, 3, args),
-              "weight reorder", error) &&
-           ok(dnnl_stream_wait(stream), "stream wait", error);
-  }
+         dnnl::packWeight(
+             w, &weightPlain,
+             dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
+             engine_, &site->packedWeight, error);
   // Input and output reorders, when the convolution chose blocked layouts.
   if (good && !dnnl_memory_desc_equal(&site->src, &site->plainSrc))
     good = createReorder(&site->reorderIn, &site->inScratch, &site->plainSrc,
@@ -181,13 +119,6 @@ PackedConvSite *PackedConvCache::site(uint32_t id, const float *w, bool hasBias,
   if (good && !dnnl_memory_desc_equal(&site->dst, &site->plainDst))
     good = createReorder(&site->reorderOut, &site->outScratch, &site->dst,
                          &site->plainDst, engine_, error);
-  for (dnnl_memory_t m : {plainWeight, weightScratchMem})
-    if (m)
-      dnnl_memory_destroy(m);
-  if (weightReorder)
-    dnnl_primitive_destroy(weightReorder);
-  if (stream)
-    dnnl_stream_destroy(stream);
   dnnl_primitive_desc_destroy(pd);
   if (!good)
     return nullptr;

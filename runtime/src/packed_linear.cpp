@@ -1,20 +1,13 @@
 // packed_linear.cpp - y = x * W^T + b with W pre-packed once (oneDNN matmul).
 #include "packed_linear.hpp"
 
+#include "dnnl_util.hpp"
+
 #include <string>
 
 namespace modelc {
-namespace {
 
-bool ok(dnnl_status_t status, const char *what, std::string &error) {
-  if (status == dnnl_success)
-    return true;
-  error = std::string("oneDNN ") + what + " failed (status " +
-          std::to_string(static_cast<int>(status)) + ")";
-  return false;
-}
-
-} // namespace
+using dnnl::ok;
 
 PackedLinearSite::~PackedLinearSite() {
   if (primitive)
@@ -80,56 +73,17 @@ PackedLinearSite *PackedLinearCache::site(uint32_t id, const float *w,
                                 hasBias ? &site->bias : nullptr, &site->dst),
           "matmul description", error))
     return nullptr;
-  // Each run passes its own scratchpad, so that runs from several threads
-  // can execute the same primitive at once.
-  dnnl_primitive_attr_t attr;
-  if (!ok(dnnl_primitive_attr_create(&attr), "primitive attributes", error))
-    return nullptr;
-  dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
   dnnl_primitive_desc_t pd;
-  dnnl_status_t created =
-      dnnl_primitive_desc_create(&pd, &desc, attr, engine_, nullptr);
-  dnnl_primitive_attr_destroy(attr);
-  if (!ok(created, "matmul primitive description", error))
+  if (!dnnl::createPd(&pd, &desc, engine_, error))
     return nullptr;
   site->scratchpad =
       *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-  const dnnl_memory_desc_t *packedDesc =
-      dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-  dnnl_memory_t plain = nullptr;
-  dnnl_primitive_desc_t reorderPd = nullptr;
-  dnnl_primitive_t reorder = nullptr;
-  dnnl_stream_t stream = nullptr;
-  bool good =
-      ok(dnnl_primitive_create(&site->primitive, pd), "matmul primitive",
-         error) &&
-      ok(dnnl_memory_create(&site->packedWeight, packedDesc, engine_,
-                            DNNL_MEMORY_ALLOCATE),
-         "packed weight", error) &&
-      ok(dnnl_memory_create(&plain, &weightPlain, engine_,
-                            const_cast<float *>(w)),
-         "weight memory", error) &&
-      ok(dnnl_reorder_primitive_desc_create(&reorderPd, &weightPlain, engine_,
-                                            packedDesc, engine_, nullptr),
-         "weight reorder description", error) &&
-      ok(dnnl_primitive_create(&reorder, reorderPd), "weight reorder", error) &&
-      ok(dnnl_stream_create(&stream, engine_, dnnl_stream_default_flags),
-         "stream", error);
-  if (good) {
-    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, plain},
-                              {DNNL_ARG_TO, site->packedWeight}};
-    good = ok(dnnl_primitive_execute(reorder, stream, 2, args), "reorder",
-              error) &&
-           ok(dnnl_stream_wait(stream), "stream wait", error);
-  }
-  if (stream)
-    dnnl_stream_destroy(stream);
-  if (reorder)
-    dnnl_primitive_destroy(reorder);
-  if (reorderPd)
-    dnnl_primitive_desc_destroy(reorderPd);
-  if (plain)
-    dnnl_memory_destroy(plain);
+  bool good = ok(dnnl_primitive_create(&site->primitive, pd),
+                 "matmul primitive", error) &&
+              dnnl::packWeight(
+                  w, &weightPlain,
+                  dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
+                  engine_, &site->packedWeight, error);
   dnnl_primitive_desc_destroy(pd);
   if (!good)
     return nullptr;
