@@ -20,6 +20,29 @@ using modelc::graph::valueBytes;
 
 namespace {
 
+/// Opens `path` for writing; an error names the file.
+std::unique_ptr<llvm::raw_fd_ostream> openOutput(StringRef path) {
+  std::error_code ec;
+  auto os =
+      std::make_unique<llvm::raw_fd_ostream>(path, ec, llvm::sys::fs::OF_None);
+  if (!ec)
+    return os;
+  llvm::errs() << "modelc: error: cannot write '" << path
+               << "': " << ec.message() << "\n";
+  return nullptr;
+}
+
+/// Closes `os`; a write error (a full disk, say) names the file.
+LogicalResult closeOutput(llvm::raw_fd_ostream &os, StringRef path) {
+  os.close();
+  if (!os.has_error())
+    return success();
+  llvm::errs() << "modelc: error: cannot write '" << path
+               << "': " << os.error().message() << "\n";
+  os.clear_error();
+  return failure();
+}
+
 const char *safetensorsName(Type type) {
   if (type.isF32())
     return "F32";
@@ -225,13 +248,10 @@ WeightSet modelc::randomWeights(ModuleOp module, uint64_t seed) {
 FailureOr<std::vector<WeightSlot>>
 modelc::writeWeightBlob(const WeightSet &weights, StringRef path,
                         uint64_t &totalBytes) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec) {
-    llvm::errs() << "modelc: error: cannot write '" << path
-                 << "': " << ec.message() << "\n";
+  std::unique_ptr<llvm::raw_fd_ostream> out = openOutput(path);
+  if (!out)
     return failure();
-  }
+  llvm::raw_fd_ostream &os = *out;
   std::vector<WeightSlot> slots;
   uint64_t offset = 0;
   for (const WeightSet::Weight &w : weights.weights) {
@@ -242,13 +262,8 @@ modelc::writeWeightBlob(const WeightSet &weights, StringRef path,
     offset = aligned + w.nbytes;
   }
   totalBytes = offset;
-  os.close();
-  if (os.has_error()) {
-    llvm::errs() << "modelc: error: cannot write '" << path
-                 << "': " << os.error().message() << "\n";
-    os.clear_error();
+  if (failed(closeOutput(os, path)))
     return failure();
-  }
   return slots;
 }
 
@@ -269,23 +284,15 @@ LogicalResult modelc::writeSafetensors(const WeightSet &weights,
   std::string text;
   llvm::raw_string_ostream(text) << llvm::json::Value(std::move(header));
   text.append((8 - text.size() % 8) % 8, ' ');
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec) {
-    llvm::errs() << "modelc: error: cannot write '" << path
-                 << "': " << ec.message() << "\n";
+  std::unique_ptr<llvm::raw_fd_ostream> out = openOutput(path);
+  if (!out)
     return failure();
-  }
+  llvm::raw_fd_ostream &os = *out;
   uint64_t size = text.size();
   for (int i = 0; i < 8; ++i)
     os << static_cast<char>((size >> (8 * i)) & 0xff);
   os << text;
   for (const WeightSet::Weight &w : weights.weights)
     os.write(reinterpret_cast<const char *>(w.data), w.nbytes);
-  os.close();
-  if (os.has_error()) {
-    os.clear_error();
-    return failure();
-  }
-  return success();
+  return closeOutput(os, path);
 }

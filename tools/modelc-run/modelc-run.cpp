@@ -261,17 +261,21 @@ bool compareOutput(const Options &o, const char *label, const std::string &name,
   return bad == 0;
 }
 
+/// The index of `entry`'s output `name`; an error names the entry otherwise.
+size_t outputIndex(const modelc::EntryInfo &entry, const std::string &name) {
+  for (size_t k = 0; k < entry.outputs.size(); ++k)
+    if (entry.outputs[k].name == name)
+      return k;
+  throw modelc::Error("entry point '" + entry.name + "' has no output '" +
+                      name + "'");
+}
+
 /// Compares outputs with saved .npy files (--expect).
 bool compareWithFiles(const Options &o, const modelc::EntryInfo &entry,
                       const std::vector<modelc::Tensor> &outputs) {
   bool ok = true;
   for (const auto &[name, path] : o.expect) {
-    auto it = std::find_if(entry.outputs.begin(), entry.outputs.end(),
-                           [&](const auto &info) { return info.name == name; });
-    if (it == entry.outputs.end())
-      throw modelc::Error("entry point '" + entry.name + "' has no output '" +
-                          name + "'");
-    const modelc::Tensor &got = outputs[it - entry.outputs.begin()];
+    const modelc::Tensor &got = outputs[outputIndex(entry, name)];
     modelc::Tensor want = modelc::read_npy(path);
     if (want.shape() != got.shape())
       throw modelc::Error("--expect " + name + ": " + path + " holds " +
@@ -424,12 +428,7 @@ int run(const Options &o) {
   for (size_t k = 0; k < outputs.size(); ++k)
     summarize(entry.outputs[k].name, outputs[k]);
   for (const auto &[name, path] : o.outputs) {
-    auto it = std::find_if(entry.outputs.begin(), entry.outputs.end(),
-                           [&](const auto &info) { return info.name == name; });
-    if (it == entry.outputs.end())
-      throw modelc::Error("entry point '" + entry.name + "' has no output '" +
-                          name + "'");
-    modelc::write_npy(path, outputs[it - entry.outputs.begin()]);
+    modelc::write_npy(path, outputs[outputIndex(entry, name)]);
   }
 
   if (o.bench > 0) {

@@ -444,7 +444,7 @@ int runDriver(const std::string &flags) {
     if (!randomWeights.getNumOccurrences() && weightsPath.empty())
       return fail("--save-weights needs --weights or --random-weights");
     if (failed(modelc::writeSafetensors(weights, saveWeights)))
-      return fail("cannot write '" + saveWeights + "'");
+      return 1; // the error names the file and the reason
   }
 
   // Where the generated files go.
