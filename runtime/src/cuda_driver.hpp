@@ -64,6 +64,15 @@ std::string cudaErrorName(CUresult code);
 void cudaCheck(CUresult rc, const char *call, const std::string &device,
                const std::string &what);
 
+/// As cudaCheck, for the run path: `what()` makes the message only when the
+/// call failed.
+template <typename What>
+void cudaCheckLazy(CUresult rc, const char *call, const std::string &device,
+                   const What &what) {
+  if (rc != 0)
+    cudaCheck(rc, call, device, what());
+}
+
 /// The GPUs this process sees, probed once: dlopen of the driver
 /// (MODELC_CUDA_DRIVER names the library file, else "libcuda.so.1"), cuInit,
 /// then per device its name, memory and compute capability. The driver

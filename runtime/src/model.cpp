@@ -503,36 +503,40 @@ static void runtimeCopy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
     auto d = [](const void *p) {
       return static_cast<detail::CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
     };
-    std::string what = (op ? std::string(op) + ": " : std::string()) +
-                       "a copy of " + std::to_string(bytes) + " bytes from " +
-                       from.name + " to " + to.name;
+    // The message is made only when a call fails.
+    auto what = [=, &to, &from] {
+      return (op ? std::string(op) + ": " : std::string()) + "a copy of " +
+             std::to_string(bytes) + " bytes from " + from.name + " to " +
+             to.name;
+    };
     stream(ctx, dstDevice, MODELC_STREAM_COPY)
         .enqueue(gpuTask(ctx, [=, &to, &from] {
           if (to.ctx && from.ctx && dstDevice == srcDevice) {
             cuda->cuCtxSetCurrent(to.ctx);
-            detail::cudaCheck(
+            detail::cudaCheckLazy(
                 cuda->cuMemcpyDtoDAsync(d(dst), d(src), bytes,
                                         res->gpus[dstDevice].copy),
                 "cuMemcpyDtoDAsync", to.name, what);
           } else if (to.ctx && from.ctx) {
             cuda->cuCtxSetCurrent(to.ctx);
-            detail::cudaCheck(
+            detail::cudaCheckLazy(
                 cuda->cuMemcpyPeerAsync(d(dst), to.ctx, d(src), from.ctx, bytes,
                                         res->gpus[dstDevice].copy),
                 "cuMemcpyPeerAsync", to.name, what);
           } else if (to.ctx) {
             cuda->cuCtxSetCurrent(to.ctx);
-            detail::cudaCheck(
+            detail::cudaCheckLazy(
                 cuda->cuMemcpyHtoDAsync(d(dst), src, bytes,
                                         res->gpus[dstDevice].copy),
                 "cuMemcpyHtoDAsync", to.name, what);
           } else {
             detail::CUstream s = res->gpus[srcDevice].copy;
             cuda->cuCtxSetCurrent(from.ctx);
-            detail::cudaCheck(cuda->cuMemcpyDtoHAsync(dst, d(src), bytes, s),
-                              "cuMemcpyDtoHAsync", from.name, what);
-            detail::cudaCheck(cuda->cuStreamSynchronize(s),
-                              "cuStreamSynchronize", from.name, what);
+            detail::cudaCheckLazy(
+                cuda->cuMemcpyDtoHAsync(dst, d(src), bytes, s),
+                "cuMemcpyDtoHAsync", from.name, what);
+            detail::cudaCheckLazy(cuda->cuStreamSynchronize(s),
+                                  "cuStreamSynchronize", from.name, what);
           }
         }));
     return;
@@ -562,7 +566,7 @@ static void enqueueEvent(modelc_run_ctx *ctx, uint32_t device, int which,
         dev.ctx ? (which == MODELC_STREAM_COPY ? res->gpus[device].copy
                                                : res->gpus[device].compute)
                 : nullptr;
-    std::string what = "event " + std::to_string(event);
+    auto what = [event] { return "event " + std::to_string(event); };
     if (kind == Stream::Task::Record) {
       stream(ctx, device, which).enqueue(gpuTask(ctx, [=, &dev] {
         struct Issued { // the host event is set even when a call fails
@@ -574,13 +578,14 @@ static void enqueueEvent(modelc_run_ctx *ctx, uint32_t device, int which,
           return;
         cuda->cuCtxSetCurrent(dev.ctx);
         if (!res->gpuEvents.at(event)) {
-          detail::cudaCheck(cuda->cuEventCreate(&res->gpuEvents[event],
-                                                2 /* DISABLE_TIMING */),
-                            "cuEventCreate", dev.name, what);
+          detail::cudaCheckLazy(cuda->cuEventCreate(&res->gpuEvents[event],
+                                                    2 /* DISABLE_TIMING */),
+                                "cuEventCreate", dev.name, what);
           res->gpuEventContexts[event] = dev.ctx;
         }
-        detail::cudaCheck(cuda->cuEventRecord(res->gpuEvents[event], gpuStream),
-                          "cuEventRecord", dev.name, what);
+        detail::cudaCheckLazy(
+            cuda->cuEventRecord(res->gpuEvents[event], gpuStream),
+            "cuEventRecord", dev.name, what);
       }));
     } else {
       stream(ctx, device, which).enqueue(gpuTask(ctx, [=, &dev] {
@@ -590,12 +595,12 @@ static void enqueueEvent(modelc_run_ctx *ctx, uint32_t device, int which,
           return;
         if (dev.ctx) {
           cuda->cuCtxSetCurrent(dev.ctx);
-          detail::cudaCheck(cuda->cuStreamWaitEvent(gpuStream, ev, 0),
-                            "cuStreamWaitEvent", dev.name, what);
+          detail::cudaCheckLazy(cuda->cuStreamWaitEvent(gpuStream, ev, 0),
+                                "cuStreamWaitEvent", dev.name, what);
         } else {
           cuda->cuCtxSetCurrent(res->gpuEventContexts[event]);
-          detail::cudaCheck(cuda->cuEventSynchronize(ev), "cuEventSynchronize",
-                            dev.name, what);
+          detail::cudaCheckLazy(cuda->cuEventSynchronize(ev),
+                                "cuEventSynchronize", dev.name, what);
         }
       }));
     }
