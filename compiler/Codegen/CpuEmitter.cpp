@@ -646,9 +646,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
         ArrayRef<int64_t> x = shapeOf(softmax.getInput());
         int64_t rank = x.size();
-        int64_t axis = static_cast<int64_t>(softmax.getAxis());
-        if (axis < 0)
-          axis += rank;
+        int64_t axis = graph::normalizeAxis(softmax.getAxis(), rank);
         os << "  modelc_cpu::softmax(ctx, " << in(0) << ", " << out() << ", "
            << product(x.take_front(axis)) << ", " << x[axis] << ", "
            << product(x.drop_front(axis + 1)) << ", "
@@ -657,9 +655,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       })
       .Case([&](LayerNormOp norm) {
         ArrayRef<int64_t> x = shapeOf(norm.getInput());
-        int64_t axis = static_cast<int64_t>(norm.getAxis());
-        if (axis < 0)
-          axis += x.size();
+        int64_t axis = graph::normalizeAxis(norm.getAxis(), x.size());
         os << "  modelc_cpu::layer_norm(ctx, " << in(0) << ", "
            << nullable(norm.getScale()) << ", " << nullable(norm.getBias())
            << ", " << out() << ", " << product(x.take_front(axis)) << ", "
@@ -748,9 +744,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       })
       .Case([&](ConcatOp concat) {
         ArrayRef<int64_t> y = shapeOf(concat.getResult());
-        int64_t axis = static_cast<int64_t>(concat.getAxis());
-        if (axis < 0)
-          axis += y.size();
+        int64_t axis = graph::normalizeAxis(concat.getAxis(), y.size());
         int64_t outer = product(y.take_front(axis));
         int64_t yInner = product(y.drop_front(axis));
         int64_t offset = 0;
@@ -769,10 +763,9 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         SmallVector<int64_t> starts(x.size(), 0), steps(x.size(), 1);
         size_t count = slice.getStarts().size();
         for (size_t i = 0; i < count; ++i) {
-          int64_t axis =
-              slice.getAxes() ? (*slice.getAxes())[i] : static_cast<int64_t>(i);
-          if (axis < 0)
-            axis += x.size();
+          int64_t axis = graph::normalizeAxis(
+              slice.getAxes() ? (*slice.getAxes())[i] : static_cast<int64_t>(i),
+              x.size());
           int64_t start = slice.getStarts()[i];
           if (start < 0)
             start += x[axis];
@@ -787,9 +780,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       })
       .Case([&](GatherOp gather) {
         ArrayRef<int64_t> data = shapeOf(gather.getData());
-        int64_t axis = static_cast<int64_t>(gather.getAxis());
-        if (axis < 0)
-          axis += data.size();
+        int64_t axis = graph::normalizeAxis(gather.getAxis(), data.size());
         os << "  if (modelc_cpu::gather<" << typeName(gather.getData()) << ", "
            << typeName(gather.getIndices()) << ">(ctx, " << in(0) << ", "
            << in(1) << ", " << out() << ", " << product(data.take_front(axis))

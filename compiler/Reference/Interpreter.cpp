@@ -163,9 +163,6 @@ LogicalResult Interpreter::evaluate(Operation *op) {
     values[op->getResult(0)] = std::move(t);
     return success();
   };
-  auto axisOf = [](int64_t axis, size_t rank) {
-    return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
-  };
   auto product = [](const Shape &s, size_t begin, size_t end) {
     int64_t p = 1;
     for (size_t d = begin; d < end; ++d)
@@ -347,7 +344,7 @@ LogicalResult Interpreter::evaluate(Operation *op) {
       // Normalization.
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
         const RefTensor &x = get(softmax.getInput());
-        int64_t axis = axisOf(softmax.getAxis(), x.shape.size());
+        int64_t axis = graph::normalizeAxis(softmax.getAxis(), x.shape.size());
         int64_t len = x.shape[axis];
         int64_t inner = product(x.shape, axis + 1, x.shape.size());
         int64_t outer = product(x.shape, 0, axis);
@@ -370,7 +367,7 @@ LogicalResult Interpreter::evaluate(Operation *op) {
       })
       .Case([&](LayerNormOp norm) {
         const RefTensor &x = get(norm.getInput());
-        int64_t axis = axisOf(norm.getAxis(), x.shape.size());
+        int64_t axis = graph::normalizeAxis(norm.getAxis(), x.shape.size());
         int64_t cols = product(x.shape, axis, x.shape.size());
         int64_t rows = x.numel() / std::max<int64_t>(cols, 1);
         double eps = norm.getEpsilon().convertToDouble();
@@ -510,7 +507,7 @@ LogicalResult Interpreter::evaluate(Operation *op) {
       })
       .Case([&](ConcatOp concat) {
         Shape out = shapeOf(concat.getResult());
-        int64_t axis = axisOf(concat.getAxis(), out.size());
+        int64_t axis = graph::normalizeAxis(concat.getAxis(), out.size());
         RefTensor y = make(out);
         for (int64_t i = 0; i < y.numel(); ++i) {
           Shape c = coordsOf(i, out);
@@ -534,9 +531,10 @@ LogicalResult Interpreter::evaluate(Operation *op) {
         Shape out = shapeOf(slice.getResult());
         Shape starts(x.shape.size(), 0), steps(x.shape.size(), 1);
         for (size_t i = 0; i < slice.getStarts().size(); ++i) {
-          int64_t axis = slice.getAxes()
-                             ? axisOf((*slice.getAxes())[i], x.shape.size())
-                             : static_cast<int64_t>(i);
+          int64_t axis =
+              slice.getAxes()
+                  ? graph::normalizeAxis((*slice.getAxes())[i], x.shape.size())
+                  : static_cast<int64_t>(i);
           int64_t start = slice.getStarts()[i];
           if (start < 0)
             start += x.shape[axis];
@@ -557,7 +555,8 @@ LogicalResult Interpreter::evaluate(Operation *op) {
       .Case([&](GatherOp gather) -> LogicalResult {
         const RefTensor &data = get(gather.getData());
         const RefTensor &indices = get(gather.getIndices());
-        int64_t axis = axisOf(gather.getAxis(), data.shape.size());
+        int64_t axis =
+            graph::normalizeAxis(gather.getAxis(), data.shape.size());
         Shape out = shapeOf(gather.getResult());
         Shape strides = stridesOf(data.shape);
         size_t ir = indices.shape.size();
@@ -592,7 +591,7 @@ LogicalResult Interpreter::evaluate(Operation *op) {
         std::vector<bool> reduced(rank, !reduce.getAxes().has_value());
         if (auto axes = reduce.getAxes())
           for (int64_t a : *axes)
-            reduced[axisOf(a, rank)] = true;
+            reduced[graph::normalizeAxis(a, rank)] = true;
         // Accumulate into the keepdims shape, then take the declared shape.
         Shape kept = x.shape;
         for (size_t d = 0; d < rank; ++d)

@@ -55,6 +55,12 @@ uint64_t elementBytes(mlir::Type type);
 /// Bytes of a tensor value's data.
 uint64_t valueBytes(mlir::Value value);
 
+/// An axis attribute in [-rank, rank) (as the verifiers accept it) made
+/// non-negative.
+inline int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
 /// True for the element types graph tensors may have.
 bool isSupportedElementType(mlir::Type type);
 

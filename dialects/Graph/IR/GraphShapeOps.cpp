@@ -311,10 +311,9 @@ std::optional<int64_t> modelc::graph::getViewOffset(Operation *op) {
   // The start along `first`, clamped as the op defines it.
   int64_t start = 0;
   for (size_t i = 0; i < slice.getStarts().size(); ++i) {
-    int64_t axis =
-        slice.getAxes() ? (*slice.getAxes())[i] : static_cast<int64_t>(i);
-    if (axis < 0)
-      axis += rank;
+    int64_t axis = normalizeAxis(slice.getAxes() ? (*slice.getAxes())[i]
+                                                 : static_cast<int64_t>(i),
+                                 rank);
     if (axis != first)
       continue;
     start = slice.getStarts()[i];
