@@ -10,6 +10,7 @@
 #include "safetensors.hpp"
 #include "streams.hpp"
 
+#include <algorithm>
 #include <cblas.h>
 #include <cstdlib>
 #include <cstring>
@@ -162,9 +163,6 @@ struct Model::Impl {
   std::shared_ptr<Library> library;
   const modelc_model_desc *desc = nullptr;
   const modelc_plan_desc *plan = nullptr;
-  /// Per device of the plan: the visible GPU it runs on; -1 for the host and
-  /// simulated devices.
-  std::vector<int> physicalGpus;
   std::string planName, compilerVersion, compilerFlags;
   std::vector<EntryInfo> entries;
   std::vector<const void *> weights;
@@ -295,7 +293,8 @@ struct Model::Impl {
     freeResources[entry].push_back(std::move(resources));
   }
 
-  void setUpDevices();
+  /// `physical`: per device of the plan, the visible GPU it runs on, or -1.
+  void setUpDevices(const std::vector<int> &physical);
   /// The device of the plan that owns [ptr, ptr + bytes) during `state`'s
   /// run, or -1.
   int ownerOf(const RunState &state, const modelc_run_ctx &ctx, const void *ptr,
@@ -825,10 +824,9 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   detail::PlanChoice choice =
       detail::choosePlan(plans, options.plan, machine, where);
   impl->plan = &impl->desc->plans[choice.plan];
-  impl->physicalGpus = choice.physical;
-  for (int physical : choice.physical)
-    if (physical >= 0)
-      impl->cuda = cuda;
+  if (std::any_of(choice.physical.begin(), choice.physical.end(),
+                  [](int gpu) { return gpu >= 0; }))
+    impl->cuda = cuda;
   impl->planName = impl->plan->name;
 
   impl->bindWeights(options);
@@ -854,14 +852,14 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   impl->api.check = runtimeCheck;
   impl->api.launch_kernel = runtimeLaunchKernel;
   impl->freeResources.resize(impl->entries.size());
-  impl->setUpDevices();
+  impl->setUpDevices(choice.physical);
 
   Model model;
   model.impl_ = std::move(impl);
   return model;
 }
 
-void Model::Impl::setUpDevices() {
+void Model::Impl::setUpDevices(const std::vector<int> &physical) {
   uint32_t count = plan->num_devices;
   multiDevice = count > 1 || std::strcmp(plan->devices[0], "cpu") != 0;
   uint32_t numWeights = desc->num_weights;
@@ -870,8 +868,8 @@ void Model::Impl::setUpDevices() {
     DeviceState &state = devices[d];
     state.name = plan->devices[d];
     state.weights.assign(numWeights, nullptr);
-    if (physicalGpus[d] >= 0) {
-      state.physical = physicalGpus[d];
+    if (physical[d] >= 0) {
+      state.physical = physical[d];
       std::string what = "plan '" + planName + "'";
       detail::cudaCheck(cuda->cuDeviceGet(&state.gpu, state.physical),
                         "cuDeviceGet", state.name, what);
