@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/CpuEmitter.h"
+#include "compiler/Codegen/EmitHelpers.h"
+#include "compiler/Codegen/GpuEmitter.h"
 #include "compiler/Codegen/MemoryPlan.h"
 #include "dialects/Device/IR/DeviceOps.h"
 #include "dialects/Graph/IR/GraphOps.h"
@@ -23,6 +25,7 @@
 using namespace mlir;
 using namespace modelc;
 using namespace modelc::graph;
+using namespace modelc::codegen;
 
 unsigned modelc::abiDTypeCode(Type type) {
   // Keep in sync with MODELC_DTYPE_* in runtime/include/modelc/abi.h.
@@ -51,102 +54,6 @@ std::string modelc::boundaryName(Operation *op, bool isResult, unsigned index) {
 
 namespace {
 
-bool isHalf(Type type) { return type.isF16() || type.isBF16(); }
-
-/// The C++ storage type of an element type.
-std::string cType(Type type) {
-  if (type.isF32())
-    return "float";
-  if (isHalf(type))
-    return "uint16_t";
-  if (type.isSignlessInteger(32))
-    return "int32_t";
-  if (type.isSignlessInteger(64))
-    return "int64_t";
-  if (type.isSignlessInteger(1))
-    return "uint8_t";
-  return "";
-}
-
-/// The C++ type elementwise code computes in: f16/bf16 compute in float.
-std::string computeType(Type type) {
-  return isHalf(type) ? "float" : cType(type);
-}
-
-/// `expr` (a stored element of `type`) as its compute type, and back.
-std::string loadElement(Type type, const std::string &expr) {
-  if (type.isF16())
-    return "modelc::f16_to_float(" + expr + ")";
-  if (type.isBF16())
-    return "modelc::bf16_to_float(" + expr + ")";
-  return expr;
-}
-std::string storeElement(Type type, const std::string &expr) {
-  if (type.isF16())
-    return "modelc::float_to_f16(" + expr + ")";
-  if (type.isBF16())
-    return "modelc::float_to_bf16(" + expr + ")";
-  return expr;
-}
-
-RankedTensorType tensorType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-std::string list(ArrayRef<int64_t> values) {
-  std::string text;
-  for (auto [i, v] : llvm::enumerate(values))
-    text += (i ? ", " : "") + std::to_string(v);
-  return text;
-}
-
-/// Row-major strides of `shape`.
-SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
-  return strides;
-}
-
-/// Strides to read an operand of shape `in` broadcast to `out` (right
-/// aligned), with stride 0 on broadcast dimensions.
-SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> in,
-                                      ArrayRef<int64_t> out) {
-  SmallVector<int64_t> inStrides = stridesOf(in);
-  SmallVector<int64_t> result(out.size(), 0);
-  size_t shift = out.size() - in.size();
-  for (size_t d = 0; d < in.size(); ++d)
-    result[d + shift] = in[d] == 1 ? 0 : inStrides[d];
-  return result;
-}
-
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t p = 1;
-  for (int64_t d : dims)
-    p *= d;
-  return p;
-}
-
-std::string floatLiteral(double value) {
-  if (std::isnan(value))
-    return "std::numeric_limits<float>::quiet_NaN()";
-  if (std::isinf(value))
-    return value > 0 ? "std::numeric_limits<float>::infinity()"
-                     : "-std::numeric_limits<float>::infinity()";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::format("%.9g", value);
-  if (text.find_first_of(".e") == std::string::npos)
-    text += ".0";
-  return text + "f";
-}
-
-bool isElementwise(Operation *op) {
-  return isa<NegOp, AbsOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp,
-             SigmoidOp, SiluOp, ErfOp, GeluOp, AddOp, SubOp, MulOp, DivOp,
-             MaxOp, MinOp, PowOp, CompareOp, SelectOp, CastOp>(op);
-}
-
 /// A view of its operand's memory (graph::getViewOffset): no code, no buffer.
 bool isAlias(Operation *op) { return getViewOffset(op).has_value(); }
 
@@ -172,74 +79,7 @@ bool isFloatKernel(Operation *op) {
              CrossEntropyOp>(op);
 }
 
-/// C++ for one element of an elementwise op, given its operands' element
-/// expressions.
-std::string elementExpression(Operation *op, ArrayRef<std::string> args) {
-  Type in = tensorType(op->getOperand(0)).getElementType();
-  bool isFloat = isa<FloatType>(in);
-  std::string zero = isFloat ? "0.0f" : cType(in) + "(0)";
-  (void)zero;
-  auto call = [&](StringRef fn) { return (fn + "(" + args[0] + ")").str(); };
-  return llvm::TypeSwitch<Operation *, std::string>(op)
-      .Case([&](NegOp) { return "(-" + args[0] + ")"; })
-      .Case([&](AbsOp) {
-        return isFloat ? call("std::fabs")
-                       : "(" + args[0] + " < 0 ? -" + args[0] + " : " +
-                             args[0] + ")";
-      })
-      .Case([&](ReluOp) { return "std::max(" + args[0] + ", " + zero + ")"; })
-      .Case([&](ExpOp) { return call("std::exp"); })
-      .Case([&](LogOp) { return call("std::log"); })
-      .Case([&](SqrtOp) { return call("std::sqrt"); })
-      .Case([&](RsqrtOp) { return "(1.0f / " + call("std::sqrt") + ")"; })
-      .Case([&](TanhOp) { return call("std::tanh"); })
-      .Case([&](SigmoidOp) { return call("modelc_cpu::sigmoid"); })
-      .Case([&](SiluOp) {
-        return "(" + args[0] + " * " + call("modelc_cpu::sigmoid") + ")";
-      })
-      .Case([&](ErfOp) { return call("std::erf"); })
-      .Case([&](GeluOp gelu) {
-        return call(gelu.getApproximate() == GeluApproximation::tanh
-                        ? "modelc_cpu::gelu_tanh"
-                        : "modelc_cpu::gelu_erf");
-      })
-      .Case([&](AddOp) { return "(" + args[0] + " + " + args[1] + ")"; })
-      .Case([&](SubOp) { return "(" + args[0] + " - " + args[1] + ")"; })
-      .Case([&](MulOp) { return "(" + args[0] + " * " + args[1] + ")"; })
-      .Case([&](DivOp) {
-        return isFloat
-                   ? "(" + args[0] + " / " + args[1] + ")"
-                   : "modelc_cpu::int_div(" + args[0] + ", " + args[1] + ")";
-      })
-      .Case([&](MaxOp) { return "std::max(" + args[0] + ", " + args[1] + ")"; })
-      .Case([&](MinOp) { return "std::min(" + args[0] + ", " + args[1] + ")"; })
-      .Case([&](PowOp) {
-        return (isFloat ? "std::pow(" : "modelc_cpu::int_pow(") + args[0] +
-               ", " + args[1] + ")";
-      })
-      .Case([&](CompareOp cmp) {
-        static const char *symbols[] = {"==", "!=", "<", "<=", ">", ">="};
-        return "static_cast<uint8_t>(" + args[0] + " " +
-               symbols[static_cast<int>(cmp.getPredicate())] + " " + args[1] +
-               ")";
-      })
-      .Case([&](SelectOp) {
-        return "(" + args[0] + " ? " + args[1] + " : " + args[2] + ")";
-      })
-      .Case([&](CastOp cast) {
-        Type to = cast.getDtype();
-        if (to.isSignlessInteger(1))
-          return "static_cast<uint8_t>(" + args[0] + " != 0)";
-        // A cast to f16/bf16 rounds even when the value stays in a register.
-        if (isHalf(to))
-          return loadElement(
-              to, storeElement(to, "static_cast<float>(" + args[0] + ")"));
-        return "static_cast<" + cType(to) + ">(" + args[0] + ")";
-      })
-      .Default([](Operation *) { return std::string(); });
-}
 
-std::string cString(StringRef text);
 
 /// One plan being emitted.
 struct PlanSpec {
@@ -248,6 +88,8 @@ struct PlanSpec {
   std::vector<std::string> devices; ///< devices[0] is the host
   bool multiDevice = false;
   bool checked = false;
+  /// Per device: a GPU (its ops become CUDA kernels).
+  std::vector<bool> gpu;
 };
 
 /// Emits one entry point of one plan.
@@ -255,9 +97,10 @@ class FunctionEmitter {
 public:
   FunctionEmitter(func::FuncOp function, unsigned index, const PlanSpec &plan,
                   const CpuEmitOptions &options, llvm::raw_ostream &os,
-                  llvm::raw_ostream &globals, unsigned &globalCounter)
+                  llvm::raw_ostream &globals, unsigned &globalCounter,
+                  GpuModule &gpuModule)
       : function(function), index(index), plan(plan), options(options), os(os),
-        globals(globals), globalCounter(globalCounter) {}
+        globals(globals), globalCounter(globalCounter), gpuModule(gpuModule) {}
 
   LogicalResult emit(CpuEmitReport::Entry &report);
 
@@ -300,6 +143,14 @@ private:
   llvm::raw_ostream &os;
   llvm::raw_ostream &globals;
   unsigned &globalCounter;
+  GpuModule &gpuModule;
+
+  bool onGpu(Operation *op) { return plan.gpu.size() && plan.gpu[deviceOf(op)]; }
+  /// Per GPU device with ops that check indices: its error word (an int in
+  /// its arena) and the host copy read after the run (in the host arena).
+  llvm::DenseMap<unsigned, std::pair<uint64_t, uint64_t>> errorWords;
+  /// Messages of the error codes, code i + 1 at [i].
+  std::vector<std::string> errorMessages;
 
   std::vector<Operation *> ops;
   llvm::DenseMap<Operation *, int64_t> position;
@@ -412,6 +263,12 @@ void FunctionEmitter::analyze() {
       requests[d].push_back({bytes, position[op], position[op]});
       owners[d].push_back({Value(), op});
     };
+    if (onGpu(op)) {
+      // Kernels read and write f16/bf16 directly: only conv2d's columns.
+      for (uint64_t bytes : gpuScratchBytes(op))
+        scratch(bytes);
+      continue;
+    }
     if (auto conv = dyn_cast<Conv2dOp>(op); conv && !usesRuntimeConv(conv)) {
       ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
       ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
@@ -428,6 +285,22 @@ void FunctionEmitter::analyze() {
     if (hasHalfResult(op))
       scratch(static_cast<uint64_t>(type.getNumElements()) * 4);
   }
+  // Error words: reserved for the whole run, on the GPU and on the host.
+  std::vector<bool> needsWord(numDevices, false);
+  for (Operation *op : ops)
+    if (op->getNumResults() && onGpu(op) && gpuOpChecksIndices(op))
+      needsWord[deviceOf(op)] = true;
+  std::vector<std::pair<unsigned, size_t>> wordRequests; // device, request
+  for (unsigned d = 0; d < numDevices; ++d) {
+    if (!needsWord[d])
+      continue;
+    wordRequests.push_back({d, requests[d].size()});
+    requests[d].push_back({16, 0, end});
+    owners[d].push_back({Value(), nullptr});
+    wordRequests.push_back({0, requests[0].size()});
+    requests[0].push_back({16, 0, end});
+    owners[0].push_back({Value(), nullptr});
+  }
   deviceArenaBytes.assign(numDevices, 0);
   for (unsigned d = 0; d < numDevices; ++d) {
     MemoryPlan memory = planMemory(requests[d]);
@@ -435,11 +308,20 @@ void FunctionEmitter::analyze() {
       if (owner.first) {
         offsets[owner.first] = memory.offsets[index];
         bufferDevice[owner.first] = d;
+      } else if (!owner.second) {
+        continue; // an error word, below
       } else {
         scratchOffsets[owner.second].push_back(memory.offsets[index]);
       }
     }
     deviceArenaBytes[d] = memory.peakBytes;
+    for (size_t i = 0; i < wordRequests.size(); i += 2) {
+      if (wordRequests[i].first == d)
+        errorWords[d].first = memory.offsets[wordRequests[i].second];
+      if (d == 0)
+        errorWords[wordRequests[i].first].second =
+            memory.offsets[wordRequests[i + 1].second];
+    }
   }
   arenaBytes = 0;
   for (uint64_t bytes : deviceArenaBytes)
@@ -1011,6 +893,23 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
        << plan.name << "': enqueues every task and copy.\n"
        << "int entry_" << prefix << "(modelc_run_ctx *ctx) {\n"
        << "  const modelc_runtime_api *api = ctx->api;\n";
+  // Error words of GPUs whose kernels check indices: cleared first.
+  for (auto &[d, word] : errorWords) {
+    unsigned kernel = gpuModule.addKernel(
+        {{"int *", "word"}},
+        "  if (blockIdx.x == 0 && threadIdx.x == 0)\n    *word = 0;\n", 32,
+        false);
+    std::string task =
+        "task_" + prefix + "_clear_error_word_" + std::to_string(d);
+    os << "int " << task << "(modelc_run_ctx *ctx) {\n"
+       << "  int *a0 = reinterpret_cast<int *>(ctx->arenas[" << d << "] + "
+       << word.first << ");\n  void *args[] = {&a0};\n"
+       << "  const uint32_t grid[3] = {1u, 1u, 1u}, block[3] = {32u, 1u, "
+          "1u};\n"
+       << "  ctx->api->launch_kernel(ctx, " << d << ", " << kernel
+       << ", grid, block, 0, args);\n  return 0;\n}\n\n";
+    host << "  api->launch(ctx, " << d << ", " << task << ");\n";
+  }
   std::set<std::pair<unsigned, unsigned>> waited; // (device, event)
   auto waitFor = [&](unsigned d, int stream, Value v) {
     std::optional<unsigned> e = eventOf(v);
@@ -1039,7 +938,31 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
   for (Operation *op : ops) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       std::string task = "task_" + prefix + "_outputs";
+      // The error words come back to the host before the outputs task.
+      for (auto &[d, word] : errorWords) {
+        unsigned done = numEvents++, copied = numEvents++;
+        host << "  api->record(ctx, " << d << ", MODELC_STREAM_COMPUTE, "
+             << done << ");\n"
+             << "  api->wait(ctx, 0, MODELC_STREAM_COPY, " << done << ");\n"
+             << "  api->copy(ctx, 0, ctx->arenas[0] + " << word.second << ", "
+             << d << ", ctx->arenas[" << d << "] + " << word.first
+             << ", 4, \"the error word of " << plan.devices[d] << "\");\n"
+             << "  api->record(ctx, 0, MODELC_STREAM_COPY, " << copied
+             << ");\n"
+             << "  api->wait(ctx, 0, MODELC_STREAM_COMPUTE, " << copied
+             << ");\n";
+      }
       os << "int " << task << "(modelc_run_ctx *ctx) {\n";
+      for (auto &[d, word] : errorWords) {
+        os << "  {\n    int code;\n    std::memcpy(&code, ctx->arenas[0] + "
+           << word.second << ", sizeof code);\n"
+           << "    static const char *const messages[] = {";
+        for (auto [i, m] : llvm::enumerate(errorMessages))
+          os << (i ? ", " : "") << cString(m);
+        os << "};\n    if (code > 0 && code <= " << errorMessages.size()
+           << ") {\n      ctx->api->report_error(ctx, messages[code - 1]);\n"
+           << "      return 1;\n    }\n  }\n";
+      }
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
         waitFor(0, 0, v);
         check(0, v, "return");
@@ -1112,11 +1035,34 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
     check(d, result, what);
     std::string task = "task_" + prefix + "_" + std::to_string(taskCounter++);
     os << "// " << what << " on " << plan.devices[d] << "\n"
-       << "int " << task << "(modelc_run_ctx *ctx) {\n"
-       << "  unsigned char *arena = ctx->arenas[" << d << "];\n"
-       << "  (void)arena;\n";
-    if (failed(emitWithConversions(op)))
-      return failure();
+       << "int " << task << "(modelc_run_ctx *ctx) {\n";
+    if (plan.gpu[d]) {
+      GpuOpContext context;
+      context.device = d;
+      context.pointer = [&](Value v) { return name(v); };
+      context.isFused = [&](Operation *o) { return inlined.contains(o); };
+      if (auto it = scratchOffsets.find(op); it != scratchOffsets.end())
+        context.scratch.assign(it->second.begin(), it->second.end());
+      if (gpuOpChecksIndices(op)) {
+        context.errorWord = "reinterpret_cast<int *>(ctx->arenas[" +
+                            std::to_string(d) + "] + " +
+                            std::to_string(errorWords.lookup(d).first) + ")";
+        errorMessages.push_back(
+            what + (isa<GatherOp>(op) ? ": an index is out of range"
+                                      : ": a target is out of range"));
+        context.errorCode = static_cast<int>(errorMessages.size());
+      }
+      context.gemmSites = &globalCounter;
+      context.allowTf32 = options.allowTf32;
+      if (failed(emitGpuOp(op, gpuModule, context, os)))
+        return failure();
+      ++kernelCalls;
+    } else {
+      os << "  unsigned char *arena = ctx->arenas[" << d << "];\n"
+         << "  (void)arena;\n";
+      if (failed(emitWithConversions(op)))
+        return failure();
+    }
     os << "  return 0;\n}\n\n";
     host << "  api->launch(ctx, " << d << ", " << task << ");\n";
     if (std::optional<unsigned> e = eventOf(result))
@@ -1127,19 +1073,6 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
   return success();
 }
 
-std::string cString(StringRef text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
 
 void emitTensorDescs(llvm::raw_ostream &os, StringRef prefix,
                      func::FuncOp function, bool results) {
@@ -1174,7 +1107,9 @@ LogicalResult modelc::emitCpuModel(ModuleOp module,
 
 LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
                                 const CpuEmitOptions &options,
-                                llvm::raw_ostream &out, CpuEmitReport *report) {
+                                llvm::raw_ostream &out, CpuEmitReport *report,
+                                GpuCode *gpu) {
+  GpuModule gpuModule;
   std::string globalsText, functionsText, plansText;
   llvm::raw_string_ostream globals(globalsText), functions(functionsText),
       plansOut(plansText);
@@ -1191,6 +1126,12 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
     plan.devices = planModule.devices;
     plan.multiDevice = plan.devices.size() > 1 || plan.devices.front() != "cpu";
     plan.checked = options.checked;
+    for (const std::string &device : plan.devices)
+      plan.gpu.push_back(StringRef(device).starts_with("cuda"));
+    if (llvm::is_contained(plan.gpu, true) && !gpu)
+      return ModuleOp(planModule.module).emitError(
+          "plan '" + plan.name +
+          "' has GPUs: its kernels need the CUDA build (emit with GpuCode)");
     ModuleOp planOps = planModule.module;
     SmallVector<func::FuncOp> functionsOfPlan(planOps.getOps<func::FuncOp>());
     std::vector<uint64_t> arenaBytes;
@@ -1200,7 +1141,7 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
       CpuEmitReport::Entry entry;
       entry.plan = plan.name;
       FunctionEmitter emitter(function, index, plan, options, functions,
-                              globals, globalCounter);
+                              globals, globalCounter, gpuModule);
       if (failed(emitter.emit(entry)))
         return failure();
       localReport.entries.push_back(entry);
@@ -1250,7 +1191,40 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
         << "    \".previous\\n\");\n"
         << "extern \"C\" const unsigned char modelc_weight_blob[];\n\n";
   }
+  bool hasGpuCode = !gpuModule.empty();
+  if (hasGpuCode) {
+    gpu->source = gpuModule.source(options.compilerVersion);
+    gpu->kernelNames = gpuModule.kernelNames();
+    if (!gpu->imagePath.empty())
+      out << "// The GPU code (a CUDA fatbin), embedded from " << gpu->imagePath
+          << ".\n"
+          << "asm(\".section .rodata.modelc_gpu,\\\"a\\\"\\n\"\n"
+          << "    \".balign 64\\n\"\n"
+          << "    \".hidden modelc_gpu_image\\n\"\n"
+          << "    \"modelc_gpu_image:\\n\"\n"
+          << "    \".incbin \\\"" << gpu->imagePath << "\\\"\\n\"\n"
+          << "    \".hidden modelc_gpu_image_end\\n\"\n"
+          << "    \"modelc_gpu_image_end:\\n\"\n"
+          << "    \".byte 0\\n\"\n"
+          << "    \".previous\\n\");\n"
+          << "extern \"C\" const unsigned char modelc_gpu_image[];\n"
+          << "extern \"C\" const unsigned char modelc_gpu_image_end[];\n\n";
+    else
+      out << "// The GPU kernels are host functions of this library (built "
+             "with\n// --cuda-emulation, for the test suite's stand-in "
+             "driver).\n"
+          << "extern \"C\" const unsigned char modelc_gpu_image[] =\n"
+          << "    \"modelc: GPU kernels emulated on the host\";\n"
+          << "extern \"C\" const unsigned char *const modelc_gpu_image_end =\n"
+          << "    modelc_gpu_image + sizeof modelc_gpu_image;\n\n";
+  }
   out << "namespace {\n\n" << globalsText << "\n" << functionsText;
+  if (hasGpuCode) {
+    out << "const char *const kernel_names[] = {";
+    for (auto [i, n] : llvm::enumerate(gpuModule.kernelNames()))
+      out << (i ? ", " : "") << cString(n);
+    out << "};\n";
+  }
 
   // Descriptor tables.
   for (auto [index, function] : llvm::enumerate(entries)) {
@@ -1304,8 +1278,13 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
               ? std::string("nullptr")
               : cString(options.externalWeightsPath))
       << ",\n"
-      << "    " << planModules.size() << ", plans,\n"
-      << "};\n\n"
+      << "    " << planModules.size() << ", plans,\n";
+  if (hasGpuCode)
+    out << "    modelc_gpu_image,\n"
+        << "    static_cast<uint64_t>(modelc_gpu_image_end - "
+           "modelc_gpu_image),\n"
+        << "    " << gpuModule.kernelNames().size() << ", kernel_names,\n";
+  out << "};\n\n"
       << "} // namespace\n\n"
       << "extern \"C\" __attribute__((visibility(\"default\"))) const "
          "modelc_model_desc *\n"

@@ -41,6 +41,8 @@ struct CpuEmitOptions {
   /// Multi-device plans check, before each task, that it touches only memory
   /// of its own device (the runtime's `check` callback).
   bool checked = false;
+  /// GPU plans: cuBLASLt may use TF32 for f32 matrix products.
+  bool allowTf32 = false;
 };
 
 /// One plan to emit: a placed module (ops carry `device` attributes and
@@ -64,6 +66,19 @@ struct CpuEmitReport {
   std::vector<Entry> entries;
 };
 
+/// The CUDA side of a model with GPU plans: emitModel fills `source` (the
+/// kernels, for nvcc) and `kernelNames`; the host source refers to the
+/// fatbin as the symbols `modelc_gpu_image` / `modelc_gpu_image_end`, which
+/// the caller provides (GpuCode::imageAsm, an .incbin of the built image).
+struct GpuCode {
+  std::string source;
+  std::vector<std::string> kernelNames;
+  /// Set by the caller before emitModel: the file the fatbin will be in
+  /// (embedded with .incbin), or empty to embed a placeholder (host
+  /// emulation: the kernels are host functions linked into model.so).
+  std::string imagePath;
+};
+
 /// Writes the C++ source of the model to `os`. Errors (an op or element type
 /// the CPU backend does not support yet) are emitted at the op's location.
 mlir::LogicalResult emitCpuModel(mlir::ModuleOp module,
@@ -78,7 +93,8 @@ mlir::LogicalResult emitCpuModel(mlir::ModuleOp module,
 mlir::LogicalResult emitModel(llvm::ArrayRef<PlanModule> plans,
                               const CpuEmitOptions &options,
                               llvm::raw_ostream &os,
-                              CpuEmitReport *report = nullptr);
+                              CpuEmitReport *report = nullptr,
+                              GpuCode *gpu = nullptr);
 
 /// The ABI dtype code (MODELC_DTYPE_*) of an element type.
 unsigned abiDTypeCode(mlir::Type type);

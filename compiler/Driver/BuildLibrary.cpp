@@ -53,8 +53,50 @@ std::optional<std::string> modelc::findNvcc(std::string &why) {
   return std::nullopt;
 }
 
+/// Runs `args`, its output to logPath; on failure says `what` failed and
+/// shows the start of the log.
+static LogicalResult runTool(const std::vector<std::string> &args,
+                             StringRef logPath, StringRef what) {
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string logPathText = logPath.str();
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPathText),
+                                          StringRef(logPathText)};
+  std::string errorMessage;
+  int status = llvm::sys::ExecuteAndWait(args.front(), argRefs, std::nullopt,
+                                         redirects, 0, 0, &errorMessage);
+  if (status == 0)
+    return success();
+  llvm::WithColor::error(llvm::errs(), "modelc")
+      << what << " failed on the generated code ("
+      << (errorMessage.empty() ? "exit status " + std::to_string(status)
+                               : errorMessage)
+      << "); its output is in " << logPath << "\n";
+  if (auto log = llvm::MemoryBuffer::getFile(logPathText)) {
+    StringRef text = (*log)->getBuffer();
+    llvm::errs() << text.take_front(4000);
+  }
+  return failure();
+}
+
+LogicalResult modelc::buildFatbin(StringRef nvcc, StringRef source,
+                                  StringRef output, StringRef logPath) {
+  std::vector<std::string> args = {
+      nvcc.str(), "-fatbin", "-O3", "-std=c++17", "--expt-relaxed-constexpr",
+      "-w",
+      // SASS for A100 (sm_80) and H100/H200 (sm_90), PTX for later GPUs.
+      "-gencode", "arch=compute_80,code=sm_80", "-gencode",
+      "arch=compute_90,code=[sm_90,compute_90]"};
+  for (const std::string &dir : generatedCodeIncludeDirs())
+    args.push_back("-I" + dir);
+  args.push_back(source.str());
+  args.push_back("-o");
+  args.push_back(output.str());
+  return runTool(args, logPath, "nvcc");
+}
+
 LogicalResult modelc::buildSharedLibrary(StringRef source, StringRef output,
-                                         StringRef logPath) {
+                                         StringRef logPath,
+                                         StringRef emulatedKernels) {
   const char *cxxEnv = std::getenv("CXX");
   std::string cxxName = cxxEnv && *cxxEnv ? cxxEnv : "c++";
   llvm::ErrorOr<std::string> cxx = llvm::sys::findProgramByName(cxxName);
@@ -75,29 +117,18 @@ LogicalResult modelc::buildSharedLibrary(StringRef source, StringRef output,
   for (const std::string &dir : generatedCodeIncludeDirs())
     args.push_back("-I" + dir);
   args.push_back(source.str());
+  if (!emulatedKernels.empty()) {
+    // The CUDA kernels as host functions (cuda/emulation.h).
+    args.push_back("-DMODELC_GPU_EMULATION");
+    args.push_back("-x");
+    args.push_back("c++");
+    args.push_back(emulatedKernels.str());
+    args.push_back("-x");
+    args.push_back("none");
+  }
   args.push_back("-o");
   args.push_back(output.str());
   // Only libc, libm and libstdc++: nothing of modelc or CUDA.
   args.push_back("-Wl,--as-needed");
-
-  SmallVector<StringRef> argRefs(args.begin(), args.end());
-  std::string logPathText = logPath.str();
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPathText),
-                                          StringRef(logPathText)};
-  std::string errorMessage;
-  int status = llvm::sys::ExecuteAndWait(*cxx, argRefs, std::nullopt, redirects,
-                                         0, 0, &errorMessage);
-  if (status != 0) {
-    llvm::WithColor::error(llvm::errs(), "modelc")
-        << "the C++ compiler failed on the generated code ("
-        << (errorMessage.empty() ? "exit status " + std::to_string(status)
-                                 : errorMessage)
-        << "); its output is in " << logPath << "\n";
-    if (auto log = llvm::MemoryBuffer::getFile(logPathText)) {
-      StringRef text = (*log)->getBuffer();
-      llvm::errs() << text.take_front(4000);
-    }
-    return failure();
-  }
-  return success();
+  return runTool(args, logPath, "the C++ compiler");
 }

@@ -18,18 +18,27 @@ namespace modelc {
 /// tree modelc was built from.
 std::vector<std::string> generatedCodeIncludeDirs();
 
-/// Runs the system C++ compiler ($CXX, else c++) on `source` to produce the
-/// shared library `output` (-O3, PIC, hidden visibility but for the entry
-/// symbol, no link-time dependency). Its output goes to `logPath`; on
-/// failure an error says where to look.
 /// Finds nvcc, which GPU plans need: $MODELC_NVCC when set (it must be an
 /// executable), else `nvcc` on PATH, else /usr/local/cuda/bin/nvcc. On
 /// failure `why` says where it looked.
 std::optional<std::string> findNvcc(std::string &why);
 
-mlir::LogicalResult buildSharedLibrary(llvm::StringRef source,
-                                       llvm::StringRef output,
-                                       llvm::StringRef logPath);
+/// Runs the system C++ compiler ($CXX, else c++) on `source` to produce the
+/// shared library `output` (-O3, PIC, hidden visibility but for the entry
+/// symbol, no link-time dependency). Its output goes to `logPath`; on
+/// failure an error says where to look. `emulatedKernels`: a CUDA source
+/// to compile as host code into the library (--cuda-emulation).
+mlir::LogicalResult
+buildSharedLibrary(llvm::StringRef source, llvm::StringRef output,
+                   llvm::StringRef logPath,
+                   llvm::StringRef emulatedKernels = llvm::StringRef());
+
+/// Compiles CUDA source `source` with `nvcc` into a fatbin at `output`: SASS
+/// for sm_80 and sm_90 and PTX for later GPUs. Its output goes to logPath,
+/// and the first part of it to stderr on failure.
+mlir::LogicalResult buildFatbin(llvm::StringRef nvcc, llvm::StringRef source,
+                                llvm::StringRef output,
+                                llvm::StringRef logPath);
 
 } // namespace modelc
 

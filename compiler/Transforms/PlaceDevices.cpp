@@ -31,12 +31,18 @@ using namespace modelc;
 using namespace modelc::graph;
 
 /// Whether a device kind has a kernel for `op`. The CPU and the simulated
-/// devices run the CPU kernels; the CUDA backend covers the same set. Matrix
-/// products and convolutions of integers have no kernel anywhere yet.
-static bool hasKernel(Operation *op, device::DeviceKind) {
+/// devices run the CPU kernels; the CUDA backend (Codegen/GpuEmitter.cpp)
+/// covers the same set but for reductions of integers. Matrix products and
+/// convolutions of integers have no kernel anywhere yet.
+static bool hasKernel(Operation *op, device::DeviceKind kind) {
+  auto firstElement = [&] {
+    return cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
+  };
   if (isa<MatmulOp, LinearOp, GemmOp, Conv2dOp>(op))
-    return isa<FloatType>(
-        cast<RankedTensorType>(op->getOperand(0).getType()).getElementType());
+    return isa<FloatType>(firstElement());
+  if (kind == device::DeviceKind::cuda &&
+      isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op))
+    return isa<FloatType>(firstElement());
   return true;
 }
 

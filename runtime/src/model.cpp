@@ -2,6 +2,7 @@
 #include "modelc/abi.h"
 #include "modelc/runtime.hpp"
 
+#include "cublaslt.hpp"
 #include "cuda_driver.hpp"
 #include "packed_conv.hpp"
 #include "packed_linear.hpp"
@@ -73,7 +74,9 @@ struct RunResources {
     detail::CUcontext ctx = nullptr;
     detail::CUstream compute = nullptr, copy = nullptr;
     detail::CUdeviceptr arena = 0;
+    detail::GemmState gemm; // cuBLASLt, made on the first gemm
   };
+  const detail::CublasLtApi *cublasLt = nullptr; // opened on the first gemm
   const detail::CudaApi *cuda = nullptr;
   std::vector<Gpu> gpus;
   // Per event of the run: the CUDA event where it is recorded on a GPU
@@ -97,6 +100,8 @@ struct RunResources {
       if (!g.ctx)
         continue;
       cuda->cuCtxSetCurrent(g.ctx);
+      if (cublasLt)
+        detail::releaseGemmState(*cublasLt, *cuda, g.gemm);
       if (g.compute)
         cuda->cuStreamDestroy(g.compute);
       if (g.copy)
@@ -486,6 +491,34 @@ static void runtimeLaunchKernel(modelc_run_ctx *ctx, uint32_t device,
                                 .c_str());
 }
 
+static void runtimeGemm(modelc_run_ctx *ctx, uint32_t device,
+                        const modelc_gemm *g) {
+  auto *state = static_cast<RunState *>(ctx->runtime);
+  const Model::Impl &impl = *state->impl;
+  if (device >= impl.devices.size() || !impl.devices[device].ctx) {
+    runtimeReportError(ctx, ("gemm on device #" + std::to_string(device) +
+                             ", which is not a GPU")
+                                .c_str());
+    return;
+  }
+  const Model::Impl::DeviceState &d = impl.devices[device];
+  RunResources &resources = *state->resources;
+  try {
+    if (!resources.cublasLt) {
+      std::string why;
+      resources.cublasLt = detail::cublasLtApi(why);
+      if (!resources.cublasLt)
+        throw Error("plan '" + impl.planName + "' computes matrix products on " +
+                    d.name + " with cuBLASLt: " + why);
+    }
+    detail::runGemm(*resources.cublasLt, *impl.cuda,
+                    resources.gpus[device].gemm, resources.gpus[device].compute,
+                    *g, d.name);
+  } catch (const std::exception &e) {
+    runtimeReportError(ctx, e.what());
+  }
+}
+
 static void runtimeCopy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
                         uint32_t srcDevice, const void *src, uint64_t bytes,
                         const char *op) {
@@ -851,6 +884,7 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   impl->api.wait = runtimeWait;
   impl->api.check = runtimeCheck;
   impl->api.launch_kernel = runtimeLaunchKernel;
+  impl->api.gemm = runtimeGemm;
   impl->freeResources.resize(impl->entries.size());
   impl->setUpDevices(choice.physical);
 

@@ -45,7 +45,7 @@ using namespace mlir;
 
 namespace {
 
-enum class EmitKind { Library, Graph, Placed, Cpp };
+enum class EmitKind { Library, Graph, Placed, Cpp, Cuda };
 
 cl::OptionCategory modelcCategory("modelc options");
 
@@ -69,7 +69,9 @@ cl::opt<EmitKind> emitKind(
                           "the graph placed on the devices of --target, with "
                           "its transfers"),
                clEnumValN(EmitKind::Cpp, "cpp",
-                          "the generated C++ of the CPU plan")),
+                          "the generated host C++ of every plan"),
+               clEnumValN(EmitKind::Cuda, "cuda",
+                          "the generated CUDA kernels of the GPU plans")),
     cl::cat(modelcCategory));
 
 cl::list<std::string> targets(
@@ -129,6 +131,19 @@ cl::opt<bool> checked(
     "checked",
     cl::desc("Multi-device plans verify before each task that it touches "
              "only memory of its own device (slower; for testing)"),
+    cl::cat(modelcCategory));
+
+cl::opt<bool> cudaEmulation(
+    "cuda-emulation",
+    cl::desc("Testing: build the GPU plans' kernels as host code inside "
+             "model.so instead of a fatbin (no nvcc needed); they run only "
+             "with the test suite's stand-in CUDA driver"),
+    cl::cat(modelcCategory));
+
+cl::opt<bool> allowTf32(
+    "allow-tf32",
+    cl::desc("GPU plans: let cuBLASLt compute f32 matrix products with TF32 "
+             "tensor cores (faster, about 10 bits of mantissa)"),
     cl::cat(modelcCategory));
 
 cl::opt<int> debugDropTransfer(
@@ -315,8 +330,26 @@ int runDriver(const std::string &flags) {
 
   // Placement, one plan per target.
   std::vector<std::string> targetNames(targets.begin(), targets.end());
-  if (targetNames.empty())
-    targetNames.push_back("cpu");
+  if (targetNames.empty()) {
+    // The default set: the CPU, and one GPU when nvcc can build kernels.
+    // MODELC_DEFAULT_TARGETS (comma-separated) replaces it.
+    const char *env = std::getenv("MODELC_DEFAULT_TARGETS");
+    std::string why;
+    if (env && *env) {
+      SmallVector<StringRef> names;
+      StringRef(env).split(names, ',', -1, false);
+      for (StringRef n : names)
+        targetNames.push_back(n.trim().str());
+    } else if (std::optional<std::string> nvcc = modelc::findNvcc(why)) {
+      targetNames = {"cpu", "h200"};
+      if (emitKind == EmitKind::Library || verbose)
+        llvm::errs() << "modelc: note: nvcc found (" << *nvcc
+                     << "): building plans 'cpu' and 'h200' (one GPU); "
+                        "--target=cpu builds the CPU plan alone\n";
+    } else {
+      targetNames.push_back("cpu");
+    }
+  }
   auto perTarget = [&](const std::string &path, const std::string &target) {
     if (path.empty() || targetNames.size() == 1)
       return path;
@@ -391,21 +424,16 @@ int runDriver(const std::string &flags) {
     modelc::PlanModule plan{target, placedModule, {}};
     for (Attribute d : attr.getDevices()) {
       auto spec = cast<modelc::device::DeviceSpecAttr>(d);
-      if (spec.getDevice().getKind() == modelc::device::DeviceKind::cuda) {
+      if (spec.getDevice().getKind() == modelc::device::DeviceKind::cuda &&
+          !cudaEmulation && !nvcc && emitKind == EmitKind::Library) {
         // GPU kernels are built with nvcc: say first when it is missing.
-        if (!nvcc && !(nvcc = modelc::findNvcc(nvccMissing)))
+        if (!(nvcc = modelc::findNvcc(nvccMissing)))
           return fail("target '" + target +
                       "' has GPUs, and building their kernels needs nvcc "
                       "(the CUDA toolkit): " +
                       nvccMissing +
                       "; install it or set MODELC_NVCC (--emit=placed "
                       "shows the placement without it)");
-        return fail("building a plan with CUDA devices (target '" + target +
-                    "') is not supported yet: the CUDA backend is not "
-                    "written (nvcc: " +
-                    *nvcc +
-                    "; use --emit=placed and --placement-report to see the "
-                    "placement, or a cpu+simN target to run it)");
       }
       plan.devices.push_back(spec.getDevice().str());
     }
@@ -493,13 +521,22 @@ int runDriver(const std::string &flags) {
 
   timer.stop("weights");
   modelc::CpuEmitReport report;
-  if (emitKind == EmitKind::Cpp) {
+  options.allowTf32 = allowTf32;
+  modelc::GpuCode gpu;
+  if (!cudaEmulation)
+    gpu.imagePath = tempFile("kernels.fatbin");
+  if (emitKind == EmitKind::Cpp || emitKind == EmitKind::Cuda) {
     std::string code;
     llvm::raw_string_ostream os(code);
-    if (failed(modelc::emitModel(plans, options, os, &report)))
+    if (failed(modelc::emitModel(plans, options, os, &report, &gpu)))
       return 1;
     timer.stop("code generation");
-    return writeText([&](llvm::raw_ostream &out) { out << code; });
+    if (emitKind == EmitKind::Cuda && gpu.source.empty())
+      return fail("--emit=cuda: no op is placed on a GPU (give a GPU "
+                  "--target, e.g. h200)");
+    return writeText([&](llvm::raw_ostream &out) {
+      out << (emitKind == EmitKind::Cpp ? code : gpu.source);
+    });
   }
 
   std::string source = tempFile("model.cpp");
@@ -508,17 +545,34 @@ int runDriver(const std::string &flags) {
     llvm::raw_fd_ostream os(source, ec);
     if (ec)
       return fail("cannot write '" + source + "': " + ec.message());
-    if (failed(modelc::emitModel(plans, options, os, &report)))
+    if (failed(modelc::emitModel(plans, options, os, &report, &gpu)))
       return 1;
   }
   timer.stop("code generation");
+  std::string kernels;
+  if (!gpu.source.empty()) {
+    kernels = tempFile("kernels.cu");
+    std::error_code ec;
+    llvm::raw_fd_ostream os(kernels, ec);
+    if (ec)
+      return fail("cannot write '" + kernels + "': " + ec.message());
+    os << gpu.source;
+    os.close();
+    if (!cudaEmulation) {
+      if (failed(modelc::buildFatbin(*nvcc, kernels, gpu.imagePath,
+                                     tempFile("nvcc.log"))))
+        return 1;
+      timer.stop("nvcc");
+    }
+  }
   std::string output = outputPath;
   if (output.empty()) {
     llvm::SmallString<256> path(llvm::sys::path::filename(inputPath));
     llvm::sys::path::replace_extension(path, ".so");
     output = std::string(path);
   }
-  if (failed(modelc::buildSharedLibrary(source, output, tempFile("build.log"))))
+  if (failed(modelc::buildSharedLibrary(source, output, tempFile("build.log"),
+                                        cudaEmulation ? kernels : "")))
     return 1;
   timer.stop("C++ compiler");
   if (verbose) {
@@ -526,6 +580,10 @@ int runDriver(const std::string &flags) {
                  << (plans.size() == 1 ? " plan, " : " plans, ")
                  << weights.weights.size() << " weights, "
                  << (embed ? "embedded" : "external") << ")\n";
+    if (!gpu.kernelNames.empty())
+      llvm::outs() << "  GPU code: " << gpu.kernelNames.size() << " kernels"
+                   << (cudaEmulation ? " (host emulation)" : ", fatbin by nvcc")
+                   << "\n";
     for (const auto &entry : report.entries)
       llvm::outs() << "  plan '" << entry.plan << "', entry '" << entry.name
                    << "': arena " << entry.arenaBytes << " bytes, "

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 2u
+#define MODELC_ABI_VERSION 3u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -56,6 +56,30 @@ typedef int (*modelc_task_fn)(struct modelc_run_ctx *ctx);
 
 /* Stream selectors of the scheduling callbacks. */
 enum { MODELC_STREAM_COMPUTE = 0, MODELC_STREAM_COPY = 1 };
+
+/* A matrix product on a GPU (ABI 3), row-major, for b in [0, batch):
+ *   C_b = alpha * op(A_b) * op(B_b) + beta * C_b (+ bias, then relu)
+ * with A_b = a + b * stride_a (elements; 0: the same matrix every time),
+ * op(X) = X^T when trans_X, C_b [m, n], and bias NULL or [n] added to every
+ * row. a, b, c and bias are device memory of dtype `dtype` (F32, F16 or
+ * BF16); the product accumulates in f32. `site` numbers the call site,
+ * unique in the model (the runtime keeps its cuBLASLt plan per site). */
+enum { MODELC_GEMM_RELU = 1u, MODELC_GEMM_ALLOW_TF32 = 2u };
+typedef struct modelc_gemm {
+  uint32_t site;
+  uint32_t dtype;
+  uint32_t flags; /* MODELC_GEMM_* */
+  int32_t trans_a, trans_b;
+  int64_t m, n, k, batch;
+  const void *a;
+  int64_t lda, stride_a;
+  const void *b;
+  int64_t ldb, stride_b;
+  void *c;
+  int64_t ldc, stride_c;
+  const void *bias;
+  float alpha, beta;
+} modelc_gemm;
 
 /* Callbacks from generated code into the runtime. */
 typedef struct modelc_runtime_api {
@@ -123,6 +147,10 @@ typedef struct modelc_runtime_api {
                         uint32_t kernel, const uint32_t grid[3],
                         const uint32_t block[3], uint32_t shared_bytes,
                         void **args);
+  /* GPU devices (ABI 3): issues the matrix product `g` (cuBLASLt) on
+   * `device`'s compute stream, from within a task launched on that GPU. */
+  void (*gemm)(struct modelc_run_ctx *ctx, uint32_t device,
+               const modelc_gemm *g);
 } modelc_runtime_api;
 
 /* What one run of an entry point sees. */

@@ -1,0 +1,214 @@
+//===- EmitHelpers.cpp - text helpers shared by the code emitters ---------===//
+
+#include "compiler/Codegen/EmitHelpers.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace modelc::graph;
+
+namespace modelc::codegen {
+
+bool isHalf(Type type) { return type.isF16() || type.isBF16(); }
+
+/// The C++ storage type of an element type.
+std::string cType(Type type) {
+  if (type.isF32())
+    return "float";
+  if (isHalf(type))
+    return "uint16_t";
+  if (type.isSignlessInteger(32))
+    return "int32_t";
+  if (type.isSignlessInteger(64))
+    return "int64_t";
+  if (type.isSignlessInteger(1))
+    return "uint8_t";
+  return "";
+}
+
+/// The C++ type elementwise code computes in: f16/bf16 compute in float.
+std::string computeType(Type type) {
+  return isHalf(type) ? "float" : cType(type);
+}
+
+/// `expr` (a stored element of `type`) as its compute type, and back.
+std::string loadElement(Type type, const std::string &expr,
+                        CodeFlavor flavor) {
+  std::string ns = flavor == CodeFlavor::Gpu ? "modelc_gpu::" : "modelc::";
+  if (type.isF16())
+    return ns + "f16_to_float(" + expr + ")";
+  if (type.isBF16())
+    return ns + "bf16_to_float(" + expr + ")";
+  return expr;
+}
+std::string storeElement(Type type, const std::string &expr,
+                         CodeFlavor flavor) {
+  std::string ns = flavor == CodeFlavor::Gpu ? "modelc_gpu::" : "modelc::";
+  if (type.isF16())
+    return ns + "float_to_f16(" + expr + ")";
+  if (type.isBF16())
+    return ns + "float_to_bf16(" + expr + ")";
+  return expr;
+}
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+std::string list(ArrayRef<int64_t> values) {
+  std::string text;
+  for (auto [i, v] : llvm::enumerate(values))
+    text += (i ? ", " : "") + std::to_string(v);
+  return text;
+}
+
+/// Row-major strides of `shape`.
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// Strides to read an operand of shape `in` broadcast to `out` (right
+/// aligned), with stride 0 on broadcast dimensions.
+SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> in,
+                                      ArrayRef<int64_t> out) {
+  SmallVector<int64_t> inStrides = stridesOf(in);
+  SmallVector<int64_t> result(out.size(), 0);
+  size_t shift = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d)
+    result[d + shift] = in[d] == 1 ? 0 : inStrides[d];
+  return result;
+}
+
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+std::string floatLiteral(double value, CodeFlavor flavor) {
+  bool gpu = flavor == CodeFlavor::Gpu;
+  if (std::isnan(value) && gpu)
+    return "modelc_gpu::quiet_nan()";
+  if (std::isinf(value) && gpu)
+    return value > 0 ? "modelc_gpu::infinity()" : "(-modelc_gpu::infinity())";
+  if (std::isnan(value))
+    return "std::numeric_limits<float>::quiet_NaN()";
+  if (std::isinf(value))
+    return value > 0 ? "std::numeric_limits<float>::infinity()"
+                     : "-std::numeric_limits<float>::infinity()";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format("%.9g", value);
+  if (text.find_first_of(".e") == std::string::npos)
+    text += ".0";
+  return text + "f";
+}
+
+bool isElementwise(Operation *op) {
+  return isa<NegOp, AbsOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp,
+             SigmoidOp, SiluOp, ErfOp, GeluOp, AddOp, SubOp, MulOp, DivOp,
+             MaxOp, MinOp, PowOp, CompareOp, SelectOp, CastOp>(op);
+}
+
+/// C++ for one element of an elementwise op, given its operands' element
+/// expressions.
+std::string elementExpression(Operation *op, ArrayRef<std::string> args,
+                              CodeFlavor flavor) {
+  bool gpu = flavor == CodeFlavor::Gpu;
+  // The spelling of a math function and of a kernel helper.
+  auto math = [&](StringRef name) {
+    return gpu ? (name + "f").str() : ("std::" + name).str();
+  };
+  std::string helper = gpu ? "modelc_gpu::" : "modelc_cpu::";
+  std::string maxName = gpu ? "modelc_gpu::max_" : "std::max";
+  std::string minName = gpu ? "modelc_gpu::min_" : "std::min";
+  Type in = tensorType(op->getOperand(0)).getElementType();
+  bool isFloat = isa<FloatType>(in);
+  std::string zero = isFloat ? "0.0f" : cType(in) + "(0)";
+  (void)zero;
+  auto call = [&](const std::string &fn) { return fn + "(" + args[0] + ")"; };
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case([&](NegOp) { return "(-" + args[0] + ")"; })
+      .Case([&](AbsOp) {
+        return isFloat ? call(math("fabs"))
+                       : "(" + args[0] + " < 0 ? -" + args[0] + " : " +
+                             args[0] + ")";
+      })
+      .Case([&](ReluOp) { return maxName + "(" + args[0] + ", " + zero + ")"; })
+      .Case([&](ExpOp) { return call(math("exp")); })
+      .Case([&](LogOp) { return call(math("log")); })
+      .Case([&](SqrtOp) { return call(math("sqrt")); })
+      .Case([&](RsqrtOp) { return "(1.0f / " + call(math("sqrt")) + ")"; })
+      .Case([&](TanhOp) { return call(math("tanh")); })
+      .Case([&](SigmoidOp) { return call(helper + "sigmoid"); })
+      .Case([&](SiluOp) {
+        return "(" + args[0] + " * " + call(helper + "sigmoid") + ")";
+      })
+      .Case([&](ErfOp) { return call(math("erf")); })
+      .Case([&](GeluOp gelu) {
+        return call(helper + (gelu.getApproximate() == GeluApproximation::tanh
+                                 ? "gelu_tanh"
+                                 : "gelu_erf"));
+      })
+      .Case([&](AddOp) { return "(" + args[0] + " + " + args[1] + ")"; })
+      .Case([&](SubOp) { return "(" + args[0] + " - " + args[1] + ")"; })
+      .Case([&](MulOp) { return "(" + args[0] + " * " + args[1] + ")"; })
+      .Case([&](DivOp) {
+        return isFloat
+                   ? "(" + args[0] + " / " + args[1] + ")"
+                   : helper + "int_div(" + args[0] + ", " + args[1] + ")";
+      })
+      .Case([&](MaxOp) { return maxName + "(" + args[0] + ", " + args[1] + ")"; })
+      .Case([&](MinOp) { return minName + "(" + args[0] + ", " + args[1] + ")"; })
+      .Case([&](PowOp) {
+        return (isFloat ? math("pow") + "(" : helper + "int_pow(") + args[0] +
+               ", " + args[1] + ")";
+      })
+      .Case([&](CompareOp cmp) {
+        static const char *symbols[] = {"==", "!=", "<", "<=", ">", ">="};
+        return "static_cast<uint8_t>(" + args[0] + " " +
+               symbols[static_cast<int>(cmp.getPredicate())] + " " + args[1] +
+               ")";
+      })
+      .Case([&](SelectOp) {
+        return "(" + args[0] + " ? " + args[1] + " : " + args[2] + ")";
+      })
+      .Case([&](CastOp cast) {
+        Type to = cast.getDtype();
+        if (to.isSignlessInteger(1))
+          return "static_cast<uint8_t>(" + args[0] + " != 0)";
+        // A cast to f16/bf16 rounds even when the value stays in a register.
+        if (isHalf(to))
+          return loadElement(
+              to,
+              storeElement(to, "static_cast<float>(" + args[0] + ")", flavor),
+              flavor);
+        return "static_cast<" + cType(to) + ">(" + args[0] + ")";
+      })
+      .Default([](Operation *) { return std::string(); });
+}
+
+
+std::string cString(StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+} // namespace modelc::codegen

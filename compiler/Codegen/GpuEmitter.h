@@ -1,0 +1,88 @@
+//===- GpuEmitter.h - CUDA kernels for ops placed on GPUs -------*- C++ -*-===//
+//
+// An op placed on a `cuda` device becomes, in model.so, a host task that
+// issues work on that device's compute stream: kernels generated here (one
+// CUDA C++ source for the whole model, built by nvcc into a fatbin that
+// model.so embeds) launched with the ABI's `launch_kernel`, and matrix
+// products through the runtime's cuBLASLt (`gemm`). Shapes are static, so
+// each kernel is specialized to its op: sizes and strides are constants.
+// Identical kernels (repeated layers) are emitted once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MODELC_COMPILER_CODEGEN_GPUEMITTER_H
+#define MODELC_COMPILER_CODEGEN_GPUEMITTER_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace modelc {
+
+/// The CUDA source of one model: kernels and the constants they read.
+class GpuModule {
+public:
+  struct Param {
+    std::string type; ///< "const float *"
+    std::string name;
+  };
+  /// The index of a kernel with these parameters and body (added unless an
+  /// identical one exists). `threads`: the most threads per block it is
+  /// launched with; `barriers`: it calls __syncthreads.
+  unsigned addKernel(const std::vector<Param> &params, const std::string &body,
+                     unsigned threads, bool barriers);
+  /// The device symbol holding a graph.constant's values.
+  std::string constantSymbol(mlir::Operation *constant);
+
+  bool empty() const { return names.empty(); }
+  const std::vector<std::string> &kernelNames() const { return names; }
+  /// The whole .cu text (it includes cuda/kernels.cuh).
+  std::string source(llvm::StringRef compilerVersion) const;
+
+private:
+  std::vector<std::string> names;
+  std::string kernels, constants;
+  llvm::StringMap<unsigned> byText;
+  llvm::DenseMap<mlir::Operation *, std::string> constantNames;
+};
+
+/// What emitting one op's GPU task needs from the function emitter.
+struct GpuOpContext {
+  unsigned device = 0; ///< index into the plan's devices
+  /// A host C++ expression of a value's device address.
+  std::function<std::string(mlir::Value)> pointer;
+  /// Whether an elementwise op is computed inside its user's kernel.
+  std::function<bool(mlir::Operation *)> isFused;
+  /// Arena offsets of the op's scratch (gpuScratchBytes), in order.
+  std::vector<uint64_t> scratch;
+  /// For ops that check indices (gpuOpChecksIndices): a host expression of
+  /// this device's error word (int *) and the code this op stores there.
+  std::string errorWord;
+  int errorCode = 0;
+  /// Numbers call sites of `gemm` (the runtime caches per site).
+  unsigned *gemmSites = nullptr;
+  /// cuBLASLt may use TF32 for f32 products (--allow-tf32).
+  bool allowTf32 = false;
+};
+
+/// Writes into `task` (the body of a host task function) the launches of
+/// `op`, adding its kernels to `module`. Errors say what is not supported
+/// on a GPU yet.
+mlir::LogicalResult emitGpuOp(mlir::Operation *op, GpuModule &module,
+                              const GpuOpContext &context,
+                              llvm::raw_ostream &task);
+
+/// Bytes of scratch `op` needs on a GPU while it runs (conv2d's columns).
+std::vector<uint64_t> gpuScratchBytes(mlir::Operation *op);
+
+/// Whether `op` may report an index error on a GPU (it needs an error word).
+bool gpuOpChecksIndices(mlir::Operation *op);
+
+} // namespace modelc
+
+#endif // MODELC_COMPILER_CODEGEN_GPUEMITTER_H

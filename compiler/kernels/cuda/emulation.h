@@ -1,0 +1,138 @@
+// cuda/emulation.h - runs modelc's generated CUDA kernels on the host, for
+// tests on machines without a GPU.
+//
+// `modelc --cuda-emulation` compiles the kernel source (the same text nvcc
+// gets) as C++ with MODELC_GPU_EMULATION defined and links it into model.so;
+// the test suite's stand-in CUDA driver (tests/runtime/fixtures/
+// fake_libcuda.c) then "launches" a kernel by calling the host function of
+// its name. A block's threads run one after another; a kernel that
+// synchronizes its threads (__syncthreads) runs each thread as a fiber
+// (ucontext) that yields at every barrier, so all threads of the block
+// reach a barrier before any passes it, as on a GPU. `__shared__` memory is
+// function-static per host thread, which is per block since blocks run in
+// turn. Warp-level primitives are not emulated; the kernels do not use them
+// in this mode (kernels.cuh).
+#ifndef MODELC_KERNELS_CUDA_EMULATION_H
+#define MODELC_KERNELS_CUDA_EMULATION_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <ucontext.h>
+#include <vector>
+
+namespace modelc_emu {
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+inline thread_local Dim3 thread_index, block_index, block_dim, grid_dim;
+
+/// The fibers of the block being run (empty when the kernel has no
+/// barrier).
+struct Fibers {
+  ucontext_t scheduler;
+  std::vector<ucontext_t> contexts;
+  std::vector<unsigned char> stacks;
+  std::vector<bool> done;
+  unsigned current = 0;
+  const std::function<void()> *body = nullptr;
+  bool active = false;
+};
+inline thread_local Fibers fibers;
+
+inline void set_thread(unsigned t) {
+  thread_index.x = t % block_dim.x;
+  thread_index.y = (t / block_dim.x) % block_dim.y;
+  thread_index.z = t / (block_dim.x * block_dim.y);
+}
+
+inline void fiber_main() {
+  (*fibers.body)();
+  fibers.done[fibers.current] = true;
+  // Returning resumes uc_link: the scheduler.
+}
+
+/// __syncthreads(): back to the scheduler, which runs every other thread of
+/// the block up to this barrier before resuming this one.
+inline void barrier() {
+  if (!fibers.active)
+    std::abort(); // a kernel with barriers launched as barrier-free
+  swapcontext(&fibers.contexts[fibers.current], &fibers.scheduler);
+}
+
+/// Runs `body` once per thread of the grid. `barriers`: the kernel calls
+/// __syncthreads.
+inline void run(const unsigned grid[3], const unsigned block[3], bool barriers,
+                const std::function<void()> &body) {
+  grid_dim = {grid[0], grid[1], grid[2]};
+  block_dim = {block[0], block[1], block[2]};
+  unsigned threads = block[0] * block[1] * block[2];
+  constexpr std::size_t kStack = 64 * 1024;
+  if (barriers) {
+    fibers.contexts.resize(threads);
+    fibers.stacks.resize(threads * kStack);
+    fibers.body = &body;
+  }
+  for (unsigned bz = 0; bz < grid[2]; ++bz)
+    for (unsigned by = 0; by < grid[1]; ++by)
+      for (unsigned bx = 0; bx < grid[0]; ++bx) {
+        block_index = {bx, by, bz};
+        if (!barriers) {
+          for (unsigned t = 0; t < threads; ++t) {
+            set_thread(t);
+            body();
+          }
+          continue;
+        }
+        fibers.done.assign(threads, false);
+        for (unsigned t = 0; t < threads; ++t) {
+          ucontext_t &c = fibers.contexts[t];
+          getcontext(&c);
+          c.uc_stack.ss_sp = fibers.stacks.data() + t * kStack;
+          c.uc_stack.ss_size = kStack;
+          c.uc_link = &fibers.scheduler;
+          makecontext(&c, fiber_main, 0);
+        }
+        fibers.active = true;
+        for (unsigned remaining = threads; remaining;) {
+          remaining = 0;
+          for (unsigned t = 0; t < threads; ++t) {
+            if (fibers.done[t])
+              continue;
+            fibers.current = t;
+            set_thread(t);
+            swapcontext(&fibers.scheduler, &fibers.contexts[t]);
+            remaining += fibers.done[t] ? 0 : 1;
+          }
+        }
+        fibers.active = false;
+      }
+}
+
+inline int atomic_max_int(int *address, int value) {
+  int old = *address;
+  if (value > old)
+    *address = value;
+  return old;
+}
+
+} // namespace modelc_emu
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __shared__ static thread_local
+#define __restrict__
+#define threadIdx modelc_emu::thread_index
+#define blockIdx modelc_emu::block_index
+#define blockDim modelc_emu::block_dim
+#define gridDim modelc_emu::grid_dim
+#define __syncthreads() modelc_emu::barrier()
+#define atomicMax(address, value) modelc_emu::atomic_max_int(address, value)
+
+#endif // MODELC_KERNELS_CUDA_EMULATION_H
