@@ -23,7 +23,8 @@ void modelc::buildGraphPipeline(mlir::OpPassManager &pm) {
 void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,
                                     llvm::StringRef target,
                                     llvm::StringRef report, llvm::StringRef dot,
-                                    int dropTransfer, bool dataParallel) {
+                                    int dropTransfer, bool dataParallel,
+                                    llvm::StringRef placeAll) {
   if (dataParallel) {
     DataParallelPassOptions split;
     split.target = target.str();
@@ -33,6 +34,7 @@ void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,
   options.target = target.str();
   options.report = report.str();
   options.dot = dot.str();
+  options.placeAll = placeAll.str();
   pm.addPass(createPlaceDevicesPass(options));
   InsertTransfersPassOptions transfers;
   transfers.dropTransfer = dropTransfer;

@@ -31,7 +31,8 @@ void buildGraphPipeline(mlir::OpPassManager &pm);
 void buildPlacementPipeline(mlir::OpPassManager &pm, llvm::StringRef target,
                             llvm::StringRef report = "",
                             llvm::StringRef dot = "", int dropTransfer = -1,
-                            bool dataParallel = false);
+                            bool dataParallel = false,
+                            llvm::StringRef placeAll = "");
 
 } // namespace modelc
 

@@ -68,6 +68,9 @@ def PlaceDevicesPass : Pass<"modelc-place", "::mlir::ModuleOp"> {
            "Write the placed graph (Graphviz DOT) to this file">,
     Option<"improve", "improve", "bool", /*default=*/"true",
            "Run local improvement after HEFT">,
+    Option<"placeAll", "place-all", "std::string", /*default=*/"\"\"",
+           "Put every op that has a kernel there on this device (as "
+           "model.to(device)); pins still win">,
   ];
 }
 

@@ -169,6 +169,14 @@ LogicalResult PlaceDevicesPass::buildGraph(func::FuncOp function,
       node.pinned = *index;
       continue;
     }
+    if (!placeAll.empty()) {
+      // --place-all: the named device wherever it has a kernel.
+      std::optional<unsigned> index = t.find(placeAll);
+      if (index && !std::isinf(node.time[*index]) && !getViewOffset(&op)) {
+        node.pinned = *index;
+        continue;
+      }
+    }
     bool runnable =
         llvm::any_of(node.time, [](double x) { return !std::isinf(x); });
     if (!runnable)
@@ -279,6 +287,15 @@ void PlaceDevicesPass::runOnOperation() {
   std::optional<TargetDescription> t = loadTarget(target, error);
   if (!t) {
     module.emitError(error);
+    return signalPassFailure();
+  }
+  if (!placeAll.empty() && !t->find(placeAll)) {
+    std::string known;
+    for (const DeviceDesc &d : t->devices)
+      known += (known.empty() ? "" : ", ") + d.name();
+    module.emitError("--place-all names '")
+        << placeAll << "', which target '" << t->name
+        << "' does not have (it has " << known << ")";
     return signalPassFailure();
   }
   MLIRContext *context = &getContext();

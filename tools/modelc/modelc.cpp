@@ -133,6 +133,13 @@ cl::opt<bool> checked(
              "only memory of its own device (slower; for testing)"),
     cl::cat(modelcCategory));
 
+cl::opt<std::string> placeAll(
+    "place-all",
+    cl::desc("Put every op that has a kernel there on DEVICE of each target "
+             "(like model.to(DEVICE)), instead of letting the cost model "
+             "choose; pins in the IR still win"),
+    cl::value_desc("device"), cl::cat(modelcCategory));
+
 cl::opt<bool> cudaEmulation(
     "cuda-emulation",
     cl::desc("Testing: build the GPU plans' kernels as host code inside "
@@ -373,7 +380,7 @@ int runDriver(const std::string &flags) {
       if (failed(applyPassManagerCLOptions(placement)))
         return nullptr;
       modelc::buildPlacementPipeline(placement, target, report, dot,
-                                     debugDropTransfer, split);
+                                     debugDropTransfer, split, placeAll);
       // A trial placement fails quietly (the batch may not split).
       std::optional<ScopedDiagnosticHandler> silence;
       if (quiet)
