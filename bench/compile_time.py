@@ -67,7 +67,7 @@ def main():
             open(path, "w").write(generate(n))
             emit = ["--emit=so", "-o", os.path.join(tmp, f"gen{n}.so")] \
                 if args.build_so else ["--emit=cpp", "-o", os.devnull]
-            result = subprocess.run([modelc, path, "--random-weights",
+            result = subprocess.run([modelc, path, "--random-weights", "--target=cpu",
                                      "--time-stages"] + emit,
                                     capture_output=True, text=True)
             if result.returncode:

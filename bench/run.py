@@ -52,7 +52,7 @@ def main():
     rows = []
     for name, (ir, shape, flops) in MODELS.items():
         base = os.path.join(out, name)
-        run(["build/bin/modelc", ir, "--weights", base + ".safetensors", "-o",
+        run(["build/bin/modelc", ir, "--target=cpu", "--weights", base + ".safetensors", "-o",
              base + ".so"], env)
         # This machine's speed drifts (a shared VM): modelc and ONNX Runtime
         # are timed in alternating rounds and the best median of each kept.

@@ -29,3 +29,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # nvcc: tests of GPU code that must compile where the CUDA toolkit exists.
 if shutil.which("nvcc") or os.access("/usr/local/cuda/bin/nvcc", os.X_OK):
     config.available_features.add("nvcc")
+
+# Without --target, modelc builds 'cpu' plus a one-GPU plan where nvcc exists;
+# the suite asks for its targets explicitly (tests/Driver/default-targets.test
+# checks the default set itself).
+config.environment["MODELC_DEFAULT_TARGETS"] = "cpu"

@@ -91,7 +91,16 @@ LogicalResult modelc::buildFatbin(StringRef nvcc, StringRef source,
   args.push_back(source.str());
   args.push_back("-o");
   args.push_back(output.str());
-  return runTool(args, logPath, "nvcc");
+  if (failed(runTool(args, logPath, "nvcc")))
+    return failure();
+  uint64_t size = 0;
+  if (llvm::sys::fs::file_size(output, size) || size == 0) {
+    llvm::WithColor::error(llvm::errs(), "modelc")
+        << "nvcc ('" << nvcc << "') reported success but wrote no fatbin at "
+        << output << " (is MODELC_NVCC a real nvcc?)\n";
+    return failure();
+  }
+  return success();
 }
 
 LogicalResult modelc::buildSharedLibrary(StringRef source, StringRef output,

@@ -124,7 +124,7 @@ TEST(Load, LibraryWithoutTheEntrySymbol) {
 TEST(Load, AbiVersionMismatchReportsBothVersions) {
   expectError([] { Model::load(fixture("abi_mismatch.so")); },
               "was built for modelc ABI version 99; this runtime supports "
-              "version 2");
+              "version 3");
 }
 
 TEST(Load, TruncatedDescriptor) {
