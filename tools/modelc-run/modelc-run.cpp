@@ -31,14 +31,17 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -59,6 +62,9 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
                             default: the most GPUs this machine has, else cpu
   --threads N               CPU threads (default: all cores)
   --bench N                 time N runs after 3 warm-up runs
+  --concurrent T            run the entry point N times (--bench N, else 25)
+                            from each of T threads at once; every result
+                            must equal the first run's, bit for bit
   --compare-reference IR    also run MODEL's IR in the reference interpreter
                             and compare (exit status 1 on a mismatch)
   --expect NAME=FILE.npy    also compare output NAME with a saved .npy
@@ -76,7 +82,7 @@ struct Options {
   std::map<std::string, std::string> inputs, outputs, expect;
   bool randomInputs = false, info = false, devices = false;
   uint64_t seed = 0;
-  int threads = 0, bench = 0;
+  int threads = 0, bench = 0, concurrent = 0;
   double rtol = 1e-4, atol = 1e-5;
 };
 
@@ -132,6 +138,8 @@ Options parseArgs(int argc, char **argv) {
       o.plan = value(i);
     } else if (a == "--threads") {
       o.threads = static_cast<int>(number(a, value(i)));
+    } else if (a == "--concurrent") {
+      o.concurrent = static_cast<int>(number(a, value(i)));
     } else if (a == "--bench") {
       o.bench = static_cast<int>(number(a, value(i)));
     } else if (a == "--compare-reference") {
@@ -449,6 +457,48 @@ int run(const Options &o) {
     std::printf("bench: %d runs, %d threads: min %.3f ms, median %.3f ms, p90 "
                 "%.3f ms\n",
                 o.bench, model.num_threads(), ms.front(), pct(0.5), pct(0.9));
+  }
+
+  if (o.concurrent > 0) {
+    // Runs in flight at once share nothing (each takes its own arena and
+    // streams): every one must give the first run's outputs exactly.
+    int runs = o.bench > 0 ? o.bench : 25;
+    std::vector<std::thread> workers;
+    std::atomic<int> mismatches{0}, failures{0};
+    std::mutex errorMutex;
+    std::string firstError;
+    auto start = std::chrono::steady_clock::now();
+    for (int t = 0; t < o.concurrent; ++t)
+      workers.emplace_back([&] {
+        try {
+          std::vector<modelc::Tensor> mine = model.run(entry.name, inputs);
+          for (int r = 0; r < runs; ++r) {
+            model.run_into(entry.name, inputs, mine);
+            for (size_t k = 0; k < mine.size(); ++k)
+              if (std::memcmp(mine[k].data(), outputs[k].data(),
+                              outputs[k].nbytes()) != 0)
+                ++mismatches;
+          }
+        } catch (const std::exception &e) {
+          ++failures;
+          std::lock_guard<std::mutex> lock(errorMutex);
+          if (firstError.empty())
+            firstError = e.what();
+        }
+      });
+    for (std::thread &w : workers)
+      w.join();
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    if (failures)
+      throw modelc::Error("concurrent runs failed: " + firstError);
+    std::printf("concurrent: %d threads x %d runs in %.3f s (%.1f runs/s): "
+                "%s\n",
+                o.concurrent, runs, seconds, o.concurrent * runs / seconds,
+                mismatches ? "MISMATCH" : "all identical");
+    if (mismatches)
+      return 1;
   }
 
   bool ok = compareWithFiles(o, entry, outputs);
