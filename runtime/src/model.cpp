@@ -1020,6 +1020,15 @@ const EntryInfo &Model::entry(const std::string &name) const {
 }
 
 const std::string &Model::plan() const { return impl_->planName; }
+std::vector<std::string> Model::plans() const {
+  std::vector<std::string> names;
+  for (uint32_t p = 0; p < impl_->desc->num_plans; ++p)
+    names.push_back(impl_->desc->plans[p].name);
+  return names;
+}
+std::size_t Model::gpu_kernels() const {
+  return impl_->desc->gpu_image ? impl_->desc->num_kernels : 0;
+}
 const std::string &Model::compiler_version() const {
   return impl_->compilerVersion;
 }

@@ -394,6 +394,13 @@ int run(const Options &o) {
     std::printf("model %s: plan %s, %d threads, built by modelc %s\n",
                 o.model.c_str(), model.plan().c_str(), model.num_threads(),
                 model.compiler_version().c_str());
+    std::string planList;
+    for (const std::string &p : model.plans())
+      planList += (planList.empty() ? "" : ", ") + p;
+    std::printf("plans: %s", planList.c_str());
+    if (model.gpu_kernels())
+      std::printf("; GPU code: %zu kernels", model.gpu_kernels());
+    std::printf("\n");
     for (const modelc::EntryInfo &e : model.entries()) {
       std::printf("entry '%s' (arena %llu bytes)\n", e.name.c_str(),
                   static_cast<unsigned long long>(model.arena_bytes(e.name)));

@@ -11,6 +11,7 @@
 #include "compiler/Driver/BuildLibrary.h"
 #include "compiler/Driver/Weights.h"
 #include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Target/Target.h"
 #include "compiler/Transforms/PlacementSummary.h"
 #include "dialects/Device/IR/DeviceAttrs.h"
 #include "dialects/Graph/IR/GraphOps.h"
@@ -39,6 +40,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
+#include <set>
 
 namespace cl = llvm::cl;
 using namespace mlir;
@@ -371,6 +373,21 @@ int runDriver(const std::string &flags) {
   };
   if (emitKind == EmitKind::Placed && targetNames.size() != 1)
     return fail("--emit=placed shows one plan; give one --target");
+  // --place-all applies to the targets that have that device.
+  std::set<std::string> placeAllTargets;
+  if (!placeAll.empty()) {
+    for (const std::string &target : targetNames) {
+      std::string error;
+      std::optional<modelc::TargetDescription> t =
+          modelc::loadTarget(target, error);
+      if (t && t->find(placeAll))
+        placeAllTargets.insert(target);
+    }
+    if (placeAllTargets.empty())
+      return fail("--place-all=" + placeAll +
+                  ": no target has that device (give a --target with it, "
+                  "e.g. h200 for cuda:0)");
+  }
   std::vector<OwningOpRef<ModuleOp>> placed;
   for (const std::string &target : targetNames) {
     auto place = [&](bool split, bool quiet, std::string report,
@@ -379,8 +396,9 @@ int runDriver(const std::string &flags) {
       PassManager placement(&context);
       if (failed(applyPassManagerCLOptions(placement)))
         return nullptr;
-      modelc::buildPlacementPipeline(placement, target, report, dot,
-                                     debugDropTransfer, split, placeAll);
+      modelc::buildPlacementPipeline(
+          placement, target, report, dot, debugDropTransfer, split,
+          placeAllTargets.count(target) ? placeAll.getValue() : "");
       // A trial placement fails quietly (the batch may not split).
       std::optional<ScopedDiagnosticHandler> silence;
       if (quiet)

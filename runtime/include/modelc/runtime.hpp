@@ -145,6 +145,10 @@ public:
 
   /// The chosen plan ("cpu").
   const std::string &plan() const;
+  /// Every plan the model carries, in its order ("cpu", "h200").
+  std::vector<std::string> plans() const;
+  /// Kernels of the model's GPU code (0 without GPU code).
+  std::size_t gpu_kernels() const;
   const std::string &compiler_version() const;
   const std::string &compiler_flags() const;
   /// Bytes of scratch memory one run of `entry` uses on the plan's CPU.
