@@ -2,24 +2,50 @@
 # Prepares the kit that tests/gpu/check.sh runs on a GPU machine.
 #
 # A lent GPU machine has CUDA, PyTorch, CMake and ninja but no LLVM/MLIR,
-# OpenBLAS or oneDNN, and cannot fetch packages. So models are compiled here,
-# their expected outputs computed here (and checked against the reference
+# OpenBLAS or oneDNN, and cannot fetch packages. So models are compiled here
+# (GPU kernels by nvcc into the fatbin inside each model.so), their expected
+# outputs computed here by the CPU plan (checked against the reference
 # interpreter here), and the kit carries modelc-run-lite (the runtime alone)
 # with the shared libraries it needs. The kit lands in .gpukit/ (ignored by
-# git; about 35 MB, under the 64 MiB a device call carries):
+# git; under the 64 MiB a device call carries):
 #
 #   tests/gpu/pack.sh            # here, after scripts/build.sh
 #   device run: carry [".gpukit"], command "bash tests/gpu/check.sh"
 #
-# Models: mlp, cnn, transformer (resnet18's 47 MB of weights do not fit;
-# bigsplit is a placement example too big to build with weights).
+# Per model (mlp, cnn, transformer, and transformer in f16) the weights are
+# one safetensors file shared by its builds (--external-weights; check.sh
+# passes --weights):
+#   NAME.so      plans cpu, h200, h200x2: placed by the cost model, as users
+#                get them
+#   NAME.gpu.so  plans cpu and h200 with every op on the GPU (--place-all),
+#                so that every kernel runs
+# plus gemm.so (a large f16 matrix product, for the cuBLASLt comparison) and
+# chain.so (a chain of small GPU ops, for the per-op overhead).
+#
+# PACK_CUDA_EMULATION=1 builds the GPU code as host code instead (modelc
+# --cuda-emulation): a kit for the stand-in driver (tests/Driver/
+# gpu-check.test), with small gemm/chain sizes. Without nvcc and without
+# it, pack.sh stops: a kit without GPU code checks nothing on a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 KIT=${KIT:-.gpukit}
+EMULATION=${PACK_CUDA_EMULATION:-0}
 for tool in modelc modelc-run modelc-run-lite; do
   [[ -x $BUILD/bin/$tool ]] || { echo "pack.sh: $BUILD/bin/$tool is missing; run scripts/build.sh first" >&2; exit 1; }
 done
+gpuflags=()
+if [[ $EMULATION == 1 ]]; then
+  gpuflags=(--cuda-emulation)
+  gemm_n=64
+  chain_n=8
+elif ! command -v nvcc >/dev/null && [[ ! -x /usr/local/cuda/bin/nvcc && -z ${MODELC_NVCC:-} ]]; then
+  echo "pack.sh: no nvcc: the kit's GPU plans need the CUDA toolkit here" >&2
+  exit 1
+else
+  gemm_n=8192
+  chain_n=64
+fi
 rm -rf "$KIT"
 mkdir -p "$KIT/bin" "$KIT/models" "$KIT/stage"
 cp "$BUILD/bin/modelc-run-lite" "$KIT/bin/"
@@ -35,39 +61,86 @@ done < <(ldd "$BUILD/bin/modelc-run-lite" | awk '/=> \// {print $3}')
 tar -cJf "$KIT/libs.tar.xz" -C "$KIT/stage" "${libs[@]}"
 rm -rf "$KIT/stage"
 
-# name seed rtol atol; the targets each model is built for. GPU targets join
-# when the CUDA backend lands (issue 5); modelc refuses them until then.
-manifest="$KIT/models/manifest.txt"
+M="$KIT/models"
+modelc() { "$BUILD/bin/modelc" "$@"; }
+# name source seed rtol atol: the saved outputs are NAME.so's CPU plan's,
+# checked here against the reference interpreter; check.sh compares every
+# plan of NAME.so and NAME.gpu.so with them.
+manifest="$M/manifest.txt"
 : > "$manifest"
-while read -r name seed rtol atol; do
-  so="$KIT/models/$name.so"
-  "$BUILD/bin/modelc" "examples/$name.ir" --random-weights="$seed" -o "$so"
-  outputs=$("$BUILD/bin/modelc-run" "$so" --info | sed -n "s/^  output '\(.*\)': .*/\1/p")
+while read -r name source seed rtol atol; do
+  ir="$source"
+  if [[ $name == *16 ]]; then
+    ir="$M/$name.ir"
+    sed -e 's/f32>/f16>/g' "$source" > "$ir"
+  fi
+  modelc "$ir" --random-weights="$seed" --target=cpu --save-weights="$M/$name.safetensors" -o "$M/$name.cpu-only.so"
+  modelc "$ir" --weights="$M/$name.safetensors" --external-weights \
+    --target=cpu --target=h200 --target=h200x2 "${gpuflags[@]}" -o "$M/$name.so"
+  modelc "$ir" --weights="$M/$name.safetensors" --external-weights \
+    --target=cpu --target=h200 --place-all=cuda:0 "${gpuflags[@]}" -o "$M/$name.gpu.so"
+  outputs=$("$BUILD/bin/modelc-run" "$M/$name.cpu-only.so" --info | sed -n "s/^  output '\(.*\)': .*/\1/p")
   args=()
   expect=()
   for out in $outputs; do
-    args+=(--output "$out=$KIT/models/$name.$out.npy")
+    args+=(--output "$out=$M/$name.$out.npy")
     expect+=("$out")
   done
-  # The saved outputs are the CPU plan's, checked here against the
-  # reference interpreter; check.sh compares every plan with them.
-  "$BUILD/bin/modelc-run" "$so" --random-inputs --seed "$seed" --rtol "$rtol" \
-    --atol "$atol" --compare-reference "examples/$name.ir" "${args[@]}" >/dev/null
+  "$BUILD/bin/modelc-run" "$M/$name.cpu-only.so" --random-inputs --seed "$seed" --rtol "$rtol" \
+    --atol "$atol" --compare-reference "$ir" "${args[@]}" >/dev/null
+  rm -f "$M/$name.cpu-only.so" "$M/$name.ir"
   echo "$name $seed $rtol $atol $(IFS=,; echo "${expect[*]}")" >> "$manifest"
-done <<'MODELS'
-mlp 1 1e-4 1e-5
-cnn 2 1e-4 1e-5
-transformer 3 1e-3 1e-5
-MODELS
-# The hand-made GPU model (tests/runtime/fixtures/cuda_plan.c): it checks
-# the runtime's cuda device on a real GPU before modelc generates kernels.
-# Where nvcc built it, with a real fatbin of copy_kernel.cu (its "kernel"
-# plan launches it); else without GPU code (copy-only plans).
-if [[ -f $BUILD/tests/fixtures/cuda_plan_fatbin.so ]]; then
-  cp "$BUILD/tests/fixtures/cuda_plan_fatbin.so" "$KIT/models/cuda_plan.so.fixture"
-  touch "$KIT/models/cuda_plan.has-kernels"
+done < <(
+  echo "mlp examples/mlp.ir 1 1e-4 1e-5"
+  echo "cnn examples/cnn.ir 2 1e-4 1e-5"
+  # Emulated kernels are slow: the test kit stops at the small models.
+  if [[ $EMULATION != 1 ]]; then
+    echo "transformer examples/transformer.ir 3 1e-3 1e-5"
+    echo "transformer16 examples/transformer.ir 3 2e-2 2e-2"
+  fi)
+
+# A large f16 matrix product made on the GPU from small inputs (outer
+# products), summed to one number: the model's time is the GEMM's plus a
+# little, for the comparison with cuBLAS called directly (torch.matmul).
+cat > "$M/gemm.ir" <<IR
+func.func @forward(%x: tensor<${gemm_n}x1xf16>, %y: tensor<1x${gemm_n}xf16>) -> tensor<f32> {
+  %a = graph.mul %x, %y : tensor<${gemm_n}x1xf16>, tensor<1x${gemm_n}xf16>
+  %b = graph.mul %y, %x : tensor<1x${gemm_n}xf16>, tensor<${gemm_n}x1xf16>
+  %c = graph.matmul %a, %b : tensor<${gemm_n}x${gemm_n}xf16>, tensor<${gemm_n}x${gemm_n}xf16>
+  %f = graph.cast %c : tensor<${gemm_n}x${gemm_n}xf16> to f32
+  %s = graph.reduce_sum %f : tensor<${gemm_n}x${gemm_n}xf32>
+  return %s : tensor<f32>
+}
+IR
+modelc "$M/gemm.ir" --target=h200 --place-all=cuda:0 "${gpuflags[@]}" -o "$M/gemm.so"
+
+# A chain of small ops that do not fuse (softmax after softmax), each its own
+# kernel: (time - time of a chain of 1) / (length - 1) is the per-op cost.
+chain_ir() {
+  local n=$1
+  echo "func.func @forward(%x: tensor<1x64xf32>) -> tensor<1x64xf32> {"
+  echo "  %v0 = graph.softmax %x {axis = 1} : tensor<1x64xf32>"
+  for ((i = 1; i < n; i++)); do
+    echo "  %v$i = graph.softmax %v$((i - 1)) {axis = 1} : tensor<1x64xf32>"
+  done
+  echo "  return %v$((n - 1)) : tensor<1x64xf32>"
+  echo "}"
+}
+chain_ir 1 > "$M/chain1.ir"
+chain_ir "$chain_n" > "$M/chain.ir"
+modelc "$M/chain1.ir" --target=h200 --place-all=cuda:0 "${gpuflags[@]}" -o "$M/chain1.so"
+modelc "$M/chain.ir" --target=h200 --place-all=cuda:0 "${gpuflags[@]}" -o "$M/chain.so"
+echo "$gemm_n $chain_n" > "$M/sizes.txt"
+
+# The hand-made GPU model (tests/runtime/fixtures/cuda_plan.c): the runtime's
+# cuda device alone (copies, events, a weight upload; where nvcc built it, a
+# real fatbin kernel) on the real driver.
+if [[ -f $BUILD/tests/fixtures/cuda_plan_fatbin.so && $EMULATION != 1 ]]; then
+  cp "$BUILD/tests/fixtures/cuda_plan_fatbin.so" "$M/cuda_plan.so.fixture"
+  touch "$M/cuda_plan.has-kernels"
 else
-  cp "$BUILD/tests/fixtures/cuda_plan_nocode.so" "$KIT/models/cuda_plan.so.fixture"
+  cp "$BUILD/tests/fixtures/cuda_plan_nocode.so" "$M/cuda_plan.so.fixture"
 fi
+[[ $EMULATION == 1 ]] && touch "$KIT/emulation"
 du -sh "$KIT"
-echo "pack.sh: kit ready in $KIT ($(wc -l < "$manifest") models)"
+echo "pack.sh: kit ready in $KIT ($(wc -l < "$manifest") models$([[ $EMULATION == 1 ]] && echo ", host-emulated GPU code"))"
