@@ -174,6 +174,8 @@ const CudaApi *cudaApi(std::string &why) {
     resolve(h, "cuMemAlloc_v2", api.cuMemAlloc, missing);
     resolve(h, "cuMemFree_v2", api.cuMemFree, missing);
     resolve(h, "cuMemGetInfo_v2", api.cuMemGetInfo, missing);
+    resolve(h, "cuMemHostAlloc", api.cuMemHostAlloc, missing);
+    resolve(h, "cuMemFreeHost", api.cuMemFreeHost, missing);
     resolve(h, "cuMemcpyHtoD_v2", api.cuMemcpyHtoD, missing);
     resolve(h, "cuMemcpyHtoDAsync_v2", api.cuMemcpyHtoDAsync, missing);
     resolve(h, "cuMemcpyDtoHAsync_v2", api.cuMemcpyDtoHAsync, missing);

@@ -40,6 +40,7 @@ struct Library {
 
 /// 64-byte aligned scratch memory of one run.
 struct Arena {
+  Arena() = default;
   explicit Arena(uint64_t bytes) {
     std::size_t rounded = ((bytes + 63) / 64) * 64;
     memory = static_cast<unsigned char *>(
@@ -48,10 +49,32 @@ struct Arena {
       throw Error("out of host memory allocating a " + std::to_string(bytes) +
                   "-byte arena");
   }
-  ~Arena() { std::free(memory); }
+  virtual ~Arena() { std::free(memory); }
   Arena(const Arena &) = delete;
   Arena &operator=(const Arena &) = delete;
   unsigned char *memory = nullptr;
+};
+
+/// Host memory the GPUs copy to and from directly (page-locked, for every
+/// context: CU_MEMHOSTALLOC_PORTABLE): the host arena of a plan with GPUs,
+/// and the staging buffers of its inputs.
+struct PinnedArena : Arena {
+  PinnedArena(const detail::CudaApi &cuda, detail::CUcontext ctx,
+              uint64_t bytes, const std::string &what)
+      : cuda(cuda) {
+    void *p = nullptr;
+    cuda.cuCtxSetCurrent(ctx);
+    detail::cudaCheck(cuda.cuMemHostAlloc(&p, bytes ? bytes : 64,
+                                          /*CU_MEMHOSTALLOC_PORTABLE*/ 1),
+                      "cuMemHostAlloc", "the host",
+                      what + " (" + std::to_string(bytes) + " bytes)");
+    memory = static_cast<unsigned char *>(p);
+  }
+  ~PinnedArena() override {
+    cuda.cuMemFreeHost(memory);
+    memory = nullptr;
+  }
+  const detail::CudaApi &cuda;
 };
 
 /// Scratch of one run: an arena per device of the plan and, for a
@@ -63,6 +86,10 @@ struct RunResources {
   std::vector<unsigned char *> arenaPointers;
   std::vector<uint64_t> arenaSizes;
   std::vector<std::unique_ptr<Stream>> compute, copy;
+  // A plan with GPUs: the entry's inputs are copied here first, so that
+  // the GPUs read them from page-locked memory.
+  std::vector<std::unique_ptr<Arena>> stagedInputs;
+  std::vector<const void *> stagedPointers;
   EventSet events;
   PackedLinearRun packedLinear;
   PackedConvRun packedConv;
@@ -264,6 +291,11 @@ struct Model::Impl {
     auto resources = std::make_unique<RunResources>();
     resources->cuda = cuda;
     resources->gpus.resize(plan->num_devices);
+    // Page-locked host memory needs a context: any GPU's (it is portable).
+    detail::CUcontext anyGpu = nullptr;
+    for (const DeviceState &d : devices)
+      if (d.ctx && !anyGpu)
+        anyGpu = d.ctx;
     for (uint32_t d = 0; d < plan->num_devices; ++d) {
       uint64_t bytes = plan->arena_bytes[entry * plan->num_devices + d];
       if (devices[d].ctx) {
@@ -280,6 +312,11 @@ struct Model::Impl {
         resources->arenas.push_back(nullptr);
         resources->arenaPointers.push_back(
             reinterpret_cast<unsigned char *>(static_cast<uintptr_t>(g.arena)));
+      } else if (anyGpu && devices[d].name == "cpu") {
+        resources->arenas.push_back(std::make_unique<PinnedArena>(
+            *cuda, anyGpu, bytes,
+            "the host arena of entry '" + entries[entry].name + "'"));
+        resources->arenaPointers.push_back(resources->arenas.back()->memory);
       } else {
         resources->arenas.push_back(std::make_unique<Arena>(bytes));
         resources->arenaPointers.push_back(resources->arenas.back()->memory);
@@ -290,6 +327,17 @@ struct Model::Impl {
         resources->copy.push_back(std::make_unique<Stream>());
       }
     }
+    if (anyGpu)
+      for (const TensorInfo &input : entries[entry].inputs) {
+        uint64_t bytes = dtypeSize(input.dtype);
+        for (int64_t dim : input.shape)
+          bytes *= static_cast<uint64_t>(dim);
+        resources->stagedInputs.push_back(std::make_unique<PinnedArena>(
+            *cuda, anyGpu, bytes,
+            "the staging buffer of input '" + input.name + "'"));
+        resources->stagedPointers.push_back(
+            resources->stagedInputs.back()->memory);
+      }
     return resources;
   }
   void releaseResources(std::size_t entry,
@@ -1123,6 +1171,13 @@ void Model::run_into(const std::string &entry,
   ctx.api = &impl.api;
   ctx.runtime = &state;
   ctx.inputs = in;
+  if (!resources->stagedPointers.empty()) {
+    // GPUs copy the inputs from page-locked memory.
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      std::memcpy(resources->stagedInputs[i]->memory, inputs[i].data(),
+                  inputs[i].nbytes());
+    ctx.inputs = resources->stagedPointers.data();
+  }
   ctx.outputs = out;
   ctx.weights = impl.weights.data();
   ctx.arena = resources->arenaPointers[0];
