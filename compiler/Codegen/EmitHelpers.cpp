@@ -96,10 +96,12 @@ int64_t product(ArrayRef<int64_t> dims) {
 
 std::string floatLiteral(double value, CodeFlavor flavor) {
   bool gpu = flavor == CodeFlavor::Gpu;
+  // Constant expressions in device code too (__device__ array initializers
+  // must be constant), for nvcc and for the host compiler.
   if (std::isnan(value) && gpu)
-    return "modelc_gpu::quiet_nan()";
+    return "__builtin_nanf(\"\")";
   if (std::isinf(value) && gpu)
-    return value > 0 ? "modelc_gpu::infinity()" : "(-modelc_gpu::infinity())";
+    return value > 0 ? "__builtin_huge_valf()" : "(-__builtin_huge_valf())";
   if (std::isnan(value))
     return "std::numeric_limits<float>::quiet_NaN()";
   if (std::isinf(value))

@@ -1,6 +1,7 @@
 #include "cublaslt.hpp"
 
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <mutex>
 #include <vector>
@@ -16,6 +17,7 @@ constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7,
               kDescBiasPointer = 8;
 constexpr int kLayoutBatchCount = 5, kLayoutBatchStride = 6;
 constexpr int kPrefMaxWorkspace = 1;
+constexpr int kPrefMinAlignmentA = 5; // then B, C, D: 6, 7, 8
 constexpr int kEpilogueDefault = 1, kEpilogueRelu = 2, kEpilogueBias = 4;
 constexpr size_t kWorkspaceBytes = 32u << 20;
 
@@ -109,10 +111,27 @@ Loaded load() {
   return result;
 }
 
+/// The largest power of two (up to 256) dividing the address of every
+/// matrix of a batch: cuBLASLt's heuristic assumes 256 unless told.
+uint32_t alignment(const void *p, int64_t stride, uint32_t elementBytes,
+                   int64_t batch) {
+  uint64_t bits = reinterpret_cast<uintptr_t>(p) |
+                  (batch > 1 ? static_cast<uint64_t>(stride) * elementBytes : 0) |
+                  256u;
+  return static_cast<uint32_t>(bits & (~bits + 1));
+}
+
 int dataType(uint32_t dtype) {
   return dtype == MODELC_DTYPE_F16    ? kR16F
          : dtype == MODELC_DTYPE_BF16 ? kR16BF
                                       : kR32F;
+}
+
+void destroyPlan(const CublasLtApi &lt, GemmPlan &plan) {
+  lt.layoutDestroy(plan.a);
+  lt.layoutDestroy(plan.b);
+  lt.layoutDestroy(plan.c);
+  lt.descDestroy(plan.desc);
 }
 
 } // namespace
@@ -145,7 +164,20 @@ void runGemm(const CublasLtApi &lt, const CudaApi &cuda, GemmState &state,
               device, "the cuBLASLt workspace");
     state.workspaceBytes = kWorkspaceBytes;
   }
+  uint32_t elementBytes = g.dtype == MODELC_DTYPE_F32 ? 4 : 2;
+  // cuBLASLt's A is our B, its B our A (below).
+  uint32_t aligned[4] = {alignment(g.b, g.stride_b, elementBytes, g.batch),
+                         alignment(g.a, g.stride_a, elementBytes, g.batch),
+                         alignment(g.c, g.stride_c, elementBytes, g.batch),
+                         alignment(g.c, g.stride_c, elementBytes, g.batch)};
   auto found = state.plans.find(g.site);
+  if (found != state.plans.end() &&
+      std::memcmp(found->second.alignment, aligned, sizeof aligned) != 0) {
+    // The same site with less aligned data: plan again.
+    destroyPlan(lt, found->second);
+    state.plans.erase(found);
+    found = state.plans.end();
+  }
   if (found == state.plans.end()) {
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T:
     // cuBLASLt's A is our B and its B our A; its result has n rows.
@@ -191,6 +223,11 @@ void runGemm(const CublasLtApi &lt, const CudaApi &cuda, GemmState &state,
     check(lt.preferenceSetAttribute(preference, kPrefMaxWorkspace, &workspace,
                                     sizeof workspace),
           "cublasLtMatmulPreferenceSetAttribute");
+    for (int i = 0; i < 4; ++i)
+      check(lt.preferenceSetAttribute(preference, kPrefMinAlignmentA + i,
+                                      &aligned[i], sizeof aligned[i]),
+            "cublasLtMatmulPreferenceSetAttribute");
+    std::memcpy(plan.alignment, aligned, sizeof aligned);
     if (g.bias)
       check(lt.descSetAttribute(plan.desc, kDescBiasPointer, &g.bias,
                                 sizeof g.bias),
@@ -227,12 +264,8 @@ void runGemm(const CublasLtApi &lt, const CudaApi &cuda, GemmState &state,
 
 void releaseGemmState(const CublasLtApi &lt, const CudaApi &cuda,
                       GemmState &state) {
-  for (auto &[site, plan] : state.plans) {
-    lt.layoutDestroy(plan.a);
-    lt.layoutDestroy(plan.b);
-    lt.layoutDestroy(plan.c);
-    lt.descDestroy(plan.desc);
-  }
+  for (auto &[site, plan] : state.plans)
+    destroyPlan(lt, plan);
   state.plans.clear();
   if (state.handle)
     lt.destroy(state.handle);

@@ -75,6 +75,7 @@ struct GemmPlan {
   cublasLtMatmulAlgo algo{};
   size_t workspace = 0;
   int epilogue = 0;
+  uint32_t alignment[4] = {}; // of cuBLASLt's A, B, C, D, as planned
 };
 
 /// Per GPU of a run: the cuBLASLt handle, its workspace and the plans.
