@@ -898,7 +898,7 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
     unsigned kernel = gpuModule.addKernel(
         {{"int *", "word"}},
         "  if (blockIdx.x == 0 && threadIdx.x == 0)\n    *word = 0;\n", 32,
-        false);
+        false, "clear_error_word");
     std::string task =
         "task_" + prefix + "_clear_error_word_" + std::to_string(d);
     os << "int " << task << "(modelc_run_ctx *ctx) {\n"
@@ -1039,6 +1039,7 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
     if (plan.gpu[d]) {
       GpuOpContext context;
       context.device = d;
+      context.opName = op->getName().stripDialect().str();
       context.pointer = [&](Value v) { return name(v); };
       context.isFused = [&](Operation *o) { return inlined.contains(o); };
       if (auto it = scratchOffsets.find(op); it != scratchOffsets.end())

@@ -11,6 +11,7 @@
 #include "dialects/Graph/IR/GraphOps.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <algorithm>
@@ -27,7 +28,7 @@ using namespace modelc::codegen;
 
 unsigned GpuModule::addKernel(const std::vector<Param> &params,
                               const std::string &body, unsigned threads,
-                              bool barriers) {
+                              bool barriers, StringRef what) {
   std::string signature;
   for (auto [i, p] : llvm::enumerate(params))
     signature += (i ? ", " : "") + p.type + " __restrict__ " + p.name;
@@ -38,6 +39,11 @@ unsigned GpuModule::addKernel(const std::vector<Param> &params,
   if (!inserted)
     return it->second;
   std::string name = "modelc_k" + std::to_string(names.size());
+  if (!what.empty()) {
+    name += "_";
+    for (char c : what)
+      name += llvm::isAlnum(c) ? c : '_';
+  }
   names.push_back(name);
   llvm::raw_string_ostream os(kernels);
   os << "MODELC_KERNEL(" << name << ", " << threads << ")(" << signature
@@ -149,6 +155,11 @@ class KernelBuilder {
 public:
   KernelBuilder(GpuModule &module, const GpuOpContext &context)
       : module(module), context(context) {}
+  /// What the kernel computes, for its name ("softmax", "im2col").
+  KernelBuilder &named(std::string what) {
+    name = std::move(what);
+    return *this;
+  }
 
   /// The body's name of an input: a parameter, or the device array of a
   /// graph.constant.
@@ -178,7 +189,9 @@ public:
   /// Adds the kernel and launches it with `blocks` x `threads`.
   void launch(llvm::raw_ostream &task, const std::string &body,
               uint64_t blocks, unsigned threads, bool barriers) {
-    unsigned kernel = module.addKernel(params, body, threads, barriers);
+    unsigned kernel =
+        module.addKernel(params, body, threads, barriers,
+                         name.empty() ? context.opName : StringRef(name));
     task << "  {\n";
     for (auto [i, p] : llvm::enumerate(params))
       task << "    " << p.type << "a" << i << " = " << args[i] << ";\n";
@@ -229,6 +242,7 @@ private:
   std::vector<std::string> args;
   std::vector<std::pair<std::pair<const void *, bool>, std::string>> seen;
   std::string errorName;
+  std::string name;
 };
 
 /// Element type helpers for one op.
@@ -285,6 +299,7 @@ struct Emit {
 
 LogicalResult emitElementwise(Operation *root, Emit &e) {
   KernelBuilder k(e.module, e.context);
+  k.named("fused");
   RankedTensorType outType = tensorType(root->getResult(0));
   ArrayRef<int64_t> outShape = outType.getShape();
   int64_t count = outType.getNumElements();
@@ -529,6 +544,7 @@ LogicalResult emitGemmOp(GemmOp op, Emit &e) {
     int64_t rows = cs.size() == 2 ? cs[0] : 1;
     int64_t cols = cs.size() == 2 ? cs[1] : cs.size() == 1 ? cs[0] : 1;
     KernelBuilder k(e.module, e.context);
+    k.named("gemm_c");
     std::string source = k.input(c);
     std::string index = std::string(rows == 1 ? "0" : "r") + " * " +
                         std::to_string(cols) + " + " +
@@ -571,6 +587,7 @@ LogicalResult emitConv(Conv2dOp conv, Emit &e) {
   if (!direct) {
     // im2col of every image: [n, c * kh * kw, spatial].
     KernelBuilder k(e.module, e.context);
+    k.named("im2col");
     std::string in = k.input(conv.getInput());
     int64_t rows = c * kh * kw;
     int64_t count = n * rows * spatial;
@@ -604,6 +621,7 @@ LogicalResult emitConv(Conv2dOp conv, Emit &e) {
   double beta = 0.0;
   if (Value bias = conv.getBias()) {
     KernelBuilder k(e.module, e.context);
+    k.named("conv2d_bias");
     std::string b = k.input(bias);
     emitFill(e, k, conv.getResult(), spatial,
              e.load(bias, b + "[r % " + std::to_string(o) + "]"));

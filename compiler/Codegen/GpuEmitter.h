@@ -33,9 +33,10 @@ public:
   };
   /// The index of a kernel with these parameters and body (added unless an
   /// identical one exists). `threads`: the most threads per block it is
-  /// launched with; `barriers`: it calls __syncthreads.
+  /// launched with; `barriers`: it calls __syncthreads; `what`: a word for
+  /// its name, which error messages show ("softmax": modelc_k7_softmax).
   unsigned addKernel(const std::vector<Param> &params, const std::string &body,
-                     unsigned threads, bool barriers);
+                     unsigned threads, bool barriers, llvm::StringRef what);
   /// The device symbol holding a graph.constant's values.
   std::string constantSymbol(mlir::Operation *constant);
 
@@ -54,6 +55,8 @@ private:
 /// What emitting one op's GPU task needs from the function emitter.
 struct GpuOpContext {
   unsigned device = 0; ///< index into the plan's devices
+  /// The op's name without the dialect ("softmax"), for kernel names.
+  std::string opName;
   /// A host C++ expression of a value's device address.
   std::function<std::string(mlir::Value)> pointer;
   /// Whether an elementwise op is computed inside its user's kernel.
