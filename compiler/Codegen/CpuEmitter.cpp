@@ -109,6 +109,8 @@ public:
   /// (device, weight index) pairs the entry point reads.
   std::set<std::pair<unsigned, unsigned>> residency;
   unsigned numEvents = 0;
+  /// Every op runs on a GPU: the host launches only the outputs task.
+  bool graphCapturable = false;
 
 private:
   void analyze();
@@ -935,6 +937,7 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
   };
 
   unsigned taskCounter = 0;
+  graphCapturable = llvm::is_contained(plan.gpu, true);
   for (Operation *op : ops) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       std::string task = "task_" + prefix + "_outputs";
@@ -1036,6 +1039,8 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
     std::string task = "task_" + prefix + "_" + std::to_string(taskCounter++);
     os << "// " << what << " on " << plan.devices[d] << "\n"
        << "int " << task << "(modelc_run_ctx *ctx) {\n";
+    if (!plan.gpu[d])
+      graphCapturable = false;
     if (plan.gpu[d]) {
       GpuOpContext context;
       context.device = d;
@@ -1137,6 +1142,7 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
     SmallVector<func::FuncOp> functionsOfPlan(planOps.getOps<func::FuncOp>());
     std::vector<uint64_t> arenaBytes;
     std::vector<unsigned> events;
+    std::vector<bool> capturable;
     std::set<std::pair<unsigned, unsigned>> residency;
     for (auto [index, function] : llvm::enumerate(functionsOfPlan)) {
       CpuEmitReport::Entry entry;
@@ -1148,6 +1154,7 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
       localReport.entries.push_back(entry);
       llvm::append_range(arenaBytes, emitter.deviceArenaBytes);
       events.push_back(emitter.numEvents);
+      capturable.push_back(emitter.graphCapturable);
       residency.insert(emitter.residency.begin(), emitter.residency.end());
     }
     std::string p = plan.symbol;
@@ -1171,6 +1178,9 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
       plansOut << "};\nconst uint32_t " << p << "_num_events[] = {";
       for (auto [i, e] : llvm::enumerate(events))
         plansOut << (i ? ", " : "") << e;
+      plansOut << "};\nconst uint8_t " << p << "_graph_capturable[] = {";
+      for (auto [i, c] : llvm::enumerate(capturable))
+        plansOut << (i ? ", " : "") << (c ? 1 : 0);
       plansOut << "};\n";
     }
   }
@@ -1261,7 +1271,9 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
         << planModule.devices.size() << ", " << p << "_devices, " << p
         << "_arena_bytes, " << p << "_run, "
         << (multi ? p + "_weight_devices" : std::string("nullptr")) << ", "
-        << (multi ? p + "_num_events" : std::string("nullptr")) << "},\n";
+        << (multi ? p + "_num_events" : std::string("nullptr")) << ", "
+        << (multi ? p + "_graph_capturable" : std::string("nullptr"))
+        << "},\n";
   }
   out << "};\n"
       << "const modelc_model_desc model = {\n"

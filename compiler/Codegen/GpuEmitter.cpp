@@ -49,7 +49,8 @@ unsigned GpuModule::addKernel(const std::vector<Param> &params,
   os << "MODELC_KERNEL(" << name << ", " << threads << ")(" << signature
      << ") {\n"
      << body << "}\n#ifdef MODELC_GPU_EMULATION\nMODELC_EMULATED(" << name
-     << ", " << (barriers ? "true" : "false") << ", (";
+     << ", " << (barriers ? "true" : "false") << ", " << params.size()
+     << ", (";
   for (auto [i, p] : llvm::enumerate(params))
     os << (i ? ", " : "") << "*static_cast<" << p.type << " const *>(args["
        << i << "])";

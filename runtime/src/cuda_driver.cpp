@@ -195,6 +195,15 @@ const CudaApi *cudaApi(std::string &why) {
     resolve(h, "cuModuleGetFunction", api.cuModuleGetFunction, missing);
     resolve(h, "cuModuleUnload", api.cuModuleUnload, missing);
     resolve(h, "cuLaunchKernel", api.cuLaunchKernel, missing);
+    // Optional: only runs with CUDA graphs need them.
+    std::string graphs;
+    resolve(h, "cuStreamBeginCapture_v2", api.cuStreamBeginCapture, graphs);
+    resolve(h, "cuStreamEndCapture", api.cuStreamEndCapture, graphs);
+    resolve(h, "cuGraphInstantiateWithFlags", api.cuGraphInstantiate, graphs);
+    resolve(h, "cuGraphLaunch", api.cuGraphLaunch, graphs);
+    resolve(h, "cuGraphExecDestroy", api.cuGraphExecDestroy, graphs);
+    resolve(h, "cuGraphDestroy", api.cuGraphDestroy, graphs);
+    api.graphsMissing = graphs;
     if (!missing.empty())
       missing = "the CUDA driver " + inv.driver_library + " lacks " + missing;
   });

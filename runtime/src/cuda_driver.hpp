@@ -18,6 +18,8 @@ using CUevent = struct CUevent_st *;
 using CUdeviceptr = unsigned long long;
 using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
 
 /// The driver calls that running a plan on GPUs needs (resolved on first
 /// need from the library probeGpus opened).
@@ -53,6 +55,15 @@ struct CudaApi {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, CUstream, void **,
                              void **);
+  // CUDA graphs (LoadOptions::cuda_graphs); null when the driver lacks them
+  // (graphsMissing says which).
+  CUresult (*cuStreamBeginCapture)(CUstream, int mode);
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
+  CUresult (*cuGraphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
+  std::string graphsMissing;
 };
 
 /// The driver API for plans on GPUs, or null with `why` set (no driver, or

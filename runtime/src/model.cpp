@@ -104,6 +104,17 @@ struct RunResources {
     detail::GemmState gemm; // cuBLASLt, made on the first gemm
   };
   const detail::CublasLtApi *cublasLt = nullptr; // opened on the first gemm
+
+  // CUDA graph mode (LoadOptions::cuda_graphs): the run's GPU work, captured
+  // on the first run of these resources, and the host tasks (the outputs
+  // task) that run after each replay.
+  struct Graph {
+    bool capturing = false;
+    detail::CUgraphExec exec = nullptr;
+    std::vector<modelc_task_fn> hostTasks;
+    // Fork and join events of the capture, with their contexts.
+    std::vector<std::pair<detail::CUevent, detail::CUcontext>> events;
+  } graph;
   const detail::CudaApi *cuda = nullptr;
   std::vector<Gpu> gpus;
   // Per event of the run: the CUDA event where it is recorded on a GPU
@@ -117,6 +128,12 @@ struct RunResources {
   ~RunResources() {
     if (!cuda)
       return;
+    if (graph.exec)
+      cuda->cuGraphExecDestroy(graph.exec);
+    for (auto &[event, ctx] : graph.events) {
+      cuda->cuCtxSetCurrent(ctx);
+      cuda->cuEventDestroy(event);
+    }
     // Nothing is in flight: every run drains its streams before it ends.
     for (std::size_t e = 0; e < gpuEvents.size(); ++e)
       if (gpuEvents[e]) {
@@ -228,6 +245,7 @@ struct Model::Impl {
   std::vector<DeviceState> devices;
   std::vector<const void *const *> deviceWeightTables;
   const detail::CudaApi *cuda = nullptr; // set when the plan has GPUs
+  bool graphs = false;                   // LoadOptions::cuda_graphs
 
   ~Impl() {
     // Runs' GPU resources first, then the weights and the contexts.
@@ -501,6 +519,11 @@ static void runtimeLaunch(modelc_run_ctx *ctx, uint32_t device,
     }));
     return;
   }
+  if (state->resources->graph.capturing) {
+    // Graph mode: host tasks (the outputs task) run after each replay.
+    state->resources->graph.hostTasks.push_back(task);
+    return;
+  }
   Stream::Task t{Stream::Task::Launch};
   t.ctx = ctx;
   t.task = task;
@@ -615,8 +638,10 @@ static void runtimeCopy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
             detail::cudaCheckLazy(
                 cuda->cuMemcpyDtoHAsync(dst, d(src), bytes, s),
                 "cuMemcpyDtoHAsync", from.name, what);
-            detail::cudaCheckLazy(cuda->cuStreamSynchronize(s),
-                                  "cuStreamSynchronize", from.name, what);
+            // While a graph is captured nothing runs: the replay syncs.
+            if (!res->graph.capturing)
+              detail::cudaCheckLazy(cuda->cuStreamSynchronize(s),
+                                    "cuStreamSynchronize", from.name, what);
           }
         }));
     return;
@@ -677,7 +702,7 @@ static void enqueueEvent(modelc_run_ctx *ctx, uint32_t device, int which,
           cuda->cuCtxSetCurrent(dev.ctx);
           detail::cudaCheckLazy(cuda->cuStreamWaitEvent(gpuStream, ev, 0),
                                 "cuStreamWaitEvent", dev.name, what);
-        } else {
+        } else if (!res->graph.capturing) {
           cuda->cuCtxSetCurrent(res->gpuEventContexts[event]);
           detail::cudaCheckLazy(cuda->cuEventSynchronize(ev),
                                 "cuEventSynchronize", dev.name, what);
@@ -909,6 +934,26 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
                   [](int gpu) { return gpu >= 0; }))
     impl->cuda = cuda;
   impl->planName = impl->plan->name;
+  if (options.cuda_graphs) {
+    if (!impl->cuda)
+      throw Error(where + ": CUDA graphs need a plan with GPUs; plan '" +
+                  impl->planName + "' has none");
+    if (!cuda->graphsMissing.empty())
+      throw Error(where + ": CUDA graphs: the CUDA driver lacks " +
+                  cuda->graphsMissing);
+    std::string hostBound;
+    for (std::size_t e = 0; e < impl->entries.size(); ++e)
+      if (!impl->plan->graph_capturable || !impl->plan->graph_capturable[e])
+        hostBound += (hostBound.empty() ? "'" : ", '") +
+                     impl->entries[e].name + "'";
+    if (!hostBound.empty())
+      throw Error(where + ": CUDA graphs: in plan '" + impl->planName +
+                  "', entry point " + hostBound +
+                  " runs ops on the host, which a CUDA graph cannot hold "
+                  "(a plan with every op on GPUs can be one: modelc "
+                  "--place-all=cuda:0 builds such a plan)");
+    impl->graphs = true;
+  }
 
   impl->bindWeights(options);
 
@@ -1132,6 +1177,116 @@ static void checkTensors(const std::string &what,
   }
 }
 
+/// A run of a GPU plan as a CUDA graph (LoadOptions::cuda_graphs): the first
+/// run of `res` captures what the entry function issues on the run's CUDA
+/// streams (relaxed mode: the host workers issue from their own threads;
+/// every stream forks from and joins the first GPU's compute stream), with
+/// host tasks (the outputs task) set aside; every run then launches the
+/// graph, waits for it, and runs the host tasks. Errors go to report_error.
+static void runAsGraph(const Model::Impl &impl, std::size_t index,
+                       RunResources &res, modelc_run_ctx &ctx,
+                       RunState &state) {
+  const detail::CudaApi &cuda = *impl.cuda;
+  std::size_t first = 0;
+  while (!res.gpus[first].ctx)
+    ++first;
+  RunResources::Gpu &origin = res.gpus[first];
+  const std::string &name = impl.devices[first].name;
+  auto failed = [&](detail::CUresult rc, const char *call,
+                    const std::string &what) {
+    if (rc == 0)
+      return false;
+    runtimeReportError(&ctx, (std::string(call) + " failed on " + name + " (" +
+                              what + "): " + detail::cudaErrorName(rc))
+                                 .c_str());
+    return true;
+  };
+  // The run's CUDA streams but the origin, with their contexts.
+  std::vector<std::pair<detail::CUstream, detail::CUcontext>> others;
+  for (RunResources::Gpu &g : res.gpus)
+    if (g.ctx)
+      for (detail::CUstream s : {g.compute, g.copy})
+        if (s != origin.compute)
+          others.push_back({s, g.ctx});
+  auto newEvent = [&](detail::CUcontext c) {
+    detail::CUevent e = nullptr;
+    cuda.cuCtxSetCurrent(c);
+    if (!failed(cuda.cuEventCreate(&e, 2 /* DISABLE_TIMING */), "cuEventCreate",
+                "a CUDA graph's fork or join"))
+      res.graph.events.push_back({e, c});
+    return e;
+  };
+
+  if (!res.graph.exec) {
+    std::size_t numEvents =
+        impl.plan->num_events ? impl.plan->num_events[index] : 0;
+    res.events.reset(numEvents);
+    res.gpuEvents.assign(numEvents, nullptr);
+    res.gpuEventContexts.assign(numEvents, nullptr);
+    std::string what = "capturing entry '" + impl.entries[index].name +
+                       "' of plan '" + impl.planName + "' as a CUDA graph";
+    cuda.cuCtxSetCurrent(origin.ctx);
+    if (failed(cuda.cuStreamBeginCapture(origin.compute,
+                                         2 /* CU_STREAM_CAPTURE_MODE_RELAXED */),
+               "cuStreamBeginCapture", what))
+      return;
+    // Fork: every other stream of the run joins the capture.
+    detail::CUevent fork = newEvent(origin.ctx);
+    if (fork)
+      failed(cuda.cuEventRecord(fork, origin.compute), "cuEventRecord", what);
+    for (auto &[s, c] : others) {
+      cuda.cuCtxSetCurrent(c);
+      if (fork)
+        failed(cuda.cuStreamWaitEvent(s, fork, 0), "cuStreamWaitEvent", what);
+    }
+    res.graph.capturing = true;
+    res.graph.hostTasks.clear();
+    int status = state.error.empty() ? impl.plan->run[index](&ctx) : 1;
+    for (std::size_t d = 0; d < res.compute.size(); ++d) {
+      res.compute[d]->drain();
+      res.copy[d]->drain();
+    }
+    // Join: the origin waits for every other stream's last work.
+    for (auto &[s, c] : others) {
+      detail::CUevent join = newEvent(c);
+      if (!join)
+        continue;
+      cuda.cuCtxSetCurrent(c);
+      failed(cuda.cuEventRecord(join, s), "cuEventRecord", what);
+      cuda.cuCtxSetCurrent(origin.ctx);
+      failed(cuda.cuStreamWaitEvent(origin.compute, join, 0),
+             "cuStreamWaitEvent", what);
+    }
+    cuda.cuCtxSetCurrent(origin.ctx);
+    detail::CUgraph graph = nullptr;
+    detail::CUresult rc = cuda.cuStreamEndCapture(origin.compute, &graph);
+    res.graph.capturing = false;
+    bool ok = !failed(rc, "cuStreamEndCapture", what) && status == 0 &&
+              state.error.empty() && graph;
+    if (ok)
+      ok = !failed(cuda.cuGraphInstantiate(&res.graph.exec, graph, 0),
+                   "cuGraphInstantiate", what);
+    if (graph)
+      cuda.cuGraphDestroy(graph);
+    if (!ok) {
+      res.graph.exec = nullptr;
+      if (state.error.empty())
+        runtimeReportError(&ctx, (what + " failed").c_str());
+      return;
+    }
+  }
+  cuda.cuCtxSetCurrent(origin.ctx);
+  if (failed(cuda.cuGraphLaunch(res.graph.exec, origin.compute),
+             "cuGraphLaunch", "entry '" + impl.entries[index].name + "'") ||
+      failed(cuda.cuStreamSynchronize(origin.compute), "cuStreamSynchronize",
+             "the end of the graph of entry '" + impl.entries[index].name +
+                 "'"))
+    return;
+  for (modelc_task_fn task : res.graph.hostTasks)
+    if (task(&ctx) != 0)
+      return; // the task has reported why
+}
+
 void Model::run_into(const std::string &entry,
                      const std::vector<Tensor> &inputs,
                      std::vector<Tensor> &outputs) const {
@@ -1184,7 +1339,10 @@ void Model::run_into(const std::string &entry,
   ctx.arenas = resources->arenaPointers.data();
   ctx.device_weights = impl.deviceWeightTables.data();
   int status;
-  if (impl.multiDevice) {
+  if (impl.graphs) {
+    runAsGraph(impl, index, *resources, ctx, state);
+    status = 0;
+  } else if (impl.multiDevice) {
     // The entry function enqueues; the run ends when the run's own streams
     // have drained.
     std::size_t numEvents =

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -37,6 +38,8 @@ using modelc::Tensor;
 static const bool kFakeDriver = [] {
   setenv("MODELC_CUDA_DRIVER", MODELC_FIXTURE_DIR "/fakecuda/libcuda.so.1", 1);
   setenv("FAKE_CUDA_GPUS", "2", 1);
+  setenv("MODELC_CUBLASLT", MODELC_FIXTURE_DIR "/fakecuda/libcublasLt.so.13",
+         1);
   return true;
 }();
 
@@ -335,4 +338,47 @@ TEST(Plans, GpuPlansOnTheStandInDriverRunFromManyThreads) {
   for (auto &t : threads)
     t.join();
   EXPECT_EQ(mismatches.load(), 0);
+}
+
+// CUDA graphs: the first run captures, later runs replay the graph with
+// their own inputs (copied into the staging buffers the graph reads) and
+// outputs; from many threads, each pooled run resources has its own graph.
+TEST(Plans, CudaGraphReplaysWithEachRunsInputs) {
+  ASSERT_TRUE(kFakeDriver);
+  modelc::LoadOptions cpuOptions;
+  cpuOptions.plan = "cpu";
+  Model cpu = Model::load(fixture("mlp1_gpu.so"), cpuOptions);
+  modelc::LoadOptions graphOptions;
+  graphOptions.plan = "h200";
+  graphOptions.cuda_graphs = true;
+  Model graph = Model::load(fixture("mlp1_gpu.so"), graphOptions);
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 4; ++r) {
+        Tensor x = Tensor::zeros({64, 784}, DType::F32);
+        for (int i = 0; i < 64 * 784; ++i)
+          x.mutable_data_as<float>()[i] =
+              float((i * 7 + t * 13 + r * 29) % 101) / 101.0f - 0.5f;
+        std::vector<Tensor> want = cpu.run("forward", {x});
+        std::vector<Tensor> got = graph.run("forward", {x});
+        for (int i = 0; i < 64 * 10; ++i)
+          if (std::fabs(got[0].data_as<float>()[i] -
+                        want[0].data_as<float>()[i]) > 1e-4f)
+            ++mismatches;
+      }
+    });
+  for (auto &t : threads)
+    t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(Plans, CudaGraphsNeedAGpuPlan) {
+  ASSERT_TRUE(kFakeDriver);
+  modelc::LoadOptions options;
+  options.plan = "cpu";
+  options.cuda_graphs = true;
+  expectError([&] { Model::load(fixture("mlp1_gpu.so"), options); },
+              "CUDA graphs need a plan with GPUs; plan 'cpu' has none");
 }

@@ -60,6 +60,9 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
   --plan NAME|GPUS          the plan to run: a name, GPUs ("cuda:1",
                             "cuda:0,cuda:2") or a mapping ("cuda:0=cuda:2");
                             default: the most GPUs this machine has, else cpu
+  --cuda-graphs             run the GPU plan as CUDA graphs: captured on the
+                            first run, replayed after (needs every op on a
+                            GPU: modelc --place-all=cuda:0)
   --threads N               CPU threads (default: all cores)
   --bench N                 time N runs after 3 warm-up runs
   --concurrent T            run the entry point N times (--bench N, else 25)
@@ -83,6 +86,7 @@ struct Options {
   bool randomInputs = false, info = false, devices = false;
   uint64_t seed = 0;
   int threads = 0, bench = 0, concurrent = 0;
+  bool cudaGraphs = false;
   double rtol = 1e-4, atol = 1e-5;
 };
 
@@ -134,6 +138,8 @@ Options parseArgs(int argc, char **argv) {
       o.seed = static_cast<uint64_t>(number(a, value(i)));
     } else if (a == "--weights") {
       o.weights = value(i);
+    } else if (a == "--cuda-graphs") {
+      o.cudaGraphs = true;
     } else if (a == "--plan") {
       o.plan = value(i);
     } else if (a == "--threads") {
@@ -388,6 +394,7 @@ int run(const Options &o) {
   load.weights = o.weights;
   load.num_threads = o.threads;
   load.plan = o.plan;
+  load.cuda_graphs = o.cudaGraphs;
   modelc::Model model = modelc::Model::load(o.model, load);
 
   if (o.info) {

@@ -24,10 +24,14 @@
 
 // A kernel of the model: exported by its name, at most `threads` threads
 // per block. In emulation, the generated wrapper (MODELC_EMULATED) is the
-// exported function and the body is static.
+// exported function and the body is static; NAME__nparams tells the
+// stand-in driver how many (pointer) arguments to keep when a launch is
+// captured into a CUDA graph.
 #ifdef MODELC_GPU_EMULATION
 #define MODELC_KERNEL(name, threads) static void name##_body
-#define MODELC_EMULATED(name, barriers, call)                                  \
+#define MODELC_EMULATED(name, barriers, nparams, call)                         \
+  extern "C" __attribute__((visibility("default"))) const int                  \
+      name##__nparams = nparams;                                               \
   extern "C" __attribute__((visibility("default"))) void name(                 \
       void **args, const unsigned *grid, const unsigned *block) {              \
     modelc_emu::run(grid, block, barriers, [&] { name##_body call; });         \

@@ -189,6 +189,10 @@ typedef struct modelc_plan_desc {
    * there once at load); NULL for a single-device plan (all on device 0). */
   const uint8_t *weight_devices;
   const uint32_t *num_events; /* events per entry point; NULL: none */
+  /* Per entry point: 1 when every op runs on a GPU and the host only copies
+   * inputs in and outputs out, so a run can be captured as a CUDA graph and
+   * replayed (LoadOptions::cuda_graphs); NULL: no entry can. */
+  const uint8_t *graph_capturable;
 } modelc_plan_desc;
 
 typedef struct modelc_model_desc {

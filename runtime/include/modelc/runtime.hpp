@@ -118,6 +118,11 @@ struct LoadOptions {
   /// plan on that many GPUs, run on those); or a mapping of the plan's
   /// devices onto GPUs ("cuda:0=cuda:2,cuda:1=cuda:3").
   std::string plan;
+  /// Run each entry point of the (GPU) plan as a CUDA graph: the work of a
+  /// run is captured once per pooled run resources and replayed by later
+  /// runs, with one launch. Needs a plan whose entry points run entirely on
+  /// GPUs (modelc --place-all=cuda:0 builds one); an Error at load otherwise.
+  bool cuda_graphs = false;
 };
 
 class Model {
