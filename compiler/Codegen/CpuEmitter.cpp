@@ -148,6 +148,16 @@ private:
   GpuModule &gpuModule;
 
   bool onGpu(Operation *op) { return plan.gpu.size() && plan.gpu[deviceOf(op)]; }
+  /// Ops computed by their producer's epilogue (a relu after a matrix
+  /// product on a GPU: cuBLASLt applies it): views of the producer's result.
+  llvm::DenseSet<Operation *> epilogueOps;
+  /// A view of its operand's memory: no code, no buffer of its own.
+  bool isView(Operation *op) {
+    return isAlias(op) || epilogueOps.contains(op);
+  }
+  std::string viewExpression(Operation *op, const std::string &base) {
+    return epilogueOps.contains(op) ? base : viewOf(op, base);
+  }
   /// Per GPU device with ops that check indices: its error word (an int in
   /// its arena) and the host copy read after the run (in the host arena).
   llvm::DenseMap<unsigned, std::pair<uint64_t, uint64_t>> errorWords;
@@ -220,6 +230,20 @@ void FunctionEmitter::analyze() {
     return op;
   };
 
+  // A relu whose input is a matrix product on the same GPU, and its only
+  // user: cuBLASLt's epilogue computes it.
+  for (Operation *op : ops) {
+    auto relu = dyn_cast<ReluOp>(op);
+    if (!relu || inlined.contains(op) || !onGpu(op))
+      continue;
+    Operation *producer = relu.getOperand().getDefiningOp();
+    if (producer && isa<LinearOp, MatmulOp, Conv2dOp>(producer) &&
+        producer->getResult(0).hasOneUse() && onGpu(producer) &&
+        deviceOf(producer) == deviceOf(op) &&
+        isa<FloatType>(tensorType(op->getResult(0)).getElementType()))
+      epilogueOps.insert(op);
+  }
+
   // Buffers: results of kernels and of unfused elementwise ops; aliases
   // (reshape) share their source's memory and extend its life.
   int64_t end = static_cast<int64_t>(ops.size());
@@ -230,7 +254,7 @@ void FunctionEmitter::analyze() {
       // producer is done: the source stays untouched for the whole run.
       if (isa<func::ReturnOp, device::TransferOp>(user))
         last = end;
-      else if (isAlias(user))
+      else if (isView(user))
         last = std::max(last, lastUse(user->getResult(0)));
       else
         last = std::max(last, position[rootOf(user)]);
@@ -253,7 +277,7 @@ void FunctionEmitter::analyze() {
       owners[d].push_back({transfer.getResult(), nullptr});
       continue;
     }
-    if (op->getNumResults() == 0 || isAlias(op) || inlined.contains(op) ||
+    if (op->getNumResults() == 0 || isView(op) || inlined.contains(op) ||
         isa<WeightRefOp, ConstantOp>(op))
       continue;
     unsigned d = deviceOf(op);
@@ -845,8 +869,8 @@ std::string FunctionEmitter::pointerExpression(
     return "static_cast<const " + type + " *>(ctx->device_weights[" +
            std::to_string(d) + "][" + std::to_string(w) + "])";
   }
-  if (isAlias(def))
-    return viewOf(def, names.lookup(def->getOperand(0)));
+  if (isView(def))
+    return viewExpression(def, names.lookup(def->getOperand(0)));
   return "reinterpret_cast<" + type + " *>(ctx->arenas[" +
          std::to_string(bufferDevice.lookup(v)) + "] + " +
          std::to_string(offsets.lookup(v)) + ")";
@@ -861,7 +885,7 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
   // Events: a compute result another device copies, and every copy. A view
   // (reshape) shares its source's memory and so its event.
   auto rootOf = [&](Value v) {
-    while (v.getDefiningOp() && isAlias(v.getDefiningOp()))
+    while (v.getDefiningOp() && isView(v.getDefiningOp()))
       v = v.getDefiningOp()->getOperand(0);
     return v;
   };
@@ -984,7 +1008,7 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
       emitConstant(constant);
       continue;
     }
-    if (isa<WeightRefOp>(op) || isAlias(op)) {
+    if (isa<WeightRefOp>(op) || isView(op)) {
       names[result] = pointerExpression(result, weightIndex);
       continue;
     }
@@ -1059,6 +1083,12 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
         context.errorCode = static_cast<int>(errorMessages.size());
       }
       context.gemmSites = &globalCounter;
+      Value result0 = op->getResult(0);
+      context.reluEpilogue =
+          result0.hasOneUse() &&
+          epilogueOps.contains(*result0.getUsers().begin());
+      if (context.reluEpilogue)
+        ++fusedOps;
       context.allowTf32 = options.allowTf32;
       if (failed(emitGpuOp(op, gpuModule, context, os)))
         return failure();

@@ -278,7 +278,7 @@ struct Emit {
     double alpha = 1.0, beta = 0.0;
   };
   void gemm(const Gemm &g) {
-    unsigned flags = (g.relu ? 1u : 0u) |
+    unsigned flags = (g.relu || context.reluEpilogue ? 1u : 0u) |
                      (context.allowTf32 && g.type.isF32() ? 2u : 0u);
     task << "  {\n    modelc_gemm g = {};\n"
          << "    g.site = " << (*context.gemmSites)++ << "u;\n"

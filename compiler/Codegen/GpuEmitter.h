@@ -71,6 +71,9 @@ struct GpuOpContext {
   unsigned *gemmSites = nullptr;
   /// cuBLASLt may use TF32 for f32 products (--allow-tf32).
   bool allowTf32 = false;
+  /// The op's only user, a relu, is computed by its matrix products'
+  /// epilogue (linear, matmul, conv2d).
+  bool reluEpilogue = false;
 };
 
 /// Writes into `task` (the body of a host task function) the launches of

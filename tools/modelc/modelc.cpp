@@ -557,8 +557,9 @@ int runDriver(const std::string &flags) {
       return 1;
     timer.stop("code generation");
     if (emitKind == EmitKind::Cuda && gpu.source.empty())
-      return fail("--emit=cuda: no op is placed on a GPU (give a GPU "
-                  "--target, e.g. h200)");
+      return fail("--emit=cuda: the plans have no GPU kernels (no op is "
+                  "placed on a GPU, or only matrix products, which run in "
+                  "cuBLASLt; give a GPU --target, e.g. h200)");
     return writeText([&](llvm::raw_ostream &out) {
       out << (emitKind == EmitKind::Cpp ? code : gpu.source);
     });
