@@ -79,8 +79,6 @@ bool isFloatKernel(Operation *op) {
              CrossEntropyOp>(op);
 }
 
-
-
 /// One plan being emitted.
 struct PlanSpec {
   std::string name;                 ///< "cpu", "cpu+sim2"
@@ -147,14 +145,14 @@ private:
   unsigned &globalCounter;
   GpuModule &gpuModule;
 
-  bool onGpu(Operation *op) { return plan.gpu.size() && plan.gpu[deviceOf(op)]; }
+  bool onGpu(Operation *op) {
+    return plan.gpu.size() && plan.gpu[deviceOf(op)];
+  }
   /// Ops computed by their producer's epilogue (a relu after a matrix
   /// product on a GPU: cuBLASLt applies it): views of the producer's result.
   llvm::DenseSet<Operation *> epilogueOps;
   /// A view of its operand's memory: no code, no buffer of its own.
-  bool isView(Operation *op) {
-    return isAlias(op) || epilogueOps.contains(op);
-  }
+  bool isView(Operation *op) { return isAlias(op) || epilogueOps.contains(op); }
   std::string viewExpression(Operation *op, const std::string &base) {
     return epilogueOps.contains(op) ? base : viewOf(op, base);
   }
@@ -974,8 +972,7 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
              << "  api->copy(ctx, 0, ctx->arenas[0] + " << word.second << ", "
              << d << ", ctx->arenas[" << d << "] + " << word.first
              << ", 4, \"the error word of " << plan.devices[d] << "\");\n"
-             << "  api->record(ctx, 0, MODELC_STREAM_COPY, " << copied
-             << ");\n"
+             << "  api->record(ctx, 0, MODELC_STREAM_COPY, " << copied << ");\n"
              << "  api->wait(ctx, 0, MODELC_STREAM_COMPUTE, " << copied
              << ");\n";
       }
@@ -1077,16 +1074,15 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
         context.errorWord = "reinterpret_cast<int *>(ctx->arenas[" +
                             std::to_string(d) + "] + " +
                             std::to_string(errorWords.lookup(d).first) + ")";
-        errorMessages.push_back(
-            what + (isa<GatherOp>(op) ? ": an index is out of range"
-                                      : ": a target is out of range"));
+        errorMessages.push_back(what + (isa<GatherOp>(op)
+                                            ? ": an index is out of range"
+                                            : ": a target is out of range"));
         context.errorCode = static_cast<int>(errorMessages.size());
       }
       context.gemmSites = &globalCounter;
       Value result0 = op->getResult(0);
-      context.reluEpilogue =
-          result0.hasOneUse() &&
-          epilogueOps.contains(*result0.getUsers().begin());
+      context.reluEpilogue = result0.hasOneUse() &&
+                             epilogueOps.contains(*result0.getUsers().begin());
       if (context.reluEpilogue)
         ++fusedOps;
       context.allowTf32 = options.allowTf32;
@@ -1108,7 +1104,6 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
   os << hostText;
   return success();
 }
-
 
 void emitTensorDescs(llvm::raw_ostream &os, StringRef prefix,
                      func::FuncOp function, bool results) {
@@ -1165,9 +1160,10 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
     for (const std::string &device : plan.devices)
       plan.gpu.push_back(StringRef(device).starts_with("cuda"));
     if (llvm::is_contained(plan.gpu, true) && !gpu)
-      return ModuleOp(planModule.module).emitError(
-          "plan '" + plan.name +
-          "' has GPUs: its kernels need the CUDA build (emit with GpuCode)");
+      return ModuleOp(planModule.module)
+          .emitError("plan '" + plan.name +
+                     "' has GPUs: its kernels need the CUDA build (emit with "
+                     "GpuCode)");
     ModuleOp planOps = planModule.module;
     SmallVector<func::FuncOp> functionsOfPlan(planOps.getOps<func::FuncOp>());
     std::vector<uint64_t> arenaBytes;
@@ -1302,8 +1298,7 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
         << "_arena_bytes, " << p << "_run, "
         << (multi ? p + "_weight_devices" : std::string("nullptr")) << ", "
         << (multi ? p + "_num_events" : std::string("nullptr")) << ", "
-        << (multi ? p + "_graph_capturable" : std::string("nullptr"))
-        << "},\n";
+        << (multi ? p + "_graph_capturable" : std::string("nullptr")) << "},\n";
   }
   out << "};\n"
       << "const modelc_model_desc model = {\n"

@@ -37,8 +37,7 @@ std::string computeType(Type type) {
 }
 
 /// `expr` (a stored element of `type`) as its compute type, and back.
-std::string loadElement(Type type, const std::string &expr,
-                        CodeFlavor flavor) {
+std::string loadElement(Type type, const std::string &expr, CodeFlavor flavor) {
   std::string ns = flavor == CodeFlavor::Gpu ? "modelc_gpu::" : "modelc::";
   if (type.isF16())
     return ns + "f16_to_float(" + expr + ")";
@@ -158,19 +157,20 @@ std::string elementExpression(Operation *op, ArrayRef<std::string> args,
       .Case([&](ErfOp) { return call(math("erf")); })
       .Case([&](GeluOp gelu) {
         return call(helper + (gelu.getApproximate() == GeluApproximation::tanh
-                                 ? "gelu_tanh"
-                                 : "gelu_erf"));
+                                  ? "gelu_tanh"
+                                  : "gelu_erf"));
       })
       .Case([&](AddOp) { return "(" + args[0] + " + " + args[1] + ")"; })
       .Case([&](SubOp) { return "(" + args[0] + " - " + args[1] + ")"; })
       .Case([&](MulOp) { return "(" + args[0] + " * " + args[1] + ")"; })
       .Case([&](DivOp) {
-        return isFloat
-                   ? "(" + args[0] + " / " + args[1] + ")"
-                   : helper + "int_div(" + args[0] + ", " + args[1] + ")";
+        return isFloat ? "(" + args[0] + " / " + args[1] + ")"
+                       : helper + "int_div(" + args[0] + ", " + args[1] + ")";
       })
-      .Case([&](MaxOp) { return maxName + "(" + args[0] + ", " + args[1] + ")"; })
-      .Case([&](MinOp) { return minName + "(" + args[0] + ", " + args[1] + ")"; })
+      .Case(
+          [&](MaxOp) { return maxName + "(" + args[0] + ", " + args[1] + ")"; })
+      .Case(
+          [&](MinOp) { return minName + "(" + args[0] + ", " + args[1] + ")"; })
       .Case([&](PowOp) {
         return (isFloat ? math("pow") + "(" : helper + "int_pow(") + args[0] +
                ", " + args[1] + ")";
@@ -198,7 +198,6 @@ std::string elementExpression(Operation *op, ArrayRef<std::string> args,
       })
       .Default([](Operation *) { return std::string(); });
 }
-
 
 std::string cString(StringRef text) {
   std::string out = "\"";

@@ -49,11 +49,10 @@ unsigned GpuModule::addKernel(const std::vector<Param> &params,
   os << "MODELC_KERNEL(" << name << ", " << threads << ")(" << signature
      << ") {\n"
      << body << "}\n#ifdef MODELC_GPU_EMULATION\nMODELC_EMULATED(" << name
-     << ", " << (barriers ? "true" : "false") << ", " << params.size()
-     << ", (";
+     << ", " << (barriers ? "true" : "false") << ", " << params.size() << ", (";
   for (auto [i, p] : llvm::enumerate(params))
-    os << (i ? ", " : "") << "*static_cast<" << p.type << " const *>(args["
-       << i << "])";
+    os << (i ? ", " : "") << "*static_cast<" << p.type << " const *>(args[" << i
+       << "])";
   os << "))\n#endif\n\n";
   return it->second;
 }
@@ -188,8 +187,8 @@ public:
   }
 
   /// Adds the kernel and launches it with `blocks` x `threads`.
-  void launch(llvm::raw_ostream &task, const std::string &body,
-              uint64_t blocks, unsigned threads, bool barriers) {
+  void launch(llvm::raw_ostream &task, const std::string &body, uint64_t blocks,
+              unsigned threads, bool barriers) {
     unsigned kernel =
         module.addKernel(params, body, threads, barriers,
                          name.empty() ? context.opName : StringRef(name));
@@ -282,7 +281,10 @@ struct Emit {
                      (context.allowTf32 && g.type.isF32() ? 2u : 0u);
     task << "  {\n    modelc_gemm g = {};\n"
          << "    g.site = " << (*context.gemmSites)++ << "u;\n"
-         << "    g.dtype = " << (g.type.isF16() ? 1 : g.type.isBF16() ? 2 : 0)
+         << "    g.dtype = "
+         << (g.type.isF16()    ? 1
+             : g.type.isBF16() ? 2
+                               : 0)
          << "u;\n    g.flags = " << flags << "u;\n"
          << "    g.trans_a = " << g.transA << ";\n    g.trans_b = " << g.transB
          << ";\n    g.m = " << g.m << ";\n    g.n = " << g.n
@@ -340,15 +342,15 @@ LogicalResult emitElementwise(Operation *root, Emit &e) {
         else if (elementType.isSignlessInteger(1))
           literal = *values.getValues<bool>().begin() ? "1" : "0";
         else
-          literal = std::to_string((*values.getValues<APInt>().begin())
-                                       .getSExtValue()) +
+          literal = std::to_string(
+                        (*values.getValues<APInt>().begin()).getSExtValue()) +
                     (elementType.isSignlessInteger(64) ? "LL" : "");
         body += "    const " + computeType(elementType) + " " + local + " = " +
                 (isHalf(elementType)
-                     ? loadElement(elementType,
-                                   storeElement(elementType, literal,
-                                                CodeFlavor::Gpu),
-                                   CodeFlavor::Gpu)
+                     ? loadElement(
+                           elementType,
+                           storeElement(elementType, literal, CodeFlavor::Gpu),
+                           CodeFlavor::Gpu)
                      : cType(elementType) + "(" + literal + ")") +
                 ";\n";
         element[operand] = local;
@@ -380,8 +382,9 @@ LogicalResult emitElementwise(Operation *root, Emit &e) {
     element[op->getResult(0)] = local;
   }
   std::string out = k.output(root->getResult(0));
-  body += "    " + out + "[i] = " +
-          e.store(root->getResult(0), element[root->getResult(0)]) + ";\n";
+  body += "    " + out +
+          "[i] = " + e.store(root->getResult(0), element[root->getResult(0)]) +
+          ";\n";
   e.task << "  // fused:";
   for (Operation *op : group)
     e.task << " " << op->getName().getStringRef();
@@ -397,8 +400,8 @@ void emitFill(Emit &e, KernelBuilder &k, Value y, int64_t cols,
   std::string out = k.output(y);
   std::string body = "    const int64_t r = i / " + std::to_string(cols) +
                      ", c = i % " + std::to_string(cols) + ";\n    (void)r;\n" +
-                     "    (void)c;\n    " + out + "[i] = " +
-                     e.store(y, valueOfRowCol) + ";\n";
+                     "    (void)c;\n    " + out +
+                     "[i] = " + e.store(y, valueOfRowCol) + ";\n";
   k.launchMap(e.task, count, count, body);
 }
 
@@ -548,8 +551,7 @@ LogicalResult emitGemmOp(GemmOp op, Emit &e) {
     k.named("gemm_c");
     std::string source = k.input(c);
     std::string index = std::string(rows == 1 ? "0" : "r") + " * " +
-                        std::to_string(cols) + " + " +
-                        (cols == 1 ? "0" : "c");
+                        std::to_string(cols) + " + " + (cols == 1 ? "0" : "c");
     emitFill(e, k, op.getResult(), g.n,
              floatLiteral(beta, CodeFlavor::Gpu) + " * " +
                  e.load(c, source + "[" + index + "]"));
@@ -595,6 +597,7 @@ LogicalResult emitConv(Conv2dOp conv, Emit &e) {
     columns = "reinterpret_cast<" + type + " *>(ctx->arenas[" +
               std::to_string(e.context.device) + "] + " +
               std::to_string(e.context.scratch.at(0)) + ")";
+    std::string col = k.raw(type + " *", columns);
     std::string body =
         "    const int64_t sp = i % " + std::to_string(spatial) +
         ", row = (i / " + std::to_string(spatial) + ") % " +
@@ -607,13 +610,10 @@ LogicalResult emitConv(Conv2dOp conv, Emit &e) {
         std::to_string(d[0]) + ";\n    const int64_t ix = (sp % " +
         std::to_string(ow) + ") * " + std::to_string(s[1]) + " - " +
         std::to_string(p[1]) + " + kx * " + std::to_string(d[1]) + ";\n" +
-        "    col[i] = (iy >= 0 && iy < " + std::to_string(h) +
+        "    " + col + "[i] = (iy >= 0 && iy < " + std::to_string(h) +
         " && ix >= 0 && ix < " + std::to_string(wd) + ") ? " + in +
         "[((img * " + std::to_string(c) + " + ci) * " + std::to_string(h) +
         " + iy) * " + std::to_string(wd) + " + ix] : " + type + "(0);\n";
-    std::string col = k.raw(type + " *", columns);
-    size_t at = body.find("col[i]");
-    body.replace(at, 3, col);
     e.task << "  // im2col\n";
     k.launchMap(e.task, count, std::max(count, n * c * h * wd), body);
     imageStride = rows * spatial;
@@ -663,34 +663,34 @@ LogicalResult emitSoftmax(Operation *op, Value input, int64_t axisAttr,
   k.launch(e.task,
            "  modelc_gpu::softmax_row<" +
                tagOf(tensorType(input).getElementType()) + ">(" + in + ", " +
-               out + ", " + std::to_string(len) + ", " +
-               std::to_string(inner) + ", " + (log ? "true" : "false") +
-               ");\n",
+               out + ", " + std::to_string(len) + ", " + std::to_string(inner) +
+               ", " + (log ? "true" : "false") + ");\n",
            outer * inner, rowThreads(len), true);
   return success();
 }
 
 LogicalResult emitLayerNorm(LayerNormOp norm, Emit &e) {
-  if (!sameFloatType({norm.getInput(), norm.getResult(), norm.getScale(),
-                      norm.getBias()}))
+  if (!sameFloatType(
+          {norm.getInput(), norm.getResult(), norm.getScale(), norm.getBias()}))
     return mixedTypes(norm);
   ArrayRef<int64_t> x = tensorType(norm.getInput()).getShape();
   int64_t axis = normalizeAxis(norm.getAxis(), x.size());
-  int64_t rows = product(x.take_front(axis)), cols = product(x.drop_front(axis));
+  int64_t rows = product(x.take_front(axis)),
+          cols = product(x.drop_front(axis));
   KernelBuilder k(e.module, e.context);
   std::string in = k.input(norm.getInput());
   std::string scale = norm.getScale() ? k.input(norm.getScale()) : "nullptr";
   std::string bias = norm.getBias() ? k.input(norm.getBias()) : "nullptr";
   std::string out = k.output(norm.getResult());
-  k.launch(e.task,
-           "  modelc_gpu::layer_norm_row<" +
-               tagOf(tensorType(norm.getInput()).getElementType()) + ">(" + in +
-               ", " + scale + ", " + bias + ", " + out + ", " +
-               std::to_string(cols) + ", " +
-               floatLiteral(norm.getEpsilon().convertToDouble(),
-                            CodeFlavor::Gpu) +
-               ");\n",
-           rows, rowThreads(cols), true);
+  k.launch(
+      e.task,
+      "  modelc_gpu::layer_norm_row<" +
+          tagOf(tensorType(norm.getInput()).getElementType()) + ">(" + in +
+          ", " + scale + ", " + bias + ", " + out + ", " +
+          std::to_string(cols) + ", " +
+          floatLiteral(norm.getEpsilon().convertToDouble(), CodeFlavor::Gpu) +
+          ");\n",
+      rows, rowThreads(cols), true);
   return success();
 }
 
@@ -711,8 +711,8 @@ LogicalResult emitBatchNorm(BatchNormOp norm, Emit &e) {
       " / sqrtf(" + ld(4, "ch") + " + " +
       floatLiteral(norm.getEpsilon().convertToDouble(), CodeFlavor::Gpu) +
       ");\n    const float b = " + ld(2, "ch") + " - " + ld(3, "ch") +
-      " * a;\n    " + out + "[i] = " +
-      e.store(norm.getResult(), ld(0, "i") + " * a + b") + ";\n";
+      " * a;\n    " + out +
+      "[i] = " + e.store(norm.getResult(), ld(0, "i") + " * a + b") + ";\n";
   int64_t count = tensorType(norm.getResult()).getNumElements();
   k.launchMap(e.task, count, count, body);
   return success();
@@ -729,14 +729,13 @@ LogicalResult emitPool(PoolOp pool, bool isMax, Emit &e) {
   KernelBuilder k(e.module, e.context);
   std::string in = k.input(pool.getInput()), out = k.output(pool.getResult());
   auto str = [](int64_t v) { return std::to_string(v); };
-  std::string body = "    const int64_t ox = i % " + str(ow) +
-                     ", oy = (i / " + str(ow) + ") % " + str(oh) +
-                     ", plane = i / " + str(oh * ow) + ";\n    const " +
-                     cType(tensorType(pool.getInput()).getElementType()) +
-                     " *xp = " + in + " + plane * " + str(h * w) + ";\n" +
-                     "    const int64_t y0 = oy * " + str(s[0]) + " - " +
-                     str(p[0]) + ", x0 = ox * " + str(s[1]) + " - " +
-                     str(p[1]) + ";\n";
+  std::string body =
+      "    const int64_t ox = i % " + str(ow) + ", oy = (i / " + str(ow) +
+      ") % " + str(oh) + ", plane = i / " + str(oh * ow) + ";\n    const " +
+      cType(tensorType(pool.getInput()).getElementType()) + " *xp = " + in +
+      " + plane * " + str(h * w) + ";\n" + "    const int64_t y0 = oy * " +
+      str(s[0]) + " - " + str(p[0]) + ", x0 = ox * " + str(s[1]) + " - " +
+      str(p[1]) + ";\n";
   std::string value = e.load(pool.getInput(), "xp[iy * " + str(w) + " + ix]");
   if (isMax) {
     body += "    float m = -modelc_gpu::infinity();\n"
@@ -747,7 +746,8 @@ LogicalResult emitPool(PoolOp pool, bool isMax, Emit &e) {
             "; ++ix)\n        m = modelc_gpu::max_(m, " + value + ");\n    " +
             out + "[i] = " + e.store(pool.getResult(), "m") + ";\n";
   } else {
-    bool includePad = cast<AvgPool2dOp>(pool.getOperation()).getCountIncludePad();
+    bool includePad =
+        cast<AvgPool2dOp>(pool.getOperation()).getCountIncludePad();
     // As PyTorch: the padded window is clipped to input + padding.
     body += "    const int64_t y1 = modelc_gpu::min_<int64_t>(y0 + " +
             str(kernel[0]) + ", " + str(h + p[2]) +
@@ -755,7 +755,8 @@ LogicalResult emitPool(PoolOp pool, bool isMax, Emit &e) {
             str(w + p[3]) +
             ");\n    float sum = 0.0f;\n    int64_t count = 0;\n"
             "    for (int64_t iy = y0 < 0 ? 0 : y0; iy < y1 && iy < " +
-            str(h) + "; ++iy)\n      for (int64_t ix = x0 < 0 ? 0 : x0; ix < x1 "
+            str(h) +
+            "; ++iy)\n      for (int64_t ix = x0 < 0 ? 0 : x0; ix < x1 "
             "&& ix < " +
             str(w) + "; ++ix) {\n        sum += " + value +
             ";\n        ++count;\n      }\n    const int64_t divisor = " +
@@ -786,15 +787,13 @@ LogicalResult emitGlobalAvgPool(GlobalAvgPoolOp pool, Emit &e) {
 }
 
 /// y[i] = x[offset(i)]: transpose, slice.
-void emitGatherCopy(Operation *op, Value input, Value result,
-                    const std::string &offset, Emit &e, KernelBuilder &k,
-                    const std::string &in) {
+void emitGatherCopy(Value input, Value result, const std::string &offset,
+                    Emit &e, KernelBuilder &k, const std::string &in) {
   std::string out = k.output(result);
   int64_t count = tensorType(result).getNumElements();
   k.launchMap(e.task, count,
               std::max(count, tensorType(input).getNumElements()),
               "    " + out + "[i] = " + in + "[" + offset + "];\n");
-  (void)op;
 }
 
 LogicalResult emitTranspose(TransposeOp transpose, Emit &e) {
@@ -805,7 +804,7 @@ LogicalResult emitTranspose(TransposeOp transpose, Emit &e) {
     strides.push_back(inStrides[p]);
   KernelBuilder k(e.module, e.context);
   std::string in = k.input(transpose.getInput());
-  emitGatherCopy(transpose, transpose.getInput(), transpose.getResult(),
+  emitGatherCopy(transpose.getInput(), transpose.getResult(),
                  offsetExpr("i", y, strides), e, k, in);
   return success();
 }
@@ -816,9 +815,9 @@ LogicalResult emitSlice(SliceOp slice, Emit &e) {
   SmallVector<int64_t> strides = stridesOf(x), steps(x.size(), 1);
   int64_t base = 0;
   for (size_t i = 0; i < slice.getStarts().size(); ++i) {
-    int64_t axis = normalizeAxis(
-        slice.getAxes() ? (*slice.getAxes())[i] : static_cast<int64_t>(i),
-        x.size());
+    int64_t axis = normalizeAxis(slice.getAxes() ? (*slice.getAxes())[i]
+                                                 : static_cast<int64_t>(i),
+                                 x.size());
     int64_t start = slice.getStarts()[i];
     if (start < 0)
       start += x[axis];
@@ -830,9 +829,8 @@ LogicalResult emitSlice(SliceOp slice, Emit &e) {
     stepStrides.push_back(strides[d] * steps[d]);
   KernelBuilder k(e.module, e.context);
   std::string in = k.input(slice.getInput());
-  emitGatherCopy(slice, slice.getInput(), slice.getResult(),
-                 std::to_string(base) + " + " +
-                     offsetExpr("i", y, stepStrides),
+  emitGatherCopy(slice.getInput(), slice.getResult(),
+                 std::to_string(base) + " + " + offsetExpr("i", y, stepStrides),
                  e, k, in);
   return success();
 }
@@ -882,11 +880,11 @@ LogicalResult emitGather(GatherOp gather, Emit &e) {
       "    int64_t index = static_cast<int64_t>(" + idx + "[r % " +
       str(indices) + "]);\n    if (index < -" + str(axisDim) +
       " || index >= " + str(axisDim) + ") {\n      modelc_gpu::report_error(" +
-      err + ", " + str(e.context.errorCode) + ");\n      " + out + "[i] = " +
-      cType(tensorType(gather.getResult()).getElementType()) +
+      err + ", " + str(e.context.errorCode) + ");\n      " + out +
+      "[i] = " + cType(tensorType(gather.getResult()).getElementType()) +
       "(0);\n      continue;\n    }\n    if (index < 0)\n      index += " +
-      str(axisDim) + ";\n    " + out + "[i] = " + in + "[(o * " +
-      str(axisDim) + " + index) * " + str(inner) + " + j];\n";
+      str(axisDim) + ";\n    " + out + "[i] = " + in + "[(o * " + str(axisDim) +
+      " + index) * " + str(inner) + " + j];\n";
   int64_t count = tensorType(gather.getResult()).getNumElements();
   k.launchMap(e.task, count,
               std::max(count, tensorType(gather.getData()).getNumElements()),
@@ -899,8 +897,7 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
   Value input = op->getOperand(0);
   if (!sameFloatType({input, op->getResult(0)}))
     return op->emitError("'")
-           << op->getName()
-           << "' of integers on a GPU is not supported yet";
+           << op->getName() << "' of integers on a GPU is not supported yet";
   ArrayRef<int64_t> x = tensorType(input).getShape();
   SmallVector<int64_t> strides = stridesOf(x);
   SmallVector<bool> reduced(x.size(), !axes.has_value());
@@ -912,17 +909,17 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
     (reduced[d] ? redDims : keptDims).push_back(x[d]);
     (reduced[d] ? redStrides : keptStrides).push_back(strides[d]);
   }
-  int64_t outputs = product(keptDims), len = product(redDims);
+  int64_t len = product(redDims);
   KernelBuilder k(e.module, e.context);
   std::string in = k.input(input), out = k.output(op->getResult(0));
   std::string body =
       "  const int64_t r = blockIdx.x;\n  const int64_t base = " +
-      offsetExpr("r", keptDims, keptStrides) + ";\n  float acc = " +
-      (kind == 2 ? "-modelc_gpu::infinity()" : "0.0f") +
+      offsetExpr("r", keptDims, keptStrides) +
+      ";\n  float acc = " + (kind == 2 ? "-modelc_gpu::infinity()" : "0.0f") +
       ";\n  for (int64_t j = threadIdx.x; j < " + std::to_string(len) +
       "; j += blockDim.x) {\n    const float v = " +
-      e.load(input, in + "[base + " + offsetExpr("j", redDims, redStrides) +
-                        "]") +
+      e.load(input,
+             in + "[base + " + offsetExpr("j", redDims, redStrides) + "]") +
       ";\n    acc = " + (kind == 2 ? "modelc_gpu::Max()(acc, v)" : "acc + v") +
       ";\n  }\n  acc = modelc_gpu::block_reduce(acc, modelc_gpu::" +
       (kind == 2 ? "Max" : "Sum") + "());\n  if (threadIdx.x == 0)\n    " +
@@ -931,7 +928,6 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
               kind == 1 ? "acc / " + floatLiteral(static_cast<double>(len))
                         : std::string("acc")) +
       ";\n";
-  (void)outputs;
   k.launch(e.task, body, product(keptDims), rowThreads(len), true);
   return success();
 }
@@ -954,10 +950,10 @@ LogicalResult emitCrossEntropy(CrossEntropyOp loss, Emit &e) {
   std::string body =
       "  float total = 0.0f, weights = 0.0f;\n  for (int64_t s = 0; s < " +
       str(n) + "; ++s) {\n    const int64_t t = static_cast<int64_t>(" + t +
-      "[s]);\n    if (t == " + str(static_cast<int64_t>(loss.getIgnoreIndex())) +
-      "LL) {\n" +
-      (reduction == 0 ? "      if (threadIdx.x == 0)\n        " + y + "[s] = " +
-                            e.store(result, "0.0f") + ";\n"
+      "[s]);\n    if (t == " +
+      str(static_cast<int64_t>(loss.getIgnoreIndex())) + "LL) {\n" +
+      (reduction == 0 ? "      if (threadIdx.x == 0)\n        " + y +
+                            "[s] = " + e.store(result, "0.0f") + ";\n"
                       : std::string()) +
       "      continue;\n    }\n    if (t < 0 || t >= " + str(c) +
       ") {\n      if (threadIdx.x == 0)\n        modelc_gpu::report_error(" +
@@ -976,21 +972,21 @@ LogicalResult emitCrossEntropy(CrossEntropyOp loss, Emit &e) {
       "    const float l = -(" +
       e.load(loss.getLogits(), "row[t]") + " - m - logf(sum));\n" +
       "    const float w = " +
-      (w.empty() ? std::string("1.0f")
-                 : e.load(loss.getWeight(), w + "[t]")) +
+      (w.empty() ? std::string("1.0f") : e.load(loss.getWeight(), w + "[t]")) +
       ";\n    if (threadIdx.x == 0) {\n" +
-      (reduction == 0 ? "      " + y + "[s] = " + e.store(result, "w * l") +
-                            ";\n"
-                      : std::string()) +
+      (reduction == 0
+           ? "      " + y + "[s] = " + e.store(result, "w * l") + ";\n"
+           : std::string()) +
       "      total += w * l;\n      weights += w;\n    }\n  }\n";
   if (reduction == 1)
-    body += "  if (threadIdx.x == 0)\n    " + y + "[0] = " +
-            e.store(result,
-                    "weights != 0.0f ? total / weights : modelc_gpu::quiet_nan()") +
-            ";\n";
+    body +=
+        "  if (threadIdx.x == 0)\n    " + y + "[0] = " +
+        e.store(result,
+                "weights != 0.0f ? total / weights : modelc_gpu::quiet_nan()") +
+        ";\n";
   else if (reduction == 2)
-    body += "  if (threadIdx.x == 0)\n    " + y + "[0] = " +
-            e.store(result, "total") + ";\n";
+    body += "  if (threadIdx.x == 0)\n    " + y +
+            "[0] = " + e.store(result, "total") + ";\n";
   k.launch(e.task, body, 1, rowThreads(c), true);
   return success();
 }

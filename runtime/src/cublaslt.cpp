@@ -115,9 +115,9 @@ Loaded load() {
 /// matrix of a batch: cuBLASLt's heuristic assumes 256 unless told.
 uint32_t alignment(const void *p, int64_t stride, uint32_t elementBytes,
                    int64_t batch) {
-  uint64_t bits = reinterpret_cast<uintptr_t>(p) |
-                  (batch > 1 ? static_cast<uint64_t>(stride) * elementBytes : 0) |
-                  256u;
+  uint64_t bits =
+      reinterpret_cast<uintptr_t>(p) |
+      (batch > 1 ? static_cast<uint64_t>(stride) * elementBytes : 0) | 256u;
   return static_cast<uint32_t>(bits & (~bits + 1));
 }
 
@@ -183,7 +183,8 @@ void runGemm(const CublasLtApi &lt, const CudaApi &cuda, GemmState &state,
     // cuBLASLt's A is our B and its B our A; its result has n rows.
     GemmPlan plan;
     int type = dataType(g.dtype);
-    bool tf32 = g.dtype == MODELC_DTYPE_F32 && (g.flags & MODELC_GEMM_ALLOW_TF32);
+    bool tf32 =
+        g.dtype == MODELC_DTYPE_F32 && (g.flags & MODELC_GEMM_ALLOW_TF32);
     check(lt.descCreate(&plan.desc, tf32 ? kComputeF32FastTf32 : kComputeF32,
                         kR32F),
           "cublasLtMatmulDescCreate");
@@ -193,9 +194,9 @@ void runGemm(const CublasLtApi &lt, const CudaApi &cuda, GemmState &state,
     check(lt.descSetAttribute(plan.desc, kDescTransB, &opB, sizeof opB),
           "cublasLtMatmulDescSetAttribute");
     bool relu = g.flags & MODELC_GEMM_RELU;
-    plan.epilogue = g.bias ? (relu ? kEpilogueRelu | kEpilogueBias
-                                   : kEpilogueBias)
-                           : (relu ? kEpilogueRelu : kEpilogueDefault);
+    plan.epilogue = g.bias
+                        ? (relu ? kEpilogueRelu | kEpilogueBias : kEpilogueBias)
+                        : (relu ? kEpilogueRelu : kEpilogueDefault);
     uint32_t epilogue = static_cast<uint32_t>(plan.epilogue);
     check(lt.descSetAttribute(plan.desc, kDescEpilogue, &epilogue,
                               sizeof epilogue),
@@ -254,11 +255,11 @@ void runGemm(const CublasLtApi &lt, const CudaApi &cuda, GemmState &state,
                               sizeof g.bias),
           "cublasLtMatmulDescSetAttribute");
   float alpha = g.alpha, beta = g.beta;
-  check(lt.matmul(state.handle, plan.desc, &alpha, g.b, plan.a, g.a, plan.b,
-                  &beta, g.c, plan.c, g.c, plan.c, &plan.algo,
-                  reinterpret_cast<void *>(static_cast<uintptr_t>(
-                      state.workspace)),
-                  plan.workspace, stream),
+  check(lt.matmul(
+            state.handle, plan.desc, &alpha, g.b, plan.a, g.a, plan.b, &beta,
+            g.c, plan.c, g.c, plan.c, &plan.algo,
+            reinterpret_cast<void *>(static_cast<uintptr_t>(state.workspace)),
+            plan.workspace, stream),
         "cublasLtMatmul");
 }
 

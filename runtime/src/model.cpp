@@ -579,8 +579,9 @@ static void runtimeGemm(modelc_run_ctx *ctx, uint32_t device,
       std::string why;
       resources.cublasLt = detail::cublasLtApi(why);
       if (!resources.cublasLt)
-        throw Error("plan '" + impl.planName + "' computes matrix products on " +
-                    d.name + " with cuBLASLt: " + why);
+        throw Error("plan '" + impl.planName +
+                    "' computes matrix products on " + d.name +
+                    " with cuBLASLt: " + why);
     }
     detail::runGemm(*resources.cublasLt, *impl.cuda,
                     resources.gpus[device].gemm, resources.gpus[device].compute,
@@ -944,8 +945,8 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
     std::string hostBound;
     for (std::size_t e = 0; e < impl->entries.size(); ++e)
       if (!impl->plan->graph_capturable || !impl->plan->graph_capturable[e])
-        hostBound += (hostBound.empty() ? "'" : ", '") +
-                     impl->entries[e].name + "'";
+        hostBound +=
+            (hostBound.empty() ? "'" : ", '") + impl->entries[e].name + "'";
     if (!hostBound.empty())
       throw Error(where + ": CUDA graphs: in plan '" + impl->planName +
                   "', entry point " + hostBound +
@@ -1226,8 +1227,8 @@ static void runAsGraph(const Model::Impl &impl, std::size_t index,
     std::string what = "capturing entry '" + impl.entries[index].name +
                        "' of plan '" + impl.planName + "' as a CUDA graph";
     cuda.cuCtxSetCurrent(origin.ctx);
-    if (failed(cuda.cuStreamBeginCapture(origin.compute,
-                                         2 /* CU_STREAM_CAPTURE_MODE_RELAXED */),
+    if (failed(cuda.cuStreamBeginCapture(
+                   origin.compute, 2 /* CU_STREAM_CAPTURE_MODE_RELAXED */),
                "cuStreamBeginCapture", what))
       return;
     // Fork: every other stream of the run joins the capture.

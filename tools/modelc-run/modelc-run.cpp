@@ -502,9 +502,9 @@ int run(const Options &o) {
       });
     for (std::thread &w : workers)
       w.join();
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     if (failures)
       throw modelc::Error("concurrent runs failed: " + firstError);
     std::printf("concurrent: %d threads x %d runs in %.3f s (%.1f runs/s): "

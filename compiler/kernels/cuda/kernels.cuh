@@ -30,8 +30,8 @@
 #ifdef MODELC_GPU_EMULATION
 #define MODELC_KERNEL(name, threads) static void name##_body
 #define MODELC_EMULATED(name, barriers, nparams, call)                         \
-  extern "C" __attribute__((visibility("default"))) const int                  \
-      name##__nparams = nparams;                                               \
+  extern "C" __attribute__((visibility("default")))                            \
+  const int name##__nparams = nparams;                                         \
   extern "C" __attribute__((visibility("default"))) void name(                 \
       void **args, const unsigned *grid, const unsigned *block) {              \
     modelc_emu::run(grid, block, barriers, [&] { name##_body call; });         \
@@ -109,7 +109,8 @@ __device__ __forceinline__ float gelu_erf(float x) {
   return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
 }
 __device__ __forceinline__ float gelu_tanh(float x) {
-  return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+  return 0.5f * x *
+         (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
 }
 template <typename T> __device__ __forceinline__ T int_div(T a, T b) {
   return b == 0 ? T(0) : a / b;
@@ -157,7 +158,8 @@ struct Max {
   }
 };
 
-template <typename Op> __device__ __forceinline__ float block_reduce(float v, Op op) {
+template <typename Op>
+__device__ __forceinline__ float block_reduce(float v, Op op) {
   __shared__ float partial[256];
 #ifdef __CUDA_ARCH__
   for (int offset = 16; offset > 0; offset >>= 1)
@@ -187,8 +189,9 @@ template <typename Op> __device__ __forceinline__ float block_reduce(float v, Op
 /// Softmax (or log-softmax) over the middle dimension of [outer, len, inner];
 /// block b computes row b (outer index b / inner, inner index b % inner).
 template <typename D>
-__device__ __forceinline__ void softmax_row(const typename D::T *x, typename D::T *y,
-                                   int64_t len, int64_t inner, bool log) {
+__device__ __forceinline__ void softmax_row(const typename D::T *x,
+                                            typename D::T *y, int64_t len,
+                                            int64_t inner, bool log) {
   int64_t r = blockIdx.x;
   int64_t base = (r / inner) * len * inner + r % inner;
   const typename D::T *xr = x + base;
@@ -214,11 +217,10 @@ __device__ __forceinline__ void softmax_row(const typename D::T *x, typename D::
 
 /// Layer norm of row blockIdx.x of [rows, cols]; scale and bias may be null.
 template <typename D>
-__device__ __forceinline__ void layer_norm_row(const typename D::T *x,
-                                      const typename D::T *scale,
-                                      const typename D::T *bias,
-                                      typename D::T *y, int64_t cols,
-                                      float epsilon) {
+__device__ __forceinline__ void
+layer_norm_row(const typename D::T *x, const typename D::T *scale,
+               const typename D::T *bias, typename D::T *y, int64_t cols,
+               float epsilon) {
   const typename D::T *xr = x + static_cast<int64_t>(blockIdx.x) * cols;
   typename D::T *yr = y + static_cast<int64_t>(blockIdx.x) * cols;
   float s = 0.0f;
@@ -245,8 +247,8 @@ __device__ __forceinline__ void layer_norm_row(const typename D::T *x,
 /// Mean of plane blockIdx.x of [planes, spatial].
 template <typename D>
 __device__ __forceinline__ void global_avg_pool_plane(const typename D::T *x,
-                                             typename D::T *y,
-                                             int64_t spatial) {
+                                                      typename D::T *y,
+                                                      int64_t spatial) {
   const typename D::T *xp = x + static_cast<int64_t>(blockIdx.x) * spatial;
   float s = 0.0f;
   for (int64_t j = threadIdx.x; j < spatial; j += blockDim.x)
