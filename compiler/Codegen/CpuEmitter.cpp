@@ -364,27 +364,8 @@ void FunctionEmitter::emitConstant(ConstantOp op) {
   Type element = type.getElementType();
   std::string global = newGlobal("constant");
   globals << "alignas(64) const " << cType(element) << " " << global << "["
-          << std::max<int64_t>(1, type.getNumElements()) << "] = {";
-  auto values = cast<DenseElementsAttr>(op.getValue());
-  int64_t i = 0;
-  auto sep = [&] { return i++ ? ", " : ""; };
-  if (isHalf(element)) {
-    for (APFloat v : values.getValues<APFloat>())
-      globals << sep() << v.bitcastToAPInt().getZExtValue();
-  } else if (isa<FloatType>(element)) {
-    for (APFloat v : values.getValues<APFloat>())
-      globals << sep() << floatLiteral(v.convertToDouble());
-  } else if (element.isSignlessInteger(1)) {
-    for (bool v : values.getValues<bool>())
-      globals << sep() << (v ? "1" : "0");
-  } else {
-    for (APInt v : values.getValues<APInt>())
-      globals << sep() << v.getSExtValue()
-              << (element.isSignlessInteger(64) ? "LL" : "");
-  }
-  if (type.getNumElements() == 0)
-    globals << "0";
-  globals << "};\n";
+          << std::max<int64_t>(1, type.getNumElements()) << "] = {"
+          << constantInitializer(op) << "};\n";
   if (plan.multiDevice) {
     // Constants are part of the code, readable from every device.
     names[op.getResult()] = global;

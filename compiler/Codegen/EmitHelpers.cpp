@@ -212,4 +212,31 @@ std::string cString(StringRef text) {
   }
   return out + "\"";
 }
+std::string constantInitializer(Operation *op, CodeFlavor flavor) {
+  auto constant = cast<ConstantOp>(op);
+  Type element = constant.getType().getElementType();
+  auto values = cast<DenseElementsAttr>(constant.getValue());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  int64_t i = 0;
+  auto sep = [&] { return i++ ? ", " : ""; };
+  if (isHalf(element)) {
+    for (APFloat v : values.getValues<APFloat>())
+      os << sep() << v.bitcastToAPInt().getZExtValue();
+  } else if (isa<FloatType>(element)) {
+    for (APFloat v : values.getValues<APFloat>())
+      os << sep() << floatLiteral(v.convertToDouble(), flavor);
+  } else if (element.isSignlessInteger(1)) {
+    for (bool v : values.getValues<bool>())
+      os << sep() << (v ? "1" : "0");
+  } else {
+    for (APInt v : values.getValues<APInt>())
+      os << sep() << v.getSExtValue()
+         << (element.isSignlessInteger(64) ? "LL" : "");
+  }
+  if (i == 0)
+    os << "0";
+  return text;
+}
+
 } // namespace modelc::codegen

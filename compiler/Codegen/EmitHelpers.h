@@ -48,6 +48,10 @@ bool isElementwise(mlir::Operation *op);
 std::string elementExpression(mlir::Operation *op,
                               llvm::ArrayRef<std::string> args,
                               CodeFlavor flavor = CodeFlavor::Cpu);
+/// The initializer list of a graph.constant's values as a C array of its
+/// storage type ("1.5f, 2.0f"; "0" for an empty tensor).
+std::string constantInitializer(mlir::Operation *constant,
+                                CodeFlavor flavor = CodeFlavor::Cpu);
 /// A C string literal of `text`.
 std::string cString(llvm::StringRef text);
 

@@ -68,27 +68,8 @@ std::string GpuModule::constantSymbol(Operation *op) {
   Type element = type.getElementType();
   llvm::raw_string_ostream os(constants);
   os << "__device__ const " << cType(element) << " " << name << "["
-     << std::max<int64_t>(1, type.getNumElements()) << "] = {";
-  auto values = cast<DenseElementsAttr>(constant.getValue());
-  int64_t i = 0;
-  auto sep = [&] { return i++ ? ", " : ""; };
-  if (isHalf(element)) {
-    for (APFloat v : values.getValues<APFloat>())
-      os << sep() << v.bitcastToAPInt().getZExtValue();
-  } else if (isa<FloatType>(element)) {
-    for (APFloat v : values.getValues<APFloat>())
-      os << sep() << floatLiteral(v.convertToDouble(), CodeFlavor::Gpu);
-  } else if (element.isSignlessInteger(1)) {
-    for (bool v : values.getValues<bool>())
-      os << sep() << (v ? "1" : "0");
-  } else {
-    for (APInt v : values.getValues<APInt>())
-      os << sep() << v.getSExtValue()
-         << (element.isSignlessInteger(64) ? "LL" : "");
-  }
-  if (type.getNumElements() == 0)
-    os << "0";
-  os << "};\n";
+     << std::max<int64_t>(1, type.getNumElements()) << "] = {"
+     << constantInitializer(op, CodeFlavor::Gpu) << "};\n";
   return name;
 }
 
