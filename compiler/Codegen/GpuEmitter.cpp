@@ -96,9 +96,10 @@ std::string tagOf(Type type) {
   return "modelc_gpu::F32";
 }
 
-/// Index type of a kernel whose offsets stay below `extent`.
+/// Index type of a kernel whose offsets stay below `extent`, with room for
+/// a grid-stride step past the end (at most 8192 x 256).
 std::string indexType(int64_t extent) {
-  return extent > std::numeric_limits<int32_t>::max() ? "int64_t" : "int";
+  return extent > std::numeric_limits<int32_t>::max() / 2 ? "int64_t" : "int";
 }
 
 /// Threads per block for a kernel that reduces rows of `len` elements: a
