@@ -1047,6 +1047,7 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
       GpuOpContext context;
       context.device = d;
       context.opName = op->getName().stripDialect().str();
+      context.what = what;
       context.pointer = [&](Value v) { return name(v); };
       context.isFused = [&](Operation *o) { return inlined.contains(o); };
       if (auto it = scratchOffsets.find(op); it != scratchOffsets.end())

@@ -277,7 +277,8 @@ struct Emit {
          << ";\n    g.c = " << g.c << ";\n    g.ldc = " << g.ldc
          << ";\n    g.stride_c = " << g.strideC << ";\n    g.bias = " << g.bias
          << ";\n    g.alpha = " << floatLiteral(g.alpha)
-         << ";\n    g.beta = " << floatLiteral(g.beta) << ";\n"
+         << ";\n    g.beta = " << floatLiteral(g.beta)
+         << ";\n    g.what = " << cString(context.what) << ";\n"
          << "    ctx->api->gemm(ctx, " << context.device << ", &g);\n  }\n";
   }
 };

@@ -57,6 +57,8 @@ struct GpuOpContext {
   unsigned device = 0; ///< index into the plan's devices
   /// The op's name without the dialect ("softmax"), for kernel names.
   std::string opName;
+  /// The op and its line ("graph.linear (line 12)"), for error messages.
+  std::string what;
   /// A host C++ expression of a value's device address.
   std::function<std::string(mlir::Value)> pointer;
   /// Whether an elementwise op is computed inside its user's kernel.

@@ -147,7 +147,8 @@ const CublasLtApi *cublasLtApi(std::string &why) {
 
 void runGemm(const CublasLtApi &lt, const CudaApi &cuda, GemmState &state,
              CUstream stream, const modelc_gemm &g, const std::string &device) {
-  std::string where = "site " + std::to_string(g.site);
+  std::string where = (g.what ? std::string(g.what) + ", " : std::string()) +
+                      "site " + std::to_string(g.site);
   auto check = [&](cublasStatus s, const char *call) {
     if (s != 0)
       throw Error(std::string(call) + " failed on " + device + " (" + where +

@@ -63,7 +63,8 @@ enum { MODELC_STREAM_COMPUTE = 0, MODELC_STREAM_COPY = 1 };
  * op(X) = X^T when trans_X, C_b [m, n], and bias NULL or [n] added to every
  * row. a, b, c and bias are device memory of dtype `dtype` (F32, F16 or
  * BF16); the product accumulates in f32. `site` numbers the call site,
- * unique in the model (the runtime keeps its cuBLASLt plan per site). */
+ * unique in the model (the runtime keeps its cuBLASLt plan per site);
+ * `what` names the op for error messages ("graph.linear (line 12)"). */
 enum { MODELC_GEMM_RELU = 1u, MODELC_GEMM_ALLOW_TF32 = 2u };
 typedef struct modelc_gemm {
   uint32_t site;
@@ -79,6 +80,7 @@ typedef struct modelc_gemm {
   int64_t ldc, stride_c;
   const void *bias;
   float alpha, beta;
+  const char *what;
 } modelc_gemm;
 
 /* Callbacks from generated code into the runtime. */
