@@ -132,6 +132,31 @@ std::string offsetExpr(const std::string &var, ArrayRef<int64_t> shape,
   return sum.empty() ? "0" : "(" + sum + ")";
 }
 
+/// Whether a convolution needs im2col columns (all but 1x1, stride 1, no
+/// padding).
+bool needsColumns(Conv2dOp conv) {
+  ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
+  ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
+  ArrayRef<int64_t> y = tensorType(conv.getResult()).getShape();
+  return !(w[2] == 1 && w[3] == 1 && y[2] == x[2] && y[3] == x[3] &&
+           conv.getStrides()[0] == 1 && conv.getStrides()[1] == 1 &&
+           conv.getPadding()[0] == 0 && conv.getPadding()[1] == 0);
+}
+
+/// graph.constant operands of an op whose products run in cuBLASLt: copied
+/// to arena scratch first (cuBLASLt reads device memory, not the kernels'
+/// __device__ arrays).
+SmallVector<Value> constantMatrixOperands(Operation *op) {
+  SmallVector<Value> constants;
+  if (!isa<LinearOp, MatmulOp, GemmOp, Conv2dOp>(op))
+    return constants;
+  for (Value operand : op->getOperands())
+    if (operand.getDefiningOp<ConstantOp>() &&
+        !llvm::is_contained(constants, operand))
+      constants.push_back(operand);
+  return constants;
+}
+
 /// Collects the parameters of one kernel and writes its launch.
 class KernelBuilder {
 public:
@@ -229,6 +254,8 @@ private:
 
 /// Element type helpers for one op.
 struct Emit {
+  Emit(GpuModule &module, const GpuOpContext &context, llvm::raw_ostream &task)
+      : module(module), context(context), task(task) {}
   GpuModule &module;
   const GpuOpContext &context;
   llvm::raw_ostream &task;
@@ -239,14 +266,34 @@ struct Emit {
   std::string store(Value v, const std::string &expr) {
     return storeElement(tensorType(v).getElementType(), expr, CodeFlavor::Gpu);
   }
+  /// The op's scratch not yet handed out (gpuScratchBytes' order).
+  unsigned nextScratch = 0;
+  llvm::DenseMap<Value, std::string> copiedConstants;
+
   /// A host expression of a device pointer for a runtime call (cuBLASLt).
+  /// A graph.constant is first copied from its __device__ array into the
+  /// op's scratch.
   FailureOr<std::string> pointer(Operation *op, Value v) {
-    if (Operation *def = v.getDefiningOp(); def && isa<ConstantOp>(def))
-      return op->emitError("a graph.constant operand of '")
-             << op->getName()
-             << "' on a GPU is not supported yet (its matrix product runs in "
-                "cuBLASLt, which needs the data in device memory)";
-    return context.pointer(v);
+    Operation *def = v.getDefiningOp();
+    if (!def || !isa<ConstantOp>(def))
+      return context.pointer(v);
+    if (auto found = copiedConstants.find(v); found != copiedConstants.end())
+      return found->second;
+    if (nextScratch >= context.scratch.size())
+      return op->emitError("internal error: no scratch for a constant of '")
+             << op->getName() << "' on a GPU";
+    std::string type = cType(tensorType(v).getElementType());
+    std::string scratch = "reinterpret_cast<" + type + " *>(ctx->arenas[" +
+                          std::to_string(context.device) + "] + " +
+                          std::to_string(context.scratch[nextScratch++]) + ")";
+    KernelBuilder k(module, context);
+    k.named("constant");
+    std::string source = k.input(v), copy = k.raw(type + " *", scratch);
+    int64_t count = tensorType(v).getNumElements();
+    k.launchMap(task, count, count,
+                "    " + copy + "[i] = " + source + "[i];\n");
+    copiedConstants[v] = scratch;
+    return scratch;
   }
 
   /// ctx->api->gemm for row-major C = alpha op(A) op(B) + beta C.
@@ -561,8 +608,7 @@ LogicalResult emitConv(Conv2dOp conv, Emit &e) {
   int64_t o = w[0], kh = w[2], kw = w[3], oh = y[2], ow = y[3];
   int64_t cg = c / groups, og = o / groups, spatial = oh * ow;
   int64_t patch = cg * kh * kw;
-  bool direct = kh == 1 && kw == 1 && oh == h && ow == wd && s[0] == 1 &&
-                s[1] == 1 && p[0] == 0 && p[1] == 0;
+  bool direct = !needsColumns(conv);
   FailureOr<std::string> px = e.pointer(conv, conv.getInput()),
                          pw = e.pointer(conv, conv.getWeight());
   if (failed(px) || failed(pw))
@@ -979,7 +1025,10 @@ LogicalResult emitCrossEntropy(CrossEntropyOp loss, Emit &e) {
 LogicalResult modelc::emitGpuOp(Operation *op, GpuModule &module,
                                 const GpuOpContext &context,
                                 llvm::raw_ostream &task) {
-  Emit e{module, context, task};
+  Emit e(module, context, task);
+  // Scratch order (gpuScratchBytes): a convolution's columns first.
+  if (auto conv = dyn_cast<Conv2dOp>(op); conv && needsColumns(conv))
+    e.nextScratch = 1;
   if (isElementwise(op))
     return emitElementwise(op, e);
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
@@ -1013,21 +1062,19 @@ LogicalResult modelc::emitGpuOp(Operation *op, GpuModule &module,
 }
 
 std::vector<uint64_t> modelc::gpuScratchBytes(Operation *op) {
-  auto conv = dyn_cast<Conv2dOp>(op);
-  if (!conv)
-    return {};
-  ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
-  ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
-  ArrayRef<int64_t> y = tensorType(conv.getResult()).getShape();
-  bool direct = w[2] == 1 && w[3] == 1 && y[2] == x[2] && y[3] == x[3] &&
-                conv.getStrides()[0] == 1 && conv.getStrides()[1] == 1 &&
-                conv.getPadding()[0] == 0 && conv.getPadding()[1] == 0;
-  if (direct)
-    return {};
-  uint64_t elements = static_cast<uint64_t>(x[0] * x[1] * w[2] * w[3]) *
-                      static_cast<uint64_t>(y[2] * y[3]);
-  return {elements *
-          elementBytes(tensorType(conv.getInput()).getElementType())};
+  std::vector<uint64_t> bytes;
+  if (auto conv = dyn_cast<Conv2dOp>(op); conv && needsColumns(conv)) {
+    ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
+    ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
+    ArrayRef<int64_t> y = tensorType(conv.getResult()).getShape();
+    uint64_t elements = static_cast<uint64_t>(x[0] * x[1] * w[2] * w[3]) *
+                        static_cast<uint64_t>(y[2] * y[3]);
+    bytes.push_back(elements *
+                    elementBytes(tensorType(conv.getInput()).getElementType()));
+  }
+  for (Value constant : constantMatrixOperands(op))
+    bytes.push_back(valueBytes(constant));
+  return bytes;
 }
 
 bool modelc::gpuOpChecksIndices(Operation *op) {
