@@ -1211,6 +1211,7 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
         << "extern \"C\" const unsigned char modelc_weight_blob[];\n\n";
   }
   bool hasGpuCode = !gpuModule.empty();
+  bool needsCublasLt = gpuModule.usesGemm;
   if (hasGpuCode) {
     gpu->source = gpuModule.source(options.compilerVersion);
     gpu->kernelNames = gpuModule.kernelNames();
@@ -1304,6 +1305,10 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
         << "    static_cast<uint64_t>(modelc_gpu_image_end - "
            "modelc_gpu_image),\n"
         << "    " << gpuModule.kernelNames().size() << ", kernel_names,\n";
+  else
+    out << "    nullptr, 0, 0, nullptr,\n";
+  out << "    " << (needsCublasLt ? "MODELC_GPU_NEEDS_CUBLASLT" : "0u")
+      << ",\n";
   out << "};\n\n"
       << "} // namespace\n\n"
       << "extern \"C\" __attribute__((visibility(\"default\"))) const "

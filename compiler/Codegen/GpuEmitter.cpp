@@ -306,6 +306,7 @@ struct Emit {
     double alpha = 1.0, beta = 0.0;
   };
   void gemm(const Gemm &g) {
+    module.usesGemm = true;
     unsigned flags = (g.relu || context.reluEpilogue ? 1u : 0u) |
                      (context.allowTf32 && g.type.isF32() ? 2u : 0u);
     task << "  {\n    modelc_gemm g = {};\n"

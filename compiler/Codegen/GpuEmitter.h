@@ -41,6 +41,8 @@ public:
   std::string constantSymbol(mlir::Operation *constant);
 
   bool empty() const { return names.empty(); }
+  /// Some op's matrix products run in cuBLASLt (the ABI's gemm).
+  bool usesGemm = false;
   const std::vector<std::string> &kernelNames() const { return names; }
   /// The whole .cu text (it includes cuda/kernels.cuh).
   std::string source(llvm::StringRef compilerVersion) const;

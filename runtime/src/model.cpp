@@ -927,6 +927,15 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
     machine.drivable = cuda != nullptr;
     if (!cuda && machine.count > 0)
       machine.status += "; " + noCuda;
+    // A model whose GPU plans multiply matrices needs cuBLASLt too: without
+    // it the GPU plans cannot run here (the default choice is then a host
+    // plan; asking for a GPU plan says why).
+    std::string noLt;
+    if (cuda && (impl->desc->gpu_libraries & MODELC_GPU_NEEDS_CUBLASLT) &&
+        !detail::cublasLtApi(noLt)) {
+      machine.drivable = false;
+      machine.status += "; the model's GPU plans need cuBLASLt: " + noLt;
+    }
   }
   detail::PlanChoice choice =
       detail::choosePlan(plans, options.plan, machine, where);

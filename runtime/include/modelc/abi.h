@@ -217,7 +217,12 @@ typedef struct modelc_model_desc {
   uint64_t gpu_image_size;
   uint32_t num_kernels;
   const char *const *kernel_names;
+  /* What the GPU plans need besides the driver: MODELC_GPU_NEEDS_*. */
+  uint32_t gpu_libraries;
 } modelc_model_desc;
+
+/* gpu_libraries: the GPU plans call `gemm` (cuBLASLt). */
+#define MODELC_GPU_NEEDS_CUBLASLT 1u
 
 typedef const modelc_model_desc *(*modelc_model_fn)(void);
 
