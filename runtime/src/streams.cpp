@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <exception>
+#include <utility>
 
 namespace modelc {
 
@@ -57,7 +58,7 @@ void Stream::run() {
     wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
     if (queue_.empty() && stopping_)
       return;
-    Task task = queue_.front();
+    Task task = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
     lock.unlock();
