@@ -151,6 +151,8 @@ private:
   /// Ops computed by their producer's epilogue (a relu after a matrix
   /// product on a GPU: cuBLASLt applies it): views of the producer's result.
   llvm::DenseSet<Operation *> epilogueOps;
+  /// Matrix products whose result a one-element constant scales (alpha).
+  llvm::DenseMap<Operation *, double> epilogueScale;
   /// A view of its operand's memory: no code, no buffer of its own.
   bool isView(Operation *op) { return isAlias(op) || epilogueOps.contains(op); }
   std::string viewExpression(Operation *op, const std::string &base) {
@@ -228,18 +230,41 @@ void FunctionEmitter::analyze() {
     return op;
   };
 
-  // A relu whose input is a matrix product on the same GPU, and its only
-  // user: cuBLASLt's epilogue computes it.
-  for (Operation *op : ops) {
-    auto relu = dyn_cast<ReluOp>(op);
-    if (!relu || inlined.contains(op) || !onGpu(op))
-      continue;
-    Operation *producer = relu.getOperand().getDefiningOp();
+  // The only user of a matrix product on the same GPU that cuBLASLt can
+  // compute: a relu (its epilogue), or a product with a one-element
+  // constant after a matmul (alpha; not after linear or conv2d, whose bias
+  // alpha would not scale).
+  auto soleProducer = [&](Operation *op, Value operand) -> Operation * {
+    Operation *producer = operand.getDefiningOp();
     if (producer && isa<LinearOp, MatmulOp, Conv2dOp>(producer) &&
         producer->getResult(0).hasOneUse() && onGpu(producer) &&
-        deviceOf(producer) == deviceOf(op) &&
-        isa<FloatType>(tensorType(op->getResult(0)).getElementType()))
+        deviceOf(producer) == deviceOf(op))
+      return producer;
+    return nullptr;
+  };
+  for (Operation *op : ops) {
+    if (!isa<ReluOp, MulOp>(op) || inlined.contains(op) || !onGpu(op) ||
+        !isa<FloatType>(tensorType(op->getResult(0)).getElementType()))
+      continue;
+    if (isa<ReluOp>(op)) {
+      if (soleProducer(op, op->getOperand(0)))
+        epilogueOps.insert(op);
+      continue;
+    }
+    for (unsigned i = 0; i < 2; ++i) {
+      Operation *producer = soleProducer(op, op->getOperand(i));
+      auto scale = op->getOperand(1 - i).getDefiningOp<ConstantOp>();
+      if (!producer || !isa<MatmulOp>(producer) || !scale ||
+          scale.getType().getNumElements() != 1 ||
+          tensorType(op->getResult(0)) != tensorType(producer->getResult(0)))
+        continue;
       epilogueOps.insert(op);
+      epilogueScale[producer] = (*cast<DenseElementsAttr>(scale.getValue())
+                                      .getValues<APFloat>()
+                                      .begin())
+                                    .convertToDouble();
+      break;
+    }
   }
 
   // Buffers: results of kernels and of unfused elementwise ops; aliases
@@ -1063,10 +1088,13 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
       }
       context.gemmSites = &globalCounter;
       Value result0 = op->getResult(0);
-      context.reluEpilogue = result0.hasOneUse() &&
-                             epilogueOps.contains(*result0.getUsers().begin());
-      if (context.reluEpilogue)
+      Operation *user =
+          result0.hasOneUse() ? *result0.getUsers().begin() : nullptr;
+      if (user && epilogueOps.contains(user)) {
         ++fusedOps;
+        context.reluEpilogue = isa<ReluOp>(user);
+        context.scale = epilogueScale.lookup_or(op, 1.0);
+      }
       context.allowTf32 = options.allowTf32;
       if (failed(emitGpuOp(op, gpuModule, context, os)))
         return failure();

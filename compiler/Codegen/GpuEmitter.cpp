@@ -501,6 +501,7 @@ LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
   g.lda = g.k;
   g.ldb = g.n;
   g.ldc = g.n;
+  g.alpha = e.context.scale;
   FailureOr<std::string> pa = e.pointer(matmul, matmul.getLhs()),
                          pb = e.pointer(matmul, matmul.getRhs());
   if (failed(pa) || failed(pb))

@@ -78,6 +78,8 @@ struct GpuOpContext {
   /// The op's only user, a relu, is computed by its matrix products'
   /// epilogue (linear, matmul, conv2d).
   bool reluEpilogue = false;
+  /// The op's only user multiplies its matmul by this constant: alpha.
+  double scale = 1.0;
 };
 
 /// Writes into `task` (the body of a host task function) the launches of
