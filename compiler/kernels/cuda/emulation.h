@@ -10,8 +10,9 @@
 // (ucontext) that yields at every barrier, so all threads of the block
 // reach a barrier before any passes it, as on a GPU. `__shared__` memory is
 // function-static per host thread, which is per block since blocks run in
-// turn. Warp-level primitives are not emulated; the kernels do not use them
-// in this mode (kernels.cuh).
+// turn. __shfl_xor_sync is emulated with two barriers (every thread of the
+// block must call it, as block_reduce in kernels.cuh does); other warp-level
+// primitives are not.
 #ifndef MODELC_KERNELS_CUDA_EMULATION_H
 #define MODELC_KERNELS_CUDA_EMULATION_H
 
@@ -112,6 +113,18 @@ inline void run(const unsigned grid[3], const unsigned block[3], bool barriers,
       }
 }
 
+/// __shfl_xor_sync for a block whose threads all call it: each thread puts
+/// its value down, and after a barrier takes its partner's.
+template <typename T> inline T shfl_xor(T value, int lane_mask) {
+  static thread_local T slots[1024];
+  unsigned t = thread_index.x;
+  slots[t] = value;
+  barrier();
+  T other = slots[t ^ static_cast<unsigned>(lane_mask)];
+  barrier();
+  return other;
+}
+
 inline int atomic_max_int(int *address, int value) {
   int old = *address;
   if (value > old)
@@ -134,5 +147,6 @@ inline int atomic_max_int(int *address, int value) {
 #define gridDim modelc_emu::grid_dim
 #define __syncthreads() modelc_emu::barrier()
 #define atomicMax(address, value) modelc_emu::atomic_max_int(address, value)
+#define __shfl_xor_sync(mask, value, lane) modelc_emu::shfl_xor(value, lane)
 
 #endif // MODELC_KERNELS_CUDA_EMULATION_H

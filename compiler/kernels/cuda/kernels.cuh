@@ -160,8 +160,10 @@ struct Max {
 
 template <typename Op>
 __device__ __forceinline__ float block_reduce(float v, Op op) {
-  __shared__ float partial[256];
-#ifdef __CUDA_ARCH__
+  // Within each warp by shuffles (every lane ends with the warp's result),
+  // then across the warps through shared memory. The emulation runs the
+  // same steps (its __shfl_xor_sync exchanges through memory at barriers).
+  __shared__ float partial[8];
   for (int offset = 16; offset > 0; offset >>= 1)
     v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
   unsigned warps = blockDim.x / 32;
@@ -171,13 +173,6 @@ __device__ __forceinline__ float block_reduce(float v, Op op) {
   float r = partial[0];
   for (unsigned w = 1; w < warps; ++w)
     r = op(r, partial[w]);
-#else
-  partial[threadIdx.x] = v;
-  __syncthreads();
-  float r = partial[0];
-  for (unsigned t = 1; t < blockDim.x; ++t)
-    r = op(r, partial[t]);
-#endif
   __syncthreads(); // `partial` is reused by the next reduction
   return r;
 }
