@@ -109,6 +109,7 @@ struct RunResources {
   // on the first run of these resources, and the host tasks (the outputs
   // task) that run after each replay.
   struct Graph {
+    bool warm = false; // a first run went without a graph
     bool capturing = false;
     detail::CUgraphExec exec = nullptr;
     std::vector<modelc_task_fn> hostTasks;
@@ -1231,8 +1232,8 @@ static void runAsGraph(const Model::Impl &impl, std::size_t index,
     std::size_t numEvents =
         impl.plan->num_events ? impl.plan->num_events[index] : 0;
     res.events.reset(numEvents);
-    res.gpuEvents.assign(numEvents, nullptr);
-    res.gpuEventContexts.assign(numEvents, nullptr);
+    res.gpuEvents.resize(numEvents, nullptr); // made by the first run
+    res.gpuEventContexts.resize(numEvents, nullptr);
     std::string what = "capturing entry '" + impl.entries[index].name +
                        "' of plan '" + impl.planName + "' as a CUDA graph";
     cuda.cuCtxSetCurrent(origin.ctx);
@@ -1349,10 +1350,14 @@ void Model::run_into(const std::string &entry,
   ctx.arenas = resources->arenaPointers.data();
   ctx.device_weights = impl.deviceWeightTables.data();
   int status;
-  if (impl.graphs) {
+  if (impl.graphs && resources->graph.warm) {
     runAsGraph(impl, index, *resources, ctx, state);
     status = 0;
   } else if (impl.multiDevice) {
+    // (Graph mode: the first run of these resources goes without a graph,
+    // so that what is made on first use — cuBLASLt's handle, workspace and
+    // plans, events — is made outside the capture.)
+    resources->graph.warm = true;
     // The entry function enqueues; the run ends when the run's own streams
     // have drained.
     std::size_t numEvents =
