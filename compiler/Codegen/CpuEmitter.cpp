@@ -153,6 +153,8 @@ private:
   llvm::DenseSet<Operation *> epilogueOps;
   /// Matrix products whose result a one-element constant scales (alpha).
   llvm::DenseMap<Operation *, double> epilogueScale;
+  /// Slices computed by the transpose that alone reads them (GPU), and back.
+  llvm::DenseMap<Operation *, Operation *> foldedSlices, transposeSlice;
   /// A view of its operand's memory: no code, no buffer of its own.
   bool isView(Operation *op) { return isAlias(op) || epilogueOps.contains(op); }
   std::string viewExpression(Operation *op, const std::string &base) {
@@ -224,9 +226,33 @@ void FunctionEmitter::analyze() {
   }
 
   // The op whose loop computes a value that is fused away.
+  // A slice read (through reshapes) only by a transpose on the same GPU is
+  // computed by the transpose's kernel (unless checked: the check callback
+  // would see the reshapes of a buffer that does not exist).
+  for (Operation *op : ops) {
+    auto transpose = dyn_cast<TransposeOp>(op);
+    if (!transpose || !onGpu(op) || plan.checked)
+      continue;
+    Value v = transpose.getInput();
+    while (Operation *def = v.getDefiningOp()) {
+      if (!v.hasOneUse() || !isAlias(def) || *getViewOffset(def) != 0)
+        break;
+      v = def->getOperand(0);
+    }
+    auto slice = v.getDefiningOp<SliceOp>();
+    if (slice && v.hasOneUse() && !isAlias(slice) && onGpu(slice) &&
+        deviceOf(slice) == deviceOf(op)) {
+      foldedSlices[slice] = op;
+      transposeSlice[op] = slice;
+    }
+  }
+
   auto rootOf = [&](Operation *op) {
     while (inlined.contains(op))
       op = *op->getResult(0).getUsers().begin();
+    // A folded slice reads its input when its transpose runs.
+    if (Operation *transpose = foldedSlices.lookup(op))
+      return transpose;
     return op;
   };
 
@@ -301,7 +327,7 @@ void FunctionEmitter::analyze() {
       continue;
     }
     if (op->getNumResults() == 0 || isView(op) || inlined.contains(op) ||
-        isa<WeightRefOp, ConstantOp>(op))
+        foldedSlices.contains(op) || isa<WeightRefOp, ConstantOp>(op))
       continue;
     unsigned d = deviceOf(op);
     Value result = op->getResult(0);
@@ -1011,7 +1037,9 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
       emitConstant(constant);
       continue;
     }
-    if (isa<WeightRefOp>(op) || isView(op)) {
+    // (A folded slice: its transpose's kernel computes it; its name is only
+    // the base of the reshapes between them, which nothing reads.)
+    if (isa<WeightRefOp>(op) || isView(op) || foldedSlices.contains(op)) {
       names[result] = pointerExpression(result, weightIndex);
       continue;
     }
@@ -1058,6 +1086,8 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
       }
     };
     collect(op);
+    if (Operation *slice = transposeSlice.lookup(op))
+      reads.push_back(slice->getOperand(0)); // what the folded slice reads
     for (Value v : reads)
       waitFor(d, 0, v);
     for (Value v : reads)
@@ -1087,6 +1117,7 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
         context.errorCode = static_cast<int>(errorMessages.size());
       }
       context.gemmSites = &globalCounter;
+      context.foldedSlice = transposeSlice.lookup(op);
       Value result0 = op->getResult(0);
       Operation *user =
           result0.hasOneUse() ? *result0.getUsers().begin() : nullptr;

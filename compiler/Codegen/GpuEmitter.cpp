@@ -827,20 +827,9 @@ void emitGatherCopy(Value input, Value result, const std::string &offset,
               "    " + out + "[i] = " + in + "[" + offset + "];\n");
 }
 
-LogicalResult emitTranspose(TransposeOp transpose, Emit &e) {
-  ArrayRef<int64_t> x = tensorType(transpose.getInput()).getShape();
-  ArrayRef<int64_t> y = tensorType(transpose.getResult()).getShape();
-  SmallVector<int64_t> inStrides = stridesOf(x), strides;
-  for (int64_t p : transpose.getPerm())
-    strides.push_back(inStrides[p]);
-  KernelBuilder k(e.module, e.context);
-  std::string in = k.input(transpose.getInput());
-  emitGatherCopy(transpose.getInput(), transpose.getResult(),
-                 offsetExpr("i", y, strides), e, k, in);
-  return success();
-}
-
-LogicalResult emitSlice(SliceOp slice, Emit &e) {
+/// Where element `var` of a slice's result lies in its input: "base +
+/// offset(var)".
+std::string sliceSource(SliceOp slice, const std::string &var) {
   ArrayRef<int64_t> x = tensorType(slice.getInput()).getShape();
   ArrayRef<int64_t> y = tensorType(slice.getResult()).getShape();
   SmallVector<int64_t> strides = stridesOf(x), steps(x.size(), 1);
@@ -858,10 +847,42 @@ LogicalResult emitSlice(SliceOp slice, Emit &e) {
   SmallVector<int64_t> stepStrides;
   for (size_t d = 0; d < x.size(); ++d)
     stepStrides.push_back(strides[d] * steps[d]);
+  return std::to_string(base) + " + " + offsetExpr(var, y, stepStrides);
+}
+
+LogicalResult emitTranspose(TransposeOp transpose, Emit &e) {
+  ArrayRef<int64_t> x = tensorType(transpose.getInput()).getShape();
+  ArrayRef<int64_t> y = tensorType(transpose.getResult()).getShape();
+  SmallVector<int64_t> inStrides = stridesOf(x), strides;
+  for (int64_t p : transpose.getPerm())
+    strides.push_back(inStrides[p]);
+  KernelBuilder k(e.module, e.context);
+  std::string offset = offsetExpr("i", y, strides);
+  auto slice = dyn_cast_or_null<SliceOp>(e.context.foldedSlice);
+  if (!slice) {
+    std::string in = k.input(transpose.getInput());
+    emitGatherCopy(transpose.getInput(), transpose.getResult(), offset, e, k,
+                   in);
+    return success();
+  }
+  // The slice (through reshapes) folded in: read its input directly. The
+  // reshapes keep the row-major order, so element `l` of the transpose's
+  // input is element `l` of the slice's result.
+  std::string in = k.input(slice.getInput());
+  std::string out = k.output(transpose.getResult());
+  int64_t count = tensorType(transpose.getResult()).getNumElements();
+  k.named("slice_transpose");
+  k.launchMap(e.task, count,
+              std::max(count, tensorType(slice.getInput()).getNumElements()),
+              "    const int64_t l = " + offset + ";\n    " + out +
+                  "[i] = " + in + "[" + sliceSource(slice, "l") + "];\n");
+  return success();
+}
+
+LogicalResult emitSlice(SliceOp slice, Emit &e) {
   KernelBuilder k(e.module, e.context);
   std::string in = k.input(slice.getInput());
-  emitGatherCopy(slice.getInput(), slice.getResult(),
-                 std::to_string(base) + " + " + offsetExpr("i", y, stepStrides),
+  emitGatherCopy(slice.getInput(), slice.getResult(), sliceSource(slice, "i"),
                  e, k, in);
   return success();
 }

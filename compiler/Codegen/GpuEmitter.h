@@ -80,6 +80,9 @@ struct GpuOpContext {
   bool reluEpilogue = false;
   /// The op's only user multiplies its matmul by this constant: alpha.
   double scale = 1.0;
+  /// A transpose: the slice whose result (through reshapes) it alone reads,
+  /// folded into its kernel; the slice has no kernel or buffer of its own.
+  mlir::Operation *foldedSlice = nullptr;
 };
 
 /// Writes into `task` (the body of a host task function) the launches of
