@@ -214,6 +214,8 @@ struct Model::Impl {
   const modelc_model_desc *desc = nullptr;
   const modelc_plan_desc *plan = nullptr;
   std::string planName, compilerVersion, compilerFlags;
+  // Why the default choice fell back from a GPU plan, or empty.
+  std::string planNote;
   std::vector<EntryInfo> entries;
   std::vector<const void *> weights;
   std::vector<Tensor> ownedWeights; // aligned copies of unaligned weights
@@ -990,7 +992,31 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   impl->api.launch_kernel = runtimeLaunchKernel;
   impl->api.gemm = runtimeGemm;
   impl->freeResources.resize(impl->entries.size());
-  impl->setUpDevices(choice.physical);
+  try {
+    impl->setUpDevices(choice.physical);
+  } catch (const Error &e) {
+    // A GPU plan the runtime chose by itself that cannot be set up here
+    // (its GPU code rejected, out of memory, ...): the model still runs,
+    // on the plan it would pick without GPUs, and says why.
+    if (!options.plan.empty() || !impl->cuda)
+      throw;
+    detail::MachineGpus none;
+    none.status = "the GPU plan failed";
+    LoadOptions fallback = options;
+    try {
+      detail::PlanChoice host = detail::choosePlan(plans, "", none, where);
+      fallback.plan = impl->desc->plans[host.plan].name;
+    } catch (const Error &) {
+      throw e; // no plan without GPUs: the GPU plan's failure is the error
+    }
+    std::string failedPlan = impl->planName;
+    impl.reset(); // releases what the GPU plan took
+    Model model = Model::load(path, fallback);
+    model.impl_->planNote = "GPU plan '" + failedPlan +
+                            "' could not be set up (" + e.what() +
+                            "); running plan '" + model.impl_->planName + "'";
+    return model;
+  }
 
   Model model;
   model.impl_ = std::move(impl);
@@ -1124,6 +1150,7 @@ const EntryInfo &Model::entry(const std::string &name) const {
 }
 
 const std::string &Model::plan() const { return impl_->planName; }
+const std::string &Model::plan_note() const { return impl_->planNote; }
 std::vector<std::string> Model::plans() const {
   std::vector<std::string> names;
   for (uint32_t p = 0; p < impl_->desc->num_plans; ++p)

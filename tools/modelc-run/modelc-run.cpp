@@ -401,6 +401,8 @@ int run(const Options &o) {
     std::printf("model %s: plan %s, %d threads, built by modelc %s\n",
                 o.model.c_str(), model.plan().c_str(), model.num_threads(),
                 model.compiler_version().c_str());
+    if (!model.plan_note().empty())
+      std::printf("note: %s\n", model.plan_note().c_str());
     std::string planList;
     for (const std::string &p : model.plans())
       planList += (planList.empty() ? "" : ", ") + p;

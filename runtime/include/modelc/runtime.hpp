@@ -150,6 +150,11 @@ public:
 
   /// The chosen plan ("cpu").
   const std::string &plan() const;
+  /// Empty, or why the default choice runs a host plan although the machine
+  /// has the GPUs of a GPU plan (that plan failed to set up: its GPU code
+  /// rejected by the driver, out of GPU memory, ...). A plan asked for by
+  /// name never falls back: its failure is an Error.
+  const std::string &plan_note() const;
   /// Every plan the model carries, in its order ("cpu", "h200").
   std::vector<std::string> plans() const;
   /// Kernels of the model's GPU code (0 without GPU code).
