@@ -432,15 +432,8 @@ void FunctionEmitter::emitElementwiseRoot(Operation *root) {
   int64_t count = outType.getNumElements();
 
   // Ops of the fused group in program order; leaves are loaded per element.
-  SmallVector<Operation *> group;
-  std::function<void(Operation *)> collect = [&](Operation *op) {
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp();
-          def && inlined.contains(def))
-        collect(def);
-    group.push_back(op);
-  };
-  collect(root);
+  SmallVector<Operation *> group =
+      fusedGroup(root, [&](Operation *op) { return inlined.contains(op); });
   ++fusedLoops;
   fusedOps += group.size();
 

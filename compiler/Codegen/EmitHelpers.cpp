@@ -8,6 +8,7 @@
 #include "llvm/Support/Format.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace modelc::graph;
@@ -212,6 +213,19 @@ std::string cString(StringRef text) {
   }
   return out + "\"";
 }
+SmallVector<Operation *> fusedGroup(Operation *root,
+                                    function_ref<bool(Operation *)> isFused) {
+  SmallVector<Operation *> group;
+  std::function<void(Operation *)> collect = [&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && isFused(def))
+        collect(def);
+    group.push_back(op);
+  };
+  collect(root);
+  return group;
+}
+
 std::string constantInitializer(Operation *op, CodeFlavor flavor) {
   auto constant = cast<ConstantOp>(op);
   Type element = constant.getType().getElementType();

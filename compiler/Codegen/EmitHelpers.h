@@ -52,6 +52,11 @@ std::string elementExpression(mlir::Operation *op,
 /// storage type ("1.5f, 2.0f"; "0" for an empty tensor).
 std::string constantInitializer(mlir::Operation *constant,
                                 CodeFlavor flavor = CodeFlavor::Cpu);
+/// The ops of the elementwise chain that `root` computes: the ops fused into
+/// it (`isFused`), operands before users, `root` last.
+llvm::SmallVector<mlir::Operation *>
+fusedGroup(mlir::Operation *root,
+           llvm::function_ref<bool(mlir::Operation *)> isFused);
 /// A C string literal of `text`.
 std::string cString(llvm::StringRef text);
 

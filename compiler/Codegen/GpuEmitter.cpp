@@ -338,15 +338,7 @@ LogicalResult emitElementwise(Operation *root, Emit &e) {
   ArrayRef<int64_t> outShape = outType.getShape();
   int64_t count = outType.getNumElements();
 
-  SmallVector<Operation *> group;
-  std::function<void(Operation *)> collect = [&](Operation *op) {
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp();
-          def && e.context.isFused(def))
-        collect(def);
-    group.push_back(op);
-  };
-  collect(root);
+  SmallVector<Operation *> group = fusedGroup(root, e.context.isFused);
 
   llvm::DenseMap<Value, std::string> element;
   std::string body;
