@@ -22,6 +22,7 @@
 #      host inputs to host outputs.
 #   5. The runtime's cuda device alone on the hand-made model (copies,
 #      events, a weight upload, a fatbin kernel).
+#   6. compute-sanitizer memcheck over every all-GPU plan, where installed.
 #
 # Prints a short table last; full logs go under $OUT when set (else
 # /tmp/modelc-gpu-check). Exit status: 0 when everything it checks passes.
@@ -143,6 +144,26 @@ if (( gpus >= 1 )); then
       failed=1
     fi
   done
+fi
+
+# compute-sanitizer (memcheck), where the machine has it: every kernel of
+# the all-GPU plans, one run each, for out-of-bounds and misaligned accesses.
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+if [[ -f $KIT/emulation ]] || (( gpus == 0 )); then
+  :
+elif [[ -n $sanitizer ]]; then
+  while read -r name seed rtol atol outputs; do
+    log="$LOG/$name.memcheck.txt"
+    if timeout 300 "$sanitizer" --tool memcheck --error-exitcode 9 "$RUN" "$M/$name.gpu.so" \
+         --weights "$M/$name.safetensors" --plan h200 --random-inputs --seed "$seed" > "$log" 2>&1; then
+      rows+=("$name|memcheck|OK|$(grep -m1 'ERROR SUMMARY' "$log")")
+    else
+      rows+=("$name|memcheck|FAIL|$(grep -m1 -E 'ERROR SUMMARY|Invalid|error' "$log" | cut -c1-150)")
+      failed=1
+    fi
+  done < "$M/manifest.txt"
+else
+  rows+=("memcheck|-|-|not run: no compute-sanitizer on this machine")
 fi
 
 # The runtime's cuda device alone: the hand-made model's GPU plans (host ->
