@@ -19,6 +19,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 
+#include <array>
 #include <cmath>
 #include <set>
 
@@ -153,8 +154,15 @@ private:
   llvm::DenseSet<Operation *> epilogueOps;
   /// Matrix products whose result a one-element constant scales (alpha).
   llvm::DenseMap<Operation *, double> epilogueScale;
-  /// Slices computed by the transpose that alone reads them (GPU), and back.
-  llvm::DenseMap<Operation *, Operation *> foldedSlices, transposeSlice;
+  /// Ops computed inside the op that alone reads them (GPU): a slice by its
+  /// transpose, slices/reshapes/transposes by a matmul reading their
+  /// buffer as a strided matrix; op -> that consumer.
+  llvm::DenseMap<Operation *, Operation *> foldedSlices;
+  /// A transpose's folded slice.
+  llvm::DenseMap<Operation *, Operation *> transposeSlice;
+  /// A matmul's operands read as strided views.
+  llvm::DenseMap<Operation *, std::array<std::optional<StridedOperand>, 2>>
+      stridedOperands;
   /// A view of its operand's memory: no code, no buffer of its own.
   bool isView(Operation *op) { return isAlias(op) || epilogueOps.contains(op); }
   std::string viewExpression(Operation *op, const std::string &base) {
@@ -226,12 +234,35 @@ void FunctionEmitter::analyze() {
   }
 
   // The op whose loop computes a value that is fused away.
+  // A matmul on a GPU reads an operand made by slices, reshapes and
+  // transposes (single use, same GPU) straight from their first buffer,
+  // when cuBLASLt can (unless checked, as below).
+  for (Operation *op : ops) {
+    if (!isa<MatmulOp>(op) || !onGpu(op) || plan.checked)
+      continue;
+    auto foldable = [&](Operation *o) {
+      return onGpu(o) && deviceOf(o) == deviceOf(op) && !foldedSlices.count(o);
+    };
+    for (unsigned i = 0; i < 2; ++i) {
+      std::optional<StridedOperand> view =
+          stridedMatmulOperand(op, i, foldable);
+      // Only worth it when it saves a copy (a transpose or a slice).
+      if (!view || llvm::none_of(view->chain, [&](Operation *o) {
+            return isa<TransposeOp>(o) || (isa<SliceOp>(o) && !isAlias(o));
+          }))
+        continue;
+      for (Operation *o : view->chain)
+        foldedSlices[o] = op;
+      stridedOperands[op][i] = std::move(view);
+    }
+  }
+
   // A slice read (through reshapes) only by a transpose on the same GPU is
   // computed by the transpose's kernel (unless checked: the check callback
   // would see the reshapes of a buffer that does not exist).
   for (Operation *op : ops) {
     auto transpose = dyn_cast<TransposeOp>(op);
-    if (!transpose || !onGpu(op) || plan.checked)
+    if (!transpose || !onGpu(op) || plan.checked || foldedSlices.count(op))
       continue;
     Value v = transpose.getInput();
     while (Operation *def = v.getDefiningOp()) {
@@ -250,9 +281,9 @@ void FunctionEmitter::analyze() {
   auto rootOf = [&](Operation *op) {
     while (inlined.contains(op))
       op = *op->getResult(0).getUsers().begin();
-    // A folded slice reads its input when its transpose runs.
-    if (Operation *transpose = foldedSlices.lookup(op))
-      return transpose;
+    // A folded op reads its input when its consumer runs.
+    while (Operation *consumer = foldedSlices.lookup(op))
+      op = consumer;
     return op;
   };
 
@@ -1081,6 +1112,10 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
     collect(op);
     if (Operation *slice = transposeSlice.lookup(op))
       reads.push_back(slice->getOperand(0)); // what the folded slice reads
+    if (auto found = stridedOperands.find(op); found != stridedOperands.end())
+      for (const std::optional<StridedOperand> &view : found->second)
+        if (view)
+          reads.push_back(view->base); // what the folded chain reads
     for (Value v : reads)
       waitFor(d, 0, v);
     for (Value v : reads)
@@ -1111,6 +1146,9 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
       }
       context.gemmSites = &globalCounter;
       context.foldedSlice = transposeSlice.lookup(op);
+      if (auto found = stridedOperands.find(op); found != stridedOperands.end())
+        for (unsigned i = 0; i < 2; ++i)
+          context.stridedOperands[i] = found->second[i];
       Value result0 = op->getResult(0);
       Operation *user =
           result0.hasOneUse() ? *result0.getUsers().begin() : nullptr;

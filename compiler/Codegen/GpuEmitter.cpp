@@ -499,6 +499,45 @@ LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
   if (failed(pa) || failed(pb))
     return failure();
   std::string pc = e.context.pointer(matmul.getResult());
+  // Operands read as strided views of earlier buffers (no copy).
+  const std::optional<StridedOperand> &va = e.context.stridedOperands[0],
+                                      &vb = e.context.stridedOperands[1];
+  if (va || vb) {
+    g.batch = product(batch);
+    g.c = pc;
+    g.strideC = g.m * g.n;
+    auto place = [&](const std::optional<StridedOperand> &view,
+                     const std::string &plain, ArrayRef<int64_t> shape,
+                     std::string &ptr, int64_t &ld, int64_t &stride,
+                     bool &trans) {
+      if (view) {
+        ptr = "(" + e.context.pointer(view->base) + " + " +
+              std::to_string(view->offset) + ")";
+        ld = view->ld;
+        stride = view->batchStride;
+        trans = view->transposed;
+        return true;
+      }
+      ptr = plain;
+      trans = false;
+      ld = shape.back();
+      int64_t matrices = product(shape.drop_back(2));
+      if (matrices == 1)
+        stride = 0;
+      else if (shape.drop_back(2) == batch)
+        stride = shape[shape.size() - 2] * shape.back();
+      else
+        return false;
+      return true;
+    };
+    if (place(va, *pa, a, g.a, g.lda, g.strideA, g.transA) &&
+        place(vb, *pb, b, g.b, g.ldb, g.strideB, g.transB)) {
+      e.gemm(g);
+      return success();
+    }
+    return matmul.emitError("internal error: a strided matmul operand with "
+                            "a broadcast batch");
+  }
   // One strided batch when each operand is either one matrix or one per
   // output matrix; otherwise one call per output matrix.
   int64_t batches = product(batch);
@@ -1035,7 +1074,148 @@ LogicalResult emitCrossEntropy(CrossEntropyOp loss, Emit &e) {
   return success();
 }
 
+/// The strides of a view reshaped from `shape` with `strides` to `to`
+/// without copying, when there are (numpy's no-copy reshape).
+std::optional<SmallVector<int64_t>> reshapeStrides(ArrayRef<int64_t> shape,
+                                                   ArrayRef<int64_t> strides,
+                                                   ArrayRef<int64_t> to) {
+  SmallVector<int64_t> oldDims, oldStrides, newIndex;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1) {
+      oldDims.push_back(shape[d]);
+      oldStrides.push_back(strides[d]);
+    }
+  SmallVector<int64_t> newDims;
+  for (size_t d = 0; d < to.size(); ++d)
+    if (to[d] != 1) {
+      newDims.push_back(to[d]);
+      newIndex.push_back(d);
+    }
+  SmallVector<int64_t> newStrides(newDims.size(), 0);
+  size_t oi = 0, ni = 0;
+  while (oi < oldDims.size() && ni < newDims.size()) {
+    size_t oj = oi + 1, nj = ni + 1;
+    int64_t op = oldDims[oi], np = newDims[ni];
+    while (op != np) {
+      if (np < op) {
+        if (nj == newDims.size())
+          return std::nullopt;
+        np *= newDims[nj++];
+      } else {
+        if (oj == oldDims.size())
+          return std::nullopt;
+        op *= oldDims[oj++];
+      }
+    }
+    // The old dimensions merged here must be contiguous with each other.
+    for (size_t k = oi; k + 1 < oj; ++k)
+      if (oldStrides[k] != oldDims[k + 1] * oldStrides[k + 1])
+        return std::nullopt;
+    newStrides[nj - 1] = oldStrides[oj - 1];
+    for (size_t k = nj - 1; k > ni; --k)
+      newStrides[k - 1] = newStrides[k] * newDims[k];
+    oi = oj;
+    ni = nj;
+  }
+  if (oi != oldDims.size() || ni != newDims.size())
+    return std::nullopt;
+  SmallVector<int64_t> result(to.size(), 0);
+  for (size_t i = 0; i < newIndex.size(); ++i)
+    result[newIndex[i]] = newStrides[i];
+  return result;
+}
+
 } // namespace
+
+std::optional<StridedOperand>
+modelc::stridedMatmulOperand(Operation *matmulOp, unsigned index,
+                             function_ref<bool(Operation *)> foldable) {
+  auto matmul = cast<MatmulOp>(matmulOp);
+  Value operand = matmulOp->getOperand(index);
+  // Back to the buffer: slices (any), reshapes (views), transposes.
+  SmallVector<Operation *> chain;
+  Value v = operand;
+  while (Operation *def = v.getDefiningOp()) {
+    bool reshape = getViewOffset(def) && !isa<SliceOp>(def);
+    if (!(isa<SliceOp, TransposeOp>(def) || reshape) || !v.hasOneUse() ||
+        !foldable(def))
+      break;
+    chain.push_back(def);
+    v = def->getOperand(0);
+  }
+  if (chain.empty() || !v.getDefiningOp())
+    return std::nullopt; // not a chain, or from an input (host memory)
+  // Forward from the buffer: the view's shape, strides and offset.
+  SmallVector<int64_t> shape(tensorType(v).getShape());
+  SmallVector<int64_t> strides = stridesOf(shape);
+  int64_t offset = 0;
+  for (Operation *op : llvm::reverse(chain)) {
+    ArrayRef<int64_t> out = tensorType(op->getResult(0)).getShape();
+    if (auto slice = dyn_cast<SliceOp>(op)) {
+      for (size_t i = 0; i < slice.getStarts().size(); ++i) {
+        int64_t axis = normalizeAxis(slice.getAxes() ? (*slice.getAxes())[i]
+                                                     : static_cast<int64_t>(i),
+                                     shape.size());
+        int64_t start = slice.getStarts()[i];
+        if (start < 0)
+          start += shape[axis];
+        offset += std::clamp<int64_t>(start, 0, shape[axis]) * strides[axis];
+        strides[axis] *= slice.getSteps() ? (*slice.getSteps())[i] : 1;
+      }
+    } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      SmallVector<int64_t> permuted;
+      for (int64_t p : transpose.getPerm())
+        permuted.push_back(strides[p]);
+      strides = permuted;
+    } else {
+      std::optional<SmallVector<int64_t>> reshaped =
+          reshapeStrides(shape, strides, out);
+      if (!reshaped)
+        return std::nullopt;
+      strides = *reshaped;
+    }
+    shape.assign(out.begin(), out.end());
+  }
+  if (offset < 0 || llvm::any_of(strides, [](int64_t s) { return s < 0; }))
+    return std::nullopt;
+  // A matrix cuBLASLt reads: a unit stride in one of the last two
+  // dimensions, the batch one stride (as the output's batch, or one matrix).
+  size_t rank = shape.size();
+  int64_t rows = shape[rank - 2], cols = shape[rank - 1];
+  int64_t sr = strides[rank - 2], sc = strides[rank - 1];
+  StridedOperand result;
+  result.base = v;
+  result.offset = offset;
+  if (sc == 1 || cols == 1) {
+    result.ld = std::max<int64_t>(sr, cols);
+  } else if (sr == 1 || rows == 1) {
+    result.transposed = true;
+    result.ld = std::max<int64_t>(sc, rows);
+  } else {
+    return std::nullopt;
+  }
+  ArrayRef<int64_t> batch =
+      tensorType(matmul.getResult()).getShape().drop_back(2);
+  ArrayRef<int64_t> mine = ArrayRef<int64_t>(shape).drop_back(2);
+  if (product(mine) != 1 && mine != batch)
+    return std::nullopt; // a broadcast the strided batch cannot express
+  // The batch dimensions (of more than one matrix) must nest: each one's
+  // stride is the next one's times its size; a batch index then steps by
+  // the innermost stride.
+  SmallVector<std::pair<int64_t, int64_t>> dims; // size, stride
+  for (size_t d = 0; d < mine.size(); ++d)
+    if (mine[d] != 1)
+      dims.push_back({mine[d], strides[d]});
+  int64_t batchStride = 0;
+  for (size_t i = 0; i + 1 < dims.size(); ++i)
+    if (dims[i].second != dims[i + 1].second * dims[i + 1].first)
+      return std::nullopt;
+  if (!dims.empty())
+    batchStride = dims.back().second;
+  result.batchStride = batchStride;
+  result.chain = chain;
+  return result;
+}
 
 LogicalResult modelc::emitGpuOp(Operation *op, GpuModule &module,
                                 const GpuOpContext &context,

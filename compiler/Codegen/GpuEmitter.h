@@ -19,6 +19,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,27 @@ private:
   llvm::DenseMap<mlir::Operation *, std::string> constantNames;
 };
 
+/// A matmul operand read straight from the buffer a chain of slices,
+/// reshapes and transposes started from, as cuBLASLt's strided matrices.
+struct StridedOperand {
+  mlir::Value base;        ///< the buffer read
+  int64_t offset = 0;      ///< elements from its start
+  bool transposed = false; ///< stored as the transpose, row-major
+  int64_t ld = 0;          ///< elements between stored rows
+  int64_t batchStride = 0; ///< elements between matrices (0: one matrix)
+  /// The ops computed by reading the buffer this way (operand first).
+  llvm::SmallVector<mlir::Operation *> chain;
+};
+
+/// Operand `index` of a matmul as a strided view of an earlier buffer, when
+/// its producers up to that buffer are slices, reshapes and transposes that
+/// `foldable` allows (single use, same GPU) and the result is a matrix
+/// cuBLASLt can read (a unit stride in one of its last two dimensions, one
+/// stride across its batch); otherwise nothing (the operand is read as is).
+std::optional<StridedOperand>
+stridedMatmulOperand(mlir::Operation *matmul, unsigned index,
+                     llvm::function_ref<bool(mlir::Operation *)> foldable);
+
 /// What emitting one op's GPU task needs from the function emitter.
 struct GpuOpContext {
   unsigned device = 0; ///< index into the plan's devices
@@ -83,6 +105,8 @@ struct GpuOpContext {
   /// A transpose: the slice whose result (through reshapes) it alone reads,
   /// folded into its kernel; the slice has no kernel or buffer of its own.
   mlir::Operation *foldedSlice = nullptr;
+  /// A matmul: operands read as strided views of earlier buffers.
+  std::optional<StridedOperand> stridedOperands[2];
 };
 
 /// Writes into `task` (the body of a host task function) the launches of
