@@ -1143,8 +1143,10 @@ modelc::stridedMatmulOperand(Operation *matmulOp, unsigned index,
     chain.push_back(def);
     v = def->getOperand(0);
   }
-  if (chain.empty() || !v.getDefiningOp())
-    return std::nullopt; // not a chain, or from an input (host memory)
+  // Not a chain, or from an input (host memory) or a constant (kernel data,
+  // which cuBLASLt cannot read).
+  if (chain.empty() || !v.getDefiningOp() || v.getDefiningOp<ConstantOp>())
+    return std::nullopt;
   // Forward from the buffer: the view's shape, strides and offset.
   SmallVector<int64_t> shape(tensorType(v).getShape());
   SmallVector<int64_t> strides = stridesOf(shape);
