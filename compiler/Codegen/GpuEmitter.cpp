@@ -1188,11 +1188,13 @@ modelc::stridedMatmulOperand(Operation *matmulOp, unsigned index,
   StridedOperand result;
   result.base = v;
   result.offset = offset;
-  if (sc == 1 || cols == 1) {
-    result.ld = std::max<int64_t>(sr, cols);
-  } else if (sr == 1 || rows == 1) {
+  // (A one-row or one-column matrix's other stride is free: at least the
+  // length, as cuBLASLt wants.)
+  if ((sc == 1 || cols == 1) && (rows == 1 || sr >= cols)) {
+    result.ld = rows == 1 ? cols : sr;
+  } else if ((sr == 1 || rows == 1) && (cols == 1 || sc >= rows)) {
     result.transposed = true;
-    result.ld = std::max<int64_t>(sc, rows);
+    result.ld = cols == 1 ? rows : sc;
   } else {
     return std::nullopt;
   }
