@@ -158,6 +158,10 @@ private:
   /// transpose, slices/reshapes/transposes by a matmul reading their
   /// buffer as a strided matrix; op -> that consumer.
   llvm::DenseMap<Operation *, Operation *> foldedSlices;
+  /// A linear on a GPU whose only user adds another value to it: cuBLASLt
+  /// computes the sum (C = the other value, beta 1) into the add's buffer,
+  /// and the linear's result has none. linear -> add, and add -> linear.
+  llvm::DenseMap<Operation *, Operation *> residualAdd, residualOf;
   /// A transpose's folded slice.
   llvm::DenseMap<Operation *, Operation *> transposeSlice;
   /// A matmul's operands read as strided views.
@@ -234,6 +238,31 @@ void FunctionEmitter::analyze() {
   }
 
   // The op whose loop computes a value that is fused away.
+  // A residual connection after a linear layer on a GPU (x + linear(h)):
+  // cuBLASLt adds x (C, beta 1) while it writes the add's result, when x is
+  // there before the linear runs (unless checked).
+  for (Operation *op : ops) {
+    auto add = dyn_cast<AddOp>(op);
+    if (!add || !onGpu(op) || plan.checked || inlined.contains(op) ||
+        !isa<FloatType>(tensorType(add.getResult()).getElementType()))
+      continue;
+    for (unsigned i = 0; i < 2; ++i) {
+      Value sum = op->getOperand(i), other = op->getOperand(1 - i);
+      auto linear = sum.getDefiningOp<LinearOp>();
+      Operation *otherDef = other.getDefiningOp();
+      if (!linear || !sum.hasOneUse() || !onGpu(linear) ||
+          deviceOf(linear) != deviceOf(op) || !otherDef ||
+          isa<ConstantOp>(otherDef) || inlined.contains(otherDef) ||
+          position[otherDef] >= position[linear] ||
+          tensorType(other) != tensorType(sum) ||
+          tensorType(sum) != tensorType(add.getResult()))
+        continue;
+      residualAdd[linear] = op;
+      residualOf[op] = linear;
+      break;
+    }
+  }
+
   // A matmul on a GPU reads an operand made by slices, reshapes and
   // transposes (single use, same GPU) straight from their first buffer,
   // when cuBLASLt can (unless checked, as below).
@@ -363,8 +392,14 @@ void FunctionEmitter::analyze() {
     unsigned d = deviceOf(op);
     Value result = op->getResult(0);
     RankedTensorType type = tensorType(result);
-    requests[d].push_back({valueBytes(result), position[op], lastUse(result)});
-    owners[d].push_back({result, nullptr});
+    // A residual add's buffer is written by its linear; the linear's own
+    // result needs none.
+    if (!residualAdd.count(op)) {
+      Operation *writer = residualOf.lookup(op);
+      requests[d].push_back({valueBytes(result), position[writer ? writer : op],
+                             lastUse(result)});
+      owners[d].push_back({result, nullptr});
+    }
     auto scratch = [&](uint64_t bytes) {
       requests[d].push_back({bytes, position[op], position[op]});
       owners[d].push_back({Value(), op});
@@ -1092,8 +1127,8 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
            << *eventOf(result) << ");\n";
       continue;
     }
-    if (inlined.contains(op))
-      continue;
+    if (inlined.contains(op) || residualOf.count(op))
+      continue; // computed with its root, or by its linear's GEMM
     unsigned d = deviceOf(op);
     std::string what = op->getName().getStringRef().str();
     if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
@@ -1116,6 +1151,11 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
       for (const std::optional<StridedOperand> &view : found->second)
         if (view)
           reads.push_back(view->base); // what the folded chain reads
+    Operation *residual = residualAdd.lookup(op);
+    if (residual) // the value its GEMM adds
+      for (Value operand : residual->getOperands())
+        if (operand != result)
+          reads.push_back(operand);
     for (Value v : reads)
       waitFor(d, 0, v);
     for (Value v : reads)
@@ -1146,6 +1186,14 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
       }
       context.gemmSites = &globalCounter;
       context.foldedSlice = transposeSlice.lookup(op);
+      if (residual) {
+        Value sum = residual->getResult(0);
+        context.residualOut = pointerExpression(sum, weightIndex);
+        for (Value operand : residual->getOperands())
+          if (operand != result)
+            context.residualIn = name(operand);
+        ++fusedOps;
+      }
       if (auto found = stridedOperands.find(op); found != stridedOperands.end())
         for (unsigned i = 0; i < 2; ++i)
           context.stridedOperands[i] = found->second[i];
@@ -1169,7 +1217,9 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
     }
     os << "  return 0;\n}\n\n";
     host << "  api->launch(ctx, " << d << ", " << task << ");\n";
-    if (std::optional<unsigned> e = eventOf(result))
+    // (A residual add's result is this task's too.)
+    Value done = residual ? residual->getResult(0) : result;
+    if (std::optional<unsigned> e = eventOf(done))
       host << "  api->record(ctx, " << d << ", MODELC_STREAM_COMPUTE, " << *e
            << ");\n";
   }

@@ -301,7 +301,7 @@ struct Emit {
     Type type;
     bool transA = false, transB = false, relu = false;
     int64_t m = 0, n = 0, k = 0, batch = 1;
-    std::string a, b, c, bias = "nullptr";
+    std::string a, b, c, bias = "nullptr", cIn = "nullptr";
     int64_t lda = 0, ldb = 0, ldc = 0, strideA = 0, strideB = 0, strideC = 0;
     double alpha = 1.0, beta = 0.0;
   };
@@ -323,7 +323,8 @@ struct Emit {
          << ";\n    g.stride_a = " << g.strideA << ";\n    g.b = " << g.b
          << ";\n    g.ldb = " << g.ldb << ";\n    g.stride_b = " << g.strideB
          << ";\n    g.c = " << g.c << ";\n    g.ldc = " << g.ldc
-         << ";\n    g.stride_c = " << g.strideC << ";\n    g.bias = " << g.bias
+         << ";\n    g.stride_c = " << g.strideC << ";\n    g.c_in = " << g.cIn
+         << ";\n    g.bias = " << g.bias
          << ";\n    g.alpha = " << floatLiteral(g.alpha)
          << ";\n    g.beta = " << floatLiteral(g.beta)
          << ";\n    g.what = " << cString(context.what) << ";\n"
@@ -465,6 +466,12 @@ LogicalResult emitLinear(LinearOp linear, Emit &e) {
   g.a = *a;
   g.b = *b;
   g.c = e.context.pointer(linear.getResult());
+  if (!e.context.residualOut.empty()) {
+    // Written into the residual add's result, with its other operand added.
+    g.c = e.context.residualOut;
+    g.cIn = e.context.residualIn;
+    g.beta = 1.0;
+  }
   g.lda = g.k;
   g.ldb = g.k;
   g.ldc = g.n;

@@ -105,6 +105,9 @@ struct GpuOpContext {
   /// A transpose: the slice whose result (through reshapes) it alone reads,
   /// folded into its kernel; the slice has no kernel or buffer of its own.
   mlir::Operation *foldedSlice = nullptr;
+  /// A linear whose only user adds a value to it: the add's result (where
+  /// the GEMM writes) and the value (C, beta 1), as host expressions.
+  std::string residualOut, residualIn;
   /// A matmul: operands read as strided views of earlier buffers.
   std::optional<StridedOperand> stridedOperands[2];
 };

@@ -167,9 +167,10 @@ void runGemm(const CublasLtApi &lt, const CudaApi &cuda, GemmState &state,
   }
   uint32_t elementBytes = g.dtype == MODELC_DTYPE_F32 ? 4 : 2;
   // cuBLASLt's A is our B, its B our A (below).
+  const void *cIn = g.c_in ? g.c_in : g.c;
   uint32_t aligned[4] = {alignment(g.b, g.stride_b, elementBytes, g.batch),
                          alignment(g.a, g.stride_a, elementBytes, g.batch),
-                         alignment(g.c, g.stride_c, elementBytes, g.batch),
+                         alignment(cIn, g.stride_c, elementBytes, g.batch),
                          alignment(g.c, g.stride_c, elementBytes, g.batch)};
   auto found = state.plans.find(g.site);
   if (found != state.plans.end() &&
@@ -258,7 +259,7 @@ void runGemm(const CublasLtApi &lt, const CudaApi &cuda, GemmState &state,
   float alpha = g.alpha, beta = g.beta;
   check(lt.matmul(
             state.handle, plan.desc, &alpha, g.b, plan.a, g.a, plan.b, &beta,
-            g.c, plan.c, g.c, plan.c, &plan.algo,
+            cIn, plan.c, g.c, plan.c, &plan.algo,
             reinterpret_cast<void *>(static_cast<uintptr_t>(state.workspace)),
             plan.workspace, stream),
         "cublasLtMatmul");

@@ -64,7 +64,9 @@ enum { MODELC_STREAM_COMPUTE = 0, MODELC_STREAM_COPY = 1 };
  * row. a, b, c and bias are device memory of dtype `dtype` (F32, F16 or
  * BF16); the product accumulates in f32. `site` numbers the call site,
  * unique in the model (the runtime keeps its cuBLASLt plan per site);
- * `what` names the op for error messages ("graph.linear (line 12)"). */
+ * `what` names the op for error messages ("graph.linear (line 12)"); c_in,
+ * when not NULL, is the C the product adds (same layout as c), and c only
+ * receives the result. */
 enum { MODELC_GEMM_RELU = 1u, MODELC_GEMM_ALLOW_TF32 = 2u };
 typedef struct modelc_gemm {
   uint32_t site;
@@ -81,6 +83,7 @@ typedef struct modelc_gemm {
   const void *bias;
   float alpha, beta;
   const char *what;
+  const void *c_in;
 } modelc_gemm;
 
 /* Callbacks from generated code into the runtime. */
