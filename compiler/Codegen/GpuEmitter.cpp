@@ -445,13 +445,17 @@ LogicalResult mixedTypes(Operation *op) {
             "supported yet";
 }
 
+/// Every operand and result of `op` has one float element type, or an
+/// error says so.
+LogicalResult requireOneFloatType(Operation *op) {
+  SmallVector<Value> values(op->getOperands());
+  llvm::append_range(values, op->getResults());
+  return sameFloatType(values) ? success() : mixedTypes(op);
+}
+
 LogicalResult emitLinear(LinearOp linear, Emit &e) {
-  SmallVector<Value> values = {linear.getInput(), linear.getWeight(),
-                               linear.getResult()};
-  if (linear.getBias())
-    values.push_back(linear.getBias());
-  if (!sameFloatType(values))
-    return mixedTypes(linear);
+  if (failed(requireOneFloatType(linear)))
+    return failure();
   ArrayRef<int64_t> x = tensorType(linear.getInput()).getShape();
   Emit::Gemm g;
   g.type = tensorType(linear.getInput()).getElementType();
@@ -486,8 +490,8 @@ LogicalResult emitLinear(LinearOp linear, Emit &e) {
 }
 
 LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
-  if (!sameFloatType({matmul.getLhs(), matmul.getRhs(), matmul.getResult()}))
-    return mixedTypes(matmul);
+  if (failed(requireOneFloatType(matmul)))
+    return failure();
   ArrayRef<int64_t> a = tensorType(matmul.getLhs()).getShape(),
                     b = tensorType(matmul.getRhs()).getShape(),
                     y = tensorType(matmul.getResult()).getShape();
@@ -587,11 +591,8 @@ LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
 }
 
 LogicalResult emitGemmOp(GemmOp op, Emit &e) {
-  SmallVector<Value> values = {op.getA(), op.getB(), op.getResult()};
-  if (op.getC())
-    values.push_back(op.getC());
-  if (!sameFloatType(values))
-    return mixedTypes(op);
+  if (failed(requireOneFloatType(op)))
+    return failure();
   ArrayRef<int64_t> y = tensorType(op.getResult()).getShape();
   Emit::Gemm g;
   g.type = tensorType(op.getA()).getElementType();
@@ -632,12 +633,8 @@ LogicalResult emitGemmOp(GemmOp op, Emit &e) {
 }
 
 LogicalResult emitConv(Conv2dOp conv, Emit &e) {
-  SmallVector<Value> values = {conv.getInput(), conv.getWeight(),
-                               conv.getResult()};
-  if (conv.getBias())
-    values.push_back(conv.getBias());
-  if (!sameFloatType(values))
-    return mixedTypes(conv);
+  if (failed(requireOneFloatType(conv)))
+    return failure();
   ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
   ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
   ArrayRef<int64_t> y = tensorType(conv.getResult()).getShape();
@@ -721,8 +718,8 @@ LogicalResult emitConv(Conv2dOp conv, Emit &e) {
 
 LogicalResult emitSoftmax(Operation *op, Value input, int64_t axisAttr,
                           bool log, Emit &e) {
-  if (!sameFloatType({input, op->getResult(0)}))
-    return mixedTypes(op);
+  if (failed(requireOneFloatType(op)))
+    return failure();
   ArrayRef<int64_t> x = tensorType(input).getShape();
   int64_t axis = normalizeAxis(axisAttr, x.size());
   int64_t outer = product(x.take_front(axis)), len = x[axis],
@@ -739,9 +736,8 @@ LogicalResult emitSoftmax(Operation *op, Value input, int64_t axisAttr,
 }
 
 LogicalResult emitLayerNorm(LayerNormOp norm, Emit &e) {
-  if (!sameFloatType(
-          {norm.getInput(), norm.getResult(), norm.getScale(), norm.getBias()}))
-    return mixedTypes(norm);
+  if (failed(requireOneFloatType(norm)))
+    return failure();
   ArrayRef<int64_t> x = tensorType(norm.getInput()).getShape();
   int64_t axis = normalizeAxis(norm.getAxis(), x.size());
   int64_t rows = product(x.take_front(axis)),
