@@ -453,6 +453,18 @@ LogicalResult requireOneFloatType(Operation *op) {
   return sameFloatType(values) ? success() : mixedTypes(op);
 }
 
+/// The batch stride (elements) of a matmul operand of `shape`, for output
+/// batch dimensions `batch`: 0 for one matrix, a matrix for one per output
+/// matrix; none for other broadcasts.
+std::optional<int64_t> uniformBatchStride(ArrayRef<int64_t> shape,
+                                          ArrayRef<int64_t> batch) {
+  if (product(shape.drop_back(2)) == 1)
+    return 0;
+  if (shape.drop_back(2) == batch)
+    return shape[shape.size() - 2] * shape.back();
+  return std::nullopt;
+}
+
 LogicalResult emitLinear(LinearOp linear, Emit &e) {
   if (failed(requireOneFloatType(linear)))
     return failure();
@@ -510,57 +522,12 @@ LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
   if (failed(pa) || failed(pb))
     return failure();
   std::string pc = e.context.pointer(matmul.getResult());
-  // Operands read as strided views of earlier buffers (no copy).
-  const std::optional<StridedOperand> &va = e.context.stridedOperands[0],
-                                      &vb = e.context.stridedOperands[1];
-  if (va || vb) {
-    g.batch = product(batch);
-    g.c = pc;
-    g.strideC = g.m * g.n;
-    auto place = [&](const std::optional<StridedOperand> &view,
-                     const std::string &plain, ArrayRef<int64_t> shape,
-                     std::string &ptr, int64_t &ld, int64_t &stride,
-                     bool &trans) {
-      if (view) {
-        ptr = "(" + e.context.pointer(view->base) + " + " +
-              std::to_string(view->offset) + ")";
-        ld = view->ld;
-        stride = view->batchStride;
-        trans = view->transposed;
-        return true;
-      }
-      ptr = plain;
-      trans = false;
-      ld = shape.back();
-      int64_t matrices = product(shape.drop_back(2));
-      if (matrices == 1)
-        stride = 0;
-      else if (shape.drop_back(2) == batch)
-        stride = shape[shape.size() - 2] * shape.back();
-      else
-        return false;
-      return true;
-    };
-    if (place(va, *pa, a, g.a, g.lda, g.strideA, g.transA) &&
-        place(vb, *pb, b, g.b, g.ldb, g.strideB, g.transB)) {
-      e.gemm(g);
-      return success();
-    }
-    return matmul.emitError("internal error: a strided matmul operand with "
-                            "a broadcast batch");
-  }
   // One strided batch when each operand is either one matrix or one per
-  // output matrix; otherwise one call per output matrix.
+  // output matrix (operands read as strided views of earlier buffers are
+  // only ever such); otherwise one call per output matrix.
   int64_t batches = product(batch);
-  auto uniformStride = [&](ArrayRef<int64_t> shape) -> std::optional<int64_t> {
-    int64_t matrices = product(shape.drop_back(2));
-    if (matrices == 1)
-      return 0;
-    if (shape.drop_back(2) == batch)
-      return shape[shape.size() - 2] * shape.back();
-    return std::nullopt;
-  };
-  std::optional<int64_t> sa = uniformStride(a), sb = uniformStride(b);
+  std::optional<int64_t> sa = uniformBatchStride(a, batch),
+                         sb = uniformBatchStride(b, batch);
   if (sa && sb) {
     g.batch = batches;
     g.a = *pa;
@@ -569,6 +536,18 @@ LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
     g.strideA = *sa;
     g.strideB = *sb;
     g.strideC = g.m * g.n;
+    auto view = [&](const std::optional<StridedOperand> &v, std::string &ptr,
+                    int64_t &ld, int64_t &stride, bool &trans) {
+      if (!v)
+        return;
+      ptr = "(" + e.context.pointer(v->base) + " + " +
+            std::to_string(v->offset) + ")";
+      ld = v->ld;
+      stride = v->batchStride;
+      trans = v->transposed;
+    };
+    view(e.context.stridedOperands[0], g.a, g.lda, g.strideA, g.transA);
+    view(e.context.stridedOperands[1], g.b, g.ldb, g.strideB, g.transB);
     e.gemm(g);
     return success();
   }
@@ -1201,11 +1180,14 @@ modelc::stridedMatmulOperand(Operation *matmulOp, unsigned index,
   } else {
     return std::nullopt;
   }
+  // Both operands one matrix or one per output matrix: one strided call
+  // (other broadcasts take a call per matrix, from plain buffers).
   ArrayRef<int64_t> batch =
       tensorType(matmul.getResult()).getShape().drop_back(2);
+  for (Value o : matmulOp->getOperands())
+    if (!uniformBatchStride(tensorType(o).getShape(), batch))
+      return std::nullopt;
   ArrayRef<int64_t> mine = ArrayRef<int64_t>(shape).drop_back(2);
-  if (product(mine) != 1 && mine != batch)
-    return std::nullopt; // a broadcast the strided batch cannot express
   // The batch dimensions (of more than one matrix) must nest: each one's
   // stride is the next one's times its size; a batch index then steps by
   // the innermost stride.
