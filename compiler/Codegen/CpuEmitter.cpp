@@ -157,7 +157,7 @@ private:
   /// Ops computed inside the op that alone reads them (GPU): a slice by its
   /// transpose, slices/reshapes/transposes by a matmul reading their
   /// buffer as a strided matrix; op -> that consumer.
-  llvm::DenseMap<Operation *, Operation *> foldedSlices;
+  llvm::DenseMap<Operation *, Operation *> foldedInto;
   /// A linear on a GPU whose only user adds another value to it: cuBLASLt
   /// computes the sum (C = the other value, beta 1) into the add's buffer,
   /// and the linear's result has none. linear -> add, and add -> linear.
@@ -270,7 +270,7 @@ void FunctionEmitter::analyze() {
     if (!isa<MatmulOp>(op) || !onGpu(op) || plan.checked)
       continue;
     auto foldable = [&](Operation *o) {
-      return onGpu(o) && deviceOf(o) == deviceOf(op) && !foldedSlices.count(o);
+      return onGpu(o) && deviceOf(o) == deviceOf(op) && !foldedInto.count(o);
     };
     for (unsigned i = 0; i < 2; ++i) {
       std::optional<StridedOperand> view =
@@ -281,7 +281,7 @@ void FunctionEmitter::analyze() {
           }))
         continue;
       for (Operation *o : view->chain)
-        foldedSlices[o] = op;
+        foldedInto[o] = op;
       stridedOperands[op][i] = std::move(view);
     }
   }
@@ -291,7 +291,7 @@ void FunctionEmitter::analyze() {
   // would see the reshapes of a buffer that does not exist).
   for (Operation *op : ops) {
     auto transpose = dyn_cast<TransposeOp>(op);
-    if (!transpose || !onGpu(op) || plan.checked || foldedSlices.count(op))
+    if (!transpose || !onGpu(op) || plan.checked || foldedInto.count(op))
       continue;
     Value v = transpose.getInput();
     while (Operation *def = v.getDefiningOp()) {
@@ -302,7 +302,7 @@ void FunctionEmitter::analyze() {
     auto slice = v.getDefiningOp<SliceOp>();
     if (slice && v.hasOneUse() && !isAlias(slice) && onGpu(slice) &&
         deviceOf(slice) == deviceOf(op)) {
-      foldedSlices[slice] = op;
+      foldedInto[slice] = op;
       transposeSlice[op] = slice;
     }
   }
@@ -311,7 +311,7 @@ void FunctionEmitter::analyze() {
     while (inlined.contains(op))
       op = *op->getResult(0).getUsers().begin();
     // A folded op reads its input when its consumer runs.
-    while (Operation *consumer = foldedSlices.lookup(op))
+    while (Operation *consumer = foldedInto.lookup(op))
       op = consumer;
     return op;
   };
@@ -387,7 +387,7 @@ void FunctionEmitter::analyze() {
       continue;
     }
     if (op->getNumResults() == 0 || isView(op) || inlined.contains(op) ||
-        foldedSlices.contains(op) || isa<WeightRefOp, ConstantOp>(op))
+        foldedInto.contains(op) || isa<WeightRefOp, ConstantOp>(op))
       continue;
     unsigned d = deviceOf(op);
     Value result = op->getResult(0);
@@ -1098,7 +1098,7 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
     }
     // (A folded slice: its transpose's kernel computes it; its name is only
     // the base of the reshapes between them, which nothing reads.)
-    if (isa<WeightRefOp>(op) || isView(op) || foldedSlices.contains(op)) {
+    if (isa<WeightRefOp>(op) || isView(op) || foldedInto.contains(op)) {
       names[result] = pointerExpression(result, weightIndex);
       continue;
     }

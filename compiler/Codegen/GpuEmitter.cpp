@@ -299,7 +299,7 @@ struct Emit {
   /// ctx->api->gemm for row-major C = alpha op(A) op(B) + beta C.
   struct Gemm {
     Type type;
-    bool transA = false, transB = false, relu = false;
+    bool transA = false, transB = false;
     int64_t m = 0, n = 0, k = 0, batch = 1;
     std::string a, b, c, bias = "nullptr", cIn = "nullptr";
     int64_t lda = 0, ldb = 0, ldc = 0, strideA = 0, strideB = 0, strideC = 0;
@@ -307,7 +307,7 @@ struct Emit {
   };
   void gemm(const Gemm &g) {
     module.usesGemm = true;
-    unsigned flags = (g.relu || context.reluEpilogue ? 1u : 0u) |
+    unsigned flags = (context.reluEpilogue ? 1u : 0u) |
                      (context.allowTf32 && g.type.isF32() ? 2u : 0u);
     task << "  {\n    modelc_gemm g = {};\n"
          << "    g.site = " << (*context.gemmSites)++ << "u;\n"
@@ -433,9 +433,8 @@ bool sameFloatType(ArrayRef<Value> values) {
   Type first = tensorType(values.front()).getElementType();
   if (!isa<FloatType>(first))
     return false;
-  return llvm::all_of(values, [&](Value v) {
-    return !v || tensorType(v).getElementType() == first;
-  });
+  return llvm::all_of(
+      values, [&](Value v) { return tensorType(v).getElementType() == first; });
 }
 
 LogicalResult mixedTypes(Operation *op) {
