@@ -32,6 +32,13 @@ double DeviceDesc::peakFor(Type elementType) const {
   return peakFlops.empty() ? 1e9 : peakFlops.begin()->second;
 }
 
+std::string TargetDescription::deviceNames() const {
+  std::string names;
+  for (const DeviceDesc &d : devices)
+    names += (names.empty() ? "" : ", ") + d.name();
+  return names;
+}
+
 std::optional<unsigned> TargetDescription::find(StringRef deviceName) const {
   for (auto [i, d] : llvm::enumerate(devices))
     if (d.name() == deviceName)

@@ -50,6 +50,8 @@ struct TargetDescription {
   /// Index of the device named `name` ("cuda:1"), if the target has it.
   std::optional<unsigned> find(llvm::StringRef name) const;
   std::optional<unsigned> find(device::DeviceAttr device) const;
+  /// "cpu, cuda:0, cuda:1", for messages.
+  std::string deviceNames() const;
   device::DeviceAttr deviceAttr(mlir::MLIRContext *context,
                                 unsigned index) const;
   /// Seconds to move `bytes` from device `from` to `to`: the direct link,

@@ -154,14 +154,10 @@ LogicalResult PlaceDevicesPass::buildGraph(func::FuncOp function,
                              ? cast<StringAttr>(pin).str()
                              : cast<device::DeviceAttr>(pin).str();
       std::optional<unsigned> index = t.find(name);
-      if (!index) {
-        std::string known;
-        for (const DeviceDesc &d : t.devices)
-          known += (known.empty() ? "" : ", ") + d.name();
+      if (!index)
         return op.emitError("pinned to '")
                << name << "', which target '" << t.name
-               << "' does not have (it has " << known << ")";
-      }
+               << "' does not have (it has " << t.deviceNames() << ")";
       if (std::isinf(node.time[*index]))
         return op.emitError("pinned to '")
                << name << "', but '" << op.getName()
@@ -290,12 +286,9 @@ void PlaceDevicesPass::runOnOperation() {
     return signalPassFailure();
   }
   if (!placeAll.empty() && !t->find(placeAll)) {
-    std::string known;
-    for (const DeviceDesc &d : t->devices)
-      known += (known.empty() ? "" : ", ") + d.name();
     module.emitError("--place-all names '")
         << placeAll << "', which target '" << t->name
-        << "' does not have (it has " << known << ")";
+        << "' does not have (it has " << t->deviceNames() << ")";
     return signalPassFailure();
   }
   MLIRContext *context = &getContext();
