@@ -147,16 +147,19 @@ const CublasLtApi *cublasLtApi(std::string &why) {
 
 void runGemm(const CublasLtApi &lt, const CudaApi &cuda, GemmState &state,
              CUstream stream, const modelc_gemm &g, const std::string &device) {
-  std::string where = (g.what ? std::string(g.what) + ", " : std::string()) +
-                      "site " + std::to_string(g.site);
+  // Named only when something fails: this runs for every product of a run.
+  auto where = [&] {
+    return (g.what ? std::string(g.what) + ", " : std::string()) + "site " +
+           std::to_string(g.site);
+  };
   auto check = [&](cublasStatus s, const char *call) {
     if (s != 0)
-      throw Error(std::string(call) + " failed on " + device + " (" + where +
+      throw Error(std::string(call) + " failed on " + device + " (" + where() +
                   "): " + statusName(s));
   };
   if (g.dtype != MODELC_DTYPE_F32 && g.dtype != MODELC_DTYPE_F16 &&
       g.dtype != MODELC_DTYPE_BF16)
-    throw Error("gemm on " + device + " (" + where + "): element type code " +
+    throw Error("gemm on " + device + " (" + where() + "): element type code " +
                 std::to_string(g.dtype) + " is not f32, f16 or bf16");
   if (!state.handle)
     check(lt.create(&state.handle), "cublasLtCreate");
@@ -244,7 +247,7 @@ void runGemm(const CublasLtApi &lt, const CudaApi &cuda, GemmState &state,
     check(s, "cublasLtMatmulAlgoGetHeuristic");
     if (count == 0)
       throw Error("cuBLASLt has no algorithm for the matrix product on " +
-                  device + " (" + where + ": m " + std::to_string(g.m) +
+                  device + " (" + where() + ": m " + std::to_string(g.m) +
                   ", n " + std::to_string(g.n) + ", k " + std::to_string(g.k) +
                   ", batch " + std::to_string(g.batch) + ")");
     plan.algo = result.algo;
