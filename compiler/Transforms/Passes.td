@@ -57,6 +57,19 @@ def PlaceDevicesPass : Pass<"modelc-place", "::mlir::ModuleOp"> {
     ```
     The module gets `device.target = #device.target<...>`. `report` writes
     the placement report (JSON), `dot` the placed graph (Graphviz).
+
+    `place-all` (modelc `--place-all`) puts every op that has a kernel on
+    that device there, tiny ones too, as `model.to(device)`; pins still win
+    and views follow their input. Before (target h200, place-all=cuda:0):
+    ```mlir
+    %s = graph.add %a, %b : tensor<4xf32>, tensor<4xf32>
+    %e = graph.exp %s : tensor<4xf32>
+    ```
+    After (without it, both would stay on the CPU: too small for a GPU):
+    ```mlir
+    %s = graph.add %a, %b {device = #device.dev<cuda:0>} : ...
+    %e = graph.exp %s {device = #device.dev<cuda:0>} : ...
+    ```
   }];
   let dependentDialects = ["::modelc::device::DeviceDialect"];
   let options = [
