@@ -136,7 +136,6 @@ std::string elementExpression(Operation *op, ArrayRef<std::string> args,
   Type in = tensorType(op->getOperand(0)).getElementType();
   bool isFloat = isa<FloatType>(in);
   std::string zero = isFloat ? "0.0f" : cType(in) + "(0)";
-  (void)zero;
   auto call = [&](const std::string &fn) { return fn + "(" + args[0] + ")"; };
   return llvm::TypeSwitch<Operation *, std::string>(op)
       .Case([&](NegOp) { return "(-" + args[0] + ")"; })
