@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --build build --target mlir-doc
-for f in GraphOps DeviceOps ModelcPasses; do
+for f in GraphOps DeviceOps SchedOps ModelcPasses; do
   cp "build/docs/$f.md" "docs/reference/$f.md"
 done

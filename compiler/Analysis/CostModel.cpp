@@ -1,7 +1,6 @@
 //===- CostModel.cpp - estimated time of ops and transfers ----------------===//
 
 #include "compiler/Analysis/CostModel.h"
-#include "compiler/Codegen/CpuEmitter.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
 #include "llvm/ADT/TypeSwitch.h"

@@ -9,9 +9,9 @@
 #include "compiler/Codegen/CpuEmitter.h"
 #include "compiler/Codegen/EmitHelpers.h"
 #include "compiler/Codegen/GpuEmitter.h"
-#include "compiler/Codegen/MemoryPlan.h"
 #include "dialects/Device/IR/DeviceOps.h"
 #include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Sched/IR/SchedOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -80,6 +80,36 @@ bool isFloatKernel(Operation *op) {
              CrossEntropyOp>(op);
 }
 
+/// f16/bf16 operands of an op that computes in f32, and whether its result
+/// is f16/bf16: each gets an f32 copy in the arena.
+SmallVector<Value> halfOperands(Operation *op) {
+  SmallVector<Value> operands;
+  if (!isFloatKernel(op) && !isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op))
+    return operands;
+  for (Value operand : op->getOperands())
+    if (isHalf(tensorType(operand).getElementType()) &&
+        !llvm::is_contained(operands, operand))
+      operands.push_back(operand);
+  return operands;
+}
+
+bool hasHalfResult(Operation *op) {
+  return (isFloatKernel(op) ||
+          isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op)) &&
+         isHalf(tensorType(op->getResult(0)).getElementType());
+}
+
+/// Whether a convolution on the CPU needs im2col columns (not a 1x1,
+/// stride 1, unpadded one).
+bool needsIm2col(Conv2dOp conv) {
+  ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
+  ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
+  ArrayRef<int64_t> y = tensorType(conv.getResult()).getShape();
+  return !(w[2] == 1 && w[3] == 1 && y[2] == x[2] && y[3] == x[3] &&
+           conv.getStrides()[0] == 1 && conv.getStrides()[1] == 1 &&
+           conv.getPadding()[0] == 0 && conv.getPadding()[1] == 0);
+}
+
 /// One plan being emitted.
 struct PlanSpec {
   std::string name;                 ///< "cpu", "cpu+sim2"
@@ -113,10 +143,6 @@ public:
 
 private:
   void analyze();
-  /// f16/bf16 operands of an op that computes in f32, and whether its
-  /// result is f16/bf16: each gets an f32 copy in the arena.
-  SmallVector<Value> halfOperands(Operation *op);
-  bool hasHalfResult(Operation *op);
   std::string name(Value v) { return names.lookup(v); }
   std::string newGlobal(StringRef prefix) {
     return (prefix + llvm::Twine(globalCounter++)).str();
@@ -126,11 +152,12 @@ private:
   /// emitOp, with f16/bf16 operands and results converted from and to f32
   /// around kernels that compute in f32.
   LogicalResult emitWithConversions(Operation *op);
-  void emitElementwiseRoot(Operation *root);
+  void emitFused(sched::FusedOp fused);
   void emitConstant(ConstantOp op);
 
   /// Index into plan.devices of the device `op` runs on.
   unsigned deviceOf(Operation *op);
+  unsigned deviceIndex(device::DeviceAttr device);
   /// Multi-device plans: every op a task, the entry function enqueues them.
   LogicalResult emitMultiDevice();
   /// A C++ expression for `v`'s data in a multi-device plan.
@@ -149,29 +176,10 @@ private:
   bool onGpu(Operation *op) {
     return plan.gpu.size() && plan.gpu[deviceOf(op)];
   }
-  /// Ops computed by their producer's epilogue (a relu after a matrix
-  /// product on a GPU: cuBLASLt applies it): views of the producer's result.
-  llvm::DenseSet<Operation *> epilogueOps;
-  /// Matrix products whose result a one-element constant scales (alpha).
-  llvm::DenseMap<Operation *, double> epilogueScale;
-  /// Ops computed inside the op that alone reads them (GPU): a slice by its
-  /// transpose, slices/reshapes/transposes by a matmul reading their
-  /// buffer as a strided matrix; op -> that consumer.
-  llvm::DenseMap<Operation *, Operation *> foldedInto;
-  /// A linear on a GPU whose only user adds another value to it: cuBLASLt
-  /// computes the sum (C = the other value, beta 1) into the add's buffer,
-  /// and the linear's result has none. linear -> add, and add -> linear.
-  llvm::DenseMap<Operation *, Operation *> residualAdd, residualOf;
-  /// A transpose's folded slice.
-  llvm::DenseMap<Operation *, Operation *> transposeSlice;
-  /// A matmul's operands read as strided views.
-  llvm::DenseMap<Operation *, std::array<std::optional<StridedOperand>, 2>>
-      stridedOperands;
   /// A view of its operand's memory: no code, no buffer of its own.
-  bool isView(Operation *op) { return isAlias(op) || epilogueOps.contains(op); }
-  std::string viewExpression(Operation *op, const std::string &base) {
-    return epilogueOps.contains(op) ? base : viewOf(op, base);
-  }
+  bool isView(Operation *op) { return isAlias(op); }
+  /// What a GPU GEMM call computes besides its product, from sched.gemm.
+  void describeGemm(sched::GemmOp gemm, GpuOpContext &context);
   /// Per GPU device with ops that check indices: its error word (an int in
   /// its arena) and the host copy read after the run (in the host arena).
   llvm::DenseMap<unsigned, std::pair<uint64_t, uint64_t>> errorWords;
@@ -180,7 +188,6 @@ private:
 
   std::vector<Operation *> ops;
   llvm::DenseMap<Operation *, int64_t> position;
-  llvm::DenseSet<Operation *> inlined; // elementwise ops fused into a user
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseMap<Value, uint64_t> offsets; // arena buffers (on their device)
   llvm::DenseMap<Value, unsigned> bufferDevice;
@@ -190,33 +197,17 @@ private:
   unsigned kernelCalls = 0, fusedLoops = 0, fusedOps = 0;
 };
 
-SmallVector<Value> FunctionEmitter::halfOperands(Operation *op) {
-  SmallVector<Value> operands;
-  if (!isFloatKernel(op) && !isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op))
-    return operands;
-  for (Value operand : op->getOperands())
-    if (isHalf(tensorType(operand).getElementType()) &&
-        !llvm::is_contained(operands, operand))
-      operands.push_back(operand);
-  return operands;
-}
-
-bool FunctionEmitter::hasHalfResult(Operation *op) {
-  return (isFloatKernel(op) ||
-          isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op)) &&
-         isHalf(tensorType(op->getResult(0)).getElementType());
-}
-
 unsigned FunctionEmitter::deviceOf(Operation *op) {
-  device::DeviceAttr attr;
   if (auto transfer = dyn_cast<device::TransferOp>(op))
-    attr = transfer.getTarget();
-  else
-    attr = op->getAttrOfType<device::DeviceAttr>(kDeviceAttrName);
-  if (!attr)
+    return deviceIndex(transfer.getTarget());
+  return deviceIndex(op->getAttrOfType<device::DeviceAttr>(kDeviceAttrName));
+}
+
+unsigned FunctionEmitter::deviceIndex(device::DeviceAttr device) {
+  if (!device)
     return 0;
   for (auto [i, name] : llvm::enumerate(plan.devices))
-    if (name == attr.str())
+    if (name == device.str())
       return i;
   return 0;
 }
@@ -226,247 +217,54 @@ void FunctionEmitter::analyze() {
     position[&op] = static_cast<int64_t>(ops.size());
     ops.push_back(&op);
   }
-  // Fuse an elementwise op into its only user when that user is elementwise
-  // with the same result shape: element i of the user reads element i.
+  // The memory plan (modelc-plan-memory): arenas per device, buffers and
+  // scratch per op, the GPUs' error words.
+  auto arenas = function->getAttrOfType<DictionaryAttr>("sched.arenas");
+  deviceArenaBytes.assign(std::max<size_t>(1, plan.devices.size()), 0);
+  for (auto [d, device] : llvm::enumerate(plan.devices))
+    if (auto bytes = arenas ? arenas.getAs<IntegerAttr>(device) : nullptr)
+      deviceArenaBytes[d] = bytes.getValue().getZExtValue();
   for (Operation *op : ops) {
-    if (!isElementwise(op) || !op->getResult(0).hasOneUse())
-      continue;
-    Operation *user = *op->getResult(0).getUsers().begin();
-    if (isElementwise(user) && tensorType(user->getResult(0)).getShape() ==
-                                   tensorType(op->getResult(0)).getShape())
-      inlined.insert(op);
+    if (auto buffer = op->getAttrOfType<sched::BufferAttr>("sched.buffer")) {
+      offsets[op->getResult(0)] = buffer.getOffset();
+      bufferDevice[op->getResult(0)] = deviceOf(op);
+    }
+    if (auto scratch = op->getAttrOfType<ArrayAttr>("sched.scratch"))
+      for (auto buffer : scratch.getAsRange<sched::BufferAttr>())
+        scratchOffsets[op].push_back(buffer.getOffset());
   }
-
-  // The op whose loop computes a value that is fused away.
-  // A residual connection after a linear layer on a GPU (x + linear(h)):
-  // cuBLASLt adds x (C, beta 1) while it writes the add's result, when x is
-  // there before the linear runs (unless checked).
-  for (Operation *op : ops) {
-    auto add = dyn_cast<AddOp>(op);
-    if (!add || !onGpu(op) || plan.checked || inlined.contains(op) ||
-        !isa<FloatType>(tensorType(add.getResult()).getElementType()))
-      continue;
-    for (unsigned i = 0; i < 2; ++i) {
-      Value sum = op->getOperand(i), other = op->getOperand(1 - i);
-      auto linear = sum.getDefiningOp<LinearOp>();
-      Operation *otherDef = other.getDefiningOp();
-      if (!linear || !sum.hasOneUse() || !onGpu(linear) ||
-          deviceOf(linear) != deviceOf(op) || !otherDef ||
-          isa<ConstantOp>(otherDef) || inlined.contains(otherDef) ||
-          position[otherDef] >= position[linear] ||
-          tensorType(other) != tensorType(sum) ||
-          tensorType(sum) != tensorType(add.getResult()))
-        continue;
-      residualAdd[linear] = op;
-      residualOf[op] = linear;
-      break;
-    }
-  }
-
-  // A matmul on a GPU reads an operand made by slices, reshapes and
-  // transposes (single use, same GPU) straight from their first buffer,
-  // when cuBLASLt can (unless checked, as below).
-  for (Operation *op : ops) {
-    if (!isa<MatmulOp>(op) || !onGpu(op) || plan.checked)
-      continue;
-    auto foldable = [&](Operation *o) {
-      return onGpu(o) && deviceOf(o) == deviceOf(op) && !foldedInto.count(o);
-    };
-    for (unsigned i = 0; i < 2; ++i) {
-      std::optional<StridedOperand> view =
-          stridedMatmulOperand(op, i, foldable);
-      // Only worth it when it saves a copy (a transpose or a slice).
-      if (!view || llvm::none_of(view->chain, [&](Operation *o) {
-            return isa<TransposeOp>(o) || (isa<SliceOp>(o) && !isAlias(o));
-          }))
-        continue;
-      for (Operation *o : view->chain)
-        foldedInto[o] = op;
-      stridedOperands[op][i] = std::move(view);
-    }
-  }
-
-  // A slice read (through reshapes) only by a transpose on the same GPU is
-  // computed by the transpose's kernel (unless checked: the check callback
-  // would see the reshapes of a buffer that does not exist).
-  for (Operation *op : ops) {
-    auto transpose = dyn_cast<TransposeOp>(op);
-    if (!transpose || !onGpu(op) || plan.checked || foldedInto.count(op))
-      continue;
-    Value v = transpose.getInput();
-    while (Operation *def = v.getDefiningOp()) {
-      if (!v.hasOneUse() || !isAlias(def) || *getViewOffset(def) != 0)
-        break;
-      v = def->getOperand(0);
-    }
-    auto slice = v.getDefiningOp<SliceOp>();
-    if (slice && v.hasOneUse() && !isAlias(slice) && onGpu(slice) &&
-        deviceOf(slice) == deviceOf(op)) {
-      foldedInto[slice] = op;
-      transposeSlice[op] = slice;
-    }
-  }
-
-  auto rootOf = [&](Operation *op) {
-    while (inlined.contains(op))
-      op = *op->getResult(0).getUsers().begin();
-    // A folded op reads its input when its consumer runs.
-    while (Operation *consumer = foldedInto.lookup(op))
-      op = consumer;
-    return op;
-  };
-
-  // The only user of a matrix product on the same GPU that cuBLASLt can
-  // compute: a relu (its epilogue), or a product with a one-element
-  // constant after a matmul (alpha; not after linear or conv2d, whose bias
-  // alpha would not scale).
-  auto soleProducer = [&](Operation *op, Value operand) -> Operation * {
-    Operation *producer = operand.getDefiningOp();
-    if (producer && isa<LinearOp, MatmulOp, Conv2dOp>(producer) &&
-        producer->getResult(0).hasOneUse() && onGpu(producer) &&
-        deviceOf(producer) == deviceOf(op))
-      return producer;
-    return nullptr;
-  };
-  for (Operation *op : ops) {
-    if (!isa<ReluOp, MulOp>(op) || inlined.contains(op) || !onGpu(op) ||
-        !isa<FloatType>(tensorType(op->getResult(0)).getElementType()))
-      continue;
-    if (isa<ReluOp>(op)) {
-      if (soleProducer(op, op->getOperand(0)))
-        epilogueOps.insert(op);
-      continue;
-    }
-    for (unsigned i = 0; i < 2; ++i) {
-      Operation *producer = soleProducer(op, op->getOperand(i));
-      auto scale = op->getOperand(1 - i).getDefiningOp<ConstantOp>();
-      if (!producer || !isa<MatmulOp>(producer) || !scale ||
-          scale.getType().getNumElements() != 1 ||
-          tensorType(op->getResult(0)) != tensorType(producer->getResult(0)))
-        continue;
-      epilogueOps.insert(op);
-      epilogueScale[producer] = (*cast<DenseElementsAttr>(scale.getValue())
-                                      .getValues<APFloat>()
-                                      .begin())
-                                    .convertToDouble();
-      break;
-    }
-  }
-
-  // Buffers: results of kernels and of unfused elementwise ops; aliases
-  // (reshape) share their source's memory and extend its life.
-  int64_t end = static_cast<int64_t>(ops.size());
-  std::function<int64_t(Value)> lastUse = [&](Value v) -> int64_t {
-    int64_t last = position[v.getDefiningOp()];
-    for (Operation *user : v.getUsers()) {
-      // A copy to another device runs on another stream, whenever its
-      // producer is done: the source stays untouched for the whole run.
-      if (isa<func::ReturnOp, device::TransferOp>(user))
-        last = end;
-      else if (isView(user))
-        last = std::max(last, lastUse(user->getResult(0)));
-      else
-        last = std::max(last, position[rootOf(user)]);
-    }
-    return last;
-  };
-  // Per op, scratch alive only while it runs: conv2d's im2col columns,
-  // then f32 copies of f16/bf16 operands, then the f32 result. Each device
-  // has its own arena.
-  unsigned numDevices = std::max<size_t>(1, plan.devices.size());
-  std::vector<std::vector<BufferRequest>> requests(numDevices);
-  // Per device: buffer (value) or scratch (op) of each request.
-  std::vector<std::vector<std::pair<Value, Operation *>>> owners(numDevices);
-  for (Operation *op : ops) {
-    if (auto transfer = dyn_cast<device::TransferOp>(op)) {
-      // Written by a copy stream whenever the source is ready: reserved for
-      // the whole run on the destination.
-      unsigned d = deviceOf(op);
-      requests[d].push_back({valueBytes(transfer.getResult()), 0, end});
-      owners[d].push_back({transfer.getResult(), nullptr});
-      continue;
-    }
-    if (op->getNumResults() == 0 || isView(op) || inlined.contains(op) ||
-        foldedInto.contains(op) || isa<WeightRefOp, ConstantOp>(op))
-      continue;
-    unsigned d = deviceOf(op);
-    Value result = op->getResult(0);
-    RankedTensorType type = tensorType(result);
-    // A residual add's buffer is written by its linear; the linear's own
-    // result needs none.
-    if (!residualAdd.count(op)) {
-      Operation *writer = residualOf.lookup(op);
-      requests[d].push_back({valueBytes(result), position[writer ? writer : op],
-                             lastUse(result)});
-      owners[d].push_back({result, nullptr});
-    }
-    auto scratch = [&](uint64_t bytes) {
-      requests[d].push_back({bytes, position[op], position[op]});
-      owners[d].push_back({Value(), op});
-    };
-    if (onGpu(op)) {
-      // Kernels read and write f16/bf16 directly: only conv2d's columns.
-      for (uint64_t bytes : gpuScratchBytes(op))
-        scratch(bytes);
-      continue;
-    }
-    if (auto conv = dyn_cast<Conv2dOp>(op); conv && !usesRuntimeConv(conv)) {
-      ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
-      ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
-      ArrayRef<int64_t> y = type.getShape();
-      bool direct = w[2] == 1 && w[3] == 1 && y[2] == x[2] && y[3] == x[3] &&
-                    conv.getStrides()[0] == 1 && conv.getStrides()[1] == 1 &&
-                    conv.getPadding()[0] == 0 && conv.getPadding()[1] == 0;
-      if (!direct)
-        scratch(static_cast<uint64_t>(w[1] * w[2] * w[3]) *
-                static_cast<uint64_t>(y[2] * y[3]) * 4);
-    }
-    for (Value operand : halfOperands(op))
-      scratch(static_cast<uint64_t>(tensorType(operand).getNumElements()) * 4);
-    if (hasHalfResult(op))
-      scratch(static_cast<uint64_t>(type.getNumElements()) * 4);
-  }
-  // Error words: reserved for the whole run, on the GPU and on the host.
-  std::vector<bool> needsWord(numDevices, false);
-  for (Operation *op : ops)
-    if (op->getNumResults() && onGpu(op) && gpuOpChecksIndices(op))
-      needsWord[deviceOf(op)] = true;
-  std::vector<std::pair<unsigned, size_t>> wordRequests; // device, request
-  for (unsigned d = 0; d < numDevices; ++d) {
-    if (!needsWord[d])
-      continue;
-    wordRequests.push_back({d, requests[d].size()});
-    requests[d].push_back({16, 0, end});
-    owners[d].push_back({Value(), nullptr});
-    wordRequests.push_back({0, requests[0].size()});
-    requests[0].push_back({16, 0, end});
-    owners[0].push_back({Value(), nullptr});
-  }
-  deviceArenaBytes.assign(numDevices, 0);
-  for (unsigned d = 0; d < numDevices; ++d) {
-    MemoryPlan memory = planMemory(requests[d]);
-    for (auto [index, owner] : llvm::enumerate(owners[d])) {
-      if (owner.first) {
-        offsets[owner.first] = memory.offsets[index];
-        bufferDevice[owner.first] = d;
-      } else if (!owner.second) {
-        continue; // an error word, below
-      } else {
-        scratchOffsets[owner.second].push_back(memory.offsets[index]);
-      }
-    }
-    deviceArenaBytes[d] = memory.peakBytes;
-    for (size_t i = 0; i < wordRequests.size(); i += 2) {
-      if (wordRequests[i].first == d)
-        errorWords[d].first = memory.offsets[wordRequests[i].second];
-      if (d == 0)
-        errorWords[wordRequests[i].first].second =
-            memory.offsets[wordRequests[i + 1].second];
-    }
-  }
+  if (auto words = function->getAttrOfType<ArrayAttr>("sched.error_words"))
+    for (auto word : words.getAsRange<sched::ErrorWordAttr>())
+      errorWords[deviceIndex(word.getDevice())] = {word.getOffset(),
+                                                   word.getHostOffset()};
   arenaBytes = 0;
   for (uint64_t bytes : deviceArenaBytes)
     arenaBytes += bytes;
+}
+
+void FunctionEmitter::describeGemm(sched::GemmOp gemm, GpuOpContext &context) {
+  context.reluEpilogue = gemm.getRelu();
+  context.scale = gemm.getAlpha().convertToDouble();
+  if (context.reluEpilogue || context.scale != 1.0)
+    ++fusedOps;
+  if (Value residual = gemm.getResidualValue()) {
+    // Written into the group's result, with the residual value as C.
+    context.residualOut = name(gemm.getResult());
+    context.residualIn = name(residual);
+    ++fusedOps;
+  }
+  std::array<sched::StridedViewAttr, 2> views = {gemm.getLhsViewAttr(),
+                                                 gemm.getRhsViewAttr()};
+  for (auto [index, view] : llvm::enumerate(views)) {
+    if (!view)
+      continue;
+    StridedOperand &operand = context.stridedOperands[index].emplace();
+    operand.base = gemm.getViewBase(index);
+    operand.offset = view.getOffset();
+    operand.ld = view.getLd();
+    operand.batchStride = view.getBatchStride();
+    operand.transposed = view.getTransposed();
+  }
 }
 
 std::string FunctionEmitter::staticArray(ArrayRef<int64_t> values) {
@@ -492,54 +290,48 @@ void FunctionEmitter::emitConstant(ConstantOp op) {
      << global << ";\n";
 }
 
-void FunctionEmitter::emitElementwiseRoot(Operation *root) {
-  RankedTensorType outType = tensorType(root->getResult(0));
+void FunctionEmitter::emitFused(sched::FusedOp fused) {
+  RankedTensorType outType = tensorType(fused.getResult());
   ArrayRef<int64_t> outShape = outType.getShape();
   int64_t count = outType.getNumElements();
 
-  // Ops of the fused group in program order; leaves are loaded per element.
-  SmallVector<Operation *> group =
-      fusedGroup(root, [&](Operation *op) { return inlined.contains(op); });
+  // The inputs are loaded per element, then the body's ops run in order.
+  SmallVector<Operation *> group = fused.getBodyOps();
   ++fusedLoops;
   fusedOps += group.size();
 
   std::string outDims;
   llvm::DenseMap<Value, std::string> element;
   SmallVector<std::string> loads;
-  for (Operation *op : group)
-    for (Value operand : op->getOperands()) {
-      if (element.count(operand))
-        continue;
-      if (Operation *def = operand.getDefiningOp();
-          def && inlined.contains(def))
-        continue;
-      RankedTensorType type = tensorType(operand);
-      std::string index;
-      ArrayRef<int64_t> shape = type.getShape();
-      ArrayRef<int64_t> trimmed =
-          shape.drop_while([](int64_t d) { return d == 1; });
-      if (shape == outShape) {
-        index = "i";
-      } else if (type.getNumElements() == 1) {
-        index = "0";
-      } else if (trimmed.size() <= outShape.size() &&
-                 outShape.take_back(trimmed.size()) == trimmed) {
-        index = "i % " + std::to_string(product(trimmed));
-      } else {
-        if (outDims.empty())
-          outDims = staticArray(outShape);
-        index = "modelc_cpu::broadcast_offset(i, " +
-                std::to_string(outShape.size()) + ", " + outDims + ", " +
-                staticArray(broadcastStrides(shape, outShape)) + ")";
-      }
-      std::string local = "a" + std::to_string(loads.size());
-      loads.push_back("        const " + computeType(type.getElementType()) +
-                      " " + local + " = " +
-                      loadElement(type.getElementType(),
-                                  name(operand) + "[" + index + "]") +
-                      ";\n");
-      element[operand] = local;
+  for (auto [argument, operand] :
+       llvm::zip(fused.getBody().getArguments(), fused.getInputs())) {
+    RankedTensorType type = tensorType(operand);
+    std::string index;
+    ArrayRef<int64_t> shape = type.getShape();
+    ArrayRef<int64_t> trimmed =
+        shape.drop_while([](int64_t d) { return d == 1; });
+    if (shape == outShape) {
+      index = "i";
+    } else if (type.getNumElements() == 1) {
+      index = "0";
+    } else if (trimmed.size() <= outShape.size() &&
+               outShape.take_back(trimmed.size()) == trimmed) {
+      index = "i % " + std::to_string(product(trimmed));
+    } else {
+      if (outDims.empty())
+        outDims = staticArray(outShape);
+      index = "modelc_cpu::broadcast_offset(i, " +
+              std::to_string(outShape.size()) + ", " + outDims + ", " +
+              staticArray(broadcastStrides(shape, outShape)) + ")";
     }
+    std::string local = "a" + std::to_string(loads.size());
+    loads.push_back(
+        "        const " + computeType(type.getElementType()) + " " + local +
+        " = " +
+        loadElement(type.getElementType(), name(operand) + "[" + index + "]") +
+        ";\n");
+    element[argument] = local;
+  }
 
   os << "  // fused:";
   for (Operation *op : group)
@@ -560,8 +352,9 @@ void FunctionEmitter::emitElementwiseRoot(Operation *root) {
        << local << " = " << elementExpression(op, args) << ";\n";
     element[op->getResult(0)] = local;
   }
-  os << "        " << name(root->getResult(0)) << "[i] = "
-     << storeElement(outType.getElementType(), element[root->getResult(0)])
+  os << "        " << name(fused.getResult()) << "[i] = "
+     << storeElement(outType.getElementType(),
+                     element[fused.getRoot()->getResult(0)])
      << ";\n"
      << "      }\n"
      << "  });\n";
@@ -576,9 +369,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
   };
   auto nullable = [&](Value v) { return v ? name(v) : std::string("nullptr"); };
 
-  if (isElementwise(op)) {
-    if (!inlined.contains(op))
-      emitElementwiseRoot(op);
+  if (auto fused = dyn_cast<sched::FusedOp>(op)) {
+    emitFused(fused);
     return success();
   }
   ++kernelCalls;
@@ -830,8 +622,8 @@ LogicalResult FunctionEmitter::emitWithConversions(Operation *op) {
   if (auto it = scratchOffsets.find(op); it != scratchOffsets.end())
     scratch = it->second;
   size_t next = 0;
-  if (isa<Conv2dOp>(op) &&
-      scratch.size() > halfOperands(op).size() + (hasHalfResult(op) ? 1 : 0))
+  if (auto conv = dyn_cast<Conv2dOp>(op);
+      conv && !usesRuntimeConv(conv) && needsIm2col(conv))
     im2colOffsets[op] = scratch[next++];
   SmallVector<std::pair<Value, std::string>> saved;
   auto f32Copy = [&](Value v) {
@@ -930,9 +722,8 @@ LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
            << viewOf(op, name(op->getOperand(0))) << ";\n";
         continue;
       }
-      if (!inlined.contains(op))
-        os << "  " << type << " *" << names[result] << " = reinterpret_cast<"
-           << type << " *>(arena + " << offsets.lookup(result) << ");\n";
+      os << "  " << type << " *" << names[result] << " = reinterpret_cast<"
+         << type << " *>(arena + " << offsets.lookup(result) << ");\n";
     }
     if (failed(emitWithConversions(op)))
       return failure();
@@ -959,7 +750,7 @@ std::string FunctionEmitter::pointerExpression(
            std::to_string(d) + "][" + std::to_string(w) + "])";
   }
   if (isView(def))
-    return viewExpression(def, names.lookup(def->getOperand(0)));
+    return viewOf(def, names.lookup(def->getOperand(0)));
   return "reinterpret_cast<" + type + " *>(ctx->arenas[" +
          std::to_string(bufferDevice.lookup(v)) + "] + " +
          std::to_string(offsets.lookup(v)) + ")";
@@ -1096,9 +887,7 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
       emitConstant(constant);
       continue;
     }
-    // (A folded slice: its transpose's kernel computes it; its name is only
-    // the base of the reshapes between them, which nothing reads.)
-    if (isa<WeightRefOp>(op) || isView(op) || foldedInto.contains(op)) {
+    if (isa<WeightRefOp>(op) || isView(op)) {
       names[result] = pointerExpression(result, weightIndex);
       continue;
     }
@@ -1127,35 +916,12 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
            << *eventOf(result) << ");\n";
       continue;
     }
-    if (inlined.contains(op) || residualOf.count(op))
-      continue; // computed with its root, or by its linear's GEMM
     unsigned d = deviceOf(op);
-    std::string what = op->getName().getStringRef().str();
+    Operation *named = namedOp(op);
+    std::string what = named->getName().getStringRef().str();
     if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
       what += " (line " + std::to_string(loc.getLine()) + ")";
-    // The operands the task reads: those of the op, or of its fused group.
-    SmallVector<Value> reads;
-    std::function<void(Operation *)> collect = [&](Operation *o) {
-      for (Value operand : o->getOperands()) {
-        Operation *def = operand.getDefiningOp();
-        if (def && inlined.contains(def))
-          collect(def);
-        else if (!llvm::is_contained(reads, operand))
-          reads.push_back(operand);
-      }
-    };
-    collect(op);
-    if (Operation *slice = transposeSlice.lookup(op))
-      reads.push_back(slice->getOperand(0)); // what the folded slice reads
-    if (auto found = stridedOperands.find(op); found != stridedOperands.end())
-      for (const std::optional<StridedOperand> &view : found->second)
-        if (view)
-          reads.push_back(view->base); // what the folded chain reads
-    Operation *residual = residualAdd.lookup(op);
-    if (residual) // the value its GEMM adds
-      for (Value operand : residual->getOperands())
-        if (operand != result)
-          reads.push_back(operand);
+    SmallVector<Value> reads = valuesRead(op);
     for (Value v : reads)
       waitFor(d, 0, v);
     for (Value v : reads)
@@ -1169,10 +935,14 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
     if (plan.gpu[d]) {
       GpuOpContext context;
       context.device = d;
-      context.opName = op->getName().stripDialect().str();
+      context.opName = named->getName().stripDialect().str();
       context.what = what;
-      context.pointer = [&](Value v) { return name(v); };
-      context.isFused = [&](Operation *o) { return inlined.contains(o); };
+      // A value of a group's body is the group's result (the only buffer
+      // the group writes).
+      context.pointer = [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return def && def->getParentOp() == op ? name(result) : name(v);
+      };
       if (auto it = scratchOffsets.find(op); it != scratchOffsets.end())
         context.scratch.assign(it->second.begin(), it->second.end());
       if (gpuOpChecksIndices(op)) {
@@ -1185,26 +955,10 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
         context.errorCode = static_cast<int>(errorMessages.size());
       }
       context.gemmSites = &globalCounter;
-      context.foldedSlice = transposeSlice.lookup(op);
-      if (residual) {
-        Value sum = residual->getResult(0);
-        context.residualOut = pointerExpression(sum, weightIndex);
-        for (Value operand : residual->getOperands())
-          if (operand != result)
-            context.residualIn = name(operand);
-        ++fusedOps;
-      }
-      if (auto found = stridedOperands.find(op); found != stridedOperands.end())
-        for (unsigned i = 0; i < 2; ++i)
-          context.stridedOperands[i] = found->second[i];
-      Value result0 = op->getResult(0);
-      Operation *user =
-          result0.hasOneUse() ? *result0.getUsers().begin() : nullptr;
-      if (user && epilogueOps.contains(user)) {
-        ++fusedOps;
-        context.reluEpilogue = isa<ReluOp>(user);
-        context.scale = epilogueScale.lookup_or(op, 1.0);
-      }
+      if (auto sliced = dyn_cast<sched::SlicedTransposeOp>(op))
+        context.foldedSlice = sliced.getSlice();
+      if (auto gemm = dyn_cast<sched::GemmOp>(op))
+        describeGemm(gemm, context);
       context.allowTf32 = options.allowTf32;
       if (failed(emitGpuOp(op, gpuModule, context, os)))
         return failure();
@@ -1217,9 +971,7 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
     }
     os << "  return 0;\n}\n\n";
     host << "  api->launch(ctx, " << d << ", " << task << ");\n";
-    // (A residual add's result is this task's too.)
-    Value done = residual ? residual->getResult(0) : result;
-    if (std::optional<unsigned> e = eventOf(done))
+    if (std::optional<unsigned> e = eventOf(result))
       host << "  api->record(ctx, " << d << ", MODELC_STREAM_COMPUTE, " << *e
            << ");\n";
   }
@@ -1251,11 +1003,23 @@ void emitTensorDescs(llvm::raw_ostream &os, StringRef prefix,
 
 } // namespace
 
-LogicalResult modelc::emitCpuModel(ModuleOp module,
-                                   const CpuEmitOptions &options,
-                                   llvm::raw_ostream &out,
-                                   CpuEmitReport *report) {
-  return emitModel({PlanModule{"cpu", module, {"cpu"}}}, options, out, report);
+std::vector<uint64_t> modelc::cpuScratchBytes(Operation *op) {
+  std::vector<uint64_t> bytes;
+  if (auto conv = dyn_cast<Conv2dOp>(op);
+      conv && !usesRuntimeConv(conv) && needsIm2col(conv)) {
+    ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
+    ArrayRef<int64_t> y = tensorType(conv.getResult()).getShape();
+    bytes.push_back(static_cast<uint64_t>(w[1] * w[2] * w[3]) *
+                    static_cast<uint64_t>(y[2] * y[3]) * 4);
+  }
+  for (Value operand : halfOperands(op))
+    bytes.push_back(
+        static_cast<uint64_t>(tensorType(operand).getNumElements()) * 4);
+  if (hasHalfResult(op))
+    bytes.push_back(
+        static_cast<uint64_t>(tensorType(op->getResult(0)).getNumElements()) *
+        4);
+  return bytes;
 }
 
 LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,

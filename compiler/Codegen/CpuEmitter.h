@@ -79,15 +79,9 @@ struct GpuCode {
   std::string imagePath;
 };
 
-/// Writes the C++ source of the model to `os`. Errors (an op or element type
-/// the CPU backend does not support yet) are emitted at the op's location.
-mlir::LogicalResult emitCpuModel(mlir::ModuleOp module,
-                                 const CpuEmitOptions &options,
-                                 llvm::raw_ostream &os,
-                                 CpuEmitReport *report = nullptr);
-
 /// Writes the C++ source of a model with one plan per element of `plans`
-/// (every module has the same entry points and weights). A plan on the host
+/// (every module has the same entry points and weights, and went through
+/// the schedule pipeline: buildSchedulePipeline). A plan on the host
 /// alone runs straight-line code; a plan with other devices enqueues one
 /// task per op on per-device streams, with copies and events between them.
 mlir::LogicalResult emitModel(llvm::ArrayRef<PlanModule> plans,
@@ -95,6 +89,12 @@ mlir::LogicalResult emitModel(llvm::ArrayRef<PlanModule> plans,
                               llvm::raw_ostream &os,
                               CpuEmitReport *report = nullptr,
                               GpuCode *gpu = nullptr);
+
+/// Bytes of scratch `op` needs on the CPU (or a sim device) while it runs,
+/// in the order the printer uses them: conv2d's im2col columns, then f32
+/// copies of f16/bf16 operands, then the f32 result. modelc-plan-memory
+/// places them.
+std::vector<uint64_t> cpuScratchBytes(mlir::Operation *op);
 
 /// The ABI dtype code (MODELC_DTYPE_*) of an element type.
 unsigned abiDTypeCode(mlir::Type type);

@@ -115,12 +115,6 @@ std::string floatLiteral(double value, CodeFlavor flavor) {
   return text + "f";
 }
 
-bool isElementwise(Operation *op) {
-  return isa<NegOp, AbsOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp,
-             SigmoidOp, SiluOp, ErfOp, GeluOp, AddOp, SubOp, MulOp, DivOp,
-             MaxOp, MinOp, PowOp, CompareOp, SelectOp, CastOp>(op);
-}
-
 /// C++ for one element of an elementwise op, given its operands' element
 /// expressions.
 std::string elementExpression(Operation *op, ArrayRef<std::string> args,
@@ -212,19 +206,6 @@ std::string cString(StringRef text) {
   }
   return out + "\"";
 }
-SmallVector<Operation *> fusedGroup(Operation *root,
-                                    function_ref<bool(Operation *)> isFused) {
-  SmallVector<Operation *> group;
-  std::function<void(Operation *)> collect = [&](Operation *op) {
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp(); def && isFused(def))
-        collect(def);
-    group.push_back(op);
-  };
-  collect(root);
-  return group;
-}
-
 std::string constantInitializer(Operation *op, CodeFlavor flavor) {
   auto constant = cast<ConstantOp>(op);
   Type element = constant.getType().getElementType();
@@ -250,6 +231,34 @@ std::string constantInitializer(Operation *op, CodeFlavor flavor) {
   if (i == 0)
     os << "0";
   return text;
+}
+
+Operation *namedOp(Operation *op) {
+  if (auto fused = dyn_cast<sched::FusedOp>(op))
+    return fused.getRoot();
+  if (auto gemm = dyn_cast<sched::GemmOp>(op))
+    return gemm.getProduct();
+  if (auto sliced = dyn_cast<sched::SlicedTransposeOp>(op))
+    return sliced.getTranspose();
+  return op;
+}
+
+SmallVector<Value> valuesRead(Operation *op) {
+  SmallVector<Value> values;
+  auto add = [&](Value v) {
+    if (!llvm::is_contained(values, v))
+      values.push_back(v);
+  };
+  for (Value operand : op->getOperands())
+    add(operand);
+  op->walk([&](Operation *nested) {
+    if (nested == op)
+      return;
+    for (Value operand : nested->getOperands())
+      if (!op->isAncestor(operand.getParentBlock()->getParentOp()))
+        add(operand);
+  });
+  return values;
 }
 
 } // namespace modelc::codegen

@@ -11,6 +11,7 @@
 #ifndef MODELC_COMPILER_CODEGEN_EMITHELPERS_H
 #define MODELC_COMPILER_CODEGEN_EMITHELPERS_H
 
+#include "dialects/Sched/IR/SchedOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 
@@ -42,7 +43,6 @@ llvm::SmallVector<int64_t> broadcastStrides(llvm::ArrayRef<int64_t> in,
 int64_t product(llvm::ArrayRef<int64_t> dims);
 /// A float literal ("1.5f"), or the expression of an infinity or NaN.
 std::string floatLiteral(double value, CodeFlavor flavor = CodeFlavor::Cpu);
-bool isElementwise(mlir::Operation *op);
 /// C++ for one element of an elementwise op, given its operands' element
 /// expressions (in their compute types).
 std::string elementExpression(mlir::Operation *op,
@@ -52,11 +52,28 @@ std::string elementExpression(mlir::Operation *op,
 /// storage type ("1.5f, 2.0f"; "0" for an empty tensor).
 std::string constantInitializer(mlir::Operation *constant,
                                 CodeFlavor flavor = CodeFlavor::Cpu);
-/// The ops of the elementwise chain that `root` computes: the ops fused into
-/// it (`isFused`), operands before users, `root` last.
-llvm::SmallVector<mlir::Operation *>
-fusedGroup(mlir::Operation *root,
-           llvm::function_ref<bool(mlir::Operation *)> isFused);
+/// When `op` is a sched.fused whose body is one `OpTy`, that op's operands
+/// as the values outside the body; empty otherwise (an epilogue or residual
+/// add that a matrix product may absorb is such a group).
+template <typename OpTy>
+llvm::SmallVector<mlir::Value> singleFusedOperands(mlir::Operation *op) {
+  llvm::SmallVector<mlir::Value> operands;
+  auto fused = llvm::dyn_cast<sched::FusedOp>(op);
+  mlir::Operation *single = fused ? fused.getSingleOp() : nullptr;
+  if (!single || !llvm::isa<OpTy>(single))
+    return operands;
+  for (mlir::Value operand : single->getOperands())
+    operands.push_back(fused.getOutsideValue(operand));
+  return operands;
+}
+/// The op whose name and line a task of `op` carries: a group (sched
+/// dialect) is named after the graph op it is built around (the product of
+/// a sched.gemm, the transpose of a sched.sliced_transpose, the last op of
+/// a sched.fused).
+mlir::Operation *namedOp(mlir::Operation *op);
+/// The values `op` reads: its operands, then the values from above its
+/// body reads (a sched.gemm's), in order, each once.
+llvm::SmallVector<mlir::Value> valuesRead(mlir::Operation *op);
 /// A C string literal of `text`.
 std::string cString(llvm::StringRef text);
 

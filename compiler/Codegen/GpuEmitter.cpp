@@ -9,6 +9,7 @@
 #include "compiler/Codegen/GpuEmitter.h"
 #include "compiler/Codegen/EmitHelpers.h"
 #include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Sched/IR/SchedOps.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -332,68 +333,63 @@ struct Emit {
   }
 };
 
-LogicalResult emitElementwise(Operation *root, Emit &e) {
+LogicalResult emitFused(sched::FusedOp fused, Emit &e) {
   KernelBuilder k(e.module, e.context);
   k.named("fused");
-  RankedTensorType outType = tensorType(root->getResult(0));
+  RankedTensorType outType = tensorType(fused.getResult());
   ArrayRef<int64_t> outShape = outType.getShape();
   int64_t count = outType.getNumElements();
 
-  SmallVector<Operation *> group = fusedGroup(root, e.context.isFused);
+  SmallVector<Operation *> group = fused.getBodyOps();
 
   llvm::DenseMap<Value, std::string> element;
   std::string body;
   int64_t extent = count;
-  for (Operation *op : group)
-    for (Value operand : op->getOperands()) {
-      if (element.count(operand))
-        continue;
-      if (Operation *def = operand.getDefiningOp();
-          def && e.context.isFused(def))
-        continue;
-      RankedTensorType type = tensorType(operand);
-      std::string local = "a" + std::to_string(element.size());
-      Type elementType = type.getElementType();
-      // A one-element constant is a literal.
-      if (auto constant = operand.getDefiningOp<ConstantOp>();
-          constant && type.getNumElements() == 1) {
-        auto values = cast<DenseElementsAttr>(constant.getValue());
-        std::string literal;
-        if (isa<FloatType>(elementType))
-          literal = floatLiteral(
-              (*values.getValues<APFloat>().begin()).convertToDouble(),
-              CodeFlavor::Gpu);
-        else if (elementType.isSignlessInteger(1))
-          literal = *values.getValues<bool>().begin() ? "1" : "0";
-        else
-          literal = std::to_string(
-                        (*values.getValues<APInt>().begin()).getSExtValue()) +
-                    (elementType.isSignlessInteger(64) ? "LL" : "");
-        body += "    const " + computeType(elementType) + " " + local + " = " +
-                (isHalf(elementType)
-                     ? loadElement(
-                           elementType,
-                           storeElement(elementType, literal, CodeFlavor::Gpu),
-                           CodeFlavor::Gpu)
-                     : cType(elementType) + "(" + literal + ")") +
-                ";\n";
-        element[operand] = local;
-        continue;
-      }
-      std::string source = k.input(operand);
-      ArrayRef<int64_t> shape = type.getShape();
-      extent = std::max(extent, type.getNumElements());
-      std::string index;
-      if (shape == outShape)
-        index = "i";
-      else if (type.getNumElements() == 1)
-        index = "0";
+  for (auto [argument, operand] :
+       llvm::zip(fused.getBody().getArguments(), fused.getInputs())) {
+    RankedTensorType type = tensorType(operand);
+    std::string local = "a" + std::to_string(element.size());
+    Type elementType = type.getElementType();
+    // A one-element constant is a literal.
+    if (auto constant = operand.getDefiningOp<ConstantOp>();
+        constant && type.getNumElements() == 1) {
+      auto values = cast<DenseElementsAttr>(constant.getValue());
+      std::string literal;
+      if (isa<FloatType>(elementType))
+        literal = floatLiteral(
+            (*values.getValues<APFloat>().begin()).convertToDouble(),
+            CodeFlavor::Gpu);
+      else if (elementType.isSignlessInteger(1))
+        literal = *values.getValues<bool>().begin() ? "1" : "0";
       else
-        index = offsetExpr("i", outShape, broadcastStrides(shape, outShape));
-      body += "    const " + computeType(elementType) + " " + local + " = " +
-              e.load(operand, source + "[" + index + "]") + ";\n";
-      element[operand] = local;
+        literal = std::to_string(
+                      (*values.getValues<APInt>().begin()).getSExtValue()) +
+                  (elementType.isSignlessInteger(64) ? "LL" : "");
+      body +=
+          "    const " + computeType(elementType) + " " + local + " = " +
+          (isHalf(elementType) ? loadElement(elementType,
+                                             storeElement(elementType, literal,
+                                                          CodeFlavor::Gpu),
+                                             CodeFlavor::Gpu)
+                               : cType(elementType) + "(" + literal + ")") +
+          ";\n";
+      element[argument] = local;
+      continue;
     }
+    std::string source = k.input(operand);
+    ArrayRef<int64_t> shape = type.getShape();
+    extent = std::max(extent, type.getNumElements());
+    std::string index;
+    if (shape == outShape)
+      index = "i";
+    else if (type.getNumElements() == 1)
+      index = "0";
+    else
+      index = offsetExpr("i", outShape, broadcastStrides(shape, outShape));
+    body += "    const " + computeType(elementType) + " " + local + " = " +
+            e.load(operand, source + "[" + index + "]") + ";\n";
+    element[argument] = local;
+  }
   for (auto [index, op] : llvm::enumerate(group)) {
     SmallVector<std::string> args;
     for (Value operand : op->getOperands())
@@ -405,9 +401,9 @@ LogicalResult emitElementwise(Operation *root, Emit &e) {
             ";\n";
     element[op->getResult(0)] = local;
   }
-  std::string out = k.output(root->getResult(0));
-  body += "    " + out +
-          "[i] = " + e.store(root->getResult(0), element[root->getResult(0)]) +
+  std::string out = k.output(fused.getResult());
+  body += "    " + out + "[i] = " +
+          e.store(fused.getResult(), element[fused.getRoot()->getResult(0)]) +
           ";\n";
   e.task << "  // fused:";
   for (Operation *op : group)
@@ -450,18 +446,6 @@ LogicalResult requireOneFloatType(Operation *op) {
   SmallVector<Value> values(op->getOperands());
   llvm::append_range(values, op->getResults());
   return sameFloatType(values) ? success() : mixedTypes(op);
-}
-
-/// The batch stride (elements) of a matmul operand of `shape`, for output
-/// batch dimensions `batch`: 0 for one matrix, a matrix for one per output
-/// matrix; none for other broadcasts.
-std::optional<int64_t> uniformBatchStride(ArrayRef<int64_t> shape,
-                                          ArrayRef<int64_t> batch) {
-  if (product(shape.drop_back(2)) == 1)
-    return 0;
-  if (shape.drop_back(2) == batch)
-    return shape[shape.size() - 2] * shape.back();
-  return std::nullopt;
 }
 
 LogicalResult emitLinear(LinearOp linear, Emit &e) {
@@ -1055,166 +1039,23 @@ LogicalResult emitCrossEntropy(CrossEntropyOp loss, Emit &e) {
   return success();
 }
 
-/// The strides of a view reshaped from `shape` with `strides` to `to`
-/// without copying, when there are (numpy's no-copy reshape).
-std::optional<SmallVector<int64_t>> reshapeStrides(ArrayRef<int64_t> shape,
-                                                   ArrayRef<int64_t> strides,
-                                                   ArrayRef<int64_t> to) {
-  SmallVector<int64_t> oldDims, oldStrides, newIndex;
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] != 1) {
-      oldDims.push_back(shape[d]);
-      oldStrides.push_back(strides[d]);
-    }
-  SmallVector<int64_t> newDims;
-  for (size_t d = 0; d < to.size(); ++d)
-    if (to[d] != 1) {
-      newDims.push_back(to[d]);
-      newIndex.push_back(d);
-    }
-  SmallVector<int64_t> newStrides(newDims.size(), 0);
-  size_t oi = 0, ni = 0;
-  while (oi < oldDims.size() && ni < newDims.size()) {
-    size_t oj = oi + 1, nj = ni + 1;
-    int64_t op = oldDims[oi], np = newDims[ni];
-    while (op != np) {
-      if (np < op) {
-        if (nj == newDims.size())
-          return std::nullopt;
-        np *= newDims[nj++];
-      } else {
-        if (oj == oldDims.size())
-          return std::nullopt;
-        op *= oldDims[oj++];
-      }
-    }
-    // The old dimensions merged here must be contiguous with each other.
-    for (size_t k = oi; k + 1 < oj; ++k)
-      if (oldStrides[k] != oldDims[k + 1] * oldStrides[k + 1])
-        return std::nullopt;
-    newStrides[nj - 1] = oldStrides[oj - 1];
-    for (size_t k = nj - 1; k > ni; --k)
-      newStrides[k - 1] = newStrides[k] * newDims[k];
-    oi = oj;
-    ni = nj;
-  }
-  if (oi != oldDims.size() || ni != newDims.size())
-    return std::nullopt;
-  SmallVector<int64_t> result(to.size(), 0);
-  for (size_t i = 0; i < newIndex.size(); ++i)
-    result[newIndex[i]] = newStrides[i];
-  return result;
-}
-
 } // namespace
-
-std::optional<StridedOperand>
-modelc::stridedMatmulOperand(Operation *matmulOp, unsigned index,
-                             function_ref<bool(Operation *)> foldable) {
-  auto matmul = cast<MatmulOp>(matmulOp);
-  Value operand = matmulOp->getOperand(index);
-  // Back to the buffer: slices (any), reshapes (views), transposes.
-  SmallVector<Operation *> chain;
-  Value v = operand;
-  while (Operation *def = v.getDefiningOp()) {
-    bool reshape = getViewOffset(def) && !isa<SliceOp>(def);
-    if (!(isa<SliceOp, TransposeOp>(def) || reshape) || !v.hasOneUse() ||
-        !foldable(def))
-      break;
-    chain.push_back(def);
-    v = def->getOperand(0);
-  }
-  // Not a chain, or from an input (host memory) or a constant (kernel data,
-  // which cuBLASLt cannot read).
-  if (chain.empty() || !v.getDefiningOp() || v.getDefiningOp<ConstantOp>())
-    return std::nullopt;
-  // Forward from the buffer: the view's shape, strides and offset.
-  SmallVector<int64_t> shape(tensorType(v).getShape());
-  SmallVector<int64_t> strides = stridesOf(shape);
-  int64_t offset = 0;
-  for (Operation *op : llvm::reverse(chain)) {
-    ArrayRef<int64_t> out = tensorType(op->getResult(0)).getShape();
-    if (auto slice = dyn_cast<SliceOp>(op)) {
-      for (size_t i = 0; i < slice.getStarts().size(); ++i) {
-        int64_t axis = normalizeAxis(slice.getAxes() ? (*slice.getAxes())[i]
-                                                     : static_cast<int64_t>(i),
-                                     shape.size());
-        int64_t start = slice.getStarts()[i];
-        if (start < 0)
-          start += shape[axis];
-        offset += std::clamp<int64_t>(start, 0, shape[axis]) * strides[axis];
-        strides[axis] *= slice.getSteps() ? (*slice.getSteps())[i] : 1;
-      }
-    } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
-      SmallVector<int64_t> permuted;
-      for (int64_t p : transpose.getPerm())
-        permuted.push_back(strides[p]);
-      strides = permuted;
-    } else {
-      std::optional<SmallVector<int64_t>> reshaped =
-          reshapeStrides(shape, strides, out);
-      if (!reshaped)
-        return std::nullopt;
-      strides = *reshaped;
-    }
-    shape.assign(out.begin(), out.end());
-  }
-  if (offset < 0 || llvm::any_of(strides, [](int64_t s) { return s < 0; }))
-    return std::nullopt;
-  // A matrix cuBLASLt reads: a unit stride in one of the last two
-  // dimensions, the batch one stride (as the output's batch, or one matrix).
-  size_t rank = shape.size();
-  int64_t rows = shape[rank - 2], cols = shape[rank - 1];
-  int64_t sr = strides[rank - 2], sc = strides[rank - 1];
-  StridedOperand result;
-  result.base = v;
-  result.offset = offset;
-  // (A one-row or one-column matrix's other stride is free: at least the
-  // length, as cuBLASLt wants.)
-  if ((sc == 1 || cols == 1) && (rows == 1 || sr >= cols)) {
-    result.ld = rows == 1 ? cols : sr;
-  } else if ((sr == 1 || rows == 1) && (cols == 1 || sc >= rows)) {
-    result.transposed = true;
-    result.ld = cols == 1 ? rows : sc;
-  } else {
-    return std::nullopt;
-  }
-  // Both operands one matrix or one per output matrix: one strided call
-  // (other broadcasts take a call per matrix, from plain buffers).
-  ArrayRef<int64_t> batch =
-      tensorType(matmul.getResult()).getShape().drop_back(2);
-  for (Value o : matmulOp->getOperands())
-    if (!uniformBatchStride(tensorType(o).getShape(), batch))
-      return std::nullopt;
-  ArrayRef<int64_t> mine = ArrayRef<int64_t>(shape).drop_back(2);
-  // The batch dimensions (of more than one matrix) must nest: each one's
-  // stride is the next one's times its size; a batch index then steps by
-  // the innermost stride.
-  SmallVector<std::pair<int64_t, int64_t>> dims; // size, stride
-  for (size_t d = 0; d < mine.size(); ++d)
-    if (mine[d] != 1)
-      dims.push_back({mine[d], strides[d]});
-  int64_t batchStride = 0;
-  for (size_t i = 0; i + 1 < dims.size(); ++i)
-    if (dims[i].second != dims[i + 1].second * dims[i + 1].first)
-      return std::nullopt;
-  if (!dims.empty())
-    batchStride = dims.back().second;
-  result.batchStride = batchStride;
-  result.chain = chain;
-  return result;
-}
 
 LogicalResult modelc::emitGpuOp(Operation *op, GpuModule &module,
                                 const GpuOpContext &context,
                                 llvm::raw_ostream &task) {
   Emit e(module, context, task);
+  // A group of ops one call or kernel computes: its product or transpose
+  // is printed with what the context says the call also does.
+  if (auto gemm = dyn_cast<sched::GemmOp>(op))
+    op = gemm.getProduct();
+  if (auto sliced = dyn_cast<sched::SlicedTransposeOp>(op))
+    op = sliced.getTranspose();
   // Scratch order (gpuScratchBytes): a convolution's columns first.
   if (auto conv = dyn_cast<Conv2dOp>(op); conv && needsColumns(conv))
     e.nextScratch = 1;
-  if (isElementwise(op))
-    return emitElementwise(op, e);
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](sched::FusedOp o) { return emitFused(o, e); })
       .Case([&](LinearOp o) { return emitLinear(o, e); })
       .Case([&](MatmulOp o) { return emitMatmul(o, e); })
       .Case([&](GemmOp o) { return emitGemmOp(o, e); })
@@ -1246,6 +1087,8 @@ LogicalResult modelc::emitGpuOp(Operation *op, GpuModule &module,
 
 std::vector<uint64_t> modelc::gpuScratchBytes(Operation *op) {
   std::vector<uint64_t> bytes;
+  if (auto gemm = dyn_cast<sched::GemmOp>(op))
+    op = gemm.getProduct();
   if (auto conv = dyn_cast<Conv2dOp>(op); conv && needsColumns(conv)) {
     ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
     ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();

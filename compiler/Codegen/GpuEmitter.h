@@ -13,6 +13,7 @@
 #ifndef MODELC_COMPILER_CODEGEN_GPUEMITTER_H
 #define MODELC_COMPILER_CODEGEN_GPUEMITTER_H
 
+#include "compiler/Analysis/StridedView.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -55,27 +56,6 @@ private:
   llvm::DenseMap<mlir::Operation *, std::string> constantNames;
 };
 
-/// A matmul operand read straight from the buffer a chain of slices,
-/// reshapes and transposes started from, as cuBLASLt's strided matrices.
-struct StridedOperand {
-  mlir::Value base;        ///< the buffer read
-  int64_t offset = 0;      ///< elements from its start
-  bool transposed = false; ///< stored as the transpose, row-major
-  int64_t ld = 0;          ///< elements between stored rows
-  int64_t batchStride = 0; ///< elements between matrices (0: one matrix)
-  /// The ops computed by reading the buffer this way (operand first).
-  llvm::SmallVector<mlir::Operation *> chain;
-};
-
-/// Operand `index` of a matmul as a strided view of an earlier buffer, when
-/// its producers up to that buffer are slices, reshapes and transposes that
-/// `foldable` allows (single use, same GPU) and the result is a matrix
-/// cuBLASLt can read (a unit stride in one of its last two dimensions, one
-/// stride across its batch); otherwise nothing (the operand is read as is).
-std::optional<StridedOperand>
-stridedMatmulOperand(mlir::Operation *matmul, unsigned index,
-                     llvm::function_ref<bool(mlir::Operation *)> foldable);
-
 /// What emitting one op's GPU task needs from the function emitter.
 struct GpuOpContext {
   unsigned device = 0; ///< index into the plan's devices
@@ -85,8 +65,6 @@ struct GpuOpContext {
   std::string what;
   /// A host C++ expression of a value's device address.
   std::function<std::string(mlir::Value)> pointer;
-  /// Whether an elementwise op is computed inside its user's kernel.
-  std::function<bool(mlir::Operation *)> isFused;
   /// Arena offsets of the op's scratch (gpuScratchBytes), in order.
   std::vector<uint64_t> scratch;
   /// For ops that check indices (gpuOpChecksIndices): a host expression of

@@ -4,6 +4,7 @@
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Device/IR/DeviceDialect.h"
 #include "dialects/Graph/IR/GraphDialect.h"
+#include "dialects/Sched/IR/SchedDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -11,7 +12,7 @@
 
 void modelc::registerModelcDialects(mlir::DialectRegistry &registry) {
   registry.insert<graph::GraphDialect, device::DeviceDialect,
-                  mlir::func::FuncDialect>();
+                  sched::SchedDialect, mlir::func::FuncDialect>();
 }
 
 void modelc::buildGraphPipeline(mlir::OpPassManager &pm) {
@@ -41,6 +42,14 @@ void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,
   pm.addPass(createInsertTransfersPass(transfers));
 }
 
+void modelc::buildSchedulePipeline(mlir::OpPassManager &pm, bool checked) {
+  pm.addPass(createFuseElementwisePass());
+  FoldGemmPassOptions gemm;
+  gemm.checked = checked;
+  pm.addPass(createFoldGemmPass(gemm));
+  pm.addPass(createPlanMemoryPass());
+}
+
 void modelc::registerModelcPassesAndPipelines() {
   registerModelcPasses();
   mlir::registerCanonicalizerPass();
@@ -49,4 +58,9 @@ void modelc::registerModelcPassesAndPipelines() {
       "modelc-graph-pipeline",
       "What `modelc --emit=graph` runs: verify the model, canonicalize, CSE",
       buildGraphPipeline);
+  mlir::PassPipelineRegistration<>(
+      "modelc-schedule-pipeline",
+      "What `modelc --emit=scheduled` runs after placement: the lowering "
+      "passes that write the back end's decisions into the sched dialect",
+      [](mlir::OpPassManager &pm) { buildSchedulePipeline(pm); });
 }

@@ -13,7 +13,8 @@
 
 namespace modelc {
 
-/// The dialects a model is written in: graph, device, func.
+/// The dialects a model is written in (graph, device, func) and the
+/// scheduled IR's (sched).
 void registerModelcDialects(mlir::DialectRegistry &registry);
 
 /// Every modelc pass and pipeline, plus the MLIR passes pipelines use, for
@@ -33,6 +34,12 @@ void buildPlacementPipeline(mlir::OpPassManager &pm, llvm::StringRef target,
                             llvm::StringRef dot = "", int dropTransfer = -1,
                             bool dataParallel = false,
                             llvm::StringRef placeAll = "");
+
+/// `--emit=scheduled`: after placement, the lowering passes that take every
+/// decision the printers need (elementwise fusion, what a GPU's cuBLASLt
+/// calls compute) and write it into the sched dialect. `checked`: the plan
+/// checks each op's buffers (modelc --checked).
+void buildSchedulePipeline(mlir::OpPassManager &pm, bool checked = false);
 
 } // namespace modelc
 

@@ -164,4 +164,123 @@ def InsertTransfersPass : Pass<"modelc-insert-transfers", "::mlir::ModuleOp"> {
   ];
 }
 
+def FuseElementwisePass : Pass<"modelc-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Groups elementwise ops into `sched.fused` loops.";
+  let description = [{
+    The first lowering pass after transfer insertion. An elementwise op
+    (the graph dialect's `Elementwise` trait) joins its user's group when
+    it has exactly one use and that user is elementwise with the same
+    result shape, so element `i` of the user reads element `i` of it. Every
+    group, a single op too, becomes one `sched.fused` whose inputs are the
+    values the group reads from outside, in the order the ops first read
+    them, and which carries the device of its ops. After it, no elementwise
+    graph op is left outside a `sched.fused`: a printer emits one loop (one
+    kernel) per `sched.fused`.
+
+    Before:
+    ```mlir
+    %s = graph.add %x, %b {device = #device.dev<cpu>} : tensor<64x10xf32>, tensor<10xf32>
+    %r = graph.relu %s {device = #device.dev<cpu>} : tensor<64x10xf32>
+    %e = graph.exp %r {device = #device.dev<cpu>} : tensor<64x10xf32>
+    %f = graph.neg %r {device = #device.dev<cpu>} : tensor<64x10xf32>
+    ```
+    After (`%r` has two users, so it ends a group):
+    ```mlir
+    %r = sched.fused (%x, %b) {device = #device.dev<cpu>} : (...) -> tensor<64x10xf32> {
+    ^bb0(%a: tensor<64x10xf32>, %c: tensor<10xf32>):
+      %0 = graph.add %a, %c : ...
+      %1 = graph.relu %0 : ...
+      sched.yield %1 : tensor<64x10xf32>
+    }
+    %e = sched.fused (%r) {device = #device.dev<cpu>} : ... { graph.exp ... }
+    %f = sched.fused (%r) {device = #device.dev<cpu>} : ... { graph.neg ... }
+    ```
+  }];
+  let dependentDialects = ["::modelc::sched::SchedDialect"];
+}
+
+def FoldGemmPass : Pass<"modelc-fold-gemm", "::mlir::ModuleOp"> {
+  let summary = "On GPUs, folds a product's neighbours into its cuBLASLt call.";
+  let description = [{
+    Runs after modelc-fuse-elementwise. For each `graph.linear`,
+    `graph.matmul` or `graph.conv2d` on a `cuda` device, writes down in a
+    `sched.gemm` what its cuBLASLt call computes besides the product:
+    * `relu`: the product's only user is a relu on the same GPU (a
+      single-op `sched.fused`), applied as the epilogue;
+    * `alpha`: a matmul's only user multiplies it by a one-element constant;
+    * `beta = 1`: a linear's only user adds a value computed before the
+      linear (a residual connection); the call writes the sum with that
+      value as C;
+    * `lhs_view`/`rhs_view`: a matmul operand made by slices, reshapes and
+      transposes (each used once, on the same GPU) is read in place as a
+      strided matrix, when that saves a copy (attention's q, k^T, v).
+    And a slice read (through reshapes) only by a transpose on the same GPU
+    becomes a `sched.sliced_transpose`: one kernel for both. Views, residual
+    adds and sliced transposes are not folded in `checked` plans, whose
+    check callback verifies each op's own buffers. CPU and sim ops are left
+    as they are.
+
+    Before (on cuda:0):
+    ```mlir
+    %p = graph.linear %x, %w, %b {device = #device.dev<cuda:0>} : ...
+    %r = sched.fused(%p) {device = #device.dev<cuda:0>} : ... {
+    ^bb0(%a: tensor<64x1024xf32>):
+      %0 = graph.relu %a : tensor<64x1024xf32>
+      sched.yield %0 : tensor<64x1024xf32>
+    }
+    ```
+    After:
+    ```mlir
+    %r = sched.gemm {device = #device.dev<cuda:0>, relu} : tensor<64x1024xf32> {
+      %p = graph.linear %x, %w, %b : ...
+      %0 = graph.relu %p : tensor<64x1024xf32>
+      sched.yield %0 : tensor<64x1024xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::modelc::sched::SchedDialect"];
+  let options = [
+    Option<"checked", "checked", "bool", /*default=*/"false",
+           "The plan checks each op's buffers (modelc --checked): fold "
+           "only epilogues and alpha">,
+  ];
+}
+
+def PlanMemoryPass : Pass<"modelc-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Places every buffer of an entry point in its device's arena.";
+  let description = [{
+    The last lowering pass. Each device of the target gets one arena per
+    entry point. Every op that writes memory gets a buffer, alive from the
+    op to the last op that reads it (through views; a value read inside a
+    `sched.gemm` is read when the group runs; a function output or the
+    source of a transfer is kept to the end of the run; a transfer's
+    destination is reserved for the whole run, as copy streams write it
+    whenever the source is ready). Views, weights and constants need none.
+    An op's scratch (conv2d's im2col columns, f32 copies of f16/bf16
+    operands on the CPU, constants copied for cuBLASLt on a GPU) is alive
+    while it runs. A GPU whose kernels check indices gets an error word and
+    a host copy of it. Buffers go at the lowest 64-byte-aligned offset that
+    no buffer alive at the same time uses, largest first.
+
+    Writes `sched.buffer` on each op with a buffer, `sched.scratch` on each
+    op with scratch, `sched.arenas` (bytes per device) and
+    `sched.error_words` on the function; the dialect's verifier checks that
+    no two buffers alive at the same time overlap.
+
+    Before (on the CPU):
+    ```mlir
+    %h = graph.linear %x, %w : tensor<64x784xf32>, tensor<1024x784xf32>
+    %y = graph.softmax %h : tensor<64x1024xf32>
+    return %y : tensor<64x1024xf32>
+    ```
+    After:
+    ```mlir
+    func.func @f(...) attributes {sched.arenas = {cpu = 524288 : i64}} {
+      %h = graph.linear %x, %w {sched.buffer = #sched.buffer<offset = 0, bytes = 262144, first = 1, last = 2>} : ...
+      %y = graph.softmax %h {sched.buffer = #sched.buffer<offset = 262144, bytes = 262144, first = 2, last = 3>} : ...
+    ```
+  }];
+  let dependentDialects = ["::modelc::sched::SchedDialect"];
+}
+
 #endif // MODELC_COMPILER_TRANSFORMS_PASSES_TD

@@ -47,7 +47,7 @@ using namespace mlir;
 
 namespace {
 
-enum class EmitKind { Library, Graph, Placed, Cpp, Cuda };
+enum class EmitKind { Library, Graph, Placed, Scheduled, Cpp, Cuda };
 
 cl::OptionCategory modelcCategory("modelc options");
 
@@ -70,6 +70,9 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::Placed, "placed",
                           "the graph placed on the devices of --target, with "
                           "its transfers"),
+               clEnumValN(EmitKind::Scheduled, "scheduled",
+                          "the placed graph with the back end's decisions "
+                          "written down (sched dialect): fusion groups, ..."),
                clEnumValN(EmitKind::Cpp, "cpp",
                           "the generated host C++ of every plan"),
                clEnumValN(EmitKind::Cuda, "cuda",
@@ -181,6 +184,7 @@ library that the modelc runtime loads and runs (docs/runtime.md).
   modelc model.ir --random-weights=7 -o model.so
   modelc model.ir --emit=graph        print the verified, canonicalized graph
   modelc model.ir --target=h200x2 --emit=placed --placement-report=r.json
+  modelc model.ir --target=cpu+sim2 --emit=scheduled   the back end's decisions
   modelc model.ir --emit=cpp          print the generated C++
 
 Errors in the model are reported as file:line:col: error: ... and modelc
@@ -373,6 +377,8 @@ int runDriver(const std::string &flags) {
   };
   if (emitKind == EmitKind::Placed && targetNames.size() != 1)
     return fail("--emit=placed shows one plan; give one --target");
+  if (emitKind == EmitKind::Scheduled && targetNames.size() != 1)
+    return fail("--emit=scheduled shows one plan; give one --target");
   // --place-all applies to the targets that have that device.
   std::set<std::string> placeAllTargets;
   if (!placeAll.empty()) {
@@ -437,6 +443,18 @@ int runDriver(const std::string &flags) {
   }
   timer.stop("placement");
   if (emitKind == EmitKind::Placed)
+    return writeText([&](llvm::raw_ostream &os) { placed.front()->print(os); });
+  // The lowering passes: every decision the printers need, into the IR.
+  for (OwningOpRef<ModuleOp> &module : placed) {
+    PassManager lowering(&context);
+    if (failed(applyPassManagerCLOptions(lowering)))
+      return 1;
+    modelc::buildSchedulePipeline(lowering, checked);
+    if (failed(lowering.run(*module)))
+      return 1;
+  }
+  timer.stop("lowering");
+  if (emitKind == EmitKind::Scheduled)
     return writeText([&](llvm::raw_ostream &os) { placed.front()->print(os); });
   // The plans' devices, from the targets the placement recorded.
   std::vector<modelc::PlanModule> plans;

@@ -73,6 +73,13 @@ def Graph_GraphOpTrait : NativeOpTrait<"GraphOpTrait"> {
   let cppNamespace = "::modelc::graph";
 }
 
+// Elementwise with numpy broadcasting: element i of the result reads only the
+// element of each operand that broadcasts to i. Such ops may share one loop
+// (`sched.fused`, built by modelc-fuse-elementwise).
+def Graph_Elementwise : NativeOpTrait<"Elementwise"> {
+  let cppNamespace = "::modelc::graph";
+}
+
 // InferTypeOpAdaptor for ops with attributes. The parser infers result types
 // before it builds the op: attributes from the attribute dictionary are still
 // in `attributes` and default values are not filled in yet. The wrapper

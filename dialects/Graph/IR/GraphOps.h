@@ -33,6 +33,13 @@ public:
   }
 };
 
+/// Elementwise with numpy broadcasting (Graph_Elementwise in GraphBase.td):
+/// element i of the result reads only the element of each operand that
+/// broadcasts to i, so such ops may share one loop.
+template <typename ConcreteType>
+class Elementwise : public mlir::OpTrait::TraitBase<ConcreteType, Elementwise> {
+};
+
 /// Name of the discardable attribute that pins an op to a device.
 inline constexpr llvm::StringLiteral kDeviceAttrName = "device";
 

@@ -79,7 +79,8 @@ def Graph_ConstantOp : Graph_Op<"constant",
 
 class Graph_UnaryOp<string mnemonic, Type operandType, string semantics,
                     list<Trait> traits = []>
-    : Graph_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType])> {
+    : Graph_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType,
+                                              Graph_Elementwise])> {
   let summary = "Elementwise " # semantics # ".";
   let description = [{
     Elementwise; the result has the operand's type.
@@ -107,7 +108,8 @@ def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", Graph_FloatTensor, "logistic sigm
 def Graph_SiluOp : Graph_UnaryOp<"silu", Graph_FloatTensor, "SiLU (swish), x*sigmoid(x)">;
 def Graph_ErfOp : Graph_UnaryOp<"erf", Graph_FloatTensor, "Gauss error function">;
 
-def Graph_GeluOp : Graph_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+def Graph_GeluOp : Graph_Op<"gelu", [Pure, SameOperandsAndResultType,
+                                     Graph_Elementwise]> {
   let summary = "Elementwise GELU, exact (erf) or tanh-approximated.";
   let description = [{
     `approximate = none` (default): x/2 * (1 + erf(x/sqrt(2))).
@@ -129,7 +131,8 @@ def Graph_GeluOp : Graph_Op<"gelu", [Pure, SameOperandsAndResultType]> {
 }
 
 class Graph_BinaryOp<string mnemonic, string semantics, list<Trait> traits = []>
-    : Graph_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])> {
+    : Graph_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
+                                              Graph_Elementwise])> {
   let summary = "Elementwise " # semantics # " with numpy broadcasting.";
   let description = [{
     Elementwise with numpy broadcasting: shapes are aligned at the right and
@@ -164,7 +167,8 @@ def Graph_MaxOp : Graph_BinaryOp<"max", "maximum">;
 def Graph_MinOp : Graph_BinaryOp<"min", "minimum">;
 def Graph_PowOp : Graph_BinaryOp<"pow", "power, a ^ b">;
 
-def Graph_CompareOp : Graph_Op<"compare", [Pure, Graph_InferTypeFromProperties]> {
+def Graph_CompareOp : Graph_Op<"compare", [Pure, Graph_InferTypeFromProperties,
+    Graph_Elementwise]> {
   let summary = "Elementwise comparison with numpy broadcasting.";
   let description = [{
     `predicate` is one of `eq`, `ne`, `lt`, `le`, `gt`, `ge`; the result is
@@ -185,7 +189,8 @@ def Graph_CompareOp : Graph_Op<"compare", [Pure, Graph_InferTypeFromProperties]>
   }];
 }
 
-def Graph_SelectOp : Graph_Op<"select", [Pure, InferTypeOpAdaptor]> {
+def Graph_SelectOp : Graph_Op<"select", [Pure, InferTypeOpAdaptor,
+    Graph_Elementwise]> {
   let summary = "Elementwise choice, `where(condition, a, b)`.";
   let description = [{
     `condition ? a : b` elementwise, the three shapes broadcast together.
@@ -206,7 +211,8 @@ def Graph_SelectOp : Graph_Op<"select", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Graph_CastOp : Graph_Op<"cast", [Pure, Graph_InferTypeFromProperties]> {
+def Graph_CastOp : Graph_Op<"cast", [Pure, Graph_InferTypeFromProperties,
+    Graph_Elementwise]> {
   let summary = "Elementwise conversion to another element type.";
   let description = [{
     Float to integer truncates toward zero; anything to `i1` is `x != 0`;

@@ -1,0 +1,100 @@
+//===- FuseElementwise.cpp - elementwise groups as sched.fused ------------===//
+//
+// Decides which elementwise ops share one loop (one GPU kernel) and writes
+// the decision down as `sched.fused` ops, so the printers only spell it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+#include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Sched/IR/SchedOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace modelc {
+#define GEN_PASS_DEF_FUSEELEMENTWISEPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace modelc
+
+using namespace mlir;
+using namespace modelc;
+
+namespace {
+
+bool isElementwise(Operation *op) { return op->hasTrait<graph::Elementwise>(); }
+
+/// Whether elementwise `op` is computed inside its only user's loop: the
+/// user is elementwise with the same result shape, so element i of the user
+/// reads element i of `op`.
+bool joinsUser(Operation *op) {
+  if (!isElementwise(op) || !op->getResult(0).hasOneUse())
+    return false;
+  Operation *user = *op->getResult(0).getUsers().begin();
+  return isElementwise(user) &&
+         cast<ShapedType>(user->getResult(0).getType()).getShape() ==
+             cast<ShapedType>(op->getResult(0).getType()).getShape();
+}
+
+/// The ops of the group `root` ends, operands before users, `root` last.
+void collectGroup(Operation *root, SmallVectorImpl<Operation *> &group) {
+  for (Value operand : root->getOperands())
+    if (Operation *def = operand.getDefiningOp();
+        def && joinsUser(def) && !llvm::is_contained(group, def))
+      collectGroup(def, group);
+  group.push_back(root);
+}
+
+/// Replaces the group ending at `root` with one sched.fused.
+void fuseGroup(Operation *root) {
+  SmallVector<Operation *> group;
+  collectGroup(root, group);
+  llvm::DenseSet<Operation *> members(group.begin(), group.end());
+  // The values read from outside, in the order the group first reads them.
+  SmallVector<Value> inputs;
+  for (Operation *op : group)
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if ((!def || !members.contains(def)) &&
+          !llvm::is_contained(inputs, operand))
+        inputs.push_back(operand);
+    }
+
+  OpBuilder builder(root);
+  auto fused = sched::FusedOp::create(builder, root->getLoc(),
+                                      root->getResult(0).getType(), inputs);
+  if (Attribute device = root->getAttr(graph::kDeviceAttrName))
+    fused->setAttr(graph::kDeviceAttrName, device);
+  Block *body = builder.createBlock(&fused.getBody());
+  IRMapping mapping;
+  for (Value input : inputs)
+    mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
+  // The group's device is the sched.fused's; the body's ops need none.
+  for (Operation *op : group)
+    builder.clone(*op, mapping)->removeAttr(graph::kDeviceAttrName);
+  sched::YieldOp::create(builder, root->getLoc(),
+                         mapping.lookup(root->getResult(0)));
+  root->getResult(0).replaceAllUsesWith(fused.getResult());
+  for (Operation *op : llvm::reverse(group))
+    op->erase();
+}
+
+struct FuseElementwisePass
+    : modelc::impl::FuseElementwisePassBase<FuseElementwisePass> {
+  void runOnOperation() override {
+    getOperation().walk([](func::FuncOp function) {
+      if (function.isExternal())
+        return;
+      SmallVector<Operation *> roots;
+      for (Operation &op : function.getBody().front())
+        if (isElementwise(&op) && !joinsUser(&op))
+          roots.push_back(&op);
+      for (Operation *root : roots)
+        fuseGroup(root);
+    });
+  }
+};
+
+} // namespace

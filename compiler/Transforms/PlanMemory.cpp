@@ -1,0 +1,202 @@
+//===- PlanMemory.cpp - arena offsets of every buffer ---------------------===//
+//
+// Decides where each buffer of an entry point lives: one arena per device,
+// buffers whose lifetimes overlap never overlap in memory. Writes the plan
+// down as sched.buffer / sched.scratch on the ops and sched.arenas /
+// sched.error_words on the function, which the printers only read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Codegen/CpuEmitter.h"
+#include "compiler/Codegen/GpuEmitter.h"
+#include "compiler/Codegen/MemoryPlan.h"
+#include "compiler/Transforms/Passes.h"
+#include "dialects/Device/IR/DeviceOps.h"
+#include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Sched/IR/SchedOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <functional>
+
+namespace modelc {
+#define GEN_PASS_DEF_PLANMEMORYPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace modelc
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::graph;
+
+namespace {
+
+/// One request of a device's arena and the attribute it becomes.
+struct Request {
+  BufferRequest request;
+  Operation *op; ///< the op that owns it (null: an error word)
+  bool isScratch;
+};
+
+class MemoryPlanner {
+public:
+  MemoryPlanner(func::FuncOp function,
+                ArrayRef<device::DeviceAttr> targetDevices)
+      : function(function),
+        host(device::DeviceAttr::get(function.getContext(),
+                                     device::DeviceKind::cpu, 0)) {
+    for (device::DeviceAttr device : targetDevices)
+      requests[device];
+    for (Operation &op : function.getBody().front())
+      position[&op] = static_cast<int64_t>(position.size());
+    end = static_cast<int64_t>(position.size());
+  }
+
+  void run() {
+    requestBuffers();
+    requestErrorWords();
+    assignOffsets();
+  }
+
+private:
+  device::DeviceAttr deviceOf(Operation *op) {
+    if (auto transfer = dyn_cast<device::TransferOp>(op))
+      return transfer.getTarget();
+    if (auto device = op->getAttrOfType<device::DeviceAttr>(kDeviceAttrName))
+      return device;
+    return host;
+  }
+
+  /// The position of the last op that reads `v` (or its views). A copy to
+  /// another device runs on another stream whenever its producer is done,
+  /// so its source, like an output, stays untouched for the whole run. A
+  /// value read inside a group (sched.gemm's body) is read when the group
+  /// runs.
+  int64_t lastUse(Value v) {
+    Block &block = function.getBody().front();
+    int64_t last = position[v.getDefiningOp()];
+    for (Operation *user : v.getUsers()) {
+      user = block.findAncestorOpInBlock(*user);
+      if (isa<func::ReturnOp, device::TransferOp>(user))
+        last = end;
+      else if (getViewOffset(user))
+        last = std::max(last, lastUse(user->getResult(0)));
+      else
+        last = std::max(last, position[user]);
+    }
+    return last;
+  }
+
+  /// A buffer per result of every op but views (which share their source's
+  /// memory), weights and constants; then the op's scratch, alive while it
+  /// runs, as its device's printer needs it. A transfer's buffer is written
+  /// by a copy stream whenever the source is ready: reserved for the run.
+  void requestBuffers() {
+    for (Operation &op : function.getBody().front()) {
+      if (auto transfer = dyn_cast<device::TransferOp>(&op)) {
+        requests[deviceOf(&op)].push_back(
+            {{valueBytes(transfer.getResult()), 0, end}, &op, false});
+        continue;
+      }
+      if (op.getNumResults() == 0 || getViewOffset(&op) ||
+          isa<WeightRefOp, ConstantOp>(op))
+        continue;
+      device::DeviceAttr device = deviceOf(&op);
+      Value result = op.getResult(0);
+      requests[device].push_back(
+          {{valueBytes(result), position[&op], lastUse(result)}, &op, false});
+      bool gpu = device.getKind() == device::DeviceKind::cuda;
+      for (uint64_t bytes : gpu ? gpuScratchBytes(&op) : cpuScratchBytes(&op))
+        requests[device].push_back(
+            {{bytes, position[&op], position[&op]}, &op, true});
+    }
+  }
+
+  /// Per GPU whose kernels check indices: its error word and the host copy
+  /// read after the run, reserved for the whole run.
+  void requestErrorWords() {
+    for (auto &[device, list] : requests) {
+      if (device.getKind() != device::DeviceKind::cuda)
+        continue;
+      bool checks = false;
+      for (Operation &op : function.getBody().front())
+        checks |= op.getNumResults() && deviceOf(&op) == device &&
+                  gpuOpChecksIndices(&op);
+      if (!checks)
+        continue;
+      wordDevices.push_back(device);
+      list.push_back({{16, 0, end}, nullptr, false});
+      requests[host].push_back({{16, 0, end}, nullptr, false});
+    }
+  }
+
+  void assignOffsets() {
+    Builder builder(function.getContext());
+    auto attr = [&](const BufferRequest &r, uint64_t offset) {
+      return sched::BufferAttr::get(function.getContext(), offset, r.bytes,
+                                    r.firstUse, r.lastUse);
+    };
+    SmallVector<NamedAttribute> arenas;
+    llvm::DenseMap<device::DeviceAttr, SmallVector<uint64_t>> words;
+    llvm::DenseMap<Operation *, SmallVector<Attribute>> scratch;
+    for (auto &[device, list] : requests) {
+      std::vector<BufferRequest> plain;
+      for (const Request &r : list)
+        plain.push_back(r.request);
+      MemoryPlan memory = planMemory(plain);
+      for (auto [index, r] : llvm::enumerate(list)) {
+        uint64_t offset = memory.offsets[index];
+        if (!r.op)
+          words[device].push_back(offset);
+        else if (r.isScratch)
+          scratch[r.op].push_back(attr(r.request, offset));
+        else
+          r.op->setAttr("sched.buffer", attr(r.request, offset));
+      }
+      arenas.push_back(builder.getNamedAttr(
+          device.str(), builder.getI64IntegerAttr(memory.peakBytes)));
+    }
+    for (auto &[op, list] : scratch)
+      op->setAttr("sched.scratch", builder.getArrayAttr(list));
+    // Each GPU's word, and its host copy in the order the GPUs asked.
+    SmallVector<Attribute> errorWords;
+    for (auto [index, device] : llvm::enumerate(wordDevices))
+      errorWords.push_back(
+          sched::ErrorWordAttr::get(function.getContext(), device,
+                                    words[device].front(), words[host][index]));
+    if (!errorWords.empty())
+      function->setAttr("sched.error_words", builder.getArrayAttr(errorWords));
+    function->setAttr("sched.arenas", builder.getDictionaryAttr(arenas));
+  }
+
+  func::FuncOp function;
+  device::DeviceAttr host;
+  llvm::DenseMap<Operation *, int64_t> position;
+  int64_t end = 0;
+  /// Per device of the target (in its order), the requests in op order.
+  llvm::MapVector<device::DeviceAttr, SmallVector<Request>> requests;
+  SmallVector<device::DeviceAttr> wordDevices;
+};
+
+struct PlanMemoryPass : modelc::impl::PlanMemoryPassBase<PlanMemoryPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // The arenas of the target's devices, the host first; a module not
+    // placed for a target has the host alone.
+    SmallVector<device::DeviceAttr> devices;
+    if (auto target =
+            module->getAttrOfType<device::TargetAttr>("device.target"))
+      for (Attribute spec : target.getDevices())
+        devices.push_back(cast<device::DeviceSpecAttr>(spec).getDevice());
+    else
+      devices.push_back(
+          device::DeviceAttr::get(&getContext(), device::DeviceKind::cpu, 0));
+    module.walk([&](func::FuncOp function) {
+      if (!function.isExternal())
+        MemoryPlanner(function, devices).run();
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,141 @@
+//===- SchedDialect.cpp - the sched dialect ---------------------*- C++ -*-===//
+
+#include "dialects/Sched/IR/SchedDialect.h"
+#include "dialects/Device/IR/DeviceDialect.h"
+#include "dialects/Device/IR/DeviceOps.h"
+#include "dialects/Graph/IR/GraphDialect.h"
+#include "dialects/Sched/IR/SchedOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace modelc::sched;
+
+#include "dialects/Sched/IR/SchedDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Sched/IR/SchedAttrs.cpp.inc"
+
+void SchedDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/Sched/IR/SchedAttrs.cpp.inc"
+      >();
+}
+
+void SchedDialect::initialize() {
+  registerAttributes();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Sched/IR/SchedOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// The memory plan's attributes
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A buffer of the plan: its device and where and when it lives.
+struct PlannedBuffer {
+  modelc::device::DeviceAttr device;
+  uint64_t offset, bytes;
+  int64_t first, last;
+  Operation *owner;
+};
+
+modelc::device::DeviceAttr deviceOf(Operation *op) {
+  if (auto transfer = dyn_cast<modelc::device::TransferOp>(op))
+    return transfer.getTarget();
+  if (auto device = op->getAttrOfType<modelc::device::DeviceAttr>("device"))
+    return device;
+  return modelc::device::DeviceAttr::get(op->getContext(),
+                                         modelc::device::DeviceKind::cpu, 0);
+}
+
+/// Checks a function's memory plan: every buffer inside its device's arena,
+/// no two of one device alive at once overlapping.
+LogicalResult verifyArenas(Operation *function, DictionaryAttr arenas) {
+  SmallVector<PlannedBuffer> buffers;
+  int64_t end = 0;
+  function->walk([&](Operation *op) {
+    if (op->getParentOp() == function)
+      ++end;
+    if (auto buffer = op->getAttrOfType<BufferAttr>("sched.buffer"))
+      buffers.push_back({deviceOf(op), buffer.getOffset(), buffer.getBytes(),
+                         buffer.getFirst(), buffer.getLast(), op});
+    if (auto scratch = op->getAttrOfType<ArrayAttr>("sched.scratch"))
+      for (auto buffer : scratch.getAsRange<BufferAttr>())
+        buffers.push_back({deviceOf(op), buffer.getOffset(), buffer.getBytes(),
+                           buffer.getFirst(), buffer.getLast(), op});
+  });
+  if (auto words = function->getAttrOfType<ArrayAttr>("sched.error_words"))
+    for (auto word : words.getAsRange<ErrorWordAttr>()) {
+      buffers.push_back(
+          {word.getDevice(), word.getOffset(), 16, 0, end, function});
+      buffers.push_back(
+          {modelc::device::DeviceAttr::get(function->getContext(),
+                                           modelc::device::DeviceKind::cpu, 0),
+           word.getHostOffset(), 16, 0, end, function});
+    }
+  for (const PlannedBuffer &b : buffers) {
+    auto size = arenas.getAs<IntegerAttr>(b.device.str());
+    if (!size || b.offset + b.bytes > size.getValue().getZExtValue())
+      return b.owner->emitOpError("has a buffer [")
+             << b.offset << ", " << b.offset + b.bytes
+             << ") outside the arena of " << b.device.str() << " ("
+             << (size ? size.getValue().getZExtValue() : 0) << " bytes)";
+  }
+  for (size_t i = 0; i < buffers.size(); ++i)
+    for (size_t j = i + 1; j < buffers.size(); ++j) {
+      const PlannedBuffer &a = buffers[i], &b = buffers[j];
+      if (a.device != b.device || a.last < b.first || b.last < a.first ||
+          a.offset + a.bytes <= b.offset || b.offset + b.bytes <= a.offset ||
+          !a.bytes || !b.bytes)
+        continue;
+      InFlightDiagnostic diag =
+          b.owner->emitOpError("has a buffer [")
+          << b.offset << ", " << b.offset + b.bytes << ") on " << b.device.str()
+          << " that overlaps a buffer [" << a.offset << ", "
+          << a.offset + a.bytes << ") alive at the same time (ops " << a.first
+          << "-" << a.last << " and " << b.first << "-" << b.last << ")";
+      diag.attachNote(a.owner->getLoc()) << "the other buffer's op";
+      return diag;
+    }
+  return success();
+}
+
+} // namespace
+
+LogicalResult SchedDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attribute) {
+  StringRef name = attribute.getName().strref();
+  Attribute value = attribute.getValue();
+  if (name == "sched.buffer") {
+    if (!isa<BufferAttr>(value))
+      return op->emitOpError("'sched.buffer' must be a #sched.buffer");
+    return success();
+  }
+  if (name == "sched.scratch") {
+    auto array = dyn_cast<ArrayAttr>(value);
+    if (!array || !llvm::all_of(array, llvm::IsaPred<BufferAttr>))
+      return op->emitOpError("'sched.scratch' must be an array of "
+                             "#sched.buffer");
+    return success();
+  }
+  if (name == "sched.error_words") {
+    auto array = dyn_cast<ArrayAttr>(value);
+    if (!array || !llvm::all_of(array, llvm::IsaPred<ErrorWordAttr>))
+      return op->emitOpError("'sched.error_words' must be an array of "
+                             "#sched.error_word");
+    return success();
+  }
+  if (name == "sched.arenas") {
+    auto arenas = dyn_cast<DictionaryAttr>(value);
+    if (!arenas)
+      return op->emitOpError("'sched.arenas' must map devices to bytes");
+    return verifyArenas(op, arenas);
+  }
+  return op->emitOpError("has an unknown sched attribute '") << name << "'";
+}

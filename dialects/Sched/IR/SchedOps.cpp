@@ -1,0 +1,209 @@
+//===- SchedOps.cpp - sched dialect operations ------------------*- C++ -*-===//
+
+#include "dialects/Sched/IR/SchedOps.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <array>
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::sched;
+
+#define GET_OP_CLASSES
+#include "dialects/Sched/IR/SchedOps.cpp.inc"
+
+SmallVector<Operation *> FusedOp::getBodyOps() {
+  SmallVector<Operation *> ops;
+  for (Operation &op : getBody().front().without_terminator())
+    ops.push_back(&op);
+  return ops;
+}
+
+Operation *FusedOp::getRoot() {
+  auto yield = cast<YieldOp>(getBody().front().getTerminator());
+  return yield.getValue().getDefiningOp();
+}
+
+Operation *FusedOp::getSingleOp() {
+  Block &body = getBody().front();
+  return body.getOperations().size() == 2 ? &body.front() : nullptr;
+}
+
+Value FusedOp::getOutsideValue(Value value) {
+  auto argument = dyn_cast<BlockArgument>(value);
+  if (argument && argument.getOwner() == &getBody().front())
+    return getInputs()[argument.getArgNumber()];
+  return value;
+}
+
+LogicalResult FusedOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("has ")
+           << getInputs().size() << " inputs but its body has "
+           << body.getNumArguments() << " arguments";
+  for (auto [index, input, argument] :
+       llvm::enumerate(getInputs(), body.getArguments()))
+    if (input.getType() != argument.getType())
+      return emitOpError("input #")
+             << index << " is " << input.getType()
+             << " but the body's argument is " << argument.getType();
+  if (!isa<YieldOp>(body.getTerminator()))
+    return emitOpError("body must end in 'sched.yield'");
+  if (body.without_terminator().empty())
+    return emitOpError("body computes nothing");
+  for (Operation &op : body.without_terminator())
+    if (!op.hasTrait<graph::Elementwise>())
+      return op.emitOpError("is not elementwise and cannot be fused");
+  Value yielded = cast<YieldOp>(body.getTerminator()).getValue();
+  if (yielded.getType() != getResult().getType())
+    return emitOpError("yields ") << yielded.getType() << " but its result is "
+                                  << getResult().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The ops of a single-block body, without the terminator.
+SmallVector<Operation *> bodyOps(Region &region) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : region.front().without_terminator())
+    ops.push_back(&op);
+  return ops;
+}
+
+bool isProduct(Operation *op) {
+  return isa<graph::LinearOp, graph::MatmulOp, graph::Conv2dOp>(op);
+}
+
+/// Whether `v` is computed by an op of `region`.
+bool definedIn(Value v, Region &region) {
+  Operation *def = v.getDefiningOp();
+  return def && def->getParentRegion() == &region;
+}
+
+} // namespace
+
+Operation *GemmOp::getProduct() {
+  for (Operation *op : bodyOps(getBody()))
+    if (isProduct(op))
+      return op;
+  return nullptr;
+}
+
+Operation *GemmOp::getResidualAdd() {
+  for (Operation *op : bodyOps(getBody()))
+    if (isa<graph::AddOp>(op))
+      return op;
+  return nullptr;
+}
+
+Value GemmOp::getResidualValue() {
+  Operation *add = getResidualAdd();
+  if (!add)
+    return Value();
+  for (Value operand : add->getOperands())
+    if (!definedIn(operand, getBody()))
+      return operand;
+  return Value();
+}
+
+Value GemmOp::getViewBase(unsigned index) {
+  Value v = getProduct()->getOperand(index);
+  while (definedIn(v, getBody()))
+    v = v.getDefiningOp()->getOperand(0);
+  return v;
+}
+
+LogicalResult GemmOp::verify() {
+  SmallVector<Operation *> products, relus, muls, adds;
+  for (Operation *op : bodyOps(getBody())) {
+    if (isProduct(op))
+      products.push_back(op);
+    else if (isa<graph::ReluOp>(op))
+      relus.push_back(op);
+    else if (isa<graph::MulOp>(op))
+      muls.push_back(op);
+    else if (isa<graph::AddOp>(op))
+      adds.push_back(op);
+    else if (!isa<graph::SliceOp, graph::ReshapeOp, graph::FlattenOp,
+                  graph::TransposeOp>(op))
+      return op->emitOpError("cannot be computed by a GEMM");
+  }
+  if (products.size() != 1)
+    return emitOpError("body must hold one linear, matmul or conv2d, not ")
+           << products.size();
+  Operation *product = products.front();
+  if (getRelu() != !relus.empty() || relus.size() > 1)
+    return emitOpError("'relu' must be set exactly when the body applies "
+                       "one relu after the product");
+  if ((getAlpha().convertToDouble() != 1.0) != !muls.empty() || muls.size() > 1)
+    return emitOpError("'alpha' must differ from 1 exactly when the body "
+                       "scales the product once");
+  double beta = getBeta().convertToDouble();
+  if (beta != 0.0 && beta != 1.0)
+    return emitOpError("'beta' must be 0 or 1, not ") << beta;
+  if ((beta == 1.0) != !adds.empty() || adds.size() > 1)
+    return emitOpError("'beta' must be 1 exactly when the body adds a "
+                       "residual value to the product");
+  if (!adds.empty() && (!isa<graph::LinearOp>(product) || !getResidualValue()))
+    return emitOpError("a residual addition must add a value from above to "
+                       "a linear's result");
+  std::array<StridedViewAttr, 2> views = {getLhsViewAttr(), getRhsViewAttr()};
+  for (auto [index, view] : llvm::enumerate(views)) {
+    if (!view)
+      continue;
+    if (!isa<graph::MatmulOp>(product))
+      return emitOpError("operand views are for a matmul's operands only");
+    if (!definedIn(product->getOperand(index), getBody()))
+      return emitOpError("the view of operand #")
+             << index << " needs the ops it folds in the body";
+  }
+  auto yield = cast<YieldOp>(getBody().front().getTerminator());
+  if (yield.getValue().getType() != getResult().getType())
+    return emitOpError("yields ")
+           << yield.getValue().getType() << " but its result is "
+           << getResult().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SlicedTransposeOp
+//===----------------------------------------------------------------------===//
+
+graph::SliceOp SlicedTransposeOp::getSlice() {
+  return cast<graph::SliceOp>(getBody().front().front());
+}
+
+graph::TransposeOp SlicedTransposeOp::getTranspose() {
+  auto yield = cast<YieldOp>(getBody().front().getTerminator());
+  return yield.getValue().getDefiningOp<graph::TransposeOp>();
+}
+
+LogicalResult SlicedTransposeOp::verify() {
+  SmallVector<Operation *> ops = bodyOps(getBody());
+  auto yield = cast<YieldOp>(getBody().front().getTerminator());
+  if (ops.size() < 2 || !isa<graph::SliceOp>(ops.front()) ||
+      !isa<graph::TransposeOp>(ops.back()) ||
+      yield.getValue() != ops.back()->getResult(0))
+    return emitOpError("body must be a slice, views of it, and a transpose "
+                       "whose value it yields");
+  for (size_t i = 1; i < ops.size(); ++i) {
+    if (i + 1 < ops.size() && !isa<graph::ReshapeOp, graph::FlattenOp>(ops[i]))
+      return ops[i]->emitOpError("cannot be computed by a sliced transpose");
+    if (ops[i]->getOperand(0) != ops[i - 1]->getResult(0))
+      return ops[i]->emitOpError("must read the op before it in the body");
+  }
+  if (yield.getValue().getType() != getResult().getType())
+    return emitOpError("yields ")
+           << yield.getValue().getType() << " but its result is "
+           << getResult().getType();
+  return success();
+}

@@ -1,0 +1,22 @@
+//===- SchedOps.h - sched dialect operations --------------------*- C++ -*-===//
+
+#ifndef MODELC_DIALECTS_SCHED_IR_SCHEDOPS_H
+#define MODELC_DIALECTS_SCHED_IR_SCHEDOPS_H
+
+#include "dialects/Device/IR/DeviceAttrs.h"
+#include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Sched/IR/SchedDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Sched/IR/SchedAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/Sched/IR/SchedOps.h.inc"
+
+#endif // MODELC_DIALECTS_SCHED_IR_SCHEDOPS_H

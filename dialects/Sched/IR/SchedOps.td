@@ -1,0 +1,200 @@
+//===- SchedOps.td - sched dialect operations --------------*- tablegen -*-===//
+
+#ifndef MODELC_SCHED_OPS_TD
+#define MODELC_SCHED_OPS_TD
+
+include "dialects/Sched/IR/SchedBase.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Sched_FusedOp : Sched_Op<"fused", [IsolatedFromAbove,
+    RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "Elementwise ops computed together, one element at a time.";
+  let description = [{
+    The body computes element `i` of the result from element `i` of each
+    input (broadcast as numpy does): one loop on the CPU, one kernel on a
+    GPU, no buffer between the ops of the body. The block's arguments are
+    the inputs; `sched.yield` names the result. `modelc-fuse-elementwise`
+    builds it; its `device` attribute is that of the ops it holds.
+
+    ```mlir
+    %y = sched.fused (%x, %b) : (tensor<64x10xf32>, tensor<10xf32>) -> tensor<64x10xf32> {
+    ^bb0(%a: tensor<64x10xf32>, %c: tensor<10xf32>):
+      %s = graph.add %a, %c : tensor<64x10xf32>, tensor<10xf32>
+      %r = graph.relu %s : tensor<64x10xf32>
+      sched.yield %r : tensor<64x10xf32>
+    }
+    ```
+
+    Verifier: one block whose arguments have the inputs' types; every op of
+    the body but the terminator is an elementwise graph op; the yielded
+    value has the result's type.
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs);
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` attr-dict `:` functional-type($inputs, $result) $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The ops of the body in order, without the terminator.
+    ::llvm::SmallVector<::mlir::Operation *> getBodyOps();
+    /// The op whose value the body yields.
+    ::mlir::Operation *getRoot();
+    /// The body's op when the body holds exactly one, else null.
+    ::mlir::Operation *getSingleOp();
+    /// The input a block argument stands for; any other value unchanged.
+    ::mlir::Value getOutsideValue(::mlir::Value value);
+  }];
+}
+
+def Sched_StridedViewAttr : Sched_Attr<"StridedView", "view"> {
+  let summary = "A matrix operand read in place from an earlier buffer.";
+  let description = [{
+    cuBLASLt reads the operand straight from the buffer its chain of body
+    ops (slices, reshapes, transposes) starts from (`GemmOp::getViewBase`):
+    the matrix starts `offset` elements in, its stored rows
+    are `ld` elements apart, consecutive matrices of the batch
+    `batch_stride` apart (0: one matrix), and `transposed` says it is stored
+    as its transpose.
+
+    ```mlir
+    #sched.view<offset = 64, ld = 1536, batch_stride = 192, transposed = true>
+    ```
+  }];
+  let parameters = (ins "int64_t":$offset, "int64_t":$ld,
+                        "int64_t":$batch_stride, "bool":$transposed);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Sched_BufferAttr : Sched_Attr<"Buffer", "buffer"> {
+  let summary = "Where a buffer lives in its device's arena, and when.";
+  let description = [{
+    `modelc-plan-memory` puts one on every op that writes a buffer (as the
+    `sched.buffer` attribute; its scratch as the `sched.scratch` array):
+    `bytes` at `offset` in the arena of the op's device, alive from the op at
+    position `first` of its function's body to the op at position `last`
+    (both included). The function's `sched.arenas` verifier checks that no
+    two buffers of one device alive at the same time overlap.
+
+    ```mlir
+    #sched.buffer<offset = 4096, bytes = 2048, first = 3, last = 7>
+    ```
+  }];
+  let parameters = (ins "uint64_t":$offset, "uint64_t":$bytes,
+                        "int64_t":$first, "int64_t":$last);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Sched_ErrorWordAttr : Sched_Attr<"ErrorWord", "error_word"> {
+  let summary = "A GPU's error word and its copy on the host.";
+  let description = [{
+    Kernels that check indices (gather, cross_entropy) on `device` store an
+    error code in the word at `offset` of its arena; the run copies it to
+    `host_offset` of the host arena and reports it. Both are 16-byte
+    buffers alive for the whole run.
+
+    ```mlir
+    #sched.error_word<device = <cuda:0>, offset = 0, host_offset = 64>
+    ```
+  }];
+  let parameters = (ins "::modelc::device::DeviceAttr":$device,
+                        "uint64_t":$offset, "uint64_t":$host_offset);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Sched_GemmOp : Sched_Op<"gemm", [RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "A matrix product and what cuBLASLt computes with it.";
+  let description = [{
+    One cuBLASLt call (per group of a convolution) computes the body: a
+    `graph.linear`, `graph.matmul` or `graph.conv2d` (the product), the
+    slices, reshapes and transposes its operands are read through, and the
+    ops after it that the call applies. `modelc-fold-gemm` builds it on
+    GPUs and writes down each decision: `relu` (the epilogue), `alpha` (a
+    one-element constant the matmul's result is multiplied by), `beta = 1`
+    with the residual value the body adds to a linear's result (cuBLASLt's
+    C), and `lhs_view`/`rhs_view` (a matmul operand read in place as a
+    strided matrix). The body reads values from above; its result is the
+    only buffer it writes.
+
+    ```mlir
+    %y = sched.gemm {device = #device.dev<cuda:0>, relu} : tensor<64x1024xf32> {
+      %p = graph.linear %x, %w, %b : tensor<64x784xf32>, tensor<1024x784xf32>, tensor<1024xf32>
+      %r = graph.relu %p : tensor<64x1024xf32>
+      sched.yield %r : tensor<64x1024xf32>
+    }
+    ```
+
+    Verifier: the body holds one product; a `relu` after it exactly when
+    `relu` is set, a multiplication exactly when `alpha` is not 1, an
+    addition exactly when `beta` is 1 (and only after a linear); views only
+    on a matmul's operands, reading inputs of the body.
+  }];
+  let arguments = (ins DefaultValuedAttr<F64Attr, "1.0">:$alpha,
+                       DefaultValuedAttr<F64Attr, "0.0">:$beta,
+                       UnitAttr:$relu,
+                       OptionalAttr<Sched_StridedViewAttr>:$lhs_view,
+                       OptionalAttr<Sched_StridedViewAttr>:$rhs_view);
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "attr-dict `:` type($result) $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The linear, matmul or conv2d of the body.
+    ::mlir::Operation *getProduct();
+    /// The addition after the product (beta = 1), or null.
+    ::mlir::Operation *getResidualAdd();
+    /// The value the residual addition adds to the product (cuBLASLt's C).
+    ::mlir::Value getResidualValue();
+    /// The buffer the view of operand `index` (0 lhs, 1 rhs) reads: the
+    /// first value from above its chain of body ops starts from.
+    ::mlir::Value getViewBase(unsigned index);
+  }];
+}
+
+def Sched_SlicedTransposeOp : Sched_Op<"sliced_transpose",
+    [RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "A transpose whose kernel also computes the slice it reads.";
+  let description = [{
+    The body is a `graph.slice`, reshapes of its result, and a
+    `graph.transpose` of them: one kernel reads the slice's input with the
+    composed offsets and strides, and the slice has no buffer of its own.
+    `modelc-fold-gemm` builds it on GPUs (attention's q, k and v heads).
+
+    ```mlir
+    %t = sched.sliced_transpose {device = #device.dev<cuda:0>} : tensor<4x8x16xf32> {
+      %s = graph.slice %qkv {starts = array<i64: 0>, ends = array<i64: 512>, axes = array<i64: 1>} : tensor<8x1536xf32>
+      %r = graph.reshape %s {shape = array<i64: 8, 4, 16>} : tensor<8x512xf32>
+      %t = graph.transpose %r {perm = array<i64: 1, 0, 2>} : tensor<8x4x16xf32>
+      sched.yield %t : tensor<4x8x16xf32>
+    }
+    ```
+
+    Verifier: the body is one slice, views (reshape, flatten) of it, and
+    the transpose whose value it yields, each reading the one before.
+  }];
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "attr-dict `:` type($result) $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::modelc::graph::SliceOp getSlice();
+    ::modelc::graph::TransposeOp getTranspose();
+  }];
+}
+
+def Sched_YieldOp : Sched_Op<"yield", [Pure, Terminator, ReturnLike,
+    ParentOneOf<["FusedOp", "GemmOp", "SlicedTransposeOp"]>]> {
+  let summary = "The value a `sched` group's body computes.";
+  let description = [{
+    ```mlir
+    sched.yield %r : tensor<64x10xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+#endif // MODELC_SCHED_OPS_TD

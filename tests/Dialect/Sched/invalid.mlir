@@ -1,0 +1,182 @@
+// RUN: modelc-opt %s --split-input-file --verify-diagnostics
+
+func.func @not_elementwise(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %f = sched.fused(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>):
+    // expected-error @+1 {{'graph.softmax' op is not elementwise and cannot be fused}}
+    %s = graph.softmax %a : tensor<4x4xf32>
+    sched.yield %s : tensor<4x4xf32>
+  }
+  return %f : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @argument_count(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'sched.fused' op has 2 inputs but its body has 1 arguments}}
+  %f = sched.fused(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %e = graph.exp %a : tensor<4xf32>
+    sched.yield %e : tensor<4xf32>
+  }
+  return %f : tensor<4xf32>
+}
+
+// -----
+
+func.func @argument_type(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'sched.fused' op input #0 is 'tensor<4xf32>' but the body's argument is 'tensor<4xf16>'}}
+  %f = sched.fused(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf16>):
+    %e = graph.exp %a : tensor<4xf16>
+    sched.yield %e : tensor<4xf16>
+  }
+  return %f : tensor<4xf32>
+}
+
+// -----
+
+func.func @empty_body(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'sched.fused' op body computes nothing}}
+  %f = sched.fused(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    sched.yield %a : tensor<4xf32>
+  }
+  return %f : tensor<4xf32>
+}
+
+// -----
+
+func.func @result_type(%x: tensor<4xf32>) -> tensor<4xf16> {
+  // expected-error @+1 {{'sched.fused' op yields 'tensor<4xf32>' but its result is 'tensor<4xf16>'}}
+  %f = sched.fused(%x) : (tensor<4xf32>) -> tensor<4xf16> {
+  ^bb0(%a: tensor<4xf32>):
+    %e = graph.exp %a : tensor<4xf32>
+    sched.yield %e : tensor<4xf32>
+  }
+  return %f : tensor<4xf16>
+}
+
+// -----
+
+func.func @yield_outside(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'sched.yield' op expects parent op to be one of 'sched.fused, sched.gemm, sched.sliced_transpose'}}
+  sched.yield %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @gemm_two_products(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'sched.gemm' op body must hold one linear, matmul or conv2d, not 2}}
+  %g = sched.gemm : tensor<4x4xf32> {
+    %a = graph.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32>
+    %b = graph.matmul %a, %x : tensor<4x4xf32>, tensor<4x4xf32>
+    sched.yield %b : tensor<4x4xf32>
+  }
+  return %g : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @gemm_relu_unset(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'sched.gemm' op 'relu' must be set exactly when the body applies one relu after the product}}
+  %g = sched.gemm : tensor<4x4xf32> {
+    %a = graph.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32>
+    %r = graph.relu %a : tensor<4x4xf32>
+    sched.yield %r : tensor<4x4xf32>
+  }
+  return %g : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @gemm_alpha_without_mul(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'sched.gemm' op 'alpha' must differ from 1 exactly when the body scales the product once}}
+  %g = sched.gemm {alpha = 2.0 : f64} : tensor<4x4xf32> {
+    %a = graph.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32>
+    sched.yield %a : tensor<4x4xf32>
+  }
+  return %g : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @gemm_beta(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'sched.gemm' op 'beta' must be 0 or 1, not 5.000000e-01}}
+  %g = sched.gemm {beta = 0.5 : f64} : tensor<4x4xf32> {
+    %a = graph.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32>
+    sched.yield %a : tensor<4x4xf32>
+  }
+  return %g : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @gemm_residual_after_matmul(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'sched.gemm' op a residual addition must add a value from above to a linear's result}}
+  %g = sched.gemm {beta = 1.0 : f64} : tensor<4x4xf32> {
+    %a = graph.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32>
+    %s = graph.add %a, %x : tensor<4x4xf32>, tensor<4x4xf32>
+    sched.yield %s : tensor<4x4xf32>
+  }
+  return %g : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @gemm_softmax(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %g = sched.gemm : tensor<4x4xf32> {
+    %a = graph.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32>
+    // expected-error @+1 {{'graph.softmax' op cannot be computed by a GEMM}}
+    %s = graph.softmax %a : tensor<4x4xf32>
+    sched.yield %s : tensor<4x4xf32>
+  }
+  return %g : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @gemm_view_without_chain(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'sched.gemm' op the view of operand #0 needs the ops it folds in the body}}
+  %g = sched.gemm {lhs_view = #sched.view<offset = 0, ld = 4, batch_stride = 0, transposed = false>} : tensor<4x4xf32> {
+    %a = graph.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32>
+    sched.yield %a : tensor<4x4xf32>
+  }
+  return %g : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @sliced_transpose_without_slice(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'sched.sliced_transpose' op body must be a slice, views of it, and a transpose whose value it yields}}
+  %t = sched.sliced_transpose : tensor<8x4xf32> {
+    %p = graph.transpose %x perm [1, 0] : tensor<4x8xf32>
+    sched.yield %p : tensor<8x4xf32>
+  }
+  return %t : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @overlapping_buffers(%x: tensor<16xf32>) -> tensor<16xf32> attributes {sched.arenas = {cpu = 128 : i64}} {
+  // expected-note @+1 {{the other buffer's op}}
+  %a = graph.exp %x {sched.buffer = #sched.buffer<offset = 0, bytes = 64, first = 0, last = 1>} : tensor<16xf32>
+  // expected-error @+1 {{'graph.neg' op has a buffer [32, 96) on cpu that overlaps a buffer [0, 64) alive at the same time (ops 0-1 and 1-2)}}
+  %b = graph.neg %a {sched.buffer = #sched.buffer<offset = 32, bytes = 64, first = 1, last = 2>} : tensor<16xf32>
+  return %b : tensor<16xf32>
+}
+
+// -----
+
+func.func @outside_arena(%x: tensor<16xf32>) -> tensor<16xf32> attributes {sched.arenas = {cpu = 64 : i64}} {
+  // expected-error @+1 {{'graph.exp' op has a buffer [64, 128) outside the arena of cpu (64 bytes)}}
+  %a = graph.exp %x {sched.buffer = #sched.buffer<offset = 64, bytes = 64, first = 0, last = 1>} : tensor<16xf32>
+  return %a : tensor<16xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'sched.arenas' must map devices to bytes}}
+func.func @arenas_not_a_map() attributes {sched.arenas = 3 : i64} {
+  return
+}

@@ -1,0 +1,90 @@
+// RUN: modelc-opt %s --split-input-file --modelc-fuse-elementwise | FileCheck %s
+
+// A chain of elementwise ops of one shape is one group; the inputs are the
+// values it reads from outside, in the order it first reads them, and a
+// broadcast operand stays an input. The group carries its ops' device.
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8xf32>)
+// CHECK-NEXT: %[[F:.*]] = sched.fused(%[[X]], %[[B]]) {device = #device.dev<cpu>} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT: ^bb0(%[[A0:.*]]: tensor<4x8xf32>, %[[A1:.*]]: tensor<8xf32>):
+// CHECK-NEXT: %[[S:.*]] = graph.add %[[A0]], %[[A1]] : tensor<4x8xf32>, tensor<8xf32>
+// CHECK-NEXT: %[[R:.*]] = graph.relu %[[S]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[E:.*]] = graph.exp %[[R]] : tensor<4x8xf32>
+// CHECK-NEXT: sched.yield %[[E]] : tensor<4x8xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]]
+func.func @chain(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %s = graph.add %x, %b {device = #device.dev<cpu>} : tensor<4x8xf32>, tensor<8xf32>
+  %r = graph.relu %s {device = #device.dev<cpu>} : tensor<4x8xf32>
+  %e = graph.exp %r {device = #device.dev<cpu>} : tensor<4x8xf32>
+  return %e : tensor<4x8xf32>
+}
+
+// -----
+
+// A value with two users ends its group (each user reads it from memory);
+// each user is a group of its own, a single op too.
+// CHECK-LABEL: func.func @two_users
+// CHECK: %[[R:.*]] = sched.fused(%{{.*}}) {device = #device.dev<sim:0>}
+// CHECK: graph.neg
+// CHECK-NEXT: graph.relu
+// CHECK-NEXT: sched.yield
+// CHECK: %[[E:.*]] = sched.fused(%[[R]]) {device = #device.dev<sim:0>}
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: graph.exp
+// CHECK-NEXT: sched.yield
+// CHECK: %[[T:.*]] = sched.fused(%[[R]]) {device = #device.dev<sim:0>}
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: graph.tanh
+// CHECK-NEXT: sched.yield
+// CHECK: return %[[E]], %[[T]]
+func.func @two_users(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %n = graph.neg %x {device = #device.dev<sim:0>} : tensor<16xf32>
+  %r = graph.relu %n {device = #device.dev<sim:0>} : tensor<16xf32>
+  %e = graph.exp %r {device = #device.dev<sim:0>} : tensor<16xf32>
+  %t = graph.tanh %r {device = #device.dev<sim:0>} : tensor<16xf32>
+  return %e, %t : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// An op whose user has a larger (broadcast) shape is not computed inside
+// the user's loop: element i of the user would read it at another index.
+// CHECK-LABEL: func.func @broadcast_user
+// CHECK: %[[SMALL:.*]] = sched.fused(%{{.*}}) {device = #device.dev<cpu>} : (tensor<8xf32>) -> tensor<8xf32>
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: graph.exp
+// CHECK-NEXT: sched.yield
+// CHECK: %[[BIG:.*]] = sched.fused(%{{.*}}, %[[SMALL]]) {device = #device.dev<cpu>} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: graph.mul
+// CHECK-NEXT: sched.yield
+func.func @broadcast_user(%x: tensor<4x8xf32>, %y: tensor<8xf32>) -> tensor<4x8xf32> {
+  %e = graph.exp %y {device = #device.dev<cpu>} : tensor<8xf32>
+  %m = graph.mul %x, %e {device = #device.dev<cpu>} : tensor<4x8xf32>, tensor<8xf32>
+  return %m : tensor<4x8xf32>
+}
+
+// -----
+
+// Ops that are not elementwise end groups and stay as they are; a value
+// used twice by one op is one input; compare, select and cast fuse too.
+// CHECK-LABEL: func.func @boundaries
+// CHECK: %[[M:.*]] = graph.matmul
+// CHECK-NEXT: %[[F:.*]] = sched.fused(%[[M]], %{{.*}}) {device = #device.dev<cpu>}
+// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<4x4xf32>, %[[Z:.*]]: tensor<f32>):
+// CHECK-NEXT: %[[C:.*]] = graph.compare gt, %[[A]], %[[Z]]
+// CHECK-NEXT: %[[Q:.*]] = graph.mul %[[A]], %[[A]]
+// CHECK-NEXT: %[[S:.*]] = graph.select %[[C]], %[[Q]], %[[A]]
+// CHECK-NEXT: %[[H:.*]] = graph.cast %[[S]]
+// CHECK-NEXT: sched.yield %[[H]] : tensor<4x4xf16>
+// CHECK: graph.softmax %[[F]]
+func.func @boundaries(%x: tensor<4x4xf32>, %zero: tensor<f32>) -> tensor<4x4xf16> {
+  %m = graph.matmul %x, %x {device = #device.dev<cpu>} : tensor<4x4xf32>, tensor<4x4xf32>
+  %c = graph.compare gt, %m, %zero {device = #device.dev<cpu>} : tensor<4x4xf32>, tensor<f32>
+  %q = graph.mul %m, %m {device = #device.dev<cpu>} : tensor<4x4xf32>, tensor<4x4xf32>
+  %s = graph.select %c, %q, %m {device = #device.dev<cpu>} : tensor<4x4xi1>, tensor<4x4xf32>, tensor<4x4xf32>
+  %h = graph.cast %s {device = #device.dev<cpu>} : tensor<4x4xf32> to f16
+  %y = graph.softmax %h {device = #device.dev<cpu>} : tensor<4x4xf16>
+  return %y : tensor<4x4xf16>
+}
