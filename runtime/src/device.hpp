@@ -196,6 +196,10 @@ public:
 
   /// A new run with `count` events, none done (device events are kept).
   void reset(std::size_t count);
+  /// Whether a device of the run records events of its own (a GPU): then a
+  /// host stream's wait also waits for the device event.
+  bool deviceEvents() const { return deviceEvents_; }
+  void setDeviceEvents(bool any) { deviceEvents_ = any; }
   /// The host flags: set when the event is reached (on a device with queues
   /// of its own: when its device event has been issued).
   EventSet &host() { return host_; }
@@ -215,6 +219,7 @@ public:
 
 private:
   EventSet host_;
+  bool deviceEvents_ = false;
   std::vector<void *> native_;
   std::vector<Device *> owner_;
 };

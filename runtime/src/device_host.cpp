@@ -38,10 +38,19 @@ void HostDevice::record(RunState &run, int which, uint32_t event) {
 }
 
 void HostDevice::wait(RunState &run, int which, uint32_t event) {
-  // The event may be a GPU's: then the host waits for the GPU to reach it.
-  run.on(*this).stream(which).enqueue(deviceCall(run, [&run, this, event] {
-    run.resources->events.waitOnHost(run, event, name());
-  }));
+  RunEvents &events = run.resources->events;
+  if (events.deviceEvents()) {
+    // The event may be a GPU's: then the host waits for the GPU to reach it.
+    run.on(*this).stream(which).enqueue(deviceCall(run, [&run, this, event] {
+      run.resources->events.waitOnHost(run, event, name());
+    }));
+    return;
+  }
+  Stream::Task t{Stream::Task::Wait};
+  t.ctx = run.ctx;
+  t.event = event;
+  t.events = &events.host();
+  run.on(*this).stream(which).enqueue(t);
 }
 
 } // namespace modelc::detail

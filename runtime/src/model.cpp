@@ -229,6 +229,7 @@ std::unique_ptr<RunResources> Model::Impl::acquireResources(std::size_t entry) {
     }
   }
   auto resources = std::make_unique<RunResources>();
+  resources->events.setDeviceEvents(hasGpu(*this));
   for (uint32_t d = 0; d < plan->num_devices; ++d) {
     uint64_t bytes = plan->arena_bytes[entry * plan->num_devices + d];
     std::unique_ptr<detail::DeviceRun> run =

@@ -172,8 +172,11 @@ int doubleCpuArena(modelc_run_ctx *ctx) {
   return 0;
 }
 
-TEST(Device, RecordAndWaitOrderTasksAndCopiesAcrossDevices) {
+/// Runs the ordering check with the host's waits as plain host waits or,
+/// as in a plan with GPUs, as waits that also wait for device events.
+void checkOrdering(bool deviceEvents) {
   TwoDeviceRun run(kCount * sizeof(float));
+  run.resources.events.setDeviceEvents(deviceEvents);
   std::memset(run.resources.arenaPointers[0], 0, kCount * sizeof(float));
   std::memset(run.resources.arenaPointers[1], 0, kCount * sizeof(float));
   run.resources.events.reset(2);
@@ -196,6 +199,11 @@ TEST(Device, RecordAndWaitOrderTasksAndCopiesAcrossDevices) {
       reinterpret_cast<const float *>(run.resources.arenaPointers[0]);
   for (int i = 0; i < kCount; ++i)
     ASSERT_EQ(result[i], 2.0f * i) << "at " << i;
+}
+
+TEST(Device, RecordAndWaitOrderTasksAndCopiesAcrossDevices) {
+  checkOrdering(false);
+  checkOrdering(true);
 }
 
 TEST(Device, HostDevicesRejectGpuWorkWithAMessage) {
