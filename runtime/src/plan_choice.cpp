@@ -10,17 +10,18 @@
 namespace modelc::detail {
 namespace {
 
+/// The name modelc gives the plan of the host alone (--target=cpu).
+constexpr const char *kCpuPlanName = "cpu";
+
 /// N for "cuda:N", -1 otherwise.
 int cudaOrdinal(const std::string &device) {
-  if (device.rfind("cuda:", 0) != 0 || device.size() == 5)
-    return -1;
-  int n = 0;
-  for (size_t i = 5; i < device.size(); ++i) {
-    if (device[i] < '0' || device[i] > '9' || n > 100000)
-      return -1;
-    n = n * 10 + (device[i] - '0');
-  }
-  return n;
+  std::optional<DeviceName> name = parseDeviceName(device);
+  return name && name->kind == DeviceKind::Cuda ? name->ordinal : -1;
+}
+
+/// Whether the device runs in host memory ("cpu", "sim:N").
+bool inHostMemory(const DeviceName &name) {
+  return name.kind == DeviceKind::Cpu || name.kind == DeviceKind::Sim;
 }
 
 std::vector<std::string> split(const std::string &text, char sep) {
@@ -47,9 +48,11 @@ std::vector<int> planGpus(const PlanDevices &plan) {
 }
 
 bool hostOnly(const PlanDevices &plan) {
-  for (const std::string &d : plan.devices)
-    if (d != "cpu" && d.rfind("sim:", 0) != 0)
+  for (const std::string &d : plan.devices) {
+    std::optional<DeviceName> name = parseDeviceName(d);
+    if (!name || !inHostMemory(*name))
       return false;
+  }
   return true;
 }
 
@@ -73,14 +76,16 @@ PlanChoice finish(const std::vector<PlanDevices> &plans, size_t index,
   PlanChoice choice;
   choice.plan = index;
   for (const std::string &d : plan.devices) {
-    int n = cudaOrdinal(d);
-    if (n < 0) {
-      if (d != "cpu" && d.rfind("sim:", 0) != 0)
-        throw Error(where + ": plan '" + plan.name +
-                    "' names an unknown device '" + d + "'");
+    std::optional<DeviceName> name = parseDeviceName(d);
+    if (!name)
+      throw Error(where + ": plan '" + plan.name +
+                  "' names an unknown device '" + d + "'");
+    choice.names.push_back(*name);
+    if (inHostMemory(*name)) {
       choice.physical.push_back(-1);
       continue;
     }
+    int n = name->ordinal;
     int physical = map.count(n) ? map.at(n) : n;
     if (physical >= gpus.count)
       throw Error(where + ": plan '" + plan.name +
@@ -118,8 +123,9 @@ PlanChoice choosePlan(const std::vector<PlanDevices> &plans,
           bestGpus = used.size();
         }
       }
+    // A plan named "cpu" (a plan name, not a device) first.
     for (size_t i = 0; i < plans.size() && !best; ++i)
-      if (plans[i].name == "cpu")
+      if (plans[i].name == kCpuPlanName)
         best = i;
     for (size_t i = 0; i < plans.size() && !best; ++i)
       if (hostOnly(plans[i]))
@@ -136,7 +142,7 @@ PlanChoice choosePlan(const std::vector<PlanDevices> &plans,
       return finish(plans, i, identity, gpus, where);
 
   // A list of GPUs, or a mapping of plan devices onto GPUs.
-  if (request.rfind("cuda:", 0) == 0) {
+  if (deviceKindOf(request) == DeviceKind::Cuda) {
     std::vector<std::pair<int, int>> pairs; // plan ordinal (-1: any) -> GPU
     std::set<int> sources, targets;
     bool mapping = request.find('=') != std::string::npos;

@@ -2,6 +2,8 @@
 #ifndef MODELC_RUNTIME_PLAN_CHOICE_HPP
 #define MODELC_RUNTIME_PLAN_CHOICE_HPP
 
+#include "device_name.hpp"
+
 #include <string>
 #include <vector>
 
@@ -20,6 +22,8 @@ struct MachineGpus {
 
 struct PlanChoice {
   size_t plan = 0;
+  /// Per device of the plan: its kind and ordinal, as read from its name.
+  std::vector<DeviceName> names;
   /// Per device of the plan: the physical (visible) GPU ordinal for a
   /// "cuda:N" device, -1 for the host and simulated devices.
   std::vector<int> physical;

@@ -1,0 +1,196 @@
+// abi_callbacks.cpp - the function table generated code calls
+// (modelc_runtime_api). The scheduling callbacks find the Device of the
+// plan that they name and let it do the work; the host's compute helpers
+// (sgemm, linear, conv2d, parallel_for) run on the runtime's threads.
+#include "abi_callbacks.hpp"
+
+#include "host_gemm.hpp"
+#include "model_impl.hpp"
+#include "parallel.hpp"
+
+#include <omp.h>
+
+namespace modelc::detail {
+
+namespace {
+
+RunState &runOf(modelc_run_ctx *ctx) {
+  return *static_cast<RunState *>(ctx->runtime);
+}
+
+/// The plan's device `index`, or null after reporting that `callback`
+/// names none.
+Device *deviceOf(RunState &run, uint32_t index, const char *callback) {
+  const auto &devices = run.impl->devices;
+  if (index < devices.size())
+    return devices[index].get();
+  run.reportError(std::string(callback) + " on device #" +
+                  std::to_string(index) + ": the plan has " +
+                  std::to_string(devices.size()) + " devices");
+  return nullptr;
+}
+
+void reportError(modelc_run_ctx *ctx, const char *message) {
+  runOf(ctx).reportError(message ? message : "unknown error");
+}
+
+void sgemm(modelc_run_ctx *ctx, int transA, int transB, int64_t m, int64_t n,
+           int64_t k, float alpha, const float *a, int64_t lda, const float *b,
+           int64_t ldb, float beta, float *c, int64_t ldc) {
+  hostSgemm(runOf(ctx).impl->numThreads, transA, transB, m, n, k, alpha, a, lda,
+            b, ldb, beta, c, ldc);
+}
+
+void parallelForCallback(modelc_run_ctx *ctx, int64_t n, int64_t grain,
+                         void (*fn)(void *, int64_t, int64_t), void *arg) {
+  parallelFor(runOf(ctx).impl->numThreads, n, grain, fn, arg);
+}
+
+void linear(modelc_run_ctx *ctx, uint32_t site, const float *x, const float *w,
+            const float *bias, float *y, int64_t m, int64_t n, int64_t k) {
+  RunState &run = runOf(ctx);
+  std::string error;
+  // oneDNN parallelises with OpenMP: as many threads as the pool.
+  omp_set_num_threads(run.impl->numThreads);
+  PackedLinearSite *packed =
+      run.impl->packedLinear.site(site, w, bias != nullptr, m, n, k, error);
+  if (!packed || !run.resources->packedLinear.execute(
+                     run.impl->packedLinear, site, *packed, x, bias, y, error))
+    run.reportError("linear layer: " + error);
+}
+
+void conv2d(modelc_run_ctx *ctx, uint32_t site, const float *x, const float *w,
+            const float *bias, float *y, const int64_t *shape) {
+  RunState &run = runOf(ctx);
+  std::string error;
+  omp_set_num_threads(run.impl->numThreads);
+  PackedConvSite *packed =
+      run.impl->packedConv.site(site, w, bias != nullptr, shape, error);
+  if (!packed || !run.resources->packedConv.execute(run.impl->packedConv, site,
+                                                    *packed, x, bias, y, error))
+    run.reportError("convolution: " + error);
+}
+
+void launch(modelc_run_ctx *ctx, uint32_t device, modelc_task_fn task) {
+  RunState &run = runOf(ctx);
+  if (Device *d = deviceOf(run, device, "launch"))
+    d->launch(run, task);
+}
+
+void launchKernel(modelc_run_ctx *ctx, uint32_t device, uint32_t kernel,
+                  const uint32_t grid[3], const uint32_t block[3],
+                  uint32_t sharedBytes, void **args) {
+  RunState &run = runOf(ctx);
+  if (device >= run.impl->devices.size()) {
+    run.reportError("launch_kernel on device #" + std::to_string(device) +
+                    ", which is not a GPU");
+    return;
+  }
+  run.impl->devices[device]->launchKernel(run, kernel, grid, block, sharedBytes,
+                                          args);
+}
+
+void gemm(modelc_run_ctx *ctx, uint32_t device, const modelc_gemm *g) {
+  RunState &run = runOf(ctx);
+  if (device >= run.impl->devices.size()) {
+    run.reportError("gemm on device #" + std::to_string(device) +
+                    ", which is not a GPU");
+    return;
+  }
+  run.impl->devices[device]->gemm(run, *g);
+}
+
+void copy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
+          uint32_t srcDevice, const void *src, uint64_t bytes,
+          const char *what) {
+  RunState &run = runOf(ctx);
+  Device *to = deviceOf(run, dstDevice, "copy");
+  Device *from = deviceOf(run, srcDevice, "copy");
+  if (to && from)
+    copyEngine(*to, *from).copy(run, *to, dst, *from, src, bytes, what);
+}
+
+void record(modelc_run_ctx *ctx, uint32_t device, int stream, uint32_t event) {
+  RunState &run = runOf(ctx);
+  if (Device *d = deviceOf(run, device, "record"))
+    d->record(run, stream, event);
+}
+
+void wait(modelc_run_ctx *ctx, uint32_t device, int stream, uint32_t event) {
+  RunState &run = runOf(ctx);
+  if (Device *d = deviceOf(run, device, "wait"))
+    d->wait(run, stream, event);
+}
+
+/// Whether [ptr, ptr + bytes) is an input or output of the run.
+bool isEntryTensor(const RunState &run, const void *ptr, uint64_t bytes) {
+  auto within = [&](const void *base, uint64_t size) {
+    auto p = reinterpret_cast<uintptr_t>(ptr);
+    auto b = reinterpret_cast<uintptr_t>(base);
+    return base && p >= b && p + bytes <= b + size;
+  };
+  const EntryInfo &entry = *run.entryInfo;
+  for (std::size_t i = 0; i < entry.inputs.size(); ++i) {
+    const TensorInfo &t = entry.inputs[i];
+    Tensor view = Tensor::from_host(run.ctx->inputs[i], t.shape, t.dtype);
+    if (within(run.ctx->inputs[i], view.nbytes()))
+      return true;
+  }
+  for (std::size_t i = 0; i < entry.outputs.size(); ++i) {
+    const TensorInfo &t = entry.outputs[i];
+    Tensor view = Tensor::from_host(run.ctx->outputs[i], t.shape, t.dtype);
+    if (within(run.ctx->outputs[i], view.nbytes()))
+      return true;
+  }
+  return false;
+}
+
+/// The device of the plan that owns [ptr, ptr + bytes) during the run, or
+/// null.
+const Device *ownerOf(RunState &run, const void *ptr, uint64_t bytes) {
+  for (const std::unique_ptr<Device> &d : run.impl->devices) {
+    if (d->holds(run.on(*d), ptr, bytes))
+      return d.get();
+    if (d->isHost() && isEntryTensor(run, ptr, bytes))
+      return d.get();
+  }
+  return nullptr;
+}
+
+void check(modelc_run_ctx *ctx, uint32_t device, const void *ptr,
+           uint64_t bytes, const char *what) {
+  RunState &run = runOf(ctx);
+  Device *d = deviceOf(run, device, "check");
+  if (!d)
+    return;
+  const Device *owner = ownerOf(run, ptr, bytes);
+  if (owner == d)
+    return;
+  run.reportError(std::string("checked run: ") + what + " on " + d->name() +
+                  " touches " + std::to_string(bytes) + " bytes of " +
+                  (owner ? "the memory of " + owner->name()
+                         : std::string("memory of no device")) +
+                  ": a transfer is missing");
+}
+
+} // namespace
+
+modelc_runtime_api runtimeApi() {
+  modelc_runtime_api api{};
+  api.struct_size = sizeof(modelc_runtime_api);
+  api.sgemm = sgemm;
+  api.parallel_for = parallelForCallback;
+  api.linear = linear;
+  api.conv2d = conv2d;
+  api.report_error = reportError;
+  api.launch = launch;
+  api.copy = copy;
+  api.record = record;
+  api.wait = wait;
+  api.check = check;
+  api.launch_kernel = launchKernel;
+  api.gemm = gemm;
+  return api;
+}
+
+} // namespace modelc::detail

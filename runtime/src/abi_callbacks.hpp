@@ -1,0 +1,16 @@
+// abi_callbacks.hpp - the function table generated code calls
+// (modelc_runtime_api): each callback finds the run and the Device it
+// names and lets that do the work.
+#ifndef MODELC_RUNTIME_ABI_CALLBACKS_HPP
+#define MODELC_RUNTIME_ABI_CALLBACKS_HPP
+
+#include "modelc/abi.h"
+
+namespace modelc::detail {
+
+/// The runtime's callbacks; ctx->runtime is the run's RunState.
+modelc_runtime_api runtimeApi();
+
+} // namespace modelc::detail
+
+#endif // MODELC_RUNTIME_ABI_CALLBACKS_HPP

@@ -1,0 +1,354 @@
+// device_cuda.cpp - the "cuda:N" device: an NVIDIA GPU through the driver
+// API and cuBLASLt, both opened at run time.
+#include "device_cuda.hpp"
+
+#include "run_state.hpp"
+
+namespace modelc::detail {
+
+namespace {
+
+/// Host memory the GPUs copy to and from directly (page-locked, for every
+/// context: CU_MEMHOSTALLOC_PORTABLE).
+struct PinnedMemory : HostMemory {
+  PinnedMemory(const CudaApi &cuda, CUcontext ctx, uint64_t bytes,
+               const std::string &what)
+      : cuda(cuda) {
+    void *p = nullptr;
+    cuda.cuCtxSetCurrent(ctx);
+    cudaCheck(cuda.cuMemHostAlloc(&p, bytes ? bytes : 64,
+                                  /*CU_MEMHOSTALLOC_PORTABLE*/ 1),
+              "cuMemHostAlloc", "the host",
+              what + " (" + std::to_string(bytes) + " bytes)");
+    memory = static_cast<unsigned char *>(p);
+  }
+  ~PinnedMemory() override { cuda.cuMemFreeHost(memory); }
+  const CudaApi &cuda;
+};
+
+CUdeviceptr devicePointer(const void *p) {
+  return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
+}
+
+} // namespace
+
+CudaRun::~CudaRun() {
+  if (!ctx)
+    return;
+  cuda->cuCtxSetCurrent(ctx);
+  if (cublasLt)
+    releaseGemmState(*cublasLt, *cuda, gemm);
+  if (computeStream)
+    cuda->cuStreamDestroy(computeStream);
+  if (copyStream)
+    cuda->cuStreamDestroy(copyStream);
+  if (arenaMemory)
+    cuda->cuMemFree(arenaMemory);
+}
+
+CudaDevice::~CudaDevice() {
+  if (!ctx_)
+    return;
+  cuda().cuCtxSetCurrent(ctx_);
+  for (CUdeviceptr p : gpuWeights_)
+    cuda().cuMemFree(p);
+  if (module_)
+    cuda().cuModuleUnload(module_);
+  cuda().cuDevicePrimaryCtxRelease(gpu_);
+}
+
+bool CudaDevice::supportsCapture(std::string &why) const {
+  if (cuda().graphsMissing.empty())
+    return true;
+  why = "the CUDA driver lacks " + cuda().graphsMissing;
+  return false;
+}
+
+void CudaDevice::setUp() {
+  const modelc_model_desc &desc = *setup_.desc;
+  std::string what = "plan '" + setup_.planName + "'";
+  cudaCheck(cuda().cuDeviceGet(&gpu_, setup_.physical), "cuDeviceGet", name(),
+            what);
+  cudaCheck(cuda().cuDevicePrimaryCtxRetain(&ctx_, gpu_),
+            "cuDevicePrimaryCtxRetain", name(), what);
+  if (!desc.gpu_image)
+    return;
+  cuda().cuCtxSetCurrent(ctx_);
+  cudaCheck(cuda().cuModuleLoadData(&module_, desc.gpu_image),
+            "cuModuleLoadData", name(), "the model's GPU code, " + what);
+  for (uint32_t k = 0; k < desc.num_kernels; ++k) {
+    CUfunction fn = nullptr;
+    cudaCheck(cuda().cuModuleGetFunction(&fn, module_, desc.kernel_names[k]),
+              "cuModuleGetFunction", name(),
+              "kernel '" + std::string(desc.kernel_names[k]) + "'");
+    kernels_.push_back(fn);
+  }
+}
+
+void CudaDevice::connect(const std::vector<Device *> &devices) {
+  // Direct copies to the plan's other GPUs where the hardware allows them
+  // (NVLink or PCIe peer access); elsewhere the driver stages through the
+  // host.
+  for (Device *device : devices) {
+    auto *peer = dynamic_cast<CudaDevice *>(device);
+    if (!peer || peer->setup_.physical == setup_.physical)
+      continue;
+    int can = 0;
+    if (cuda().cuDeviceCanAccessPeer(&can, gpu_, peer->gpu_) != 0 || !can)
+      continue;
+    cuda().cuCtxSetCurrent(ctx_);
+    CUresult rc = cuda().cuCtxEnablePeerAccess(peer->ctx_, 0);
+    if (rc != 0 && rc != 704 /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */)
+      cudaCheck(rc, "cuCtxEnablePeerAccess", name(),
+                "peer access to " + peer->name() + ", plan '" +
+                    setup_.planName + "'");
+  }
+}
+
+CUdeviceptr CudaDevice::gpuAlloc(uint64_t bytes,
+                                 const std::string &what) const {
+  CUdeviceptr ptr = 0;
+  cuda().cuCtxSetCurrent(ctx_);
+  CUresult rc = cuda().cuMemAlloc(&ptr, bytes ? bytes : 1);
+  if (rc == 2 /* CUDA_ERROR_OUT_OF_MEMORY */) {
+    size_t freeBytes = 0, total = 0;
+    cuda().cuMemGetInfo(&freeBytes, &total);
+    throw Error(setup_.where + ": out of memory on " + name() +
+                " (visible GPU " + std::to_string(setup_.physical) +
+                "): " + what + " needs " + std::to_string(bytes) + " bytes; " +
+                std::to_string(freeBytes) + " of " + std::to_string(total) +
+                " bytes are free (plan '" + setup_.planName + "')");
+  }
+  cudaCheck(rc, "cuMemAlloc", name(),
+            what + ", plan '" + setup_.planName + "'");
+  return ptr;
+}
+
+const void *CudaDevice::upload(const void *host,
+                               const modelc_weight_desc &desc) {
+  // Uploaded once at load.
+  std::string what = "weight '" + std::string(desc.name) + "'";
+  CUdeviceptr ptr = gpuAlloc(desc.nbytes, what);
+  gpuWeights_.push_back(ptr);
+  cudaCheck(cuda().cuMemcpyHtoD(ptr, host, desc.nbytes), "cuMemcpyHtoD", name(),
+            what);
+  return reinterpret_cast<const void *>(static_cast<uintptr_t>(ptr));
+}
+
+std::unique_ptr<DeviceRun> CudaDevice::allocate(uint64_t bytes,
+                                                const std::string &entry) {
+  auto run = std::make_unique<CudaRun>();
+  run->cuda = &cuda();
+  run->ctx = ctx_;
+  run->arenaMemory =
+      gpuAlloc(bytes, "the scratch arena of entry '" + entry + "'");
+  std::string what = "plan '" + setup_.planName + "'";
+  cudaCheck(cuda().cuStreamCreate(&run->computeStream, 1), "cuStreamCreate",
+            name(), what);
+  cudaCheck(cuda().cuStreamCreate(&run->copyStream, 1), "cuStreamCreate",
+            name(), what);
+  run->arena = reinterpret_cast<unsigned char *>(
+      static_cast<uintptr_t>(run->arenaMemory));
+  run->arenaBytes = bytes;
+  return run;
+}
+
+std::unique_ptr<HostMemory>
+CudaDevice::allocateHost(uint64_t bytes, const std::string &what) const {
+  return std::make_unique<PinnedMemory>(cuda(), ctx_, bytes, what);
+}
+
+CudaRun &CudaDevice::on(RunState &run) const {
+  return static_cast<CudaRun &>(run.on(*this));
+}
+
+void CudaDevice::launch(RunState &run, modelc_task_fn task) {
+  // On the device's host worker, with its context current: the task issues
+  // kernels (launch_kernel) onto the device's compute stream.
+  modelc_run_ctx *ctx = run.ctx;
+  run.on(*this)
+      .stream(MODELC_STREAM_COMPUTE)
+      .enqueue(deviceCall(run, [this, ctx, task] {
+        cuda().cuCtxSetCurrent(ctx_);
+        task(ctx); // errors arrive through report_error
+      }));
+}
+
+void CudaDevice::launchKernel(RunState &run, uint32_t kernel,
+                              const uint32_t grid[3], const uint32_t block[3],
+                              uint32_t sharedBytes, void **args) {
+  if (kernel >= kernels_.size()) {
+    report(run, "launch_kernel of kernel #" + std::to_string(kernel) + " on " +
+                    name() + ": the model has " +
+                    std::to_string(kernels_.size()) + " kernels");
+    return;
+  }
+  CUresult rc = cuda().cuLaunchKernel(
+      kernels_[kernel], grid[0], grid[1], grid[2], block[0], block[1], block[2],
+      sharedBytes, on(run).computeStream, args, nullptr);
+  if (rc != 0)
+    report(run, "cuLaunchKernel failed on " + name() + " (kernel '" +
+                    setup_.desc->kernel_names[kernel] +
+                    "'): " + cudaErrorName(rc));
+}
+
+void CudaDevice::gemm(RunState &run, const modelc_gemm &g) {
+  CudaRun &mine = on(run);
+  try {
+    if (!mine.cublasLt) {
+      std::string why;
+      mine.cublasLt = cublasLtApi(why);
+      if (!mine.cublasLt)
+        throw Error("plan '" + setup_.planName +
+                    "' computes matrix products on " + name() +
+                    " with cuBLASLt: " + why);
+    }
+    runGemm(*mine.cublasLt, cuda(), mine.gemm, mine.computeStream, g, name());
+  } catch (const std::exception &e) {
+    report(run, e.what());
+  }
+}
+
+void CudaDevice::copy(RunState &run, Device &to, void *dst, Device &from,
+                      const void *src, uint64_t bytes, const char *op) {
+  // Issued from the destination's copy stream, on the CUDA copy stream of
+  // the destination GPU (of the source GPU for a copy to the host, which
+  // then waits for it: host work after it reads the data).
+  auto *toGpu = dynamic_cast<CudaDevice *>(&to);
+  auto *fromGpu = dynamic_cast<CudaDevice *>(&from);
+  CudaRun *toRun = toGpu ? &toGpu->on(run) : nullptr;
+  CudaRun *fromRun = fromGpu ? &fromGpu->on(run) : nullptr;
+  RunCapture *capture = &run.resources->capture;
+  const CudaApi *api = &cuda();
+  // The message is made only when a call fails.
+  auto what = [=, &to, &from] {
+    return (op ? std::string(op) + ": " : std::string()) + "a copy of " +
+           std::to_string(bytes) + " bytes from " + from.name() + " to " +
+           to.name();
+  };
+  run.on(to).stream(MODELC_STREAM_COPY).enqueue(deviceCall(run, [=, &to] {
+    if (toGpu && fromGpu && toGpu == fromGpu) {
+      api->cuCtxSetCurrent(toGpu->ctx_);
+      cudaCheckLazy(api->cuMemcpyDtoDAsync(devicePointer(dst),
+                                           devicePointer(src), bytes,
+                                           toRun->copyStream),
+                    "cuMemcpyDtoDAsync", to.name(), what);
+    } else if (toGpu && fromGpu) {
+      api->cuCtxSetCurrent(toGpu->ctx_);
+      cudaCheckLazy(api->cuMemcpyPeerAsync(devicePointer(dst), toGpu->ctx_,
+                                           devicePointer(src), fromGpu->ctx_,
+                                           bytes, toRun->copyStream),
+                    "cuMemcpyPeerAsync", to.name(), what);
+    } else if (toGpu) {
+      api->cuCtxSetCurrent(toGpu->ctx_);
+      cudaCheckLazy(api->cuMemcpyHtoDAsync(devicePointer(dst), src, bytes,
+                                           toRun->copyStream),
+                    "cuMemcpyHtoDAsync", to.name(), what);
+    } else {
+      CUstream s = fromRun->copyStream;
+      api->cuCtxSetCurrent(fromGpu->ctx_);
+      cudaCheckLazy(api->cuMemcpyDtoHAsync(dst, devicePointer(src), bytes, s),
+                    "cuMemcpyDtoHAsync", fromGpu->name(), what);
+      // While a graph is captured nothing runs: the replay syncs.
+      if (!capture->capturing)
+        cudaCheckLazy(api->cuStreamSynchronize(s), "cuStreamSynchronize",
+                      fromGpu->name(), what);
+    }
+  }));
+}
+
+void CudaDevice::record(RunState &run, int which, uint32_t event) {
+  // An event recorded on a GPU is a CUDA event, and the host event says it
+  // has been issued.
+  CudaRun &mine = on(run);
+  RunEvents *events = &run.resources->events;
+  mine.stream(which).enqueue(
+      deviceCall(run, [this, &mine, events, which, event] {
+        struct Issued { // the host event is set even when a call fails
+          RunEvents *events;
+          uint32_t event;
+          ~Issued() { events->host().set(event); }
+        } issued{events, event};
+        auto what = [event] { return "event " + std::to_string(event); };
+        cuda().cuCtxSetCurrent(ctx_);
+        auto native = static_cast<CUevent>(events->native(event));
+        if (!native) {
+          cudaCheckLazy(cuda().cuEventCreate(&native, 2 /* DISABLE_TIMING */),
+                        "cuEventCreate", name(), what);
+          events->setNative(event, native, this);
+        }
+        cudaCheckLazy(cuda().cuEventRecord(native, mine.cudaStream(which)),
+                      "cuEventRecord", name(), what);
+      }));
+}
+
+void CudaDevice::wait(RunState &run, int which, uint32_t event) {
+  // The GPU stream waits on the CUDA event, once it has been issued.
+  CudaRun &mine = on(run);
+  RunEvents *events = &run.resources->events;
+  mine.stream(which).enqueue(
+      deviceCall(run, [this, &run, &mine, events, which, event] {
+        events->host().wait(event);
+        void *native = events->native(event);
+        if (!native)
+          return;
+        if (!dynamic_cast<CudaDevice *>(events->owner(event))) {
+          events->owner(event)->synchronizeEvent(run, event, name());
+          return;
+        }
+        cuda().cuCtxSetCurrent(ctx_);
+        cudaCheckLazy(cuda().cuStreamWaitEvent(mine.cudaStream(which),
+                                               static_cast<CUevent>(native), 0),
+                      "cuStreamWaitEvent", name(),
+                      [event] { return "event " + std::to_string(event); });
+      }));
+}
+
+void CudaDevice::synchronizeEvent(RunState &run, uint32_t event,
+                                  const std::string &waiter) {
+  // While a graph is captured nothing runs: the replay orders the work.
+  if (run.resources->capture.capturing)
+    return;
+  cuda().cuCtxSetCurrent(ctx_);
+  cudaCheckLazy(cuda().cuEventSynchronize(
+                    static_cast<CUevent>(run.resources->events.native(event))),
+                "cuEventSynchronize", waiter,
+                [event] { return "event " + std::to_string(event); });
+}
+
+void CudaDevice::destroyEvent(void *native) {
+  cuda().cuCtxSetCurrent(ctx_);
+  cuda().cuEventDestroy(static_cast<CUevent>(native));
+}
+
+void CudaDevice::finish(RunState &run) {
+  // The run ends when the GPU's streams have finished.
+  CudaRun &mine = on(run);
+  cuda().cuCtxSetCurrent(ctx_);
+  for (CUstream s : {mine.computeStream, mine.copyStream})
+    if (CUresult rc = cuda().cuStreamSynchronize(s))
+      report(run, "cuStreamSynchronize failed on " + name() +
+                      " at the end of the run: " + cudaErrorName(rc));
+}
+
+MachineGpus probeMachineGpus(const modelc_model_desc &desc,
+                             const CudaApi *&cuda) {
+  MachineGpus machine;
+  const GpuInventory &gpus = visible_gpus();
+  machine.count = static_cast<int>(gpus.gpus.size());
+  machine.status = gpus.status;
+  std::string noCuda;
+  cuda = cudaApi(noCuda);
+  machine.drivable = cuda != nullptr;
+  if (!cuda && machine.count > 0)
+    machine.status += "; " + noCuda;
+  std::string noLt;
+  if (cuda && (desc.gpu_libraries & MODELC_GPU_NEEDS_CUBLASLT) &&
+      !cublasLtApi(noLt)) {
+    machine.drivable = false;
+    machine.status += "; the model's GPU plans need cuBLASLt: " + noLt;
+  }
+  return machine;
+}
+
+} // namespace modelc::detail

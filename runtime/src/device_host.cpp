@@ -1,0 +1,56 @@
+// device_host.cpp - the streams of the devices whose memory is host memory
+// (cpu, sim): host workers running the plan's CPU code.
+#include "device_host.hpp"
+
+#include "run_state.hpp"
+
+namespace modelc::detail {
+
+void HostDevice::launch(RunState &run, modelc_task_fn task) {
+  if (run.resources->capture.capturing) {
+    // Graph mode: host tasks (the outputs task) run after each replay.
+    run.resources->capture.hostTasks.push_back(task);
+    return;
+  }
+  Stream::Task t{Stream::Task::Launch};
+  t.ctx = run.ctx;
+  t.task = task;
+  run.on(*this).stream(MODELC_STREAM_COMPUTE).enqueue(t);
+}
+
+void HostDevice::copy(RunState &run, Device &to, void *dst, Device &,
+                      const void *src, uint64_t bytes, const char *) {
+  // Both sides are host memory: a memcpy on the destination's copy stream.
+  Stream::Task t{Stream::Task::Copy};
+  t.ctx = run.ctx;
+  t.dst = dst;
+  t.src = src;
+  t.bytes = bytes;
+  run.on(to).stream(MODELC_STREAM_COPY).enqueue(t);
+}
+
+void HostDevice::record(RunState &run, int which, uint32_t event) {
+  Stream::Task t{Stream::Task::Record};
+  t.ctx = run.ctx;
+  t.event = event;
+  t.events = &run.resources->events.host();
+  run.on(*this).stream(which).enqueue(t);
+}
+
+void HostDevice::wait(RunState &run, int which, uint32_t event) {
+  RunEvents &events = run.resources->events;
+  if (events.deviceEvents()) {
+    // The event may be a GPU's: then the host waits for the GPU to reach it.
+    run.on(*this).stream(which).enqueue(deviceCall(run, [&run, this, event] {
+      run.resources->events.waitOnHost(run, event, name());
+    }));
+    return;
+  }
+  Stream::Task t{Stream::Task::Wait};
+  t.ctx = run.ctx;
+  t.event = event;
+  t.events = &events.host();
+  run.on(*this).stream(which).enqueue(t);
+}
+
+} // namespace modelc::detail

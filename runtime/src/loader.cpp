@@ -1,0 +1,163 @@
+// loader.cpp - opening a model.so: the file checks before dlopen, the
+// descriptor it exports, and the checks of that descriptor.
+#include "loader.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <dlfcn.h>
+#include <elf.h>
+#include <fstream>
+
+namespace modelc::detail {
+
+Library::~Library() {
+  if (handle)
+    ::dlclose(handle);
+}
+
+std::string modelName(const std::string &path) { return "'" + path + "'"; }
+
+namespace {
+
+/// Checks that `path` is a complete 64-bit ELF shared object before dlopen
+/// maps it: a truncated file would otherwise fault (SIGBUS) when touched.
+void checkElfFile(const std::string &path) {
+  std::string where = "model " + modelName(path);
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file)
+    throw Error("cannot open " + where + ": " + std::strerror(errno));
+  uint64_t size = static_cast<uint64_t>(file.tellg());
+  file.seekg(0);
+  Elf64_Ehdr header{};
+  file.read(reinterpret_cast<char *>(&header), sizeof(header));
+  if (static_cast<uint64_t>(file.gcount()) < 4 ||
+      std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
+    throw Error(where + " is not a compiled model: not a shared library");
+  if (static_cast<uint64_t>(file.gcount()) < sizeof(header) ||
+      header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_type != ET_DYN)
+    throw Error(where + " is not a compiled model: not a 64-bit shared "
+                        "library");
+  auto truncated = [&] {
+    return Error(where +
+                 " is truncated or corrupt: its ELF headers "
+                 "describe more than its " +
+                 std::to_string(size) + " bytes");
+  };
+  if (header.e_phentsize != sizeof(Elf64_Phdr) ||
+      header.e_phoff + uint64_t(header.e_phnum) * sizeof(Elf64_Phdr) > size ||
+      header.e_shoff + uint64_t(header.e_shnum) * header.e_shentsize > size)
+    throw truncated();
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr segment{};
+    file.seekg(
+        static_cast<std::streamoff>(header.e_phoff + i * sizeof(segment)));
+    file.read(reinterpret_cast<char *>(&segment), sizeof(segment));
+    if (segment.p_offset + segment.p_filesz > size)
+      throw truncated();
+  }
+}
+
+bool validDType(uint32_t code) { return dtypeFromCode(code).has_value(); }
+
+TensorInfo tensorInfo(const modelc_tensor_desc &d, const std::string &where) {
+  if (!d.name || !validDType(d.dtype) || (d.rank && !d.shape))
+    throw Error(where + ": malformed tensor description");
+  TensorInfo info{d.name, *dtypeFromCode(d.dtype),
+                  std::vector<int64_t>(d.shape, d.shape + d.rank)};
+  for (int64_t dim : info.shape)
+    if (dim < 0)
+      throw Error(where + ": tensor '" + info.name +
+                  "' has a negative "
+                  "dimension");
+  return info;
+}
+
+/// The entry points of `desc`, checked.
+std::vector<EntryInfo> checkEntries(const modelc_model_desc &desc,
+                                    const std::string &where) {
+  if (desc.num_entries == 0 || !desc.entries)
+    throw Error(where + " has no entry points");
+  std::vector<EntryInfo> entries;
+  for (uint32_t i = 0; i < desc.num_entries; ++i) {
+    const modelc_entry_desc &e = desc.entries[i];
+    if (!e.name || (e.num_inputs && !e.inputs) || (e.num_outputs && !e.outputs))
+      throw Error(where + ": malformed entry point #" + std::to_string(i));
+    EntryInfo info{e.name, {}, {}};
+    for (uint32_t j = 0; j < e.num_inputs; ++j)
+      info.inputs.push_back(tensorInfo(e.inputs[j], where));
+    for (uint32_t j = 0; j < e.num_outputs; ++j)
+      info.outputs.push_back(tensorInfo(e.outputs[j], where));
+    entries.push_back(std::move(info));
+  }
+  return entries;
+}
+
+} // namespace
+
+OpenedModel openModel(const std::string &path) {
+  std::string where = "model " + modelName(path);
+  checkElfFile(path);
+
+  // dlopen of a file path needs a slash, or it searches the library path.
+  std::string dlPath = path.find('/') == std::string::npos ? "./" + path : path;
+  OpenedModel opened;
+  opened.library = std::make_shared<Library>();
+  opened.library->handle = ::dlopen(dlPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!opened.library->handle)
+    throw Error("cannot load " + where + ": " + ::dlerror());
+  auto fn = reinterpret_cast<modelc_model_fn>(
+      ::dlsym(opened.library->handle, MODELC_MODEL_SYMBOL));
+  if (!fn)
+    throw Error(where + " is not a modelc model: it does not export " +
+                MODELC_MODEL_SYMBOL);
+  opened.desc = fn();
+  if (!opened.desc)
+    throw Error(where + " returned no descriptor");
+  if (opened.desc->abi_version != MODELC_ABI_VERSION)
+    throw Error(where + " was built for modelc ABI version " +
+                std::to_string(opened.desc->abi_version) +
+                "; this runtime supports version " +
+                std::to_string(MODELC_ABI_VERSION) +
+                " (rebuild the model with a matching modelc)");
+  return opened;
+}
+
+DescriptorInfo checkDescriptor(const modelc_model_desc &desc,
+                               const std::string &path) {
+  std::string where = "model " + modelName(path);
+  if (desc.struct_size < sizeof(modelc_model_desc))
+    throw Error(where + " has a truncated descriptor (" +
+                std::to_string(desc.struct_size) + " bytes, expected " +
+                std::to_string(sizeof(modelc_model_desc)) + ")");
+  DescriptorInfo info;
+  info.compilerVersion = desc.compiler_version ? desc.compiler_version : "";
+  info.compilerFlags = desc.compiler_flags ? desc.compiler_flags : "";
+  info.entries = checkEntries(desc, where);
+  if (desc.num_weights && !desc.weights)
+    throw Error(where + ": malformed weight table");
+  for (uint32_t i = 0; i < desc.num_weights; ++i) {
+    const modelc_weight_desc &w = desc.weights[i];
+    if (!w.name || !validDType(w.dtype) || (w.rank && !w.shape))
+      throw Error(where + ": malformed weight #" + std::to_string(i));
+  }
+  if ((desc.gpu_image && !desc.gpu_image_size) ||
+      (desc.num_kernels && (!desc.kernel_names || !desc.gpu_image)))
+    throw Error(where + ": malformed GPU code table");
+  for (uint32_t k = 0; k < desc.num_kernels; ++k)
+    if (!desc.kernel_names[k])
+      throw Error(where + ": malformed GPU kernel #" + std::to_string(k));
+  if (desc.num_plans == 0 || !desc.plans)
+    throw Error(where + " has no plans");
+  for (uint32_t i = 0; i < desc.num_plans; ++i) {
+    const modelc_plan_desc &p = desc.plans[i];
+    if (!p.name || !p.num_devices || !p.devices || !p.arena_bytes || !p.run)
+      throw Error(where + ": malformed plan #" + std::to_string(i));
+    for (uint32_t e = 0; e < desc.num_entries; ++e)
+      if (!p.run[e])
+        throw Error(where + ": plan '" + p.name + "' lacks entry point '" +
+                    info.entries[e].name + "'");
+  }
+  return info;
+}
+
+} // namespace modelc::detail

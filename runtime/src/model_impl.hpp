@@ -1,0 +1,69 @@
+// model_impl.hpp - a loaded model: its library and descriptor, the chosen
+// plan with its devices, its weights, and the pool of run resources.
+#ifndef MODELC_RUNTIME_MODEL_IMPL_HPP
+#define MODELC_RUNTIME_MODEL_IMPL_HPP
+
+#include "device.hpp"
+#include "loader.hpp"
+#include "modelc/abi.h"
+#include "modelc/runtime.hpp"
+#include "packed_conv.hpp"
+#include "packed_linear.hpp"
+#include "run_state.hpp"
+#include "weights.hpp"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace modelc {
+
+struct Model::Impl {
+  std::string path;
+  std::shared_ptr<detail::Library> library;
+  const modelc_model_desc *desc = nullptr;
+  const modelc_plan_desc *plan = nullptr;
+  std::string planName, compilerVersion, compilerFlags;
+  // Why the default choice fell back from a GPU plan, or empty.
+  std::string planNote;
+  std::vector<EntryInfo> entries;
+  detail::HostWeights weights;
+  int numThreads = 1;
+  PackedLinearCache packedLinear;
+  PackedConvCache packedConv;
+  modelc_runtime_api api{};
+
+  // Per entry point: run resources not in use by a run.
+  std::vector<std::vector<std::unique_ptr<detail::RunResources>>> freeResources;
+  std::mutex resourceMutex;
+
+  // The plan's devices, in its order; per device the weights resident
+  // there. A plan of more than the host alone runs on streams.
+  std::vector<std::unique_ptr<detail::Device>> devices;
+  std::vector<const void *const *> deviceWeightTables;
+  bool multiDevice = false;
+  // A device whose page-locked host memory the inputs are staged in (a GPU
+  // of the plan), or null.
+  const detail::Device *stagingDevice = nullptr;
+  // LoadOptions::cuda_graphs: the device where a run's capture starts.
+  detail::Device *captureOrigin = nullptr;
+
+  ~Impl() {
+    // Runs' resources first, then the weights and the devices.
+    freeResources.clear();
+    devices.clear();
+  }
+
+  /// The index of entry point `name`; an Error naming the available ones
+  /// otherwise.
+  std::size_t entryIndex(const std::string &name) const;
+  /// Run resources of `entry`, from the pool or new.
+  std::unique_ptr<detail::RunResources> acquireResources(std::size_t entry);
+  void releaseResources(std::size_t entry,
+                        std::unique_ptr<detail::RunResources> resources);
+};
+
+} // namespace modelc
+
+#endif // MODELC_RUNTIME_MODEL_IMPL_HPP

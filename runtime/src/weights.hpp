@@ -1,0 +1,38 @@
+// weights.hpp - a model's weights in host memory: bound from a safetensors
+// file or from the data embedded in model.so, checked against the weight
+// table.
+#ifndef MODELC_RUNTIME_WEIGHTS_HPP
+#define MODELC_RUNTIME_WEIGHTS_HPP
+
+#include "modelc/abi.h"
+#include "modelc/runtime.hpp"
+#include "safetensors.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace modelc::detail {
+
+/// The weights of a model in host memory, one pointer per weight of the
+/// table (64-byte aligned), and what keeps them alive.
+struct HostWeights {
+  std::vector<const void *> pointers;
+  std::vector<Tensor> owned; // aligned copies of unaligned weights
+  std::unique_ptr<SafetensorsFile> file;
+};
+
+/// Binds the weights of `desc` (the model at `path`): from `weightsFile`
+/// when given, else from the model's external safetensors file (relative to
+/// `path`), else from its embedded data. Every weight must be there with its
+/// dtype and shape, and a file may hold no other tensor. Throws
+/// modelc::Error.
+void bindWeights(HostWeights &weights, const modelc_model_desc &desc,
+                 const std::string &path, const std::string &weightsFile);
+
+/// The dtype and shape of weight `w` as a read-only host tensor at `data`.
+Tensor weightTensor(const modelc_weight_desc &w, const void *data);
+
+} // namespace modelc::detail
+
+#endif // MODELC_RUNTIME_WEIGHTS_HPP
