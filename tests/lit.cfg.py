@@ -30,6 +30,13 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 if shutil.which("nvcc") or os.access("/usr/local/cuda/bin/nvcc", os.X_OK):
     config.available_features.add("nvcc")
 
+# The entry points of an IR file (its func.func names), one a line: e2e loops
+# over tests/e2e/Inputs/ops.ir run every entry found there, so a new entry is
+# tested on every device path without being listed anywhere.
+# (lit applies substitutions with re.sub: no backslash in the text.)
+config.substitutions.append(
+    ("%{ir-entries}", "awk -F '[@(]' '/^func[.]func @/ { print $2 }'"))
+
 # Without --target, modelc builds 'cpu' plus a one-GPU plan where nvcc exists;
 # the suite asks for its targets explicitly (tests/Driver/default-targets.test
 # checks the default set itself).

@@ -1,0 +1,230 @@
+// kernels_scalar_test.cpp - the element helpers of
+// compiler/kernels/cpu/kernels.h: to_f32/from_f32 for f16 and bf16 (round to
+// nearest, ties to even, against an independent rounding in double),
+// broadcast_offset, int_pow, int_div and the activation functions.
+#include "kernel_test_context.h"
+
+#include <cstring>
+#include <limits>
+
+using modelc_test::KernelTestContext;
+
+namespace {
+
+float fromBits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// The 16-bit pattern nearest to `f` (ties to even) for a format with
+/// `mantissaBits` stored mantissa bits and exponent bias `bias`, computed in
+/// double: the value rounded to a multiple of its format's quantum, then
+/// encoded.
+uint16_t referenceRound(float f, int mantissaBits, int exponentBits) {
+  const int bias = (1 << (exponentBits - 1)) - 1;
+  const int minExponent = 1 - bias; // of the smallest normal
+  const uint16_t sign = std::signbit(f) ? 1u << 15 : 0;
+  const uint16_t infinity = ((1u << exponentBits) - 1) << mantissaBits;
+  if (std::isnan(f))
+    return sign | infinity | (1u << (mantissaBits - 1));
+  double magnitude = std::fabs(double(f));
+  if (std::isinf(f))
+    return sign | infinity;
+  if (magnitude == 0)
+    return sign;
+  int e;
+  std::frexp(magnitude, &e); // magnitude = m * 2^e, m in [0.5, 1)
+  int leading = std::max(e - 1, minExponent);
+  double quantum = std::ldexp(1.0, leading - mantissaBits);
+  double rounded = std::nearbyint(magnitude / quantum) * quantum;
+  double largest = std::ldexp(2.0 - std::ldexp(1.0, -mantissaBits), bias);
+  if (rounded > largest)
+    return sign | infinity;
+  if (rounded < std::ldexp(1.0, minExponent)) // subnormal (or zero)
+    return sign | static_cast<uint16_t>(
+                      rounded / std::ldexp(1.0, minExponent - mantissaBits));
+  std::frexp(rounded, &e);
+  int exponent = e - 1;
+  uint16_t mantissa = static_cast<uint16_t>(
+      rounded / std::ldexp(1.0, exponent - mantissaBits) - (1 << mantissaBits));
+  return sign | static_cast<uint16_t>((exponent + bias) << mantissaBits) |
+         mantissa;
+}
+
+/// Floats to round: every 16-bit value, the midpoints and near-midpoints
+/// between neighbours, and random floats over the whole range.
+template <bool BF16> std::vector<float> probeFloats() {
+  std::vector<float> values;
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    float f = BF16 ? modelc::bf16_to_float(bits) : modelc::f16_to_float(bits);
+    if (!std::isfinite(f))
+      continue;
+    values.push_back(f);
+    float next =
+        BF16 ? modelc::bf16_to_float(bits + 1) : modelc::f16_to_float(bits + 1);
+    if (!std::isfinite(next) || std::signbit(next) != std::signbit(f))
+      continue;
+    float middle = static_cast<float>((double(f) + double(next)) / 2);
+    values.push_back(middle);
+    values.push_back(std::nextafter(middle, INFINITY));
+    values.push_back(std::nextafter(middle, -INFINITY));
+  }
+  std::mt19937 rng(131);
+  for (int i = 0; i < 100000; ++i) {
+    uint32_t bits = static_cast<uint32_t>(rng());
+    float f = fromBits(bits);
+    if (!std::isnan(f))
+      values.push_back(f);
+  }
+  for (float special : {INFINITY, -INFINITY, 65504.0f, 65519.99f, 65520.0f,
+                        -65520.0f, 3.4028235e38f, 1e-8f, 2.98e-8f, 2.99e-8f,
+                        1.1754944e-38f, 1e-45f, -0.0f, 0.0f})
+    values.push_back(special);
+  return values;
+}
+
+template <bool BF16> void checkRounding() {
+  const int mantissaBits = BF16 ? 7 : 10, exponentBits = BF16 ? 8 : 5;
+  std::vector<float> values = probeFloats<BF16>();
+  std::vector<uint16_t> got(values.size());
+  KernelTestContext ctx;
+  modelc_cpu::from_f32<BF16>(ctx.get(), values.data(), got.data(),
+                             static_cast<int64_t>(values.size()));
+  int failures = 0;
+  for (size_t i = 0; i < values.size() && failures < 10; ++i) {
+    uint16_t want = referenceRound(values[i], mantissaBits, exponentBits);
+    if (got[i] != want) {
+      ++failures;
+      ADD_FAILURE() << (BF16 ? "bf16" : "f16") << " of " << values[i]
+                    << std::hexfloat << " (" << values[i] << "): got 0x"
+                    << std::hex << got[i] << ", want 0x" << want;
+    }
+  }
+  // Back to f32: exact, and what the reference encoding means.
+  std::vector<float> back(values.size());
+  modelc_cpu::to_f32<BF16>(ctx.get(), got.data(), back.data(),
+                           static_cast<int64_t>(got.size()));
+  for (size_t i = 0; i < values.size() && failures < 10; ++i) {
+    double error = std::fabs(double(back[i]) - double(values[i]));
+    if (std::isinf(back[i]))
+      continue;
+    // Within half a unit of the 16-bit format at that magnitude.
+    int e;
+    std::frexp(double(back[i]) == 0 ? double(values[i]) : double(back[i]), &e);
+    int leading = std::max(e - 1, 2 - (1 << (exponentBits - 1)));
+    if (error > std::ldexp(1.0, leading - mantissaBits - 1)) {
+      ++failures;
+      ADD_FAILURE() << values[i] << " came back as " << back[i];
+    }
+  }
+}
+
+} // namespace
+
+TEST(CpuKernels, F16RoundsToNearestEven) { checkRounding<false>(); }
+TEST(CpuKernels, Bf16RoundsToNearestEven) { checkRounding<true>(); }
+
+TEST(CpuKernels, HalfRoundTripAndNaN) {
+  KernelTestContext ctx;
+  for (bool bf16 : {false, true}) {
+    std::vector<uint16_t> bits(0x10000), again(0x10000);
+    for (uint32_t b = 0; b < 0x10000; ++b)
+      bits[b] = static_cast<uint16_t>(b);
+    std::vector<float> f(0x10000);
+    if (bf16) {
+      modelc_cpu::to_f32<true>(ctx.get(), bits.data(), f.data(), 0x10000);
+      modelc_cpu::from_f32<true>(ctx.get(), f.data(), again.data(), 0x10000);
+    } else {
+      modelc_cpu::to_f32<false>(ctx.get(), bits.data(), f.data(), 0x10000);
+      modelc_cpu::from_f32<false>(ctx.get(), f.data(), again.data(), 0x10000);
+    }
+    const uint16_t exponentMask = bf16 ? 0x7f80 : 0x7c00;
+    const uint16_t mantissaMask = bf16 ? 0x007f : 0x03ff;
+    for (uint32_t b = 0; b < 0x10000; ++b) {
+      bool nan = (b & exponentMask) == exponentMask && (b & mantissaMask);
+      EXPECT_EQ(std::isnan(f[b]), nan) << std::hex << b;
+      if (nan) {
+        EXPECT_EQ(again[b] & exponentMask, exponentMask) << std::hex << b;
+        EXPECT_NE(again[b] & mantissaMask, 0) << std::hex << b;
+      } else {
+        EXPECT_EQ(again[b], b) << (bf16 ? "bf16 " : "f16 ") << std::hex << b;
+      }
+    }
+  }
+  // f16 decoding against its definition.
+  for (uint32_t b = 0; b < 0x7c00; ++b) {
+    int exponent = b >> 10, mantissa = b & 0x3ff;
+    double want = exponent == 0 ? std::ldexp(mantissa, -24)
+                                : std::ldexp(1024 + mantissa, exponent - 25);
+    EXPECT_EQ(double(modelc::f16_to_float(b)), want) << std::hex << b;
+    EXPECT_EQ(double(modelc::f16_to_float(b | 0x8000)), -want) << std::hex << b;
+  }
+}
+
+TEST(CpuKernels, BroadcastOffset) {
+  // Output [2, 3, 4]; the operand [3, 1] right-aligned: strides {0, 1, 0}.
+  const int64_t dims[] = {2, 3, 4}, strides[] = {0, 1, 0};
+  for (int64_t i = 0; i < 24; ++i)
+    EXPECT_EQ(modelc_cpu::broadcast_offset(i, 3, dims, strides), (i / 4) % 3)
+        << i;
+  // A full operand: the offset is the index.
+  const int64_t full[] = {12, 4, 1};
+  for (int64_t i = 0; i < 24; ++i)
+    EXPECT_EQ(modelc_cpu::broadcast_offset(i, 3, dims, full), i);
+  // A scalar operand, and rank 0.
+  const int64_t none[] = {0, 0, 0};
+  EXPECT_EQ(modelc_cpu::broadcast_offset(17, 3, dims, none), 0);
+  EXPECT_EQ(modelc_cpu::broadcast_offset(0, 0, nullptr, nullptr), 0);
+}
+
+TEST(CpuKernels, IntPow) {
+  for (int64_t base = -6; base <= 6; ++base)
+    for (int64_t exp = 0; exp <= 12; ++exp) {
+      int64_t want = 1;
+      for (int64_t i = 0; i < exp; ++i)
+        want *= base;
+      EXPECT_EQ(modelc_cpu::int_pow<int64_t>(base, exp), want)
+          << base << "^" << exp;
+      if (want >= INT32_MIN && want <= INT32_MAX) {
+        EXPECT_EQ(modelc_cpu::int_pow<int32_t>(int32_t(base), int32_t(exp)),
+                  int32_t(want))
+            << base << "^" << exp;
+      }
+    }
+  // Negative exponents, as numpy's integer power: 0 except for 1 and -1.
+  for (int64_t exp : {-1, -2, -3}) {
+    EXPECT_EQ(modelc_cpu::int_pow<int64_t>(1, exp), 1);
+    EXPECT_EQ(modelc_cpu::int_pow<int64_t>(-1, exp), exp % 2 ? -1 : 1);
+    EXPECT_EQ(modelc_cpu::int_pow<int64_t>(2, exp), 0);
+    EXPECT_EQ(modelc_cpu::int_pow<int64_t>(-3, exp), 0);
+  }
+  EXPECT_EQ(modelc_cpu::int_pow<int32_t>(0, 0), 1);
+  EXPECT_EQ(modelc_cpu::int_pow<int32_t>(3, 19), 1162261467);
+}
+
+TEST(CpuKernels, IntDiv) {
+  for (int32_t a = -9; a <= 9; ++a)
+    for (int32_t b = -4; b <= 4; ++b) {
+      // Truncation toward zero; division by zero is 0 (docs/ir.md).
+      int32_t want =
+          b == 0 ? 0 : static_cast<int32_t>(std::trunc(double(a) / b));
+      EXPECT_EQ(modelc_cpu::int_div(a, b), want) << a << " / " << b;
+      EXPECT_EQ(modelc_cpu::int_div<int64_t>(a, b), want) << a << " / " << b;
+    }
+}
+
+TEST(CpuKernels, Activations) {
+  for (float x : {-6.0f, -2.5f, -1.0f, -0.3f, 0.0f, 0.4f, 1.0f, 3.0f, 7.5f}) {
+    double d = x;
+    EXPECT_NEAR(modelc_cpu::sigmoid(x), 1 / (1 + std::exp(-d)), 1e-6) << x;
+    double tolerance = 2e-6 * (1 + std::fabs(d));
+    EXPECT_NEAR(modelc_cpu::gelu_erf(x),
+                0.5 * d * (1 + std::erf(d / std::sqrt(2.0))), tolerance)
+        << x;
+    double inner = std::sqrt(2 / M_PI) * (d + 0.044715 * d * d * d);
+    EXPECT_NEAR(modelc_cpu::gelu_tanh(x), 0.5 * d * (1 + std::tanh(inner)),
+                tolerance)
+        << x;
+  }
+}
