@@ -218,11 +218,11 @@ private:
   std::vector<std::pair<std::string, double>> stages;
 };
 
-int fail(const llvm::Twine &message) {
+/// Reports `message` as modelc's error; always fails.
+LogicalResult fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "modelc") << message << "\n";
-  return 1;
+  return failure();
 }
-
 /// Parses the model, keeping the names of entry-point arguments from the
 /// source text (MLIR itself drops SSA names).
 OwningOpRef<ModuleOp>
@@ -270,177 +270,279 @@ std::string commandLine(int argc, char **argv) {
   return text;
 }
 
-/// Runs the driver; returns the process exit status.
-int runDriver(const std::string &flags) {
-  DialectRegistry registry;
-  modelc::registerModelcDialects(registry);
-  MLIRContext context(registry);
-  // Ops of unknown dialects parse, so that modelc-verify-model can reject
-  // them with a message about models rather than about MLIR's flags.
-  context.allowUnregisteredDialects(true);
-  // A diagnostic names the op and its location; a dump of the op is noise.
-  context.printOpOnDiagnostic(false);
+/// Writes what `write` prints to -o, or to stdout without it.
+LogicalResult writeText(llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  std::string path = outputPath.empty() ? "-" : outputPath.getValue();
+  std::string errorMessage;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(path, &errorMessage);
+  if (!output)
+    return fail(errorMessage);
+  write(output->os());
+  output->os().flush();
+  if (output->os().has_error()) {
+    output->os().clear_error();
+    return fail("cannot write '" + path + "'");
+  }
+  output->keep();
+  return success();
+}
 
+/// Inputs keep the names they have in the source (as `graph.name`).
+void nameArguments(
+    ModuleOp module,
+    const llvm::StringMap<std::vector<std::string>> &argumentNames) {
+  Builder builder(module.getContext());
+  for (auto function : module.getOps<func::FuncOp>()) {
+    auto names = argumentNames.find(function.getSymName());
+    if (names == argumentNames.end())
+      continue;
+    for (unsigned i = 0;
+         i < function.getNumArguments() && i < names->second.size(); ++i)
+      if (!function.getArgAttr(i, "graph.name"))
+        function.setArgAttr(i, "graph.name",
+                            builder.getStringAttr(names->second[i]));
+  }
+}
+
+/// The targets to build plans for: those of --target, or else the default
+/// set: the CPU, and one GPU when nvcc can build kernels;
+/// MODELC_DEFAULT_TARGETS (comma-separated) replaces it.
+std::vector<std::string> chooseTargets() {
+  std::vector<std::string> targetNames(targets.begin(), targets.end());
+  if (!targetNames.empty())
+    return targetNames;
+  const char *env = std::getenv("MODELC_DEFAULT_TARGETS");
+  std::string why;
+  if (env && *env) {
+    SmallVector<StringRef> names;
+    StringRef(env).split(names, ',', -1, false);
+    for (StringRef n : names)
+      targetNames.push_back(n.trim().str());
+  } else if (std::optional<std::string> nvcc = modelc::findNvcc(why)) {
+    targetNames = {"cpu", "h200"};
+    if (emitKind == EmitKind::Library || verbose)
+      llvm::errs() << "modelc: note: nvcc found (" << *nvcc
+                   << "): building plans 'cpu' and 'h200' (one GPU); "
+                      "--target=cpu builds the CPU plan alone\n";
+  } else {
+    targetNames.push_back("cpu");
+  }
+  return targetNames;
+}
+
+/// `path` for one of `targetCount` targets: with several, the target's name
+/// goes before the extension (report.json -> report-h200x2.json).
+std::string perTargetPath(const std::string &path, const std::string &target,
+                          size_t targetCount) {
+  if (path.empty() || targetCount == 1)
+    return path;
+  llvm::SmallString<256> out(path);
+  std::string ext = llvm::sys::path::extension(path).str();
+  llvm::sys::path::replace_extension(out, "");
+  std::string safe = target;
+  for (char &c : safe)
+    if (!llvm::isAlnum(c) && c != '.')
+      c = '_';
+  return std::string(out) + "-" + safe + ext;
+}
+
+/// The estimated makespan the placement recorded on `module`.
+double estimatedMakespan(ModuleOp module) {
+  auto attr = module->getAttrOfType<FloatAttr>("device.estimated_makespan");
+  return attr ? attr.getValueAsDouble() : 0.0;
+}
+
+/// One compilation, stage by stage. Each stage reports its own errors; a
+/// stage that prints what --emit asked for ends the run.
+class Driver {
+public:
+  explicit Driver(std::string flags)
+      : flags(std::move(flags)), context(makeRegistry()) {
+    // Ops of unknown dialects parse, so that modelc-verify-model can reject
+    // them with a message about models rather than about MLIR's flags.
+    context.allowUnregisteredDialects(true);
+    // A diagnostic names the op and its location; a dump of the op is noise.
+    context.printOpOnDiagnostic(false);
+  }
+
+  LogicalResult run();
+
+private:
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    modelc::registerModelcDialects(registry);
+    return registry;
+  }
+
+  LogicalResult parse();
+  LogicalResult findPlaceAllTargets();
+  LogicalResult place();
+  OwningOpRef<ModuleOp> placeOnce(const std::string &target, bool split,
+                                  bool quiet, const std::string &report,
+                                  const std::string &dot);
+  LogicalResult collectPlans();
+  LogicalResult loadWeights();
+  LogicalResult makeTempDir();
+  LogicalResult prepareWeights();
+  LogicalResult emitSource();
+  LogicalResult build();
+  void printSummary(const std::string &output);
+  std::string tempFile(StringRef name) const;
+
+  std::string flags;
+  MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  std::optional<SourceMgrDiagnosticHandler> diagnostics;
+  std::optional<StageTimer> timer;
+  OwningOpRef<ModuleOp> module;
+  llvm::StringMap<std::vector<std::string>> argumentNames;
+  std::vector<std::string> targetNames;
+  /// The targets --place-all applies to: those that have that device.
+  std::set<std::string> placeAllTargets;
+  std::vector<OwningOpRef<ModuleOp>> placed;
+  std::vector<modelc::PlanModule> plans;
+  std::optional<std::string> nvcc;
+  bool hasWeights = false;
+  modelc::WeightSet weights;
+  llvm::SmallString<256> tempDir;
+  bool keepTemps = false;
+  bool embed = false;
+  modelc::CpuEmitOptions options;
+  modelc::CpuEmitReport report;
+  modelc::GpuCode gpu;
+};
+
+LogicalResult Driver::run() {
+  if (failed(parse()))
+    return failure();
+  if (emitKind == EmitKind::Graph)
+    return writeText([&](llvm::raw_ostream &os) { module->print(os); });
+
+  nameArguments(*module, argumentNames);
+  targetNames = chooseTargets();
+  if (emitKind == EmitKind::Placed && targetNames.size() != 1)
+    return fail("--emit=placed shows one plan; give one --target");
+  if (failed(findPlaceAllTargets()) || failed(place()))
+    return failure();
+  timer->stop("placement");
+  if (emitKind == EmitKind::Placed)
+    return writeText([&](llvm::raw_ostream &os) { placed.front()->print(os); });
+
+  if (failed(collectPlans()) || failed(loadWeights()) || failed(makeTempDir()))
+    return failure();
+  llvm::scope_exit cleanup([&] {
+    if (!keepTemps)
+      llvm::sys::fs::remove_directories(tempDir);
+  });
+  if (failed(prepareWeights()))
+    return failure();
+  timer->stop("weights");
+  if (emitKind == EmitKind::Cpp || emitKind == EmitKind::Cuda)
+    return emitSource();
+  return build();
+}
+
+/// Parses and verifies the input, then runs the graph passes on it.
+LogicalResult Driver::parse() {
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input =
       openInputFile(inputPath, &errorMessage);
   if (!input)
     return fail(errorMessage);
 
-  StageTimer timer;
-  llvm::SourceMgr sourceMgr;
+  timer.emplace();
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  diagnostics.emplace(sourceMgr, &context);
 
-  llvm::StringMap<std::vector<std::string>> argumentNames;
-  OwningOpRef<ModuleOp> module = parseModel(sourceMgr, context, argumentNames);
+  module = parseModel(sourceMgr, context, argumentNames);
   if (!module)
-    return 1;
-  timer.stop("parse and verify");
+    return failure();
+  timer->stop("parse and verify");
 
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
-    return 1;
+    return failure();
   applyDefaultTimingPassManagerCLOptions(pm);
   modelc::buildGraphPipeline(pm);
   if (failed(pm.run(*module)))
-    return 1;
-  timer.stop("graph passes");
+    return failure();
+  timer->stop("graph passes");
+  return success();
+}
 
-  auto writeText = [&](llvm::function_ref<void(llvm::raw_ostream &)> write) {
-    std::string path = outputPath.empty() ? "-" : outputPath.getValue();
-    std::unique_ptr<llvm::ToolOutputFile> output =
-        openOutputFile(path, &errorMessage);
-    if (!output)
-      return fail(errorMessage);
-    write(output->os());
-    output->os().flush();
-    if (output->os().has_error()) {
-      output->os().clear_error();
-      return fail("cannot write '" + path + "'");
-    }
-    output->keep();
-    return 0;
-  };
-
-  if (emitKind == EmitKind::Graph)
-    return writeText([&](llvm::raw_ostream &os) { module->print(os); });
-
-  // Inputs keep the names they have in the source.
-  Builder builder(&context);
-  for (auto function : module->getOps<func::FuncOp>()) {
-    const std::vector<std::string> &names =
-        argumentNames[function.getSymName()];
-    for (unsigned i = 0; i < function.getNumArguments() && i < names.size();
-         ++i)
-      if (!function.getArgAttr(i, "graph.name"))
-        function.setArgAttr(i, "graph.name", builder.getStringAttr(names[i]));
-  }
-
-  // Placement, one plan per target.
-  std::vector<std::string> targetNames(targets.begin(), targets.end());
-  if (targetNames.empty()) {
-    // The default set: the CPU, and one GPU when nvcc can build kernels.
-    // MODELC_DEFAULT_TARGETS (comma-separated) replaces it.
-    const char *env = std::getenv("MODELC_DEFAULT_TARGETS");
-    std::string why;
-    if (env && *env) {
-      SmallVector<StringRef> names;
-      StringRef(env).split(names, ',', -1, false);
-      for (StringRef n : names)
-        targetNames.push_back(n.trim().str());
-    } else if (std::optional<std::string> nvcc = modelc::findNvcc(why)) {
-      targetNames = {"cpu", "h200"};
-      if (emitKind == EmitKind::Library || verbose)
-        llvm::errs() << "modelc: note: nvcc found (" << *nvcc
-                     << "): building plans 'cpu' and 'h200' (one GPU); "
-                        "--target=cpu builds the CPU plan alone\n";
-    } else {
-      targetNames.push_back("cpu");
-    }
-  }
-  auto perTarget = [&](const std::string &path, const std::string &target) {
-    if (path.empty() || targetNames.size() == 1)
-      return path;
-    llvm::SmallString<256> out(path);
-    std::string ext = llvm::sys::path::extension(path).str();
-    llvm::sys::path::replace_extension(out, "");
-    std::string safe = target;
-    for (char &c : safe)
-      if (!llvm::isAlnum(c) && c != '.')
-        c = '_';
-    return std::string(out) + "-" + safe + ext;
-  };
-  if (emitKind == EmitKind::Placed && targetNames.size() != 1)
-    return fail("--emit=placed shows one plan; give one --target");
-  // --place-all applies to the targets that have that device.
-  std::set<std::string> placeAllTargets;
-  if (!placeAll.empty()) {
-    for (const std::string &target : targetNames) {
-      std::string error;
-      std::optional<modelc::TargetDescription> t =
-          modelc::loadTarget(target, error);
-      if (t && t->find(placeAll))
-        placeAllTargets.insert(target);
-    }
-    if (placeAllTargets.empty())
-      return fail("--place-all=" + placeAll +
-                  ": no target has that device (give a --target with it, "
-                  "e.g. h200 for cuda:0)");
-  }
-  std::vector<OwningOpRef<ModuleOp>> placed;
+LogicalResult Driver::findPlaceAllTargets() {
+  if (placeAll.empty())
+    return success();
   for (const std::string &target : targetNames) {
-    auto place = [&](bool split, bool quiet, std::string report,
-                     std::string dot) -> OwningOpRef<ModuleOp> {
-      OwningOpRef<ModuleOp> copy(module->clone());
-      PassManager placement(&context);
-      if (failed(applyPassManagerCLOptions(placement)))
-        return nullptr;
-      modelc::buildPlacementPipeline(
-          placement, target, report, dot, debugDropTransfer, split,
-          placeAllTargets.count(target) ? placeAll.getValue() : "");
-      // A trial placement fails quietly (the batch may not split).
-      std::optional<ScopedDiagnosticHandler> silence;
-      if (quiet)
-        silence.emplace(&context, [](Diagnostic &) { return success(); });
-      if (failed(placement.run(*copy)))
-        return nullptr;
-      return copy;
-    };
-    auto makespan = [](ModuleOp m) {
-      auto attr = m->getAttrOfType<FloatAttr>("device.estimated_makespan");
-      return attr ? attr.getValueAsDouble() : 0.0;
-    };
-    // Data parallelism when asked for, or when the cost model prefers it
-    // (a target with several accelerators and a batch that splits).
+    std::string error;
+    std::optional<modelc::TargetDescription> t =
+        modelc::loadTarget(target, error);
+    if (t && t->find(placeAll))
+      placeAllTargets.insert(target);
+  }
+  if (placeAllTargets.empty())
+    return fail("--place-all=" + placeAll +
+                ": no target has that device (give a --target with it, "
+                "e.g. h200 for cuda:0)");
+  return success();
+}
+
+/// A copy of the graph placed on `target`, or null after an error (none
+/// when `quiet`: a trial placement fails quietly, the batch may not split).
+OwningOpRef<ModuleOp> Driver::placeOnce(const std::string &target, bool split,
+                                        bool quiet, const std::string &report,
+                                        const std::string &dot) {
+  OwningOpRef<ModuleOp> copy(module->clone());
+  PassManager placement(&context);
+  if (failed(applyPassManagerCLOptions(placement)))
+    return nullptr;
+  modelc::buildPlacementPipeline(
+      placement, target, report, dot, debugDropTransfer, split,
+      placeAllTargets.count(target) ? placeAll.getValue() : "");
+  std::optional<ScopedDiagnosticHandler> silence;
+  if (quiet)
+    silence.emplace(&context, [](Diagnostic &) { return success(); });
+  if (failed(placement.run(*copy)))
+    return nullptr;
+  return copy;
+}
+
+/// Places the graph once per target, data parallel when asked for or when
+/// the cost model prefers it (a target with several accelerators and a
+/// batch that splits).
+LogicalResult Driver::place() {
+  for (const std::string &target : targetNames) {
     bool split = dataParallel && target != "cpu";
     if (!dataParallel && target != "cpu") {
-      OwningOpRef<ModuleOp> normal = place(false, true, "", "");
-      OwningOpRef<ModuleOp> parallel = place(true, true, "", "");
-      if (normal && parallel && makespan(*parallel) < makespan(*normal)) {
+      OwningOpRef<ModuleOp> normal = placeOnce(target, false, true, "", "");
+      OwningOpRef<ModuleOp> parallel = placeOnce(target, true, true, "", "");
+      if (normal && parallel &&
+          estimatedMakespan(*parallel) < estimatedMakespan(*normal)) {
         split = true;
         if (verbose)
           llvm::outs() << "data parallel for target '" << target
-                       << "': estimated " << makespan(*parallel) * 1e3
-                       << " ms, against " << makespan(*normal) * 1e3
+                       << "': estimated " << estimatedMakespan(*parallel) * 1e3
+                       << " ms, against " << estimatedMakespan(*normal) * 1e3
                        << " ms without\n";
       }
     }
     OwningOpRef<ModuleOp> copy =
-        place(split, false, perTarget(placementReport, target),
-              perTarget(placementDot, target));
+        placeOnce(target, split, false,
+                  perTargetPath(placementReport, target, targetNames.size()),
+                  perTargetPath(placementDot, target, targetNames.size()));
     if (!copy)
-      return 1;
+      return failure();
     if (verbose)
       modelc::printPlacementSummary(*copy, llvm::outs());
     placed.push_back(std::move(copy));
   }
-  timer.stop("placement");
-  if (emitKind == EmitKind::Placed)
-    return writeText([&](llvm::raw_ostream &os) { placed.front()->print(os); });
-  // The plans' devices, from the targets the placement recorded.
-  std::vector<modelc::PlanModule> plans;
-  std::optional<std::string> nvcc;
+  return success();
+}
+
+/// The plans' devices, from the targets the placement recorded; finds nvcc
+/// when a plan has GPUs whose kernels it must build.
+LogicalResult Driver::collectPlans() {
   std::string nvccMissing;
   for (auto [i, target] : llvm::enumerate(targetNames)) {
     ModuleOp placedModule = *placed[i];
@@ -464,20 +566,23 @@ int runDriver(const std::string &flags) {
     }
     plans.push_back(std::move(plan));
   }
+  return success();
+}
 
-  // The weights.
-  bool hasWeights = !module->getOps<modelc::graph::WeightOp>().empty();
+/// The weights: read (--weights), random (--random-weights) or, when the
+/// model declares none or only code is printed, their declarations alone.
+LogicalResult Driver::loadWeights() {
+  hasWeights = !module->getOps<modelc::graph::WeightOp>().empty();
   if (!weightsPath.empty() && randomWeights.getNumOccurrences())
     return fail("--weights and --random-weights exclude each other");
   if (externalWeights && weightsPath.empty())
     return fail("--external-weights needs --weights FILE: the model records "
                 "that file and maps it when loaded");
-  modelc::WeightSet weights;
   if (!weightsPath.empty()) {
     FailureOr<modelc::WeightSet> read =
         modelc::readSafetensorsWeights(*module, weightsPath);
     if (failed(read))
-      return 1;
+      return failure();
     weights = std::move(*read);
   } else if (randomWeights.getNumOccurrences()) {
     uint64_t seed = 0;
@@ -497,12 +602,14 @@ int runDriver(const std::string &flags) {
     if (!randomWeights.getNumOccurrences() && weightsPath.empty())
       return fail("--save-weights needs --weights or --random-weights");
     if (failed(modelc::writeSafetensors(weights, saveWeights)))
-      return 1; // the error names the file and the reason
+      return failure(); // the error names the file and the reason
   }
+  return success();
+}
 
-  // Where the generated files go.
-  llvm::SmallString<256> tempDir;
-  bool keepTemps = !saveTemps.empty();
+/// Where the generated files go: --save-temps, or a temporary folder.
+LogicalResult Driver::makeTempDir() {
+  keepTemps = !saveTemps.empty();
   if (keepTemps) {
     tempDir = saveTemps.getValue();
     if (std::error_code ec = llvm::sys::fs::create_directories(tempDir))
@@ -512,27 +619,28 @@ int runDriver(const std::string &flags) {
     return fail("cannot create a temporary folder: " + ec.message());
   }
   llvm::sys::fs::make_absolute(tempDir);
-  llvm::scope_exit cleanup([&] {
-    if (!keepTemps)
-      llvm::sys::fs::remove_directories(tempDir);
-  });
-  auto tempFile = [&](StringRef name) {
-    llvm::SmallString<256> path(tempDir);
-    llvm::sys::path::append(path, name);
-    return std::string(path);
-  };
+  return success();
+}
 
-  modelc::CpuEmitOptions options;
+std::string Driver::tempFile(StringRef name) const {
+  llvm::SmallString<256> path(tempDir);
+  llvm::sys::path::append(path, name);
+  return std::string(path);
+}
+
+/// The emitter's options, with the weights embedded as a blob or recorded
+/// as external.
+LogicalResult Driver::prepareWeights() {
   options.compilerVersion = MODELC_VERSION;
   options.compilerFlags = flags;
   options.checked = checked;
-  bool embed = !externalWeights && emitKind == EmitKind::Library;
+  embed = !externalWeights && emitKind == EmitKind::Library;
   if (embed && hasWeights) {
     options.weightBlobPath = tempFile("weights.bin");
     FailureOr<std::vector<modelc::WeightSlot>> slots = modelc::writeWeightBlob(
         weights, options.weightBlobPath, options.weightBlobBytes);
     if (failed(slots))
-      return 1;
+      return failure();
     options.weights = std::move(*slots);
   } else {
     for (const modelc::WeightSet::Weight &w : weights.weights)
@@ -543,28 +651,31 @@ int runDriver(const std::string &flags) {
       options.externalWeightsPath = std::string(absolute);
     }
   }
-
-  timer.stop("weights");
-  modelc::CpuEmitReport report;
   options.allowTf32 = allowTf32;
-  modelc::GpuCode gpu;
   if (!cudaEmulation)
     gpu.imagePath = tempFile("kernels.fatbin");
-  if (emitKind == EmitKind::Cpp || emitKind == EmitKind::Cuda) {
-    std::string code;
-    llvm::raw_string_ostream os(code);
-    if (failed(modelc::emitModel(plans, options, os, &report, &gpu)))
-      return 1;
-    timer.stop("code generation");
-    if (emitKind == EmitKind::Cuda && gpu.source.empty())
-      return fail("--emit=cuda: the plans have no GPU kernels (no op is "
-                  "placed on a GPU, or only matrix products, which run in "
-                  "cuBLASLt; give a GPU --target, e.g. h200)");
-    return writeText([&](llvm::raw_ostream &out) {
-      out << (emitKind == EmitKind::Cpp ? code : gpu.source);
-    });
-  }
+  return success();
+}
 
+/// --emit=cpp and --emit=cuda: prints the generated host C++ or CUDA.
+LogicalResult Driver::emitSource() {
+  std::string code;
+  llvm::raw_string_ostream os(code);
+  if (failed(modelc::emitModel(plans, options, os, &report, &gpu)))
+    return failure();
+  timer->stop("code generation");
+  if (emitKind == EmitKind::Cuda && gpu.source.empty())
+    return fail("--emit=cuda: the plans have no GPU kernels (no op is "
+                "placed on a GPU, or only matrix products, which run in "
+                "cuBLASLt; give a GPU --target, e.g. h200)");
+  return writeText([&](llvm::raw_ostream &out) {
+    out << (emitKind == EmitKind::Cpp ? code : gpu.source);
+  });
+}
+
+/// Generates the sources, builds the GPU kernels with nvcc (or as host code
+/// under --cuda-emulation) and links model.so.
+LogicalResult Driver::build() {
   std::string source = tempFile("model.cpp");
   {
     std::error_code ec;
@@ -572,9 +683,9 @@ int runDriver(const std::string &flags) {
     if (ec)
       return fail("cannot write '" + source + "': " + ec.message());
     if (failed(modelc::emitModel(plans, options, os, &report, &gpu)))
-      return 1;
+      return failure();
   }
-  timer.stop("code generation");
+  timer->stop("code generation");
   std::string kernels;
   if (!gpu.source.empty()) {
     kernels = tempFile("kernels.cu");
@@ -587,8 +698,8 @@ int runDriver(const std::string &flags) {
     if (!cudaEmulation) {
       if (failed(modelc::buildFatbin(*nvcc, kernels, gpu.imagePath,
                                      tempFile("nvcc.log"))))
-        return 1;
-      timer.stop("nvcc");
+        return failure();
+      timer->stop("nvcc");
     }
   }
   std::string output = outputPath;
@@ -599,27 +710,30 @@ int runDriver(const std::string &flags) {
   }
   if (failed(modelc::buildSharedLibrary(source, output, tempFile("build.log"),
                                         cudaEmulation ? kernels : "")))
-    return 1;
-  timer.stop("C++ compiler");
-  if (verbose) {
-    llvm::outs() << "modelc: wrote " << output << " (" << plans.size()
-                 << (plans.size() == 1 ? " plan, " : " plans, ")
-                 << weights.weights.size() << " weights, "
-                 << (embed ? "embedded" : "external") << ")\n";
-    if (!gpu.kernelNames.empty())
-      llvm::outs() << "  GPU code: " << gpu.kernelNames.size() << " kernels"
-                   << (cudaEmulation ? " (host emulation)" : ", fatbin by nvcc")
-                   << "\n";
-    for (const auto &entry : report.entries)
-      llvm::outs() << "  plan '" << entry.plan << "', entry '" << entry.name
-                   << "': arena " << entry.arenaBytes << " bytes, "
-                   << entry.kernelCalls << " kernel calls, " << entry.fusedLoops
-                   << " elementwise loops covering " << entry.fusedOps
-                   << " ops\n";
-  }
-  return 0;
+    return failure();
+  timer->stop("C++ compiler");
+  if (verbose)
+    printSummary(output);
+  return success();
 }
 
+/// -v: what was built.
+void Driver::printSummary(const std::string &output) {
+  llvm::outs() << "modelc: wrote " << output << " (" << plans.size()
+               << (plans.size() == 1 ? " plan, " : " plans, ")
+               << weights.weights.size() << " weights, "
+               << (embed ? "embedded" : "external") << ")\n";
+  if (!gpu.kernelNames.empty())
+    llvm::outs() << "  GPU code: " << gpu.kernelNames.size() << " kernels"
+                 << (cudaEmulation ? " (host emulation)" : ", fatbin by nvcc")
+                 << "\n";
+  for (const auto &entry : report.entries)
+    llvm::outs() << "  plan '" << entry.plan << "', entry '" << entry.name
+                 << "': arena " << entry.arenaBytes << " bytes, "
+                 << entry.kernelCalls << " kernel calls, " << entry.fusedLoops
+                 << " elementwise loops covering " << entry.fusedOps
+                 << " ops\n";
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -633,5 +747,5 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(modelcCategory);
   if (!cl::ParseCommandLineOptions(argc, argv, overview))
     return 1;
-  return runDriver(flags);
+  return failed(Driver(flags).run()) ? 1 : 0;
 }
