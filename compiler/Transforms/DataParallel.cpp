@@ -21,10 +21,6 @@ using namespace modelc::graph;
 
 namespace {
 
-int64_t normalize(int64_t axis, int64_t rank) {
-  return axis < 0 ? axis + rank : axis;
-}
-
 /// Checks that `op` keeps samples apart, given which operands carry the
 /// batch (as dimension 0); returns the reason it does not, or "".
 std::string mixesSamples(Operation *op, const llvm::DenseSet<Value> &batched,
@@ -50,19 +46,13 @@ std::string mixesSamples(Operation *op, const llvm::DenseSet<Value> &batched,
              "split";
   return llvm::TypeSwitch<Operation *, std::string>(op)
       .Case([&](SoftmaxOp o) {
-        return normalize(o.getAxis(), rank(result)) == 0
-                   ? "it normalizes over the batch"
-                   : "";
+        return o.getNormalizedAxis() == 0 ? "it normalizes over the batch" : "";
       })
       .Case([&](LogSoftmaxOp o) {
-        return normalize(o.getAxis(), rank(result)) == 0
-                   ? "it normalizes over the batch"
-                   : "";
+        return o.getNormalizedAxis() == 0 ? "it normalizes over the batch" : "";
       })
       .Case([&](LayerNormOp o) {
-        return normalize(o.getAxis(), rank(result)) == 0
-                   ? "it normalizes over the batch"
-                   : "";
+        return o.getNormalizedAxis() == 0 ? "it normalizes over the batch" : "";
       })
       .Case([&](TransposeOp o) {
         return o.getPerm()[0] == 0 ? "" : "it moves the batch dimension";
@@ -72,7 +62,7 @@ std::string mixesSamples(Operation *op, const llvm::DenseSet<Value> &batched,
                                            : "it reshapes the batch dimension";
       })
       .Case([&](ConcatOp o) {
-        if (normalize(o.getAxis(), rank(result)) == 0)
+        if (o.getNormalizedAxis() == 0)
           return "it concatenates along the batch";
         for (Value v : o.getInputs())
           if (!isBatched(v))
@@ -80,15 +70,12 @@ std::string mixesSamples(Operation *op, const llvm::DenseSet<Value> &batched,
         return "";
       })
       .Case([&](SliceOp o) {
-        ArrayRef<int64_t> axes =
-            o.getAxes() ? *o.getAxes() : ArrayRef<int64_t>();
-        for (size_t i = 0; i < o.getStarts().size(); ++i)
-          if (normalize(o.getAxes() ? axes[i] : i, rank(result)) == 0)
-            return "it slices the batch";
-        return "";
+        return llvm::is_contained(o.getNormalizedSlice().axes, 0)
+                   ? "it slices the batch"
+                   : "";
       })
       .Case([&](GatherOp o) {
-        int64_t axis = normalize(o.getAxis(), rank(o.getData()));
+        int64_t axis = o.getNormalizedAxis();
         if (isBatched(o.getData()) && axis == 0)
           return "it gathers along the batch";
         if (isBatched(o.getIndices()) && (axis != 0 || isBatched(o.getData())))
@@ -96,13 +83,7 @@ std::string mixesSamples(Operation *op, const llvm::DenseSet<Value> &batched,
         return "";
       })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](auto o) {
-        std::optional<ArrayRef<int64_t>> axes = o.getAxes();
-        if (!axes)
-          return "it reduces over the batch";
-        for (int64_t a : *axes)
-          if (normalize(a, rank(o.getInput())) == 0)
-            return "it reduces over the batch";
-        return "";
+        return o.getReducedDims().test(0) ? "it reduces over the batch" : "";
       })
       .Case([&](CrossEntropyOp o) {
         return o.getReduction() == Reduction::none

@@ -3,51 +3,26 @@
 // `modelc model.ir -o model.so` parses, verifies, infers shapes, canonicalizes
 // and compiles a model into a shared library; `--emit=graph|cpp` stops early
 // and prints that stage. Every failure is a diagnostic with file:line:col
-// where the input has one, and exit status 1.
+// where the input has one, and exit status 1. This file is the command line;
+// Driver.cpp runs the compilation.
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Codegen/CpuEmitter.h"
-#include "compiler/Driver/BuildLibrary.h"
-#include "compiler/Driver/Weights.h"
-#include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Target/Target.h"
-#include "compiler/Transforms/PlacementSummary.h"
-#include "dialects/Device/IR/DeviceAttrs.h"
-#include "dialects/Graph/IR/GraphOps.h"
+#include "tools/modelc/Driver.h"
 
-#include "mlir/AsmParser/AsmParser.h"
-#include "mlir/AsmParser/AsmParserState.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
-#include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
-#include "llvm/Support/WithColor.h"
-
 #include "llvm/Support/raw_ostream.h"
-#include <chrono>
-#include <set>
 
 namespace cl = llvm::cl;
 using namespace mlir;
+using modelc::driver::EmitKind;
 
 namespace {
-
-enum class EmitKind { Library, Graph, Placed, Scheduled, Cpp, Cuda };
 
 cl::OptionCategory modelcCategory("modelc options");
 
@@ -72,7 +47,8 @@ cl::opt<EmitKind> emitKind(
                           "its transfers"),
                clEnumValN(EmitKind::Scheduled, "scheduled",
                           "the placed graph with the back end's decisions "
-                          "written down (sched dialect): fusion groups, ..."),
+                          "written down (sched dialect): fusion groups, GEMM "
+                          "folds, arena offsets"),
                clEnumValN(EmitKind::Cpp, "cpp",
                           "the generated host C++ of every plan"),
                clEnumValN(EmitKind::Cuda, "cuda",
@@ -196,77 +172,6 @@ void printVersion(llvm::raw_ostream &os) {
      << ")\n";
 }
 
-/// Wall time per stage for --time-stages.
-class StageTimer {
-public:
-  ~StageTimer() {
-    if (!timeStages)
-      return;
-    llvm::errs() << "modelc: stage times\n";
-    double total = 0;
-    for (auto &[name, seconds] : stages) {
-      llvm::errs() << llvm::format("  %-22s %10.3f ms\n", name.c_str(),
-                                   seconds * 1e3);
-      total += seconds;
-    }
-    llvm::errs() << llvm::format("  %-22s %10.3f ms\n", "total", total * 1e3);
-  }
-  void stop(const std::string &name) {
-    auto now = std::chrono::steady_clock::now();
-    stages.push_back({name, std::chrono::duration<double>(now - last).count()});
-    last = now;
-  }
-
-private:
-  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
-  std::vector<std::pair<std::string, double>> stages;
-};
-
-int fail(const llvm::Twine &message) {
-  llvm::WithColor::error(llvm::errs(), "modelc") << message << "\n";
-  return 1;
-}
-
-/// Parses the model, keeping the names of entry-point arguments from the
-/// source text (MLIR itself drops SSA names).
-OwningOpRef<ModuleOp>
-parseModel(llvm::SourceMgr &sourceMgr, MLIRContext &context,
-           llvm::StringMap<std::vector<std::string>> &argumentNames) {
-  AsmParserState asmState;
-  Block block;
-  ParserConfig config(&context);
-  if (failed(parseAsmSourceFile(sourceMgr, &block, config, &asmState)))
-    return nullptr;
-  OwningOpRef<ModuleOp> module;
-  if (llvm::hasSingleElement(block) && isa<ModuleOp>(block.front())) {
-    module = cast<ModuleOp>(block.front());
-    module.get()->remove();
-  } else {
-    StringRef file = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
-                         ->getBufferIdentifier();
-    module = ModuleOp::create(FileLineColLoc::get(&context, file, 0, 0));
-    module->getBody()->getOperations().splice(module->getBody()->begin(),
-                                              block.getOperations());
-  }
-  if (failed(verify(*module)))
-    return nullptr;
-  for (auto function : module->getOps<func::FuncOp>()) {
-    if (function.isExternal())
-      continue;
-    const AsmParserState::BlockDefinition *def =
-        asmState.getBlockDef(&function.getBody().front());
-    std::vector<std::string> names;
-    if (def)
-      for (const AsmParserState::SMDefinition &arg : def->arguments) {
-        StringRef text(arg.loc.Start.getPointer(),
-                       arg.loc.End.getPointer() - arg.loc.Start.getPointer());
-        names.push_back(text.drop_front(text.starts_with("%") ? 1 : 0).str());
-      }
-    argumentNames[function.getSymName()] = std::move(names);
-  }
-  return module;
-}
-
 std::string commandLine(int argc, char **argv) {
   std::string text;
   for (int i = 0; i < argc; ++i)
@@ -274,368 +179,31 @@ std::string commandLine(int argc, char **argv) {
   return text;
 }
 
-/// Runs the driver; returns the process exit status.
-int runDriver(const std::string &flags) {
-  DialectRegistry registry;
-  modelc::registerModelcDialects(registry);
-  MLIRContext context(registry);
-  // Ops of unknown dialects parse, so that modelc-verify-model can reject
-  // them with a message about models rather than about MLIR's flags.
-  context.allowUnregisteredDialects(true);
-  // A diagnostic names the op and its location; a dump of the op is noise.
-  context.printOpOnDiagnostic(false);
-
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputPath, &errorMessage);
-  if (!input)
-    return fail(errorMessage);
-
-  StageTimer timer;
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-
-  llvm::StringMap<std::vector<std::string>> argumentNames;
-  OwningOpRef<ModuleOp> module = parseModel(sourceMgr, context, argumentNames);
-  if (!module)
-    return 1;
-  timer.stop("parse and verify");
-
-  PassManager pm(&context);
-  if (failed(applyPassManagerCLOptions(pm)))
-    return 1;
-  applyDefaultTimingPassManagerCLOptions(pm);
-  modelc::buildGraphPipeline(pm);
-  if (failed(pm.run(*module)))
-    return 1;
-  timer.stop("graph passes");
-
-  auto writeText = [&](llvm::function_ref<void(llvm::raw_ostream &)> write) {
-    std::string path = outputPath.empty() ? "-" : outputPath.getValue();
-    std::unique_ptr<llvm::ToolOutputFile> output =
-        openOutputFile(path, &errorMessage);
-    if (!output)
-      return fail(errorMessage);
-    write(output->os());
-    output->os().flush();
-    if (output->os().has_error()) {
-      output->os().clear_error();
-      return fail("cannot write '" + path + "'");
-    }
-    output->keep();
-    return 0;
-  };
-
-  if (emitKind == EmitKind::Graph)
-    return writeText([&](llvm::raw_ostream &os) { module->print(os); });
-
-  // Inputs keep the names they have in the source.
-  Builder builder(&context);
-  for (auto function : module->getOps<func::FuncOp>()) {
-    const std::vector<std::string> &names =
-        argumentNames[function.getSymName()];
-    for (unsigned i = 0; i < function.getNumArguments() && i < names.size();
-         ++i)
-      if (!function.getArgAttr(i, "graph.name"))
-        function.setArgAttr(i, "graph.name", builder.getStringAttr(names[i]));
-  }
-
-  // Placement, one plan per target.
-  std::vector<std::string> targetNames(targets.begin(), targets.end());
-  if (targetNames.empty()) {
-    // The default set: the CPU, and one GPU when nvcc can build kernels.
-    // MODELC_DEFAULT_TARGETS (comma-separated) replaces it.
-    const char *env = std::getenv("MODELC_DEFAULT_TARGETS");
-    std::string why;
-    if (env && *env) {
-      SmallVector<StringRef> names;
-      StringRef(env).split(names, ',', -1, false);
-      for (StringRef n : names)
-        targetNames.push_back(n.trim().str());
-    } else if (std::optional<std::string> nvcc = modelc::findNvcc(why)) {
-      targetNames = {"cpu", "h200"};
-      if (emitKind == EmitKind::Library || verbose)
-        llvm::errs() << "modelc: note: nvcc found (" << *nvcc
-                     << "): building plans 'cpu' and 'h200' (one GPU); "
-                        "--target=cpu builds the CPU plan alone\n";
-    } else {
-      targetNames.push_back("cpu");
-    }
-  }
-  auto perTarget = [&](const std::string &path, const std::string &target) {
-    if (path.empty() || targetNames.size() == 1)
-      return path;
-    llvm::SmallString<256> out(path);
-    std::string ext = llvm::sys::path::extension(path).str();
-    llvm::sys::path::replace_extension(out, "");
-    std::string safe = target;
-    for (char &c : safe)
-      if (!llvm::isAlnum(c) && c != '.')
-        c = '_';
-    return std::string(out) + "-" + safe + ext;
-  };
-  if (emitKind == EmitKind::Placed && targetNames.size() != 1)
-    return fail("--emit=placed shows one plan; give one --target");
-  if (emitKind == EmitKind::Scheduled && targetNames.size() != 1)
-    return fail("--emit=scheduled shows one plan; give one --target");
-  // --place-all applies to the targets that have that device.
-  std::set<std::string> placeAllTargets;
-  if (!placeAll.empty()) {
-    for (const std::string &target : targetNames) {
-      std::string error;
-      std::optional<modelc::TargetDescription> t =
-          modelc::loadTarget(target, error);
-      if (t && t->find(placeAll))
-        placeAllTargets.insert(target);
-    }
-    if (placeAllTargets.empty())
-      return fail("--place-all=" + placeAll +
-                  ": no target has that device (give a --target with it, "
-                  "e.g. h200 for cuda:0)");
-  }
-  std::vector<OwningOpRef<ModuleOp>> placed;
-  for (const std::string &target : targetNames) {
-    auto place = [&](bool split, bool quiet, std::string report,
-                     std::string dot) -> OwningOpRef<ModuleOp> {
-      OwningOpRef<ModuleOp> copy(module->clone());
-      PassManager placement(&context);
-      if (failed(applyPassManagerCLOptions(placement)))
-        return nullptr;
-      modelc::buildPlacementPipeline(
-          placement, target, report, dot, debugDropTransfer, split,
-          placeAllTargets.count(target) ? placeAll.getValue() : "");
-      // A trial placement fails quietly (the batch may not split).
-      std::optional<ScopedDiagnosticHandler> silence;
-      if (quiet)
-        silence.emplace(&context, [](Diagnostic &) { return success(); });
-      if (failed(placement.run(*copy)))
-        return nullptr;
-      return copy;
-    };
-    auto makespan = [](ModuleOp m) {
-      auto attr = m->getAttrOfType<FloatAttr>("device.estimated_makespan");
-      return attr ? attr.getValueAsDouble() : 0.0;
-    };
-    // Data parallelism when asked for, or when the cost model prefers it
-    // (a target with several accelerators and a batch that splits).
-    bool split = dataParallel && target != "cpu";
-    if (!dataParallel && target != "cpu") {
-      OwningOpRef<ModuleOp> normal = place(false, true, "", "");
-      OwningOpRef<ModuleOp> parallel = place(true, true, "", "");
-      if (normal && parallel && makespan(*parallel) < makespan(*normal)) {
-        split = true;
-        if (verbose)
-          llvm::outs() << "data parallel for target '" << target
-                       << "': estimated " << makespan(*parallel) * 1e3
-                       << " ms, against " << makespan(*normal) * 1e3
-                       << " ms without\n";
-      }
-    }
-    OwningOpRef<ModuleOp> copy =
-        place(split, false, perTarget(placementReport, target),
-              perTarget(placementDot, target));
-    if (!copy)
-      return 1;
-    if (verbose)
-      modelc::printPlacementSummary(*copy, llvm::outs());
-    placed.push_back(std::move(copy));
-  }
-  timer.stop("placement");
-  if (emitKind == EmitKind::Placed)
-    return writeText([&](llvm::raw_ostream &os) { placed.front()->print(os); });
-  // The lowering passes: every decision the printers need, into the IR.
-  for (OwningOpRef<ModuleOp> &module : placed) {
-    PassManager lowering(&context);
-    if (failed(applyPassManagerCLOptions(lowering)))
-      return 1;
-    modelc::buildSchedulePipeline(lowering, checked);
-    if (failed(lowering.run(*module)))
-      return 1;
-  }
-  timer.stop("lowering");
-  if (emitKind == EmitKind::Scheduled)
-    return writeText([&](llvm::raw_ostream &os) { placed.front()->print(os); });
-  // The plans' devices, from the targets the placement recorded.
-  std::vector<modelc::PlanModule> plans;
-  std::optional<std::string> nvcc;
-  std::string nvccMissing;
-  for (auto [i, target] : llvm::enumerate(targetNames)) {
-    ModuleOp placedModule = *placed[i];
-    auto attr = placedModule->getAttrOfType<modelc::device::TargetAttr>(
-        "device.target");
-    modelc::PlanModule plan{target, placedModule, {}};
-    for (Attribute d : attr.getDevices()) {
-      auto spec = cast<modelc::device::DeviceSpecAttr>(d);
-      if (spec.getDevice().getKind() == modelc::device::DeviceKind::cuda &&
-          !cudaEmulation && !nvcc && emitKind == EmitKind::Library) {
-        // GPU kernels are built with nvcc: say first when it is missing.
-        if (!(nvcc = modelc::findNvcc(nvccMissing)))
-          return fail("target '" + target +
-                      "' has GPUs, and building their kernels needs nvcc "
-                      "(the CUDA toolkit): " +
-                      nvccMissing +
-                      "; install it or set MODELC_NVCC (--emit=placed "
-                      "shows the placement without it)");
-      }
-      plan.devices.push_back(spec.getDevice().str());
-    }
-    plans.push_back(std::move(plan));
-  }
-
-  // The weights.
-  bool hasWeights = !module->getOps<modelc::graph::WeightOp>().empty();
-  if (!weightsPath.empty() && randomWeights.getNumOccurrences())
-    return fail("--weights and --random-weights exclude each other");
-  if (externalWeights && weightsPath.empty())
-    return fail("--external-weights needs --weights FILE: the model records "
-                "that file and maps it when loaded");
-  modelc::WeightSet weights;
-  if (!weightsPath.empty()) {
-    FailureOr<modelc::WeightSet> read =
-        modelc::readSafetensorsWeights(*module, weightsPath);
-    if (failed(read))
-      return 1;
-    weights = std::move(*read);
-  } else if (randomWeights.getNumOccurrences()) {
-    uint64_t seed = 0;
-    if (!randomWeights.empty() &&
-        llvm::StringRef(randomWeights).getAsInteger(10, seed))
-      return fail("--random-weights takes an integer seed, got '" +
-                  randomWeights + "'");
-    weights = modelc::randomWeights(*module, seed);
-  } else if (hasWeights && emitKind == EmitKind::Library) {
-    return fail("the model declares weights; give --weights FILE or "
-                "--random-weights[=SEED]");
-  } else {
-    weights = modelc::declaredWeights(*module);
-  }
-
-  if (!saveWeights.empty()) {
-    if (!randomWeights.getNumOccurrences() && weightsPath.empty())
-      return fail("--save-weights needs --weights or --random-weights");
-    if (failed(modelc::writeSafetensors(weights, saveWeights)))
-      return 1; // the error names the file and the reason
-  }
-
-  // Where the generated files go.
-  llvm::SmallString<256> tempDir;
-  bool keepTemps = !saveTemps.empty();
-  if (keepTemps) {
-    tempDir = saveTemps.getValue();
-    if (std::error_code ec = llvm::sys::fs::create_directories(tempDir))
-      return fail("cannot create '" + saveTemps + "': " + ec.message());
-  } else if (std::error_code ec =
-                 llvm::sys::fs::createUniqueDirectory("modelc", tempDir)) {
-    return fail("cannot create a temporary folder: " + ec.message());
-  }
-  llvm::sys::fs::make_absolute(tempDir);
-  llvm::scope_exit cleanup([&] {
-    if (!keepTemps)
-      llvm::sys::fs::remove_directories(tempDir);
-  });
-  auto tempFile = [&](StringRef name) {
-    llvm::SmallString<256> path(tempDir);
-    llvm::sys::path::append(path, name);
-    return std::string(path);
-  };
-
-  modelc::CpuEmitOptions options;
-  options.compilerVersion = MODELC_VERSION;
-  options.compilerFlags = flags;
+/// The parsed command line as the driver's options.
+modelc::driver::DriverOptions driverOptions(const std::string &flags) {
+  modelc::driver::DriverOptions options;
+  options.inputPath = inputPath;
+  options.outputPath = outputPath;
+  options.emitKind = emitKind;
+  options.targets.assign(targets.begin(), targets.end());
+  options.placementReport = placementReport;
+  options.placementDot = placementDot;
+  options.weightsPath = weightsPath;
+  if (randomWeights.getNumOccurrences())
+    options.randomWeights = randomWeights.getValue();
+  options.externalWeights = externalWeights;
+  options.saveWeights = saveWeights;
+  options.saveTemps = saveTemps;
+  options.dataParallel = dataParallel;
   options.checked = checked;
-  bool embed = !externalWeights && emitKind == EmitKind::Library;
-  if (embed && hasWeights) {
-    options.weightBlobPath = tempFile("weights.bin");
-    FailureOr<std::vector<modelc::WeightSlot>> slots = modelc::writeWeightBlob(
-        weights, options.weightBlobPath, options.weightBlobBytes);
-    if (failed(slots))
-      return 1;
-    options.weights = std::move(*slots);
-  } else {
-    for (const modelc::WeightSet::Weight &w : weights.weights)
-      options.weights.push_back({w.name, w.type, 0, w.nbytes});
-    if (externalWeights) {
-      llvm::SmallString<256> absolute(weightsPath.getValue());
-      llvm::sys::fs::make_absolute(absolute);
-      options.externalWeightsPath = std::string(absolute);
-    }
-  }
-
-  timer.stop("weights");
-  modelc::CpuEmitReport report;
+  options.placeAll = placeAll;
+  options.cudaEmulation = cudaEmulation;
   options.allowTf32 = allowTf32;
-  modelc::GpuCode gpu;
-  if (!cudaEmulation)
-    gpu.imagePath = tempFile("kernels.fatbin");
-  if (emitKind == EmitKind::Cpp || emitKind == EmitKind::Cuda) {
-    std::string code;
-    llvm::raw_string_ostream os(code);
-    if (failed(modelc::emitModel(plans, options, os, &report, &gpu)))
-      return 1;
-    timer.stop("code generation");
-    if (emitKind == EmitKind::Cuda && gpu.source.empty())
-      return fail("--emit=cuda: the plans have no GPU kernels (no op is "
-                  "placed on a GPU, or only matrix products, which run in "
-                  "cuBLASLt; give a GPU --target, e.g. h200)");
-    return writeText([&](llvm::raw_ostream &out) {
-      out << (emitKind == EmitKind::Cpp ? code : gpu.source);
-    });
-  }
-
-  std::string source = tempFile("model.cpp");
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(source, ec);
-    if (ec)
-      return fail("cannot write '" + source + "': " + ec.message());
-    if (failed(modelc::emitModel(plans, options, os, &report, &gpu)))
-      return 1;
-  }
-  timer.stop("code generation");
-  std::string kernels;
-  if (!gpu.source.empty()) {
-    kernels = tempFile("kernels.cu");
-    std::error_code ec;
-    llvm::raw_fd_ostream os(kernels, ec);
-    if (ec)
-      return fail("cannot write '" + kernels + "': " + ec.message());
-    os << gpu.source;
-    os.close();
-    if (!cudaEmulation) {
-      if (failed(modelc::buildFatbin(*nvcc, kernels, gpu.imagePath,
-                                     tempFile("nvcc.log"))))
-        return 1;
-      timer.stop("nvcc");
-    }
-  }
-  std::string output = outputPath;
-  if (output.empty()) {
-    llvm::SmallString<256> path(llvm::sys::path::filename(inputPath));
-    llvm::sys::path::replace_extension(path, ".so");
-    output = std::string(path);
-  }
-  if (failed(modelc::buildSharedLibrary(source, output, tempFile("build.log"),
-                                        cudaEmulation ? kernels : "")))
-    return 1;
-  timer.stop("C++ compiler");
-  if (verbose) {
-    llvm::outs() << "modelc: wrote " << output << " (" << plans.size()
-                 << (plans.size() == 1 ? " plan, " : " plans, ")
-                 << weights.weights.size() << " weights, "
-                 << (embed ? "embedded" : "external") << ")\n";
-    if (!gpu.kernelNames.empty())
-      llvm::outs() << "  GPU code: " << gpu.kernelNames.size() << " kernels"
-                   << (cudaEmulation ? " (host emulation)" : ", fatbin by nvcc")
-                   << "\n";
-    for (const auto &entry : report.entries)
-      llvm::outs() << "  plan '" << entry.plan << "', entry '" << entry.name
-                   << "': arena " << entry.arenaBytes << " bytes, "
-                   << entry.kernelCalls << " kernel calls, " << entry.fusedLoops
-                   << " elementwise loops covering " << entry.fusedOps
-                   << " ops\n";
-  }
-  return 0;
+  options.debugDropTransfer = debugDropTransfer;
+  options.timeStages = timeStages;
+  options.verbose = verbose;
+  options.flags = flags;
+  return options;
 }
 
 } // namespace
@@ -651,5 +219,5 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(modelcCategory);
   if (!cl::ParseCommandLineOptions(argc, argv, overview))
     return 1;
-  return runDriver(flags);
+  return failed(modelc::driver::runDriver(driverOptions(flags))) ? 1 : 0;
 }

@@ -172,6 +172,15 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
       RankedTensorType::get({x[0], w[0], outH, outW}, input->getElementType()));
 }
 
+bool Conv2dOp::isPointwise() {
+  ArrayRef<int64_t> x = getInput().getType().getShape();
+  ArrayRef<int64_t> w = getWeight().getType().getShape();
+  ArrayRef<int64_t> y = getResult().getType().getShape();
+  return w[2] == 1 && w[3] == 1 && y[2] == x[2] && y[3] == x[3] &&
+         getStrides()[0] == 1 && getStrides()[1] == 1 && getPadding()[0] == 0 &&
+         getPadding()[1] == 0;
+}
+
 /// Shared by max and average pooling.
 template <typename Adaptor>
 static LogicalResult inferPool2d(std::optional<Location> location,

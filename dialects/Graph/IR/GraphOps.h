@@ -12,6 +12,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 #include "dialects/Graph/IR/GraphEnums.h.inc"
 
@@ -67,6 +68,29 @@ uint64_t valueBytes(mlir::Value value);
 inline int64_t normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
+
+/// A slice written out per input dimension: where it starts (clamped into
+/// the dimension), its step, and how many elements it takes (the result's
+/// extent). Dimensions the slice does not list start at 0 with step 1 and
+/// keep their size. `axes` lists the sliced dimensions, non-negative, in
+/// the order of the attributes.
+struct NormalizedSlice {
+  llvm::SmallVector<int64_t> starts, steps, sizes, axes;
+};
+
+/// The slice of `shape` that graph.slice's attributes describe; the
+/// attributes must be valid for `shape` (as the verifier checks).
+NormalizedSlice normalizeSlice(llvm::ArrayRef<int64_t> shape,
+                               llvm::ArrayRef<int64_t> starts,
+                               llvm::ArrayRef<int64_t> ends,
+                               std::optional<llvm::ArrayRef<int64_t>> axes,
+                               std::optional<llvm::ArrayRef<int64_t>> steps);
+
+/// The dimensions of a rank-`rank` input that a reduction over `axes` (all
+/// of them when absent) removes; `axes` must be valid (as the verifier
+/// checks).
+llvm::SmallBitVector
+reducedDimensions(std::optional<llvm::ArrayRef<int64_t>> axes, int64_t rank);
 
 /// True for the element types graph tensors may have.
 bool isSupportedElementType(mlir::Type type);

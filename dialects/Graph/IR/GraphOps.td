@@ -320,6 +320,13 @@ class Graph_SoftmaxLikeOp<string mnemonic, string formula>
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// `axis` made non-negative.
+    int64_t getNormalizedAxis() {
+      return ::modelc::graph::normalizeAxis(static_cast<int64_t>(getAxis()),
+                                            getInput().getType().getRank());
+    }
+  }];
 }
 
 def Graph_SoftmaxOp : Graph_SoftmaxLikeOp<"softmax", "Softmax, exp(x) / sum exp(x),">;
@@ -349,6 +356,13 @@ def Graph_LayerNormOp : Graph_Op<"layer_norm",
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
     $input (`scale` $scale^)? (`bias` $bias^)? attr-dict `:` type(operands)
+  }];
+  let extraClassDeclaration = [{
+    /// `axis` made non-negative.
+    int64_t getNormalizedAxis() {
+      return ::modelc::graph::normalizeAxis(static_cast<int64_t>(getAxis()),
+                                            getInput().getType().getRank());
+    }
   }];
 }
 
@@ -405,6 +419,12 @@ def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure, Graph_InferTypeFromProperties]> {
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` type(operands)
   }];
+  let extraClassDeclaration = [{
+    /// True for a 1x1 kernel with stride 1 and no padding, which keeps the
+    /// spatial size: per image a matrix product of the weight with the
+    /// input, which needs no im2col columns.
+    bool isPointwise();
+  }];
 }
 
 class Graph_Pool2dOp<string mnemonic, string semantics, dag extraArgs>
@@ -418,6 +438,12 @@ class Graph_Pool2dOp<string mnemonic, string semantics, dag extraArgs>
                        extraArgs);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  let extraClassDeclaration = [{
+    /// `strides`, or the kernel when they are absent (as PyTorch).
+    ::llvm::ArrayRef<int64_t> getNormalizedStrides() {
+      return getStrides().value_or(getKernel());
+    }
+  }];
 }
 
 def Graph_MaxPool2dOp : Graph_Pool2dOp<"max_pool2d", "max", (ins)> {
@@ -547,6 +573,13 @@ def Graph_ConcatOp : Graph_Op<"concat", [Pure, Graph_InferTypeFromProperties]> {
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
   let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// `axis` made non-negative.
+    int64_t getNormalizedAxis() {
+      return ::modelc::graph::normalizeAxis(static_cast<int64_t>(getAxis()),
+                                            getResult().getType().getRank());
+    }
+  }];
 }
 
 def Graph_SliceOp : Graph_Op<"slice", [Pure, Graph_InferTypeFromProperties]> {
@@ -574,6 +607,11 @@ def Graph_SliceOp : Graph_Op<"slice", [Pure, Graph_InferTypeFromProperties]> {
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// The window per input dimension: clamped starts, steps, result
+    /// extents, and the sliced axes made non-negative.
+    ::modelc::graph::NormalizedSlice getNormalizedSlice();
+  }];
 }
 
 def Graph_GatherOp : Graph_Op<"gather", [Pure, Graph_InferTypeFromProperties]> {
@@ -595,6 +633,13 @@ def Graph_GatherOp : Graph_Op<"gather", [Pure, Graph_InferTypeFromProperties]> {
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = [{
     $data `,` $indices attr-dict `:` type($data) `,` type($indices)
+  }];
+  let extraClassDeclaration = [{
+    /// `axis` made non-negative.
+    int64_t getNormalizedAxis() {
+      return ::modelc::graph::normalizeAxis(static_cast<int64_t>(getAxis()),
+                                            getData().getType().getRank());
+    }
   }];
 }
 
@@ -621,6 +666,14 @@ class Graph_ReduceOp<string mnemonic, string semantics>
                        DefaultValuedAttr<BoolAttr, "false">:$keepdims);
   let results = (outs Graph_NumericTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  let extraClassDeclaration = [{
+    /// The input dimensions reduced over (dropped, or kept as size 1 with
+    /// `keepdims`): those in `axes`, or all of them when it is absent.
+    ::llvm::SmallBitVector getReducedDims() {
+      return ::modelc::graph::reducedDimensions(
+          getAxes(), getInput().getType().getRank());
+    }
+  }];
 }
 
 def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", "Sum">;

@@ -170,7 +170,6 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
                      "got ",
                      count, ", ", ends.size(), ", ", axes.size(), ", ",
                      steps.size());
-  SmallVector<int64_t> shape(input->getShape());
   llvm::SmallBitVector seen(std::max<int64_t>(rank, 1));
   for (size_t i = 0; i < count; ++i) {
     FailureOr<int64_t> axis = diag.axis(axes[i], rank, "slice axis");
@@ -183,16 +182,45 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
       return diag.fail("step ", steps[i], " on axis ", *axis,
                        (steps[i] < 0 ? ": negative steps are not supported yet"
                                      : ": steps must be >= 1"));
-    int64_t dim = input->getDimSize(*axis);
+  }
+  NormalizedSlice slice = normalizeSlice(input->getShape(), starts, ends,
+                                         adaptor.getAxes(), adaptor.getSteps());
+  return inferred(inferredTypes, input->clone(slice.sizes));
+}
+
+NormalizedSlice
+modelc::graph::normalizeSlice(ArrayRef<int64_t> shape, ArrayRef<int64_t> starts,
+                              ArrayRef<int64_t> ends,
+                              std::optional<ArrayRef<int64_t>> axes,
+                              std::optional<ArrayRef<int64_t>> steps) {
+  int64_t rank = shape.size();
+  NormalizedSlice slice;
+  slice.starts.assign(rank, 0);
+  slice.steps.assign(rank, 1);
+  slice.sizes.assign(shape.begin(), shape.end());
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int64_t axis =
+        normalizeAxis(axes ? (*axes)[i] : static_cast<int64_t>(i), rank);
+    int64_t dim = shape[axis];
+    // Negative indices count from the end; both ends clamp to the dimension.
     auto clampIndex = [dim](int64_t index) {
       if (index < 0)
         index += dim;
       return std::clamp<int64_t>(index, 0, dim);
     };
     int64_t begin = clampIndex(starts[i]), end = clampIndex(ends[i]);
-    shape[*axis] = end > begin ? (end - begin + steps[i] - 1) / steps[i] : 0;
+    int64_t step = steps ? (*steps)[i] : 1;
+    slice.axes.push_back(axis);
+    slice.starts[axis] = begin;
+    slice.steps[axis] = step;
+    slice.sizes[axis] = end > begin ? (end - begin + step - 1) / step : 0;
   }
-  return inferred(inferredTypes, input->clone(shape));
+  return slice;
+}
+
+NormalizedSlice SliceOp::getNormalizedSlice() {
+  return normalizeSlice(getInput().getType().getShape(), getStarts(), getEnds(),
+                        getAxes(), getSteps());
 }
 
 LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
@@ -233,21 +261,22 @@ static LogicalResult inferReduce(std::optional<Location> location,
   if (failed(input))
     return failure();
   int64_t rank = input->getRank();
-  llvm::SmallBitVector reduced(rank, !adaptor.getAxes().has_value());
   if (std::optional<ArrayRef<int64_t>> axes = adaptor.getAxes()) {
     if (axes->empty())
       return diag.fail("axes must not be empty; omit it to reduce over all "
                        "axes");
+    llvm::SmallBitVector seen(rank);
     for (int64_t a : *axes) {
       FailureOr<int64_t> axis = diag.axis(a, rank);
       if (failed(axis))
         return failure();
-      if (reduced.test(*axis))
+      if (seen.test(*axis))
         return diag.fail("axis ", *axis, " is listed twice in axes ",
                          formatShape(*axes));
-      reduced.set(*axis);
+      seen.set(*axis);
     }
   }
+  llvm::SmallBitVector reduced = reducedDimensions(adaptor.getAxes(), rank);
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < rank; ++d) {
     if (!reduced.test(d))
@@ -256,6 +285,16 @@ static LogicalResult inferReduce(std::optional<Location> location,
       shape.push_back(1);
   }
   return inferred(inferredTypes, input->clone(shape));
+}
+
+llvm::SmallBitVector
+modelc::graph::reducedDimensions(std::optional<ArrayRef<int64_t>> axes,
+                                 int64_t rank) {
+  llvm::SmallBitVector reduced(rank, !axes.has_value());
+  if (axes)
+    for (int64_t axis : *axes)
+      reduced.set(normalizeAxis(axis, rank));
+  return reduced;
 }
 
 LogicalResult
@@ -289,10 +328,9 @@ std::optional<int64_t> modelc::graph::getViewOffset(Operation *op) {
   // dimension is whole, and before it every output dimension is 1; steps 1.
   ArrayRef<int64_t> in = slice.getInput().getType().getShape();
   ArrayRef<int64_t> out = slice.getType().getShape();
-  if (std::optional<ArrayRef<int64_t>> steps = slice.getSteps())
-    for (int64_t step : *steps)
-      if (step != 1)
-        return std::nullopt;
+  NormalizedSlice window = slice.getNormalizedSlice();
+  if (llvm::any_of(window.steps, [](int64_t step) { return step != 1; }))
+    return std::nullopt;
   int64_t rank = in.size();
   int64_t first = rank;
   for (int64_t d = 0; d < rank; ++d)
@@ -308,21 +346,8 @@ std::optional<int64_t> modelc::graph::getViewOffset(Operation *op) {
       return std::nullopt;
   if (first == rank)
     return 0;
-  // The start along `first`, clamped as the op defines it.
-  int64_t start = 0;
-  for (size_t i = 0; i < slice.getStarts().size(); ++i) {
-    int64_t axis = normalizeAxis(slice.getAxes() ? (*slice.getAxes())[i]
-                                                 : static_cast<int64_t>(i),
-                                 rank);
-    if (axis != first)
-      continue;
-    start = slice.getStarts()[i];
-    if (start < 0)
-      start += in[first];
-    start = std::clamp<int64_t>(start, 0, in[first]);
-  }
   int64_t stride = 1;
   for (int64_t d = first + 1; d < rank; ++d)
     stride *= in[d];
-  return start * stride;
+  return window.starts[first] * stride;
 }

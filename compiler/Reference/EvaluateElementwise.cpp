@@ -1,0 +1,168 @@
+//===- EvaluateElementwise.cpp - constants and elementwise ops ------------===//
+//
+// The scalar function of each elementwise op, written once, and the two
+// loops that apply them: over one operand, and over broadcast operands.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Reference/Evaluate.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <functional>
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::graph;
+using namespace modelc::reference;
+
+using UnaryFunction = std::function<double(double)>;
+using BroadcastFunction = std::function<double(ArrayRef<double>)>;
+
+/// Rounds a value to what its element type can hold: integers truncate
+/// toward zero, i1 is 0 or 1.
+static double toElementType(double v, Type type) {
+  if (type.isSignlessInteger(1))
+    return v != 0.0 ? 1.0 : 0.0;
+  if (isa<IntegerType>(type))
+    return std::trunc(v);
+  return v;
+}
+
+static double intPow(double base, double exp) {
+  int64_t b = static_cast<int64_t>(base), e = static_cast<int64_t>(exp);
+  if (e < 0)
+    return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;
+  int64_t r = 1;
+  for (int64_t i = 0; i < e; ++i)
+    r *= b;
+  return static_cast<double>(r);
+}
+
+static double gelu(double x, bool tanhForm) {
+  if (tanhForm)
+    return 0.5 * x *
+           (1.0 +
+            std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
+
+static double compare(ComparePredicate predicate, double a, double b) {
+  switch (predicate) {
+  case ComparePredicate::eq:
+    return a == b;
+  case ComparePredicate::ne:
+    return a != b;
+  case ComparePredicate::lt:
+    return a < b;
+  case ComparePredicate::le:
+    return a <= b;
+  case ComparePredicate::gt:
+    return a > b;
+  case ComparePredicate::ge:
+    return a >= b;
+  }
+  return 0.0;
+}
+
+/// What a one-operand elementwise op computes per element.
+static UnaryFunction unaryFunction(Operation *op) {
+  return llvm::TypeSwitch<Operation *, UnaryFunction>(op)
+      .Case([](NegOp) { return [](double x) { return -x; }; })
+      .Case([](AbsOp) { return [](double x) { return std::fabs(x); }; })
+      .Case([](ReluOp) { return [](double x) { return x > 0 ? x : 0.0; }; })
+      .Case([](ExpOp) { return [](double x) { return std::exp(x); }; })
+      .Case([](LogOp) { return [](double x) { return std::log(x); }; })
+      .Case([](SqrtOp) { return [](double x) { return std::sqrt(x); }; })
+      .Case([](RsqrtOp) { return [](double x) { return 1.0 / std::sqrt(x); }; })
+      .Case([](TanhOp) { return [](double x) { return std::tanh(x); }; })
+      .Case([](SigmoidOp) {
+        return [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
+      })
+      .Case([](SiluOp) {
+        return [](double x) { return x / (1.0 + std::exp(-x)); };
+      })
+      .Case([](ErfOp) { return [](double x) { return std::erf(x); }; })
+      .Case([](GeluOp g) {
+        bool tanhForm = g.getApproximate() == GeluApproximation::tanh;
+        return [tanhForm](double x) { return gelu(x, tanhForm); };
+      })
+      .Case([](CastOp cast) {
+        Type to = cast.getDtype();
+        return [to](double x) { return toElementType(x, to); };
+      });
+}
+
+/// What an elementwise op with broadcast operands computes per element, from
+/// its operands' elements in order; `isInt` when they are integers.
+static BroadcastFunction broadcastFunction(Operation *op, bool isInt) {
+  using Args = ArrayRef<double>;
+  return llvm::TypeSwitch<Operation *, BroadcastFunction>(op)
+      .Case([](AddOp) { return [](Args a) { return a[0] + a[1]; }; })
+      .Case([](SubOp) { return [](Args a) { return a[0] - a[1]; }; })
+      .Case([](MulOp) { return [](Args a) { return a[0] * a[1]; }; })
+      .Case([isInt](DivOp) {
+        return [isInt](Args a) {
+          if (isInt)
+            return a[1] == 0 ? 0.0 : std::trunc(a[0] / a[1]);
+          return a[0] / a[1];
+        };
+      })
+      .Case([](MaxOp) { return [](Args a) { return std::max(a[0], a[1]); }; })
+      .Case([](MinOp) { return [](Args a) { return std::min(a[0], a[1]); }; })
+      .Case([isInt](PowOp) {
+        return [isInt](Args a) {
+          return isInt ? intPow(a[0], a[1]) : std::pow(a[0], a[1]);
+        };
+      })
+      .Case([](CompareOp cmp) {
+        ComparePredicate predicate = cmp.getPredicate();
+        return [predicate](Args a) { return compare(predicate, a[0], a[1]); };
+      })
+      .Case([](SelectOp) {
+        return [](Args a) { return a[0] != 0 ? a[1] : a[2]; };
+      });
+}
+
+RefTensor modelc::reference::evaluate(ConstantOp op, const Values &) {
+  RefTensor t = make(shapeOf(op.getResult()));
+  auto attr = cast<DenseElementsAttr>(op.getValue());
+  int64_t i = 0;
+  if (isa<FloatType>(attr.getElementType()))
+    for (APFloat v : attr.getValues<APFloat>())
+      t.data[i++] = v.convertToDouble();
+  else if (attr.getElementType().isSignlessInteger(1))
+    for (bool v : attr.getValues<bool>())
+      t.data[i++] = v;
+  else
+    for (APInt v : attr.getValues<APInt>())
+      t.data[i++] = static_cast<double>(v.getSExtValue());
+  return t;
+}
+
+RefTensor modelc::reference::evaluateUnary(Operation *op,
+                                           const Values &values) {
+  UnaryFunction fn = unaryFunction(op);
+  const RefTensor &x = values.get(op->getOperand(0));
+  RefTensor y = make(x.shape);
+  for (int64_t i = 0; i < x.numel(); ++i)
+    y.data[i] = fn(x.data[i]);
+  return y;
+}
+
+RefTensor modelc::reference::evaluateBroadcast(Operation *op,
+                                               const Values &values) {
+  bool isInt = isa<IntegerType>(elementOf(op->getOperand(0)));
+  BroadcastFunction fn = broadcastFunction(op, isInt);
+  Shape out = shapeOf(op->getResult(0));
+  RefTensor y = make(out);
+  SmallVector<double> args(op->getNumOperands());
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    Shape coords = coordsOf(i, out);
+    for (unsigned k = 0; k < op->getNumOperands(); ++k)
+      args[k] = broadcastRead(values.get(op->getOperand(k)), coords);
+    y.data[i] = fn(args);
+  }
+  return y;
+}

@@ -1,0 +1,295 @@
+//===- EvaluateNN.cpp - products, normalization, convolution, losses ------===//
+//
+// Reference evaluation of the matrix products, softmax and the
+// normalizations, convolution and pooling (NCHW), and the cross-entropy
+// loss, each from its definition in docs/ir.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Reference/Evaluate.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::graph;
+using namespace modelc::reference;
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+RefTensor modelc::reference::evaluate(MatmulOp op, const Values &values) {
+  const RefTensor &a = values.get(op.getLhs()), &b = values.get(op.getRhs());
+  Shape out = shapeOf(op.getResult());
+  size_t r = out.size();
+  int64_t k = a.shape.back();
+  RefTensor y = make(out);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    Shape c = coordsOf(i, out);
+    double sum = 0;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      Shape ca = c, cb = c;
+      ca[r - 1] = kk;
+      cb[r - 2] = kk;
+      sum += broadcastRead(a, ca) * broadcastRead(b, cb);
+    }
+    y.data[i] = sum;
+  }
+  return y;
+}
+
+RefTensor modelc::reference::evaluate(LinearOp op, const Values &values) {
+  const RefTensor &x = values.get(op.getInput()),
+                  &w = values.get(op.getWeight());
+  int64_t k = x.shape.back(), n = w.shape[0], m = x.numel() / k;
+  RefTensor y = make(shapeOf(op.getResult()));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = op.getBias() ? values.get(op.getBias()).data[j] : 0.0;
+      for (int64_t kk = 0; kk < k; ++kk)
+        sum += x.data[i * k + kk] * w.data[j * k + kk];
+      y.data[i * n + j] = sum;
+    }
+  return y;
+}
+
+RefTensor modelc::reference::evaluate(GemmOp op, const Values &values) {
+  const RefTensor &a = values.get(op.getA()), &b = values.get(op.getB());
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  Shape out = shapeOf(op.getResult());
+  int64_t m = out[0], n = out[1], k = a.shape[ta ? 0 : 1];
+  double alpha = op.getAlpha().convertToDouble();
+  double beta = op.getBeta().convertToDouble();
+  RefTensor y = make(out);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t kk = 0; kk < k; ++kk)
+        sum += a.data[ta ? kk * m + i : i * k + kk] *
+               b.data[tb ? j * k + kk : kk * n + j];
+      double c = op.getC() ? broadcastRead(values.get(op.getC()), {i, j}) : 0;
+      y.data[i * n + j] = alpha * sum + beta * c;
+    }
+  return y;
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+/// Softmax, or its logarithm, of `x` along `axis`.
+static RefTensor softmax(const RefTensor &x, int64_t axis, bool log) {
+  int64_t len = x.shape[axis];
+  int64_t inner = product(x.shape, axis + 1, x.shape.size());
+  int64_t outer = product(x.shape, 0, axis);
+  RefTensor y = make(x.shape);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      auto at = [&](int64_t j) { return (o * len + j) * inner + in; };
+      double mx = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < len; ++j)
+        mx = std::max(mx, x.data[at(j)]);
+      double sum = 0;
+      for (int64_t j = 0; j < len; ++j)
+        sum += std::exp(x.data[at(j)] - mx);
+      for (int64_t j = 0; j < len; ++j)
+        y.data[at(j)] = log ? x.data[at(j)] - mx - std::log(sum)
+                            : std::exp(x.data[at(j)] - mx) / sum;
+    }
+  return y;
+}
+
+RefTensor modelc::reference::evaluate(SoftmaxOp op, const Values &values) {
+  return softmax(values.get(op.getInput()), op.getNormalizedAxis(),
+                 /*log=*/false);
+}
+
+RefTensor modelc::reference::evaluate(LogSoftmaxOp op, const Values &values) {
+  return softmax(values.get(op.getInput()), op.getNormalizedAxis(),
+                 /*log=*/true);
+}
+
+RefTensor modelc::reference::evaluate(LayerNormOp op, const Values &values) {
+  const RefTensor &x = values.get(op.getInput());
+  int64_t axis = op.getNormalizedAxis();
+  int64_t cols = product(x.shape, axis, x.shape.size());
+  int64_t rows = x.numel() / std::max<int64_t>(cols, 1);
+  double eps = op.getEpsilon().convertToDouble();
+  const RefTensor *scale = op.getScale() ? &values.get(op.getScale()) : nullptr;
+  const RefTensor *bias = op.getBias() ? &values.get(op.getBias()) : nullptr;
+  RefTensor y = make(x.shape);
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < cols; ++j)
+      mean += x.data[r * cols + j];
+    mean /= cols;
+    for (int64_t j = 0; j < cols; ++j)
+      var += (x.data[r * cols + j] - mean) * (x.data[r * cols + j] - mean);
+    var /= cols;
+    for (int64_t j = 0; j < cols; ++j) {
+      double v = (x.data[r * cols + j] - mean) / std::sqrt(var + eps);
+      if (scale)
+        v *= scale->data[j];
+      if (bias)
+        v += bias->data[j];
+      y.data[r * cols + j] = v;
+    }
+  }
+  return y;
+}
+
+RefTensor modelc::reference::evaluate(BatchNormOp op, const Values &values) {
+  const RefTensor &x = values.get(op.getInput());
+  const RefTensor &s = values.get(op.getScale()), &b = values.get(op.getBias());
+  const RefTensor &m = values.get(op.getMean()),
+                  &v = values.get(op.getVariance());
+  double eps = op.getEpsilon().convertToDouble();
+  int64_t c = x.shape[1], spatial = product(x.shape, 2, x.shape.size());
+  RefTensor y = make(x.shape);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t ch = (i / spatial) % c;
+    y.data[i] =
+        (x.data[i] - m.data[ch]) / std::sqrt(v.data[ch] + eps) * s.data[ch] +
+        b.data[ch];
+  }
+  return y;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+RefTensor modelc::reference::evaluate(Conv2dOp op, const Values &values) {
+  const RefTensor &x = values.get(op.getInput()),
+                  &w = values.get(op.getWeight());
+  const RefTensor *bias = op.getBias() ? &values.get(op.getBias()) : nullptr;
+  Shape out = shapeOf(op.getResult());
+  ArrayRef<int64_t> st = op.getStrides(), pad = op.getPadding(),
+                    dil = op.getDilations();
+  int64_t groups = op.getGroups();
+  int64_t cg = x.shape[1] / groups, og = out[1] / groups;
+  int64_t kh = w.shape[2], kw = w.shape[3], H = x.shape[2], W = x.shape[3];
+  RefTensor y = make(out);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    Shape c = coordsOf(i, out); // n, o, oy, ox
+    int64_t g = c[1] / og;
+    double sum = bias ? bias->data[c[1]] : 0.0;
+    for (int64_t ci = 0; ci < cg; ++ci)
+      for (int64_t ky = 0; ky < kh; ++ky)
+        for (int64_t kx = 0; kx < kw; ++kx) {
+          int64_t iy = c[2] * st[0] - pad[0] + ky * dil[0];
+          int64_t ix = c[3] * st[1] - pad[1] + kx * dil[1];
+          if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+            continue;
+          sum += x.data[((c[0] * x.shape[1] + g * cg + ci) * H + iy) * W + ix] *
+                 w.data[((c[1] * cg + ci) * kh + ky) * kw + kx];
+        }
+    y.data[i] = sum;
+  }
+  return y;
+}
+
+namespace {
+/// The window of a 2-D pooling op.
+struct PoolWindow {
+  ArrayRef<int64_t> kernel, strides, padding;
+};
+} // namespace
+
+/// Max pooling (`isMax`) or average pooling of `x` into `out`.
+static RefTensor pool2d(const RefTensor &x, const Shape &out,
+                        const PoolWindow &window, bool isMax, bool includePad) {
+  ArrayRef<int64_t> k = window.kernel, st = window.strides,
+                    pad = window.padding;
+  int64_t H = x.shape[2], W = x.shape[3];
+  RefTensor y = make(out);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    Shape c = coordsOf(i, out);
+    int64_t y0 = c[2] * st[0] - pad[0], x0 = c[3] * st[1] - pad[1];
+    int64_t y1 = std::min(y0 + k[0], H + pad[2]);
+    int64_t x1 = std::min(x0 + k[1], W + pad[3]);
+    double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+    int64_t count = 0;
+    for (int64_t iy = std::max<int64_t>(y0, 0); iy < std::min(y1, H); ++iy)
+      for (int64_t ix = std::max<int64_t>(x0, 0); ix < std::min(x1, W); ++ix) {
+        double v = x.data[((c[0] * x.shape[1] + c[1]) * H + iy) * W + ix];
+        acc = isMax ? std::max(acc, v) : acc + v;
+        ++count;
+      }
+    if (!isMax) {
+      int64_t divisor = includePad ? (y1 - y0) * (x1 - x0) : count;
+      acc = divisor ? acc / divisor : 0.0;
+    }
+    y.data[i] = acc;
+  }
+  return y;
+}
+
+RefTensor modelc::reference::evaluate(MaxPool2dOp op, const Values &values) {
+  PoolWindow window{op.getKernel(), op.getNormalizedStrides(), op.getPadding()};
+  return pool2d(values.get(op.getInput()), shapeOf(op.getResult()), window,
+                /*isMax=*/true, /*includePad=*/false);
+}
+
+RefTensor modelc::reference::evaluate(AvgPool2dOp op, const Values &values) {
+  PoolWindow window{op.getKernel(), op.getNormalizedStrides(), op.getPadding()};
+  return pool2d(values.get(op.getInput()), shapeOf(op.getResult()), window,
+                /*isMax=*/false, op.getCountIncludePad());
+}
+
+RefTensor modelc::reference::evaluate(GlobalAvgPoolOp op,
+                                      const Values &values) {
+  const RefTensor &x = values.get(op.getInput());
+  int64_t spatial = product(x.shape, 2, x.shape.size());
+  RefTensor y = make(shapeOf(op.getResult()));
+  for (int64_t p = 0; p < y.numel(); ++p) {
+    double sum = 0;
+    for (int64_t j = 0; j < spatial; ++j)
+      sum += x.data[p * spatial + j];
+    y.data[p] = sum / spatial;
+  }
+  return y;
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+FailureOr<RefTensor> modelc::reference::evaluate(CrossEntropyOp op,
+                                                 const Values &values) {
+  const RefTensor &x = values.get(op.getLogits());
+  const RefTensor &t = values.get(op.getTargets());
+  const RefTensor *weight =
+      op.getWeight() ? &values.get(op.getWeight()) : nullptr;
+  int64_t n = x.shape[0], c = x.shape[1];
+  int64_t ignore = op.getIgnoreIndex();
+  RefTensor y = make(shapeOf(op.getResult()));
+  double total = 0, weightSum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t target = static_cast<int64_t>(t.data[i]);
+    if (target == ignore)
+      continue;
+    if (target < 0 || target >= c)
+      return op->emitError("target ") << target << " of sample " << i
+                                      << " is out of range [0, " << c << ")";
+    double mx = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < c; ++j)
+      mx = std::max(mx, x.data[i * c + j]);
+    double sum = 0;
+    for (int64_t j = 0; j < c; ++j)
+      sum += std::exp(x.data[i * c + j] - mx);
+    double l = -(x.data[i * c + target] - mx - std::log(sum));
+    double w = weight ? weight->data[target] : 1.0;
+    if (op.getReduction() == Reduction::none)
+      y.data[i] = w * l;
+    total += w * l;
+    weightSum += w;
+  }
+  if (op.getReduction() == Reduction::mean)
+    y.data[0] = weightSum != 0 ? total / weightSum : std::nan("");
+  else if (op.getReduction() == Reduction::sum)
+    y.data[0] = total;
+  return y;
+}

@@ -1,0 +1,177 @@
+//===- EvaluateShape.cpp - shape ops, data movement, reductions -----------===//
+//
+// Reference evaluation of the ops that move elements (reshape, transpose,
+// concat, slice, gather) and of the reductions. Attributes are read through
+// the ops' normalised accessors (GraphOps.td), as shape inference reads them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Reference/Evaluate.h"
+
+#include "llvm/ADT/SmallBitVector.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::graph;
+using namespace modelc::reference;
+
+/// The operand's elements under the result's shape.
+static RefTensor reshaped(Operation *op, const Values &values) {
+  RefTensor y = values.get(op->getOperand(0));
+  y.shape = shapeOf(op->getResult(0));
+  return y;
+}
+
+RefTensor modelc::reference::evaluate(ReshapeOp op, const Values &values) {
+  return reshaped(op, values);
+}
+
+RefTensor modelc::reference::evaluate(FlattenOp op, const Values &values) {
+  return reshaped(op, values);
+}
+
+RefTensor modelc::reference::evaluate(TransposeOp op, const Values &values) {
+  const RefTensor &x = values.get(op.getInput());
+  Shape out = shapeOf(op.getResult());
+  Shape strides = stridesOf(x.shape);
+  ArrayRef<int64_t> perm = op.getPerm();
+  RefTensor y = make(out);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    Shape c = coordsOf(i, out);
+    int64_t offset = 0;
+    for (size_t d = 0; d < c.size(); ++d)
+      offset += c[d] * strides[perm[d]];
+    y.data[i] = x.data[offset];
+  }
+  return y;
+}
+
+RefTensor modelc::reference::evaluate(ConcatOp op, const Values &values) {
+  Shape out = shapeOf(op.getResult());
+  int64_t axis = op.getNormalizedAxis();
+  RefTensor y = make(out);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    Shape c = coordsOf(i, out);
+    for (Value input : op.getInputs()) {
+      const RefTensor &x = values.get(input);
+      if (c[axis] < x.shape[axis]) {
+        Shape s = stridesOf(x.shape);
+        int64_t offset = 0;
+        for (size_t d = 0; d < c.size(); ++d)
+          offset += c[d] * s[d];
+        y.data[i] = x.data[offset];
+        break;
+      }
+      c[axis] -= x.shape[axis];
+    }
+  }
+  return y;
+}
+
+RefTensor modelc::reference::evaluate(SliceOp op, const Values &values) {
+  const RefTensor &x = values.get(op.getInput());
+  Shape out = shapeOf(op.getResult());
+  NormalizedSlice slice = op.getNormalizedSlice();
+  Shape strides = stridesOf(x.shape);
+  RefTensor y = make(out);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    Shape c = coordsOf(i, out);
+    int64_t offset = 0;
+    for (size_t d = 0; d < c.size(); ++d)
+      offset += (slice.starts[d] + c[d] * slice.steps[d]) * strides[d];
+    y.data[i] = x.data[offset];
+  }
+  return y;
+}
+
+FailureOr<RefTensor> modelc::reference::evaluate(GatherOp op,
+                                                 const Values &values) {
+  const RefTensor &data = values.get(op.getData());
+  const RefTensor &indices = values.get(op.getIndices());
+  int64_t axis = op.getNormalizedAxis();
+  Shape out = shapeOf(op.getResult());
+  Shape strides = stridesOf(data.shape);
+  Shape indexStrides = stridesOf(indices.shape);
+  size_t ir = indices.shape.size();
+  RefTensor y = make(out);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    Shape c = coordsOf(i, out);
+    int64_t io = 0;
+    for (size_t d = 0; d < ir; ++d)
+      io += c[axis + d] * indexStrides[d];
+    int64_t index = static_cast<int64_t>(indices.data[io]);
+    if (index < -data.shape[axis] || index >= data.shape[axis])
+      return op->emitError("index ")
+             << index << " is out of range for dimension of size "
+             << data.shape[axis];
+    if (index < 0)
+      index += data.shape[axis];
+    int64_t offset = 0;
+    for (int64_t d = 0; d < axis; ++d)
+      offset += c[d] * strides[d];
+    offset += index * strides[axis];
+    for (size_t d = axis + 1; d < data.shape.size(); ++d)
+      offset += c[d + ir - 1] * strides[d];
+    y.data[i] = data.data[offset];
+  }
+  return y;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+namespace {
+enum class ReduceKind { Sum, Mean, Max };
+} // namespace
+
+/// Reduces the input of `op` over its reduced dimensions.
+template <typename ReduceOp>
+static RefTensor reduce(ReduceOp op, const Values &values, ReduceKind kind) {
+  const RefTensor &x = values.get(op.getInput());
+  size_t rank = x.shape.size();
+  llvm::SmallBitVector reduced = op.getReducedDims();
+  // Accumulate into the keepdims shape, then take the declared shape.
+  Shape kept = x.shape;
+  for (size_t d = 0; d < rank; ++d)
+    if (reduced[d])
+      kept[d] = 1;
+  RefTensor y = make(kept);
+  bool isMax = kind == ReduceKind::Max;
+  if (isMax)
+    std::fill(y.data.begin(), y.data.end(),
+              -std::numeric_limits<double>::infinity());
+  Shape ks = stridesOf(kept);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    Shape c = coordsOf(i, x.shape);
+    int64_t o = 0;
+    for (size_t d = 0; d < rank; ++d)
+      o += (reduced[d] ? 0 : c[d]) * ks[d];
+    y.data[o] = isMax ? std::max(y.data[o], x.data[i]) : y.data[o] + x.data[i];
+  }
+  if (kind == ReduceKind::Mean) {
+    int64_t count = x.numel() / std::max<int64_t>(1, y.numel());
+    for (double &v : y.data)
+      v /= count;
+  }
+  if (isa<IntegerType>(elementOf(op.getInput())))
+    for (double &v : y.data)
+      v = std::trunc(v);
+  y.shape = shapeOf(op.getResult());
+  return y;
+}
+
+RefTensor modelc::reference::evaluate(ReduceSumOp op, const Values &values) {
+  return reduce(op, values, ReduceKind::Sum);
+}
+
+RefTensor modelc::reference::evaluate(ReduceMeanOp op, const Values &values) {
+  return reduce(op, values, ReduceKind::Mean);
+}
+
+RefTensor modelc::reference::evaluate(ReduceMaxOp op, const Values &values) {
+  return reduce(op, values, ReduceKind::Max);
+}

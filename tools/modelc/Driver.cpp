@@ -1,0 +1,531 @@
+//===- Driver.cpp - the stages of one modelc compilation ------------------===//
+//
+// One function per stage: parse and graph passes, the targets and their
+// placement, the plans' devices, the weights, the temporary folder, code
+// generation and the build. Every failure is a diagnostic with
+// file:line:col where the input has one, or "modelc: error: ...".
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/modelc/Driver.h"
+#include "compiler/Codegen/CpuEmitter.h"
+#include "compiler/Driver/BuildLibrary.h"
+#include "compiler/Driver/Weights.h"
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Target/Target.h"
+#include "compiler/Transforms/PlacementSummary.h"
+#include "dialects/Device/IR/DeviceAttrs.h"
+#include "dialects/Graph/IR/GraphOps.h"
+#include "tools/modelc/ParseModel.h"
+#include "tools/modelc/StageTimer.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace modelc::driver;
+
+namespace {
+
+/// Reports `message` as modelc's error; always fails.
+LogicalResult fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "modelc") << message << "\n";
+  return failure();
+}
+
+/// Writes what `write` prints to -o, or to stdout without it.
+LogicalResult writeText(const std::string &outputPath,
+                        llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  std::string path = outputPath.empty() ? "-" : outputPath;
+  std::string errorMessage;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(path, &errorMessage);
+  if (!output)
+    return fail(errorMessage);
+  write(output->os());
+  output->os().flush();
+  if (output->os().has_error()) {
+    output->os().clear_error();
+    return fail("cannot write '" + path + "'");
+  }
+  output->keep();
+  return success();
+}
+
+/// The targets to build plans for: those of --target, or else the default
+/// set: the CPU, and one GPU when nvcc can build kernels;
+/// MODELC_DEFAULT_TARGETS (comma-separated) replaces it.
+std::vector<std::string> chooseTargets(const DriverOptions &options) {
+  std::vector<std::string> targetNames(options.targets.begin(),
+                                       options.targets.end());
+  if (!targetNames.empty())
+    return targetNames;
+  const char *env = std::getenv("MODELC_DEFAULT_TARGETS");
+  std::string why;
+  if (env && *env) {
+    SmallVector<StringRef> names;
+    StringRef(env).split(names, ',', -1, false);
+    for (StringRef n : names)
+      targetNames.push_back(n.trim().str());
+  } else if (std::optional<std::string> nvcc = modelc::findNvcc(why)) {
+    targetNames = {"cpu", "h200"};
+    if (options.emitKind == EmitKind::Library || options.verbose)
+      llvm::errs() << "modelc: note: nvcc found (" << *nvcc
+                   << "): building plans 'cpu' and 'h200' (one GPU); "
+                      "--target=cpu builds the CPU plan alone\n";
+  } else {
+    targetNames.push_back("cpu");
+  }
+  return targetNames;
+}
+
+/// `path` for one of `targetCount` targets: with several, the target's name
+/// goes before the extension (report.json -> report-h200x2.json).
+std::string perTargetPath(const std::string &path, const std::string &target,
+                          size_t targetCount) {
+  if (path.empty() || targetCount == 1)
+    return path;
+  llvm::SmallString<256> out(path);
+  std::string ext = llvm::sys::path::extension(path).str();
+  llvm::sys::path::replace_extension(out, "");
+  std::string safe = target;
+  for (char &c : safe)
+    if (!llvm::isAlnum(c) && c != '.')
+      c = '_';
+  return std::string(out) + "-" + safe + ext;
+}
+
+/// The estimated makespan the placement recorded on `module`.
+double estimatedMakespan(ModuleOp module) {
+  auto attr = module->getAttrOfType<FloatAttr>("device.estimated_makespan");
+  return attr ? attr.getValueAsDouble() : 0.0;
+}
+
+/// One compilation, stage by stage. Each stage reports its own errors; a
+/// stage that prints what --emit asked for ends the run.
+class Driver {
+public:
+  explicit Driver(const DriverOptions &options)
+      : options(options), context(makeRegistry()) {
+    // Ops of unknown dialects parse, so that modelc-verify-model can reject
+    // them with a message about models rather than about MLIR's flags.
+    context.allowUnregisteredDialects(true);
+    // A diagnostic names the op and its location; a dump of the op is noise.
+    context.printOpOnDiagnostic(false);
+  }
+
+  LogicalResult run();
+
+private:
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    modelc::registerModelcDialects(registry);
+    return registry;
+  }
+
+  LogicalResult parse();
+  LogicalResult findPlaceAllTargets();
+  LogicalResult place();
+  LogicalResult lower();
+  OwningOpRef<ModuleOp> placeOnce(const std::string &target, bool split,
+                                  bool quiet, const std::string &report,
+                                  const std::string &dot);
+  LogicalResult collectPlans();
+  LogicalResult loadWeights();
+  LogicalResult makeTempDir();
+  LogicalResult prepareWeights();
+  LogicalResult emitSource();
+  LogicalResult build();
+  void printSummary(const std::string &output);
+  std::string tempFile(StringRef name) const;
+
+  const DriverOptions &options;
+  MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  std::optional<SourceMgrDiagnosticHandler> diagnostics;
+  std::optional<StageTimer> timer;
+  OwningOpRef<ModuleOp> module;
+  ArgumentNames argumentNames;
+  std::vector<std::string> targetNames;
+  /// The targets --place-all applies to: those that have that device.
+  std::set<std::string> placeAllTargets;
+  std::vector<OwningOpRef<ModuleOp>> placed;
+  std::vector<modelc::PlanModule> plans;
+  std::optional<std::string> nvcc;
+  bool hasWeights = false;
+  modelc::WeightSet weights;
+  llvm::SmallString<256> tempDir;
+  bool keepTemps = false;
+  bool embed = false;
+  modelc::CpuEmitOptions emitOptions;
+  modelc::CpuEmitReport report;
+  modelc::GpuCode gpu;
+};
+
+LogicalResult Driver::run() {
+  if (failed(parse()))
+    return failure();
+  if (options.emitKind == EmitKind::Graph)
+    return writeText(options.outputPath,
+                     [&](llvm::raw_ostream &os) { module->print(os); });
+
+  nameArguments(*module, argumentNames);
+  targetNames = chooseTargets(options);
+  if (options.emitKind == EmitKind::Placed && targetNames.size() != 1)
+    return fail("--emit=placed shows one plan; give one --target");
+  if (options.emitKind == EmitKind::Scheduled && targetNames.size() != 1)
+    return fail("--emit=scheduled shows one plan; give one --target");
+  if (failed(findPlaceAllTargets()) || failed(place()))
+    return failure();
+  timer->stop("placement");
+  if (options.emitKind == EmitKind::Placed)
+    return writeText(options.outputPath,
+                     [&](llvm::raw_ostream &os) { placed.front()->print(os); });
+  if (failed(lower()))
+    return failure();
+  timer->stop("lowering");
+  if (options.emitKind == EmitKind::Scheduled)
+    return writeText(options.outputPath,
+                     [&](llvm::raw_ostream &os) { placed.front()->print(os); });
+
+  if (failed(collectPlans()) || failed(loadWeights()) || failed(makeTempDir()))
+    return failure();
+  llvm::scope_exit cleanup([&] {
+    if (!keepTemps)
+      llvm::sys::fs::remove_directories(tempDir);
+  });
+  if (failed(prepareWeights()))
+    return failure();
+  timer->stop("weights");
+  if (options.emitKind == EmitKind::Cpp || options.emitKind == EmitKind::Cuda)
+    return emitSource();
+  return build();
+}
+
+/// Parses and verifies the input, then runs the graph passes on it.
+LogicalResult Driver::parse() {
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(options.inputPath, &errorMessage);
+  if (!input)
+    return fail(errorMessage);
+
+  timer.emplace(options.timeStages);
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  diagnostics.emplace(sourceMgr, &context);
+
+  module = parseModel(sourceMgr, context, argumentNames);
+  if (!module)
+    return failure();
+  timer->stop("parse and verify");
+
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  applyDefaultTimingPassManagerCLOptions(pm);
+  modelc::buildGraphPipeline(pm);
+  if (failed(pm.run(*module)))
+    return failure();
+  timer->stop("graph passes");
+  return success();
+}
+
+LogicalResult Driver::findPlaceAllTargets() {
+  if (options.placeAll.empty())
+    return success();
+  for (const std::string &target : targetNames) {
+    std::string error;
+    std::optional<modelc::TargetDescription> t =
+        modelc::loadTarget(target, error);
+    if (t && t->find(options.placeAll))
+      placeAllTargets.insert(target);
+  }
+  if (placeAllTargets.empty())
+    return fail("--place-all=" + options.placeAll +
+                ": no target has that device (give a --target with it, "
+                "e.g. h200 for cuda:0)");
+  return success();
+}
+
+/// A copy of the graph placed on `target`, or null after an error (none
+/// when `quiet`: a trial placement fails quietly, the batch may not split).
+OwningOpRef<ModuleOp> Driver::placeOnce(const std::string &target, bool split,
+                                        bool quiet, const std::string &report,
+                                        const std::string &dot) {
+  OwningOpRef<ModuleOp> copy(module->clone());
+  PassManager placement(&context);
+  if (failed(applyPassManagerCLOptions(placement)))
+    return nullptr;
+  modelc::buildPlacementPipeline(
+      placement, target, report, dot, options.debugDropTransfer, split,
+      placeAllTargets.count(target) ? options.placeAll : "");
+  std::optional<ScopedDiagnosticHandler> silence;
+  if (quiet)
+    silence.emplace(&context, [](Diagnostic &) { return success(); });
+  if (failed(placement.run(*copy)))
+    return nullptr;
+  return copy;
+}
+
+/// Places the graph once per target, data parallel when asked for or when
+/// the cost model prefers it (a target with several accelerators and a
+/// batch that splits).
+LogicalResult Driver::place() {
+  for (const std::string &target : targetNames) {
+    bool split = options.dataParallel && target != "cpu";
+    if (!options.dataParallel && target != "cpu") {
+      OwningOpRef<ModuleOp> normal = placeOnce(target, false, true, "", "");
+      OwningOpRef<ModuleOp> parallel = placeOnce(target, true, true, "", "");
+      if (normal && parallel &&
+          estimatedMakespan(*parallel) < estimatedMakespan(*normal)) {
+        split = true;
+        if (options.verbose)
+          llvm::outs() << "data parallel for target '" << target
+                       << "': estimated " << estimatedMakespan(*parallel) * 1e3
+                       << " ms, against " << estimatedMakespan(*normal) * 1e3
+                       << " ms without\n";
+      }
+    }
+    OwningOpRef<ModuleOp> copy = placeOnce(
+        target, split, false,
+        perTargetPath(options.placementReport, target, targetNames.size()),
+        perTargetPath(options.placementDot, target, targetNames.size()));
+    if (!copy)
+      return failure();
+    if (options.verbose)
+      modelc::printPlacementSummary(*copy, llvm::outs());
+    placed.push_back(std::move(copy));
+  }
+  return success();
+}
+
+/// The plans' devices, from the targets the placement recorded; finds nvcc
+/// when a plan has GPUs whose kernels it must build.
+/// The lowering passes on every placed module: the decisions the printers
+/// follow, written into the sched dialect.
+LogicalResult Driver::lower() {
+  for (OwningOpRef<ModuleOp> &module : placed) {
+    PassManager lowering(&context);
+    if (failed(applyPassManagerCLOptions(lowering)))
+      return failure();
+    modelc::buildSchedulePipeline(lowering, options.checked);
+    if (failed(lowering.run(*module)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult Driver::collectPlans() {
+  std::string nvccMissing;
+  for (auto [i, target] : llvm::enumerate(targetNames)) {
+    ModuleOp placedModule = *placed[i];
+    auto attr = placedModule->getAttrOfType<modelc::device::TargetAttr>(
+        "device.target");
+    modelc::PlanModule plan{target, placedModule, {}};
+    for (Attribute d : attr.getDevices()) {
+      auto spec = cast<modelc::device::DeviceSpecAttr>(d);
+      if (spec.getDevice().getKind() == modelc::device::DeviceKind::cuda &&
+          !options.cudaEmulation && !nvcc &&
+          options.emitKind == EmitKind::Library) {
+        // GPU kernels are built with nvcc: say first when it is missing.
+        if (!(nvcc = modelc::findNvcc(nvccMissing)))
+          return fail("target '" + target +
+                      "' has GPUs, and building their kernels needs nvcc "
+                      "(the CUDA toolkit): " +
+                      nvccMissing +
+                      "; install it or set MODELC_NVCC (--emit=placed "
+                      "shows the placement without it)");
+      }
+      plan.devices.push_back(spec.getDevice().str());
+    }
+    plans.push_back(std::move(plan));
+  }
+  return success();
+}
+
+/// The weights: read (--weights), random (--random-weights) or, when the
+/// model declares none or only code is printed, their declarations alone.
+LogicalResult Driver::loadWeights() {
+  hasWeights = !module->getOps<modelc::graph::WeightOp>().empty();
+  if (!options.weightsPath.empty() && options.randomWeights.has_value())
+    return fail("--weights and --random-weights exclude each other");
+  if (options.externalWeights && options.weightsPath.empty())
+    return fail("--external-weights needs --weights FILE: the model records "
+                "that file and maps it when loaded");
+  if (!options.weightsPath.empty()) {
+    FailureOr<modelc::WeightSet> read =
+        modelc::readSafetensorsWeights(*module, options.weightsPath);
+    if (failed(read))
+      return failure();
+    weights = std::move(*read);
+  } else if (options.randomWeights.has_value()) {
+    uint64_t seed = 0;
+    if (!options.randomWeights->empty() &&
+        llvm::StringRef(*options.randomWeights).getAsInteger(10, seed))
+      return fail("--random-weights takes an integer seed, got '" +
+                  *options.randomWeights + "'");
+    weights = modelc::randomWeights(*module, seed);
+  } else if (hasWeights && options.emitKind == EmitKind::Library) {
+    return fail("the model declares weights; give --weights FILE or "
+                "--random-weights[=SEED]");
+  } else {
+    weights = modelc::declaredWeights(*module);
+  }
+
+  if (!options.saveWeights.empty()) {
+    if (!options.randomWeights.has_value() && options.weightsPath.empty())
+      return fail("--save-weights needs --weights or --random-weights");
+    if (failed(modelc::writeSafetensors(weights, options.saveWeights)))
+      return failure(); // the error names the file and the reason
+  }
+  return success();
+}
+
+/// Where the generated files go: --save-temps, or a temporary folder.
+LogicalResult Driver::makeTempDir() {
+  keepTemps = !options.saveTemps.empty();
+  if (keepTemps) {
+    tempDir = options.saveTemps;
+    if (std::error_code ec = llvm::sys::fs::create_directories(tempDir))
+      return fail("cannot create '" + options.saveTemps + "': " + ec.message());
+  } else if (std::error_code ec =
+                 llvm::sys::fs::createUniqueDirectory("modelc", tempDir)) {
+    return fail("cannot create a temporary folder: " + ec.message());
+  }
+  llvm::sys::fs::make_absolute(tempDir);
+  return success();
+}
+
+std::string Driver::tempFile(StringRef name) const {
+  llvm::SmallString<256> path(tempDir);
+  llvm::sys::path::append(path, name);
+  return std::string(path);
+}
+
+/// The emitter's options, with the weights embedded as a blob or recorded
+/// as external.
+LogicalResult Driver::prepareWeights() {
+  emitOptions.compilerVersion = MODELC_VERSION;
+  emitOptions.compilerFlags = options.flags;
+  emitOptions.checked = options.checked;
+  embed = !options.externalWeights && options.emitKind == EmitKind::Library;
+  if (embed && hasWeights) {
+    emitOptions.weightBlobPath = tempFile("weights.bin");
+    FailureOr<std::vector<modelc::WeightSlot>> slots = modelc::writeWeightBlob(
+        weights, emitOptions.weightBlobPath, emitOptions.weightBlobBytes);
+    if (failed(slots))
+      return failure();
+    emitOptions.weights = std::move(*slots);
+  } else {
+    for (const modelc::WeightSet::Weight &w : weights.weights)
+      emitOptions.weights.push_back({w.name, w.type, 0, w.nbytes});
+    if (options.externalWeights) {
+      llvm::SmallString<256> absolute(options.weightsPath);
+      llvm::sys::fs::make_absolute(absolute);
+      emitOptions.externalWeightsPath = std::string(absolute);
+    }
+  }
+  emitOptions.allowTf32 = options.allowTf32;
+  if (!options.cudaEmulation)
+    gpu.imagePath = tempFile("kernels.fatbin");
+  return success();
+}
+
+/// --emit=cpp and --emit=cuda: prints the generated host C++ or CUDA.
+LogicalResult Driver::emitSource() {
+  std::string code;
+  llvm::raw_string_ostream os(code);
+  if (failed(modelc::emitModel(plans, emitOptions, os, &report, &gpu)))
+    return failure();
+  timer->stop("code generation");
+  if (options.emitKind == EmitKind::Cuda && gpu.source.empty())
+    return fail("--emit=cuda: the plans have no GPU kernels (no op is "
+                "placed on a GPU, or only matrix products, which run in "
+                "cuBLASLt; give a GPU --target, e.g. h200)");
+  return writeText(options.outputPath, [&](llvm::raw_ostream &out) {
+    out << (options.emitKind == EmitKind::Cpp ? code : gpu.source);
+  });
+}
+
+/// Generates the sources, builds the GPU kernels with nvcc (or as host code
+/// under --cuda-emulation) and links model.so.
+LogicalResult Driver::build() {
+  std::string source = tempFile("model.cpp");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(source, ec);
+    if (ec)
+      return fail("cannot write '" + source + "': " + ec.message());
+    if (failed(modelc::emitModel(plans, emitOptions, os, &report, &gpu)))
+      return failure();
+  }
+  timer->stop("code generation");
+  std::string kernels;
+  if (!gpu.source.empty()) {
+    kernels = tempFile("kernels.cu");
+    std::error_code ec;
+    llvm::raw_fd_ostream os(kernels, ec);
+    if (ec)
+      return fail("cannot write '" + kernels + "': " + ec.message());
+    os << gpu.source;
+    os.close();
+    if (!options.cudaEmulation) {
+      if (failed(modelc::buildFatbin(*nvcc, kernels, gpu.imagePath,
+                                     tempFile("nvcc.log"))))
+        return failure();
+      timer->stop("nvcc");
+    }
+  }
+  std::string output = options.outputPath;
+  if (output.empty()) {
+    llvm::SmallString<256> path(llvm::sys::path::filename(options.inputPath));
+    llvm::sys::path::replace_extension(path, ".so");
+    output = std::string(path);
+  }
+  if (failed(modelc::buildSharedLibrary(source, output, tempFile("build.log"),
+                                        options.cudaEmulation ? kernels : "")))
+    return failure();
+  timer->stop("C++ compiler");
+  if (options.verbose)
+    printSummary(output);
+  return success();
+}
+
+/// -v: what was built.
+void Driver::printSummary(const std::string &output) {
+  llvm::outs() << "modelc: wrote " << output << " (" << plans.size()
+               << (plans.size() == 1 ? " plan, " : " plans, ")
+               << weights.weights.size() << " weights, "
+               << (embed ? "embedded" : "external") << ")\n";
+  if (!gpu.kernelNames.empty())
+    llvm::outs() << "  GPU code: " << gpu.kernelNames.size() << " kernels"
+                 << (options.cudaEmulation ? " (host emulation)"
+                                           : ", fatbin by nvcc")
+                 << "\n";
+  for (const auto &entry : report.entries)
+    llvm::outs() << "  plan '" << entry.plan << "', entry '" << entry.name
+                 << "': arena " << entry.arenaBytes << " bytes, "
+                 << entry.kernelCalls << " kernel calls, " << entry.fusedLoops
+                 << " elementwise loops covering " << entry.fusedOps
+                 << " ops\n";
+}
+} // namespace
+
+LogicalResult modelc::driver::runDriver(const DriverOptions &options) {
+  return Driver(options).run();
+}

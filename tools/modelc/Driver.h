@@ -1,0 +1,56 @@
+//===- Driver.h - the stages of one modelc compilation ---------*- C++ -*-===//
+//
+// What modelc's command line asks for, as plain data, and the compilation
+// that carries it out: parse and verify, graph passes, placement per target,
+// weights, code generation, and the build of model.so.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MODELC_TOOLS_MODELC_DRIVER_H
+#define MODELC_TOOLS_MODELC_DRIVER_H
+
+#include "mlir/Support/LLVM.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace modelc::driver {
+
+/// What modelc produces (--emit).
+enum class EmitKind { Library, Graph, Placed, Scheduled, Cpp, Cuda };
+
+/// The command line of modelc; each field is the option of the same name
+/// (modelc.cpp describes them).
+struct DriverOptions {
+  std::string inputPath;
+  std::string outputPath;
+  EmitKind emitKind = EmitKind::Library;
+  std::vector<std::string> targets;
+  std::string placementReport;
+  std::string placementDot;
+  std::string weightsPath;
+  /// Set when --random-weights is given: its seed as written ("" for 0).
+  std::optional<std::string> randomWeights;
+  bool externalWeights = false;
+  std::string saveWeights;
+  std::string saveTemps;
+  bool dataParallel = false;
+  bool checked = false;
+  std::string placeAll;
+  bool cudaEmulation = false;
+  bool allowTf32 = false;
+  int debugDropTransfer = -1;
+  bool timeStages = false;
+  bool verbose = false;
+  /// The whole command line, recorded in model.so as its provenance.
+  std::string flags;
+};
+
+/// Compiles as `options` say. Every failure has been reported (a located
+/// diagnostic, or "modelc: error: ...") when this returns failure.
+mlir::LogicalResult runDriver(const DriverOptions &options);
+
+} // namespace modelc::driver
+
+#endif // MODELC_TOOLS_MODELC_DRIVER_H
