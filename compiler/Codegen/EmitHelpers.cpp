@@ -139,6 +139,11 @@ std::string elementExpression(Operation *op, ArrayRef<std::string> args,
                              args[0] + ")";
       })
       .Case([&](ReluOp) { return maxName + "(" + args[0] + ", " + zero + ")"; })
+      .Case([&](LeakyReluOp leaky) {
+        return "(" + args[0] + " >= 0.0f ? " + args[0] + " : " +
+               floatLiteral(leaky.getAlpha().convertToDouble(), flavor) +
+               " * " + args[0] + ")";
+      })
       .Case([&](ExpOp) { return call(math("exp")); })
       .Case([&](LogOp) { return call(math("log")); })
       .Case([&](SqrtOp) { return call(math("sqrt")); })

@@ -64,12 +64,17 @@ double broadcastRead(const RefTensor &t, const Shape &coords);
 //===----------------------------------------------------------------------===//
 
 RefTensor evaluate(graph::ConstantOp op, const Values &values);
-/// The one-operand elementwise ops: neg, abs, relu, exp, log, sqrt, rsqrt,
-/// tanh, sigmoid, silu, erf, gelu, cast.
-RefTensor evaluateUnary(mlir::Operation *op, const Values &values);
+/// The one-operand elementwise ops (the graph dialect's Elementwise trait):
+/// neg, abs, relu, leaky_relu, exp, log, sqrt, rsqrt, tanh, sigmoid, silu,
+/// erf, gelu, cast; an error for one it does not know.
+mlir::FailureOr<RefTensor> evaluateUnary(mlir::Operation *op,
+                                         const Values &values);
 /// The elementwise ops with numpy broadcasting: add, sub, mul, div, max,
-/// min, pow, compare, select.
-RefTensor evaluateBroadcast(mlir::Operation *op, const Values &values);
+/// min, pow, compare, select; an error for one it does not know.
+mlir::FailureOr<RefTensor> evaluateBroadcast(mlir::Operation *op,
+                                             const Values &values);
+/// The error for an op the interpreter has no evaluation of.
+mlir::LogicalResult unknownOp(mlir::Operation *op);
 
 //===----------------------------------------------------------------------===//
 // Products, normalization, convolution, pooling, losses (EvaluateNN.cpp)

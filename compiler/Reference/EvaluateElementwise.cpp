@@ -72,6 +72,10 @@ static UnaryFunction unaryFunction(Operation *op) {
       .Case([](NegOp) { return [](double x) { return -x; }; })
       .Case([](AbsOp) { return [](double x) { return std::fabs(x); }; })
       .Case([](ReluOp) { return [](double x) { return x > 0 ? x : 0.0; }; })
+      .Case([](LeakyReluOp leaky) {
+        double alpha = leaky.getAlpha().convertToDouble();
+        return [alpha](double x) { return x >= 0 ? x : alpha * x; };
+      })
       .Case([](ExpOp) { return [](double x) { return std::exp(x); }; })
       .Case([](LogOp) { return [](double x) { return std::log(x); }; })
       .Case([](SqrtOp) { return [](double x) { return std::sqrt(x); }; })
@@ -91,7 +95,8 @@ static UnaryFunction unaryFunction(Operation *op) {
       .Case([](CastOp cast) {
         Type to = cast.getDtype();
         return [to](double x) { return toElementType(x, to); };
-      });
+      })
+      .Default([](Operation *) { return UnaryFunction(); });
 }
 
 /// What an elementwise op with broadcast operands computes per element, from
@@ -122,7 +127,13 @@ static BroadcastFunction broadcastFunction(Operation *op, bool isInt) {
       })
       .Case([](SelectOp) {
         return [](Args a) { return a[0] != 0 ? a[1] : a[2]; };
-      });
+      })
+      .Default([](Operation *) { return BroadcastFunction(); });
+}
+
+LogicalResult modelc::reference::unknownOp(Operation *op) {
+  return op->emitError("the reference interpreter does not know '")
+         << op->getName() << "'";
 }
 
 RefTensor modelc::reference::evaluate(ConstantOp op, const Values &) {
@@ -141,9 +152,11 @@ RefTensor modelc::reference::evaluate(ConstantOp op, const Values &) {
   return t;
 }
 
-RefTensor modelc::reference::evaluateUnary(Operation *op,
-                                           const Values &values) {
+FailureOr<RefTensor> modelc::reference::evaluateUnary(Operation *op,
+                                                      const Values &values) {
   UnaryFunction fn = unaryFunction(op);
+  if (!fn)
+    return unknownOp(op);
   const RefTensor &x = values.get(op->getOperand(0));
   RefTensor y = make(x.shape);
   for (int64_t i = 0; i < x.numel(); ++i)
@@ -151,10 +164,12 @@ RefTensor modelc::reference::evaluateUnary(Operation *op,
   return y;
 }
 
-RefTensor modelc::reference::evaluateBroadcast(Operation *op,
-                                               const Values &values) {
+FailureOr<RefTensor>
+modelc::reference::evaluateBroadcast(Operation *op, const Values &values) {
   bool isInt = isa<IntegerType>(elementOf(op->getOperand(0)));
   BroadcastFunction fn = broadcastFunction(op, isInt);
+  if (!fn)
+    return unknownOp(op);
   Shape out = shapeOf(op->getResult(0));
   RefTensor y = make(out);
   SmallVector<double> args(op->getNumOperands());

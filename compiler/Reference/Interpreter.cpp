@@ -116,17 +116,12 @@ private:
 };
 
 FailureOr<RefTensor> Interpreter::evaluate(Operation *op) {
+  // Elementwise ops (the graph dialect's trait): one scalar function each.
+  if (op->hasTrait<Elementwise>())
+    return op->getNumOperands() == 1 ? evaluateUnary(op, values)
+                                     : evaluateBroadcast(op, values);
   return llvm::TypeSwitch<Operation *, FailureOr<RefTensor>>(op)
       .Case([&](WeightRefOp ref) { return weights(ref.getName()); })
-      .Case<NegOp, AbsOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp,
-            SigmoidOp, SiluOp, ErfOp, GeluOp, CastOp>(
-          [&](Operation *op) -> FailureOr<RefTensor> {
-            return evaluateUnary(op, values);
-          })
-      .Case<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, CompareOp,
-            SelectOp>([&](Operation *op) -> FailureOr<RefTensor> {
-        return evaluateBroadcast(op, values);
-      })
       .Case<ConstantOp, MatmulOp, LinearOp, GemmOp, SoftmaxOp, LogSoftmaxOp,
             LayerNormOp, BatchNormOp, Conv2dOp, MaxPool2dOp, AvgPool2dOp,
             GlobalAvgPoolOp, CrossEntropyOp, ReshapeOp, FlattenOp, TransposeOp,
@@ -134,10 +129,8 @@ FailureOr<RefTensor> Interpreter::evaluate(Operation *op) {
             ReduceMaxOp>([&](auto op) -> FailureOr<RefTensor> {
         return reference::evaluate(op, values);
       })
-      .Default([&](Operation *) -> FailureOr<RefTensor> {
-        return op->emitError("the reference interpreter does not know '")
-               << op->getName() << "'";
-      });
+      .Default(
+          [&](Operation *) -> FailureOr<RefTensor> { return unknownOp(op); });
 }
 
 } // namespace

@@ -130,6 +130,26 @@ def Graph_GeluOp : Graph_Op<"gelu", [Pure, SameOperandsAndResultType,
   }];
 }
 
+def Graph_LeakyReluOp : Graph_Op<"leaky_relu", [Pure, SameOperandsAndResultType,
+                                             Graph_Elementwise]> {
+  let summary = "Elementwise leaky rectifier, x if x >= 0 else alpha * x.";
+  let description = [{
+    As `torch.nn.LeakyReLU(negative_slope=alpha)` and ONNX `LeakyRelu`;
+    `alpha` defaults to 0.01. The result has the operand's type.
+
+    ```mlir
+    %y = graph.leaky_relu %x : tensor<64x256xf32>
+    %z = graph.leaky_relu %x alpha 2.000000e-01 : tensor<64x256xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input,
+                       DefaultValuedAttr<F64Attr, "0.01">:$alpha);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`alpha` $alpha^)? attr-dict `:` type($input)
+  }];
+}
+
 class Graph_BinaryOp<string mnemonic, string semantics, list<Trait> traits = []>
     : Graph_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
                                               Graph_Elementwise])> {

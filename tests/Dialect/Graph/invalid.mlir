@@ -757,3 +757,11 @@ func.func @cross_entropy_weight(%x: tensor<4x10xf32>, %t: tensor<4xi64>, %w: ten
   %0 = graph.cross_entropy %x, %t weight %w : tensor<4x10xf32>, tensor<4xi64>, tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @leaky_relu_of_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'graph.leaky_relu' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xi32>'}}
+  %0 = graph.leaky_relu %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}

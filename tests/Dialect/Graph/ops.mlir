@@ -187,3 +187,12 @@ func.func @device_pins(%x: tensor<4xf32>) -> tensor<4xf32> {
   %2 = graph.neg %1 {device = "cpu"} : tensor<4xf32>
   return %2 : tensor<4xf32>
 }
+
+// CHECK-LABEL: func.func @leaky_relu
+// CHECK: graph.leaky_relu %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.leaky_relu %{{.*}} alpha 2.000000e-01 : tensor<4x8xf32>
+func.func @leaky_relu(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %a = graph.leaky_relu %x : tensor<4x8xf32>
+  %b = graph.leaky_relu %x alpha 0.2 : tensor<4x8xf32>
+  return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
+}
