@@ -123,15 +123,10 @@ modelc::stridedMatmulOperand(Operation *matmulOp, unsigned index,
   for (Operation *op : llvm::reverse(chain)) {
     ArrayRef<int64_t> out = tensorType(op->getResult(0)).getShape();
     if (auto slice = dyn_cast<SliceOp>(op)) {
-      for (size_t i = 0; i < slice.getStarts().size(); ++i) {
-        int64_t axis = normalizeAxis(slice.getAxes() ? (*slice.getAxes())[i]
-                                                     : static_cast<int64_t>(i),
-                                     shape.size());
-        int64_t start = slice.getStarts()[i];
-        if (start < 0)
-          start += shape[axis];
-        offset += std::clamp<int64_t>(start, 0, shape[axis]) * strides[axis];
-        strides[axis] *= slice.getSteps() ? (*slice.getSteps())[i] : 1;
+      NormalizedSlice window = slice.getNormalizedSlice();
+      for (size_t d = 0; d < shape.size(); ++d) {
+        offset += window.starts[d] * strides[d];
+        strides[d] *= window.steps[d];
       }
     } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
       SmallVector<int64_t> permuted;

@@ -99,17 +99,6 @@ bool hasHalfResult(Operation *op) {
          isHalf(tensorType(op->getResult(0)).getElementType());
 }
 
-/// Whether a convolution on the CPU needs im2col columns (not a 1x1,
-/// stride 1, unpadded one).
-bool needsIm2col(Conv2dOp conv) {
-  ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
-  ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
-  ArrayRef<int64_t> y = tensorType(conv.getResult()).getShape();
-  return !(w[2] == 1 && w[3] == 1 && y[2] == x[2] && y[3] == x[3] &&
-           conv.getStrides()[0] == 1 && conv.getStrides()[1] == 1 &&
-           conv.getPadding()[0] == 0 && conv.getPadding()[1] == 0);
-}
-
 /// One plan being emitted.
 struct PlanSpec {
   std::string name;                 ///< "cpu", "cpu+sim2"
@@ -435,7 +424,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
         ArrayRef<int64_t> x = shapeOf(softmax.getInput());
         int64_t rank = x.size();
-        int64_t axis = graph::normalizeAxis(softmax.getAxis(), rank);
+        int64_t axis = softmax.getNormalizedAxis();
         os << "  modelc_cpu::softmax(ctx, " << in(0) << ", " << out() << ", "
            << product(x.take_front(axis)) << ", " << x[axis] << ", "
            << product(x.drop_front(axis + 1)) << ", "
@@ -444,7 +433,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       })
       .Case([&](LayerNormOp norm) {
         ArrayRef<int64_t> x = shapeOf(norm.getInput());
-        int64_t axis = graph::normalizeAxis(norm.getAxis(), x.size());
+        int64_t axis = norm.getNormalizedAxis();
         os << "  modelc_cpu::layer_norm(ctx, " << in(0) << ", "
            << nullable(norm.getScale()) << ", " << nullable(norm.getBias())
            << ", " << out() << ", " << product(x.take_front(axis)) << ", "
@@ -499,7 +488,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         ArrayRef<int64_t> x = shapeOf(pool.getInput());
         ArrayRef<int64_t> y = shapeOf(pool.getResult());
         ArrayRef<int64_t> k = pool.getKernel();
-        ArrayRef<int64_t> s = pool.getStrides().value_or(k);
+        ArrayRef<int64_t> s = pool.getNormalizedStrides();
         ArrayRef<int64_t> p = pool.getPadding();
         std::string shape = "modelc_cpu::Pool2dShape{" + list(x) + ", " +
                             std::to_string(y[2]) + ", " + std::to_string(y[3]) +
@@ -533,7 +522,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       })
       .Case([&](ConcatOp concat) {
         ArrayRef<int64_t> y = shapeOf(concat.getResult());
-        int64_t axis = graph::normalizeAxis(concat.getAxis(), y.size());
+        int64_t axis = concat.getNormalizedAxis();
         int64_t outer = product(y.take_front(axis));
         int64_t yInner = product(y.drop_front(axis));
         int64_t offset = 0;
@@ -549,18 +538,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       .Case([&](SliceOp slice) {
         ArrayRef<int64_t> x = shapeOf(slice.getInput());
         ArrayRef<int64_t> y = shapeOf(slice.getResult());
-        SmallVector<int64_t> starts(x.size(), 0), steps(x.size(), 1);
-        size_t count = slice.getStarts().size();
-        for (size_t i = 0; i < count; ++i) {
-          int64_t axis = graph::normalizeAxis(
-              slice.getAxes() ? (*slice.getAxes())[i] : static_cast<int64_t>(i),
-              x.size());
-          int64_t start = slice.getStarts()[i];
-          if (start < 0)
-            start += x[axis];
-          starts[axis] = std::clamp<int64_t>(start, 0, x[axis]);
-          steps[axis] = slice.getSteps() ? (*slice.getSteps())[i] : 1;
-        }
+        NormalizedSlice window = slice.getNormalizedSlice();
+        ArrayRef<int64_t> starts = window.starts, steps = window.steps;
         os << "  modelc_cpu::slice<" << typeName(slice.getInput()) << ">(ctx, "
            << in(0) << ", " << out() << ", " << y.size() << ", "
            << staticArray(y) << ", " << staticArray(stridesOf(x)) << ", "
@@ -569,7 +548,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       })
       .Case([&](GatherOp gather) {
         ArrayRef<int64_t> data = shapeOf(gather.getData());
-        int64_t axis = graph::normalizeAxis(gather.getAxis(), data.size());
+        int64_t axis = gather.getNormalizedAxis();
         os << "  if (modelc_cpu::gather<" << typeName(gather.getData()) << ", "
            << typeName(gather.getIndices()) << ">(ctx, " << in(0) << ", "
            << in(1) << ", " << out() << ", " << product(data.take_front(axis))
@@ -581,10 +560,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](auto reduce) {
         ArrayRef<int64_t> x = shapeOf(reduce.getInput());
         SmallVector<int64_t> strides = stridesOf(x);
-        SmallVector<bool> reduced(x.size(), !reduce.getAxes().has_value());
-        if (auto axes = reduce.getAxes())
-          for (int64_t a : *axes)
-            reduced[a < 0 ? a + x.size() : a] = true;
+        llvm::SmallBitVector reduced = reduce.getReducedDims();
         SmallVector<int64_t> keptDims, keptStrides, redDims, redStrides;
         for (size_t d = 0; d < x.size(); ++d) {
           (reduced[d] ? redDims : keptDims).push_back(x[d]);
@@ -623,7 +599,7 @@ LogicalResult FunctionEmitter::emitWithConversions(Operation *op) {
     scratch = it->second;
   size_t next = 0;
   if (auto conv = dyn_cast<Conv2dOp>(op);
-      conv && !usesRuntimeConv(conv) && needsIm2col(conv))
+      conv && !usesRuntimeConv(conv) && !conv.isPointwise())
     im2colOffsets[op] = scratch[next++];
   SmallVector<std::pair<Value, std::string>> saved;
   auto f32Copy = [&](Value v) {
@@ -1006,7 +982,7 @@ void emitTensorDescs(llvm::raw_ostream &os, StringRef prefix,
 std::vector<uint64_t> modelc::cpuScratchBytes(Operation *op) {
   std::vector<uint64_t> bytes;
   if (auto conv = dyn_cast<Conv2dOp>(op);
-      conv && !usesRuntimeConv(conv) && needsIm2col(conv)) {
+      conv && !usesRuntimeConv(conv) && !conv.isPointwise()) {
     ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
     ArrayRef<int64_t> y = tensorType(conv.getResult()).getShape();
     bytes.push_back(static_cast<uint64_t>(w[1] * w[2] * w[3]) *

@@ -133,17 +133,6 @@ std::string offsetExpr(const std::string &var, ArrayRef<int64_t> shape,
   return sum.empty() ? "0" : "(" + sum + ")";
 }
 
-/// Whether a convolution needs im2col columns (all but 1x1, stride 1, no
-/// padding).
-bool needsColumns(Conv2dOp conv) {
-  ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
-  ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
-  ArrayRef<int64_t> y = tensorType(conv.getResult()).getShape();
-  return !(w[2] == 1 && w[3] == 1 && y[2] == x[2] && y[3] == x[3] &&
-           conv.getStrides()[0] == 1 && conv.getStrides()[1] == 1 &&
-           conv.getPadding()[0] == 0 && conv.getPadding()[1] == 0);
-}
-
 /// graph.constant operands of an op whose products run in cuBLASLt: copied
 /// to arena scratch first (cuBLASLt reads device memory, not the kernels'
 /// __device__ arrays).
@@ -607,7 +596,7 @@ LogicalResult emitConv(Conv2dOp conv, Emit &e) {
   int64_t o = w[0], kh = w[2], kw = w[3], oh = y[2], ow = y[3];
   int64_t cg = c / groups, og = o / groups, spatial = oh * ow;
   int64_t patch = cg * kh * kw;
-  bool direct = !needsColumns(conv);
+  bool direct = conv.isPointwise();
   FailureOr<std::string> px = e.pointer(conv, conv.getInput()),
                          pw = e.pointer(conv, conv.getWeight());
   if (failed(px) || failed(pw))
@@ -678,12 +667,11 @@ LogicalResult emitConv(Conv2dOp conv, Emit &e) {
   return success();
 }
 
-LogicalResult emitSoftmax(Operation *op, Value input, int64_t axisAttr,
-                          bool log, Emit &e) {
+LogicalResult emitSoftmax(Operation *op, Value input, int64_t axis, bool log,
+                          Emit &e) {
   if (failed(requireOneFloatType(op)))
     return failure();
   ArrayRef<int64_t> x = tensorType(input).getShape();
-  int64_t axis = normalizeAxis(axisAttr, x.size());
   int64_t outer = product(x.take_front(axis)), len = x[axis],
           inner = product(x.drop_front(axis + 1));
   KernelBuilder k(e.module, e.context);
@@ -701,7 +689,7 @@ LogicalResult emitLayerNorm(LayerNormOp norm, Emit &e) {
   if (failed(requireOneFloatType(norm)))
     return failure();
   ArrayRef<int64_t> x = tensorType(norm.getInput()).getShape();
-  int64_t axis = normalizeAxis(norm.getAxis(), x.size());
+  int64_t axis = norm.getNormalizedAxis();
   int64_t rows = product(x.take_front(axis)),
           cols = product(x.drop_front(axis));
   KernelBuilder k(e.module, e.context);
@@ -750,7 +738,7 @@ LogicalResult emitPool(PoolOp pool, bool isMax, Emit &e) {
   ArrayRef<int64_t> x = tensorType(pool.getInput()).getShape();
   ArrayRef<int64_t> y = tensorType(pool.getResult()).getShape();
   ArrayRef<int64_t> kernel = pool.getKernel();
-  ArrayRef<int64_t> s = pool.getStrides().value_or(kernel);
+  ArrayRef<int64_t> s = pool.getNormalizedStrides();
   ArrayRef<int64_t> p = pool.getPadding();
   int64_t h = x[2], w = x[3], oh = y[2], ow = y[3];
   KernelBuilder k(e.module, e.context);
@@ -828,21 +816,14 @@ void emitGatherCopy(Value input, Value result, const std::string &offset,
 std::string sliceSource(SliceOp slice, const std::string &var) {
   ArrayRef<int64_t> x = tensorType(slice.getInput()).getShape();
   ArrayRef<int64_t> y = tensorType(slice.getResult()).getShape();
-  SmallVector<int64_t> strides = stridesOf(x), steps(x.size(), 1);
+  SmallVector<int64_t> strides = stridesOf(x);
+  NormalizedSlice window = slice.getNormalizedSlice();
   int64_t base = 0;
-  for (size_t i = 0; i < slice.getStarts().size(); ++i) {
-    int64_t axis = normalizeAxis(slice.getAxes() ? (*slice.getAxes())[i]
-                                                 : static_cast<int64_t>(i),
-                                 x.size());
-    int64_t start = slice.getStarts()[i];
-    if (start < 0)
-      start += x[axis];
-    base += std::clamp<int64_t>(start, 0, x[axis]) * strides[axis];
-    steps[axis] = slice.getSteps() ? (*slice.getSteps())[i] : 1;
-  }
   SmallVector<int64_t> stepStrides;
-  for (size_t d = 0; d < x.size(); ++d)
-    stepStrides.push_back(strides[d] * steps[d]);
+  for (size_t d = 0; d < x.size(); ++d) {
+    base += window.starts[d] * strides[d];
+    stepStrides.push_back(strides[d] * window.steps[d]);
+  }
   return std::to_string(base) + " + " + offsetExpr(var, y, stepStrides);
 }
 
@@ -885,7 +866,7 @@ LogicalResult emitSlice(SliceOp slice, Emit &e) {
 
 LogicalResult emitConcat(ConcatOp concat, Emit &e) {
   ArrayRef<int64_t> y = tensorType(concat.getResult()).getShape();
-  int64_t axis = normalizeAxis(concat.getAxis(), y.size());
+  int64_t axis = concat.getNormalizedAxis();
   int64_t yInner = product(y.drop_front(axis));
   KernelBuilder k(e.module, e.context);
   std::string body = "    const int64_t r = i / " + std::to_string(yInner) +
@@ -914,7 +895,7 @@ LogicalResult emitConcat(ConcatOp concat, Emit &e) {
 
 LogicalResult emitGather(GatherOp gather, Emit &e) {
   ArrayRef<int64_t> data = tensorType(gather.getData()).getShape();
-  int64_t axis = normalizeAxis(gather.getAxis(), data.size());
+  int64_t axis = gather.getNormalizedAxis();
   int64_t axisDim = data[axis], inner = product(data.drop_front(axis + 1));
   int64_t indices = tensorType(gather.getIndices()).getNumElements();
   KernelBuilder k(e.module, e.context);
@@ -948,10 +929,7 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
            << op->getName() << "' of integers on a GPU is not supported yet";
   ArrayRef<int64_t> x = tensorType(input).getShape();
   SmallVector<int64_t> strides = stridesOf(x);
-  SmallVector<bool> reduced(x.size(), !axes.has_value());
-  if (axes)
-    for (int64_t a : *axes)
-      reduced[normalizeAxis(a, x.size())] = true;
+  llvm::SmallBitVector reduced = reducedDimensions(axes, x.size());
   SmallVector<int64_t> keptDims, keptStrides, redDims, redStrides;
   for (size_t d = 0; d < x.size(); ++d) {
     (reduced[d] ? redDims : keptDims).push_back(x[d]);
@@ -1052,7 +1030,7 @@ LogicalResult modelc::emitGpuOp(Operation *op, GpuModule &module,
   if (auto sliced = dyn_cast<sched::SlicedTransposeOp>(op))
     op = sliced.getTranspose();
   // Scratch order (gpuScratchBytes): a convolution's columns first.
-  if (auto conv = dyn_cast<Conv2dOp>(op); conv && needsColumns(conv))
+  if (auto conv = dyn_cast<Conv2dOp>(op); conv && !conv.isPointwise())
     e.nextScratch = 1;
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](sched::FusedOp o) { return emitFused(o, e); })
@@ -1060,10 +1038,10 @@ LogicalResult modelc::emitGpuOp(Operation *op, GpuModule &module,
       .Case([&](MatmulOp o) { return emitMatmul(o, e); })
       .Case([&](GemmOp o) { return emitGemmOp(o, e); })
       .Case([&](SoftmaxOp o) {
-        return emitSoftmax(o, o.getInput(), o.getAxis(), false, e);
+        return emitSoftmax(o, o.getInput(), o.getNormalizedAxis(), false, e);
       })
       .Case([&](LogSoftmaxOp o) {
-        return emitSoftmax(o, o.getInput(), o.getAxis(), true, e);
+        return emitSoftmax(o, o.getInput(), o.getNormalizedAxis(), true, e);
       })
       .Case([&](LayerNormOp o) { return emitLayerNorm(o, e); })
       .Case([&](BatchNormOp o) { return emitBatchNorm(o, e); })
@@ -1089,7 +1067,7 @@ std::vector<uint64_t> modelc::gpuScratchBytes(Operation *op) {
   std::vector<uint64_t> bytes;
   if (auto gemm = dyn_cast<sched::GemmOp>(op))
     op = gemm.getProduct();
-  if (auto conv = dyn_cast<Conv2dOp>(op); conv && needsColumns(conv)) {
+  if (auto conv = dyn_cast<Conv2dOp>(op); conv && !conv.isPointwise()) {
     ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
     ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
     ArrayRef<int64_t> y = tensorType(conv.getResult()).getShape();

@@ -39,9 +39,7 @@ std::string mixesSamples(Operation *op, const llvm::DenseSet<Value> &batched,
   // Operands without the batch must broadcast along it.
   for (Value operand : op->getOperands())
     if (!isBatched(operand) && rank(operand) == rank(result) &&
-        dim0(operand) != 1 &&
-        isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, CompareOp,
-            SelectOp>(op))
+        dim0(operand) != 1 && op->hasTrait<Elementwise>())
       return "it combines the batch with a full-size operand that is not "
              "split";
   return llvm::TypeSwitch<Operation *, std::string>(op)
@@ -100,7 +98,16 @@ std::string mixesSamples(Operation *op, const llvm::DenseSet<Value> &batched,
                    ? "it does not keep the batch in the rows of its result"
                    : "";
       })
-      .Default([](Operation *) { return std::string(); });
+      // Ops that work on each sample alone (given the checks above);
+      // anything else is not split until it says how it treats the batch.
+      .Case<LinearOp, Conv2dOp, BatchNormOp, MaxPool2dOp, AvgPool2dOp,
+            GlobalAvgPoolOp, FlattenOp>([](Operation *) { return ""; })
+      .Default([](Operation *op) -> std::string {
+        if (op->hasTrait<Elementwise>())
+          return "";
+        return "modelc does not know how '" +
+               op->getName().getStringRef().str() + "' treats the batch yet";
+      });
 }
 
 struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {

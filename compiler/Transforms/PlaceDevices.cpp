@@ -7,6 +7,7 @@
 
 #include "compiler/Analysis/CostModel.h"
 #include "compiler/Analysis/Placement.h"
+#include "compiler/Codegen/Backends.h"
 #include "compiler/Target/Target.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Device/IR/DeviceOps.h"
@@ -29,22 +30,6 @@ namespace modelc {
 using namespace mlir;
 using namespace modelc;
 using namespace modelc::graph;
-
-/// Whether a device kind has a kernel for `op`. The CPU and the simulated
-/// devices run the CPU kernels; the CUDA backend (Codegen/GpuEmitter.cpp)
-/// covers the same set but for reductions of integers. Matrix products and
-/// convolutions of integers have no kernel anywhere yet.
-static bool hasKernel(Operation *op, device::DeviceKind kind) {
-  auto firstElement = [&] {
-    return cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
-  };
-  if (isa<MatmulOp, LinearOp, GemmOp, Conv2dOp>(op))
-    return isa<FloatType>(firstElement());
-  if (kind == device::DeviceKind::cuda &&
-      isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op))
-    return isa<FloatType>(firstElement());
-  return true;
-}
 
 namespace {
 
