@@ -138,6 +138,31 @@ private:
   }
   std::string staticArray(ArrayRef<int64_t> values);
   LogicalResult emitOp(Operation *op);
+  /// One kernel call per op (emitOp dispatches).
+  LogicalResult emitLinear(LinearOp linear);
+  LogicalResult emitMatmul(MatmulOp matmul);
+  LogicalResult emitGemm(GemmOp gemm);
+  template <typename OpTy> LogicalResult emitSoftmax(OpTy softmax);
+  LogicalResult emitLayerNorm(LayerNormOp norm);
+  LogicalResult emitBatchNorm(BatchNormOp norm);
+  LogicalResult emitConv2d(Conv2dOp conv);
+  template <typename OpTy> LogicalResult emitPool(OpTy pool);
+  LogicalResult emitGlobalAvgPool(GlobalAvgPoolOp pool);
+  LogicalResult emitTranspose(TransposeOp transpose);
+  LogicalResult emitConcat(ConcatOp concat);
+  LogicalResult emitSlice(SliceOp slice);
+  LogicalResult emitGather(GatherOp gather);
+  template <typename OpTy> LogicalResult emitReduce(OpTy reduce);
+  LogicalResult emitCrossEntropy(CrossEntropyOp loss);
+  std::string out(Operation *op, unsigned i = 0) {
+    return name(op->getResult(i));
+  }
+  std::string in(Operation *op, unsigned i) { return name(op->getOperand(i)); }
+  static ArrayRef<int64_t> shapeOf(Value v) { return tensorType(v).getShape(); }
+  static std::string typeName(Value v) {
+    return cType(tensorType(v).getElementType());
+  }
+  std::string nullable(Value v) { return v ? name(v) : std::string("nullptr"); }
   /// emitOp, with f16/bf16 operands and results converted from and to f32
   /// around kernels that compute in f32.
   LogicalResult emitWithConversions(Operation *op);
@@ -149,6 +174,20 @@ private:
   unsigned deviceIndex(device::DeviceAttr device);
   /// Multi-device plans: every op a task, the entry function enqueues them.
   LogicalResult emitMultiDevice();
+  /// Events: a compute result another device copies, and every copy.
+  void assignEvents();
+  /// The value whose memory a view (reshape) shares, and its event.
+  Value viewRoot(Value v);
+  std::optional<unsigned> eventOf(Value v);
+  /// Makes stream `stream` (0 compute, 1 copy) of device `d` wait for `v`.
+  void waitFor(unsigned d, int stream, Value v);
+  /// Checked plans: the runtime checks that `v` is memory of device `d`.
+  void check(unsigned d, Value v, StringRef what);
+  void emitErrorWordClears();
+  void emitOutputsTask(func::ReturnOp ret);
+  void emitCopy(device::TransferOp transfer);
+  LogicalResult emitTask(Operation *op);
+  LogicalResult emitGpuTask(Operation *op, unsigned d, const std::string &what);
   /// A C++ expression for `v`'s data in a multi-device plan.
   std::string pointerExpression(Value v,
                                 const llvm::StringMap<unsigned> &weightIndex);
@@ -174,6 +213,16 @@ private:
   llvm::DenseMap<unsigned, std::pair<uint64_t, uint64_t>> errorWords;
   /// Messages of the error codes, code i + 1 at [i].
   std::vector<std::string> errorMessages;
+
+  // The multi-device schedule being written: the host function enqueuing
+  // every task and copy, its events and the waits already issued.
+  std::string hostText;
+  llvm::raw_string_ostream host{hostText};
+  std::string taskPrefix;
+  llvm::StringMap<unsigned> weightIndex;
+  llvm::DenseMap<Value, unsigned> events;
+  std::set<std::pair<unsigned, unsigned>> waited; // (device stream, event)
+  unsigned taskCounter = 0;
 
   std::vector<Operation *> ops;
   llvm::DenseMap<Operation *, int64_t> position;
@@ -349,243 +398,275 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
      << "  });\n";
 }
 
-LogicalResult FunctionEmitter::emitOp(Operation *op) {
-  auto out = [&](unsigned i = 0) { return name(op->getResult(i)); };
-  auto in = [&](unsigned i) { return name(op->getOperand(i)); };
-  auto shapeOf = [&](Value v) { return tensorType(v).getShape(); };
-  auto typeName = [&](Value v) {
-    return cType(tensorType(v).getElementType());
-  };
-  auto nullable = [&](Value v) { return v ? name(v) : std::string("nullptr"); };
+LogicalResult FunctionEmitter::emitLinear(LinearOp linear) {
+  Operation *op = linear;
+  ArrayRef<int64_t> x = shapeOf(linear.getInput());
+  int64_t k = x.back(), n = shapeOf(linear.getWeight())[0];
+  int64_t m = product(x) / std::max<int64_t>(k, 1);
+  // A weight that never changes is packed once by the runtime
+  // (api->linear); anything else goes through plain GEMM.
+  bool constantWeight = linear.getWeight().getDefiningOp<WeightRefOp>() &&
+                        tensorType(linear.getWeight()).getElementType().isF32();
+  if (constantWeight)
+    os << "  ctx->api->linear(ctx, " << globalCounter++ << ", " << in(op, 0)
+       << ", " << in(op, 1) << ", " << nullable(linear.getBias()) << ", "
+       << out(op) << ", " << m << ", " << n << ", " << k << ");\n";
+  else
+    os << "  modelc_cpu::linear(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
+       << nullable(linear.getBias()) << ", " << out(op) << ", " << m << ", "
+       << n << ", " << k << ");\n";
+  return success();
+}
 
+LogicalResult FunctionEmitter::emitMatmul(MatmulOp matmul) {
+  Operation *op = matmul;
+  ArrayRef<int64_t> a = shapeOf(matmul.getLhs()), b = shapeOf(matmul.getRhs());
+  ArrayRef<int64_t> y = shapeOf(matmul.getResult());
+  ArrayRef<int64_t> batch = y.drop_back(2);
+  // Batch strides count whole matrices.
+  auto batchStrides = [&](ArrayRef<int64_t> operand) {
+    return broadcastStrides(operand.drop_back(2), batch);
+  };
+  os << "  modelc_cpu::matmul(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
+     << out(op) << ", " << a[a.size() - 2] << ", " << b.back() << ", "
+     << a.back() << ", " << batch.size() << ", " << staticArray(batch) << ", "
+     << staticArray(batchStrides(a)) << ", " << staticArray(batchStrides(b))
+     << ");\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitGemm(GemmOp gemm) {
+  Operation *op = gemm;
+  ArrayRef<int64_t> y = shapeOf(gemm.getResult());
+  bool ta = gemm.getTransposeA(), tb = gemm.getTransposeB();
+  int64_t k = shapeOf(gemm.getA())[ta ? 0 : 1];
+  int64_t rows = 1, cols = 1;
+  if (Value c = gemm.getC()) {
+    ArrayRef<int64_t> cs = shapeOf(c);
+    if (cs.size() == 2) {
+      rows = cs[0];
+      cols = cs[1];
+    } else if (cs.size() == 1) {
+      cols = cs[0];
+    }
+  }
+  os << "  modelc_cpu::gemm(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
+     << nullable(gemm.getC()) << ", " << out(op) << ", " << y[0] << ", " << y[1]
+     << ", " << k << ", " << ta << ", " << tb << ", "
+     << floatLiteral(gemm.getAlpha().convertToDouble()) << ", "
+     << floatLiteral(gemm.getBeta().convertToDouble()) << ", " << rows << ", "
+     << cols << ");\n";
+  return success();
+}
+
+template <typename OpTy>
+LogicalResult FunctionEmitter::emitSoftmax(OpTy softmax) {
+  Operation *op = softmax;
+  ArrayRef<int64_t> x = shapeOf(softmax.getInput());
+  int64_t axis = softmax.getNormalizedAxis();
+  os << "  modelc_cpu::softmax(ctx, " << in(op, 0) << ", " << out(op) << ", "
+     << product(x.take_front(axis)) << ", " << x[axis] << ", "
+     << product(x.drop_front(axis + 1)) << ", "
+     << (isa<LogSoftmaxOp>(op) ? "true" : "false") << ");\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitLayerNorm(LayerNormOp norm) {
+  Operation *op = norm;
+  ArrayRef<int64_t> x = shapeOf(norm.getInput());
+  int64_t axis = norm.getNormalizedAxis();
+  os << "  modelc_cpu::layer_norm(ctx, " << in(op, 0) << ", "
+     << nullable(norm.getScale()) << ", " << nullable(norm.getBias()) << ", "
+     << out(op) << ", " << product(x.take_front(axis)) << ", "
+     << product(x.drop_front(axis)) << ", "
+     << floatLiteral(norm.getEpsilon().convertToDouble()) << ");\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitBatchNorm(BatchNormOp norm) {
+  Operation *op = norm;
+  ArrayRef<int64_t> x = shapeOf(norm.getInput());
+  os << "  modelc_cpu::batch_norm(ctx, " << in(op, 0) << ", " << in(op, 1)
+     << ", " << in(op, 2) << ", " << in(op, 3) << ", " << in(op, 4) << ", "
+     << out(op) << ", " << x[0] << ", " << x[1] << ", "
+     << product(x.drop_front(2)) << ", "
+     << floatLiteral(norm.getEpsilon().convertToDouble()) << ");\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitConv2d(Conv2dOp conv) {
+  Operation *op = conv;
+  ArrayRef<int64_t> x = shapeOf(conv.getInput());
+  ArrayRef<int64_t> w = shapeOf(conv.getWeight());
+  ArrayRef<int64_t> y = shapeOf(conv.getResult());
+  ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(),
+                    d = conv.getDilations();
+  // A weight that never changes: the runtime's packed convolution
+  // (api->conv2d). Anything else: im2col + GEMM here.
+  if (usesRuntimeConv(conv)) {
+    SmallVector<int64_t> shape = {
+        x[0], x[1], x[2], x[3], w[0], w[2],
+        w[3], y[2], y[3], s[0], s[1], p[0],
+        p[1], p[2], p[3], d[0], d[1], static_cast<int64_t>(conv.getGroups())};
+    os << "  ctx->api->conv2d(ctx, " << globalCounter++ << ", " << in(op, 0)
+       << ", " << in(op, 1) << ", " << nullable(conv.getBias()) << ", "
+       << out(op) << ", " << staticArray(shape) << ");\n";
+    return success();
+  }
+  std::string scratch = im2colOffsets.count(op)
+                            ? "reinterpret_cast<float *>(arena + " +
+                                  std::to_string(im2colOffsets.lookup(op)) + ")"
+                            : "nullptr";
+  os << "  modelc_cpu::conv2d(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
+     << nullable(conv.getBias()) << ", " << out(op)
+     << ", modelc_cpu::Conv2dShape{" << list(x) << ", " << w[0] << ", " << w[2]
+     << ", " << w[3] << ", " << y[2] << ", " << y[3] << ", " << s[0] << ", "
+     << s[1] << ", " << p[0] << ", " << p[1] << ", " << d[0] << ", " << d[1]
+     << ", " << conv.getGroups() << "}, " << scratch << ");\n";
+  return success();
+}
+
+template <typename OpTy> LogicalResult FunctionEmitter::emitPool(OpTy pool) {
+  Operation *op = pool;
+  ArrayRef<int64_t> x = shapeOf(pool.getInput());
+  ArrayRef<int64_t> y = shapeOf(pool.getResult());
+  ArrayRef<int64_t> k = pool.getKernel();
+  ArrayRef<int64_t> s = pool.getNormalizedStrides();
+  ArrayRef<int64_t> p = pool.getPadding();
+  std::string shape = "modelc_cpu::Pool2dShape{" + list(x) + ", " +
+                      std::to_string(y[2]) + ", " + std::to_string(y[3]) +
+                      ", " + list(k) + ", " + list(s) + ", " + list(p) + "}";
+  if constexpr (std::is_same_v<decltype(pool), MaxPool2dOp>)
+    os << "  modelc_cpu::max_pool2d(ctx, " << in(op, 0) << ", " << out(op)
+       << ", " << shape << ");\n";
+  else
+    os << "  modelc_cpu::avg_pool2d(ctx, " << in(op, 0) << ", " << out(op)
+       << ", " << shape << ", "
+       << (pool.getCountIncludePad() ? "true" : "false") << ");\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitGlobalAvgPool(GlobalAvgPoolOp pool) {
+  Operation *op = pool;
+  ArrayRef<int64_t> x = shapeOf(pool.getInput());
+  os << "  modelc_cpu::global_avg_pool(ctx, " << in(op, 0) << ", " << out(op)
+     << ", " << x[0] * x[1] << ", " << product(x.drop_front(2)) << ");\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitTranspose(TransposeOp transpose) {
+  Operation *op = transpose;
+  ArrayRef<int64_t> x = shapeOf(transpose.getInput());
+  ArrayRef<int64_t> y = shapeOf(transpose.getResult());
+  SmallVector<int64_t> inStrides = stridesOf(x), strides;
+  for (int64_t p : transpose.getPerm())
+    strides.push_back(inStrides[p]);
+  os << "  modelc_cpu::transpose<" << typeName(transpose.getInput())
+     << ">(ctx, " << in(op, 0) << ", " << out(op) << ", " << y.size() << ", "
+     << staticArray(y) << ", " << staticArray(strides) << ");\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitConcat(ConcatOp concat) {
+  Operation *op = concat;
+  ArrayRef<int64_t> y = shapeOf(concat.getResult());
+  int64_t axis = concat.getNormalizedAxis();
+  int64_t outer = product(y.take_front(axis));
+  int64_t yInner = product(y.drop_front(axis));
+  int64_t offset = 0;
+  for (Value input : concat.getInputs()) {
+    int64_t xInner = product(shapeOf(input).drop_front(axis));
+    os << "  modelc_cpu::copy_columns<" << typeName(input) << ">(ctx, "
+       << name(input) << ", " << out(op) << ", " << outer << ", " << xInner
+       << ", " << yInner << ", " << offset << ");\n";
+    offset += xInner;
+  }
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitSlice(SliceOp slice) {
+  Operation *op = slice;
+  ArrayRef<int64_t> x = shapeOf(slice.getInput());
+  ArrayRef<int64_t> y = shapeOf(slice.getResult());
+  NormalizedSlice window = slice.getNormalizedSlice();
+  ArrayRef<int64_t> starts = window.starts, steps = window.steps;
+  os << "  modelc_cpu::slice<" << typeName(slice.getInput()) << ">(ctx, "
+     << in(op, 0) << ", " << out(op) << ", " << y.size() << ", "
+     << staticArray(y) << ", " << staticArray(stridesOf(x)) << ", "
+     << staticArray(starts) << ", " << staticArray(steps) << ");\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitGather(GatherOp gather) {
+  Operation *op = gather;
+  ArrayRef<int64_t> data = shapeOf(gather.getData());
+  int64_t axis = gather.getNormalizedAxis();
+  os << "  if (modelc_cpu::gather<" << typeName(gather.getData()) << ", "
+     << typeName(gather.getIndices()) << ">(ctx, " << in(op, 0) << ", "
+     << in(op, 1) << ", " << out(op) << ", " << product(data.take_front(axis))
+     << ", " << data[axis] << ", " << product(data.drop_front(axis + 1)) << ", "
+     << tensorType(gather.getIndices()).getNumElements()
+     << "))\n    return 1;\n";
+  return success();
+}
+
+template <typename OpTy>
+LogicalResult FunctionEmitter::emitReduce(OpTy reduce) {
+  Operation *op = reduce;
+  ArrayRef<int64_t> x = shapeOf(reduce.getInput());
+  SmallVector<int64_t> strides = stridesOf(x);
+  llvm::SmallBitVector reduced = reduce.getReducedDims();
+  SmallVector<int64_t> keptDims, keptStrides, redDims, redStrides;
+  for (size_t d = 0; d < x.size(); ++d) {
+    (reduced[d] ? redDims : keptDims).push_back(x[d]);
+    (reduced[d] ? redStrides : keptStrides).push_back(strides[d]);
+  }
+  int kind = isa<ReduceSumOp>(op) ? 0 : isa<ReduceMeanOp>(op) ? 1 : 2;
+  // f16/bf16 inputs arrive converted to f32 (emitWithConversions).
+  os << "  modelc_cpu::reduce<"
+     << computeType(tensorType(reduce.getInput()).getElementType()) << ">(ctx, "
+     << in(op, 0) << ", " << out(op) << ", " << keptDims.size() << ", "
+     << staticArray(keptDims) << ", " << staticArray(keptStrides) << ", "
+     << redDims.size() << ", " << staticArray(redDims) << ", "
+     << staticArray(redStrides) << ", " << kind << ");\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitCrossEntropy(CrossEntropyOp loss) {
+  Operation *op = loss;
+  ArrayRef<int64_t> logits = shapeOf(loss.getLogits());
+  os << "  if (modelc_cpu::cross_entropy<" << typeName(loss.getTargets())
+     << ">(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
+     << nullable(loss.getWeight()) << ", " << out(op) << ", " << logits[0]
+     << ", " << logits[1] << ", " << static_cast<int>(loss.getReduction())
+     << ", " << static_cast<int64_t>(loss.getIgnoreIndex())
+     << "LL))\n    return 1;\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitOp(Operation *op) {
   if (auto fused = dyn_cast<sched::FusedOp>(op)) {
     emitFused(fused);
     return success();
   }
   ++kernelCalls;
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](LinearOp linear) {
-        ArrayRef<int64_t> x = shapeOf(linear.getInput());
-        int64_t k = x.back(), n = shapeOf(linear.getWeight())[0];
-        int64_t m = product(x) / std::max<int64_t>(k, 1);
-        // A weight that never changes is packed once by the runtime
-        // (api->linear); anything else goes through plain GEMM.
-        bool constantWeight =
-            linear.getWeight().getDefiningOp<WeightRefOp>() &&
-            tensorType(linear.getWeight()).getElementType().isF32();
-        if (constantWeight)
-          os << "  ctx->api->linear(ctx, " << globalCounter++ << ", " << in(0)
-             << ", " << in(1) << ", " << nullable(linear.getBias()) << ", "
-             << out() << ", " << m << ", " << n << ", " << k << ");\n";
-        else
-          os << "  modelc_cpu::linear(ctx, " << in(0) << ", " << in(1) << ", "
-             << nullable(linear.getBias()) << ", " << out() << ", " << m << ", "
-             << n << ", " << k << ");\n";
-        return success();
-      })
-      .Case([&](MatmulOp matmul) {
-        ArrayRef<int64_t> a = shapeOf(matmul.getLhs()),
-                          b = shapeOf(matmul.getRhs());
-        ArrayRef<int64_t> y = shapeOf(matmul.getResult());
-        ArrayRef<int64_t> batch = y.drop_back(2);
-        // Batch strides count whole matrices.
-        auto batchStrides = [&](ArrayRef<int64_t> operand) {
-          return broadcastStrides(operand.drop_back(2), batch);
-        };
-        os << "  modelc_cpu::matmul(ctx, " << in(0) << ", " << in(1) << ", "
-           << out() << ", " << a[a.size() - 2] << ", " << b.back() << ", "
-           << a.back() << ", " << batch.size() << ", " << staticArray(batch)
-           << ", " << staticArray(batchStrides(a)) << ", "
-           << staticArray(batchStrides(b)) << ");\n";
-        return success();
-      })
-      .Case([&](GemmOp gemm) {
-        ArrayRef<int64_t> y = shapeOf(gemm.getResult());
-        bool ta = gemm.getTransposeA(), tb = gemm.getTransposeB();
-        int64_t k = shapeOf(gemm.getA())[ta ? 0 : 1];
-        int64_t rows = 1, cols = 1;
-        if (Value c = gemm.getC()) {
-          ArrayRef<int64_t> cs = shapeOf(c);
-          if (cs.size() == 2) {
-            rows = cs[0];
-            cols = cs[1];
-          } else if (cs.size() == 1) {
-            cols = cs[0];
-          }
-        }
-        os << "  modelc_cpu::gemm(ctx, " << in(0) << ", " << in(1) << ", "
-           << nullable(gemm.getC()) << ", " << out() << ", " << y[0] << ", "
-           << y[1] << ", " << k << ", " << ta << ", " << tb << ", "
-           << floatLiteral(gemm.getAlpha().convertToDouble()) << ", "
-           << floatLiteral(gemm.getBeta().convertToDouble()) << ", " << rows
-           << ", " << cols << ");\n";
-        return success();
-      })
-      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
-        ArrayRef<int64_t> x = shapeOf(softmax.getInput());
-        int64_t rank = x.size();
-        int64_t axis = softmax.getNormalizedAxis();
-        os << "  modelc_cpu::softmax(ctx, " << in(0) << ", " << out() << ", "
-           << product(x.take_front(axis)) << ", " << x[axis] << ", "
-           << product(x.drop_front(axis + 1)) << ", "
-           << (isa<LogSoftmaxOp>(op) ? "true" : "false") << ");\n";
-        return success();
-      })
-      .Case([&](LayerNormOp norm) {
-        ArrayRef<int64_t> x = shapeOf(norm.getInput());
-        int64_t axis = norm.getNormalizedAxis();
-        os << "  modelc_cpu::layer_norm(ctx, " << in(0) << ", "
-           << nullable(norm.getScale()) << ", " << nullable(norm.getBias())
-           << ", " << out() << ", " << product(x.take_front(axis)) << ", "
-           << product(x.drop_front(axis)) << ", "
-           << floatLiteral(norm.getEpsilon().convertToDouble()) << ");\n";
-        return success();
-      })
-      .Case([&](BatchNormOp norm) {
-        ArrayRef<int64_t> x = shapeOf(norm.getInput());
-        os << "  modelc_cpu::batch_norm(ctx, " << in(0) << ", " << in(1) << ", "
-           << in(2) << ", " << in(3) << ", " << in(4) << ", " << out() << ", "
-           << x[0] << ", " << x[1] << ", " << product(x.drop_front(2)) << ", "
-           << floatLiteral(norm.getEpsilon().convertToDouble()) << ");\n";
-        return success();
-      })
-      .Case([&](Conv2dOp conv) {
-        ArrayRef<int64_t> x = shapeOf(conv.getInput());
-        ArrayRef<int64_t> w = shapeOf(conv.getWeight());
-        ArrayRef<int64_t> y = shapeOf(conv.getResult());
-        ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(),
-                          d = conv.getDilations();
-        // A weight that never changes: the runtime's packed convolution
-        // (api->conv2d). Anything else: im2col + GEMM here.
-        if (usesRuntimeConv(conv)) {
-          SmallVector<int64_t> shape = {
-              x[0], x[1], x[2],
-              x[3], w[0], w[2],
-              w[3], y[2], y[3],
-              s[0], s[1], p[0],
-              p[1], p[2], p[3],
-              d[0], d[1], static_cast<int64_t>(conv.getGroups())};
-          os << "  ctx->api->conv2d(ctx, " << globalCounter++ << ", " << in(0)
-             << ", " << in(1) << ", " << nullable(conv.getBias()) << ", "
-             << out() << ", " << staticArray(shape) << ");\n";
-          return success();
-        }
-        std::string scratch =
-            im2colOffsets.count(op)
-                ? "reinterpret_cast<float *>(arena + " +
-                      std::to_string(im2colOffsets.lookup(op)) + ")"
-                : "nullptr";
-        os << "  modelc_cpu::conv2d(ctx, " << in(0) << ", " << in(1) << ", "
-           << nullable(conv.getBias()) << ", " << out()
-           << ", modelc_cpu::Conv2dShape{" << list(x) << ", " << w[0] << ", "
-           << w[2] << ", " << w[3] << ", " << y[2] << ", " << y[3] << ", "
-           << s[0] << ", " << s[1] << ", " << p[0] << ", " << p[1] << ", "
-           << d[0] << ", " << d[1] << ", " << conv.getGroups() << "}, "
-           << scratch << ");\n";
-        return success();
-      })
-      .Case<MaxPool2dOp, AvgPool2dOp>([&](auto pool) {
-        ArrayRef<int64_t> x = shapeOf(pool.getInput());
-        ArrayRef<int64_t> y = shapeOf(pool.getResult());
-        ArrayRef<int64_t> k = pool.getKernel();
-        ArrayRef<int64_t> s = pool.getNormalizedStrides();
-        ArrayRef<int64_t> p = pool.getPadding();
-        std::string shape = "modelc_cpu::Pool2dShape{" + list(x) + ", " +
-                            std::to_string(y[2]) + ", " + std::to_string(y[3]) +
-                            ", " + list(k) + ", " + list(s) + ", " + list(p) +
-                            "}";
-        if constexpr (std::is_same_v<decltype(pool), MaxPool2dOp>)
-          os << "  modelc_cpu::max_pool2d(ctx, " << in(0) << ", " << out()
-             << ", " << shape << ");\n";
-        else
-          os << "  modelc_cpu::avg_pool2d(ctx, " << in(0) << ", " << out()
-             << ", " << shape << ", "
-             << (pool.getCountIncludePad() ? "true" : "false") << ");\n";
-        return success();
-      })
-      .Case([&](GlobalAvgPoolOp pool) {
-        ArrayRef<int64_t> x = shapeOf(pool.getInput());
-        os << "  modelc_cpu::global_avg_pool(ctx, " << in(0) << ", " << out()
-           << ", " << x[0] * x[1] << ", " << product(x.drop_front(2)) << ");\n";
-        return success();
-      })
-      .Case([&](TransposeOp transpose) {
-        ArrayRef<int64_t> x = shapeOf(transpose.getInput());
-        ArrayRef<int64_t> y = shapeOf(transpose.getResult());
-        SmallVector<int64_t> inStrides = stridesOf(x), strides;
-        for (int64_t p : transpose.getPerm())
-          strides.push_back(inStrides[p]);
-        os << "  modelc_cpu::transpose<" << typeName(transpose.getInput())
-           << ">(ctx, " << in(0) << ", " << out() << ", " << y.size() << ", "
-           << staticArray(y) << ", " << staticArray(strides) << ");\n";
-        return success();
-      })
-      .Case([&](ConcatOp concat) {
-        ArrayRef<int64_t> y = shapeOf(concat.getResult());
-        int64_t axis = concat.getNormalizedAxis();
-        int64_t outer = product(y.take_front(axis));
-        int64_t yInner = product(y.drop_front(axis));
-        int64_t offset = 0;
-        for (Value input : concat.getInputs()) {
-          int64_t xInner = product(shapeOf(input).drop_front(axis));
-          os << "  modelc_cpu::copy_columns<" << typeName(input) << ">(ctx, "
-             << name(input) << ", " << out() << ", " << outer << ", " << xInner
-             << ", " << yInner << ", " << offset << ");\n";
-          offset += xInner;
-        }
-        return success();
-      })
-      .Case([&](SliceOp slice) {
-        ArrayRef<int64_t> x = shapeOf(slice.getInput());
-        ArrayRef<int64_t> y = shapeOf(slice.getResult());
-        NormalizedSlice window = slice.getNormalizedSlice();
-        ArrayRef<int64_t> starts = window.starts, steps = window.steps;
-        os << "  modelc_cpu::slice<" << typeName(slice.getInput()) << ">(ctx, "
-           << in(0) << ", " << out() << ", " << y.size() << ", "
-           << staticArray(y) << ", " << staticArray(stridesOf(x)) << ", "
-           << staticArray(starts) << ", " << staticArray(steps) << ");\n";
-        return success();
-      })
-      .Case([&](GatherOp gather) {
-        ArrayRef<int64_t> data = shapeOf(gather.getData());
-        int64_t axis = gather.getNormalizedAxis();
-        os << "  if (modelc_cpu::gather<" << typeName(gather.getData()) << ", "
-           << typeName(gather.getIndices()) << ">(ctx, " << in(0) << ", "
-           << in(1) << ", " << out() << ", " << product(data.take_front(axis))
-           << ", " << data[axis] << ", " << product(data.drop_front(axis + 1))
-           << ", " << tensorType(gather.getIndices()).getNumElements()
-           << "))\n    return 1;\n";
-        return success();
-      })
-      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](auto reduce) {
-        ArrayRef<int64_t> x = shapeOf(reduce.getInput());
-        SmallVector<int64_t> strides = stridesOf(x);
-        llvm::SmallBitVector reduced = reduce.getReducedDims();
-        SmallVector<int64_t> keptDims, keptStrides, redDims, redStrides;
-        for (size_t d = 0; d < x.size(); ++d) {
-          (reduced[d] ? redDims : keptDims).push_back(x[d]);
-          (reduced[d] ? redStrides : keptStrides).push_back(strides[d]);
-        }
-        int kind = isa<ReduceSumOp>(op) ? 0 : isa<ReduceMeanOp>(op) ? 1 : 2;
-        // f16/bf16 inputs arrive converted to f32 (emitWithConversions).
-        os << "  modelc_cpu::reduce<"
-           << computeType(tensorType(reduce.getInput()).getElementType())
-           << ">(ctx, " << in(0) << ", " << out() << ", " << keptDims.size()
-           << ", " << staticArray(keptDims) << ", " << staticArray(keptStrides)
-           << ", " << redDims.size() << ", " << staticArray(redDims) << ", "
-           << staticArray(redStrides) << ", " << kind << ");\n";
-        return success();
-      })
-      .Case([&](CrossEntropyOp loss) {
-        ArrayRef<int64_t> logits = shapeOf(loss.getLogits());
-        os << "  if (modelc_cpu::cross_entropy<" << typeName(loss.getTargets())
-           << ">(ctx, " << in(0) << ", " << in(1) << ", "
-           << nullable(loss.getWeight()) << ", " << out() << ", " << logits[0]
-           << ", " << logits[1] << ", " << static_cast<int>(loss.getReduction())
-           << ", " << static_cast<int64_t>(loss.getIgnoreIndex())
-           << "LL))\n    return 1;\n";
-        return success();
-      })
+      .Case([&](LinearOp o) { return emitLinear(o); })
+      .Case([&](MatmulOp o) { return emitMatmul(o); })
+      .Case([&](GemmOp o) { return emitGemm(o); })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto o) { return emitSoftmax(o); })
+      .Case([&](LayerNormOp o) { return emitLayerNorm(o); })
+      .Case([&](BatchNormOp o) { return emitBatchNorm(o); })
+      .Case([&](Conv2dOp o) { return emitConv2d(o); })
+      .Case<MaxPool2dOp, AvgPool2dOp>([&](auto o) { return emitPool(o); })
+      .Case([&](GlobalAvgPoolOp o) { return emitGlobalAvgPool(o); })
+      .Case([&](TransposeOp o) { return emitTranspose(o); })
+      .Case([&](ConcatOp o) { return emitConcat(o); })
+      .Case([&](SliceOp o) { return emitSlice(o); })
+      .Case([&](GatherOp o) { return emitGather(o); })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(
+          [&](auto o) { return emitReduce(o); })
+      .Case([&](CrossEntropyOp o) { return emitCrossEntropy(o); })
       .Default([&](Operation *) {
         --kernelCalls;
         return op->emitError("the CPU backend does not support '")
@@ -732,49 +813,59 @@ std::string FunctionEmitter::pointerExpression(
          std::to_string(offsets.lookup(v)) + ")";
 }
 
-LogicalResult FunctionEmitter::emitMultiDevice() {
-  llvm::StringMap<unsigned> weightIndex;
-  for (auto [i, slot] : llvm::enumerate(options.weights))
-    weightIndex[slot.name] = i;
-  std::string prefix = plan.symbol + "_" + std::to_string(index);
+Value FunctionEmitter::viewRoot(Value v) {
+  while (v.getDefiningOp() && isView(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  return v;
+}
 
-  // Events: a compute result another device copies, and every copy. A view
+std::optional<unsigned> FunctionEmitter::eventOf(Value v) {
+  auto it = events.find(viewRoot(v));
+  if (it == events.end())
+    return std::nullopt;
+  return it->second;
+}
+
+void FunctionEmitter::assignEvents() {
+  // A compute result another device copies, and every copy. A view
   // (reshape) shares its source's memory and so its event.
-  auto rootOf = [&](Value v) {
-    while (v.getDefiningOp() && isView(v.getDefiningOp()))
-      v = v.getDefiningOp()->getOperand(0);
-    return v;
-  };
-  llvm::DenseMap<Value, unsigned> event;
-  auto eventOf = [&](Value v) -> std::optional<unsigned> {
-    auto it = event.find(rootOf(v));
-    if (it == event.end())
-      return std::nullopt;
-    return it->second;
-  };
   for (Operation *op : ops)
     if (auto transfer = dyn_cast<device::TransferOp>(op)) {
-      Value source = rootOf(transfer.getInput());
-      if (source.getDefiningOp() && !event.count(source))
-        event[source] = numEvents++;
-      event[transfer.getResult()] = numEvents++;
+      Value source = viewRoot(transfer.getInput());
+      if (source.getDefiningOp() && !events.count(source))
+        events[source] = numEvents++;
+      events[transfer.getResult()] = numEvents++;
     }
-  // Which stream of which device produced a value: copies on the copy
-  // stream, everything else on the compute stream.
-  auto producedByCopy = [&](Value v) {
-    v = rootOf(v);
-    return v.getDefiningOp() && isa<device::TransferOp>(v.getDefiningOp());
-  };
+}
 
-  for (BlockArgument arg : function.getArguments())
-    names[arg] = pointerExpression(arg, weightIndex);
+void FunctionEmitter::waitFor(unsigned d, int stream, Value v) {
+  std::optional<unsigned> e = eventOf(v);
+  // Values made on this device's compute stream are ordered already; copies
+  // run on the copy stream.
+  Value root = viewRoot(v);
+  bool byCopy =
+      root.getDefiningOp() && isa<device::TransferOp>(root.getDefiningOp());
+  if (!e || (stream == 0 && !byCopy && root.getDefiningOp() &&
+             deviceOf(root.getDefiningOp()) == d))
+    return;
+  if (!waited.insert({d * 2 + stream, *e}).second)
+    return;
+  host << "  api->wait(ctx, " << d << ", "
+       << (stream ? "MODELC_STREAM_COPY" : "MODELC_STREAM_COMPUTE") << ", "
+       << *e << ");\n";
+}
 
-  std::string hostText;
-  llvm::raw_string_ostream host(hostText);
-  host << "// Entry point '" << function.getSymName() << "', plan '"
-       << plan.name << "': enqueues every task and copy.\n"
-       << "int entry_" << prefix << "(modelc_run_ctx *ctx) {\n"
-       << "  const modelc_runtime_api *api = ctx->api;\n";
+void FunctionEmitter::check(unsigned d, Value v, StringRef what) {
+  if (!plan.checked)
+    return;
+  Operation *def = v.getDefiningOp();
+  if (def && isa<ConstantOp>(def))
+    return; // constants are code, readable everywhere
+  host << "  api->check(ctx, " << d << ", " << name(v) << ", " << valueBytes(v)
+       << "ULL, " << cString(what) << ");\n";
+}
+
+void FunctionEmitter::emitErrorWordClears() {
   // Error words of GPUs whose kernels check indices: cleared first.
   for (auto &[d, word] : errorWords) {
     unsigned kernel = gpuModule.addKernel(
@@ -782,7 +873,7 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
         "  if (blockIdx.x == 0 && threadIdx.x == 0)\n    *word = 0;\n", 32,
         false, "clear_error_word");
     std::string task =
-        "task_" + prefix + "_clear_error_word_" + std::to_string(d);
+        "task_" + taskPrefix + "_clear_error_word_" + std::to_string(d);
     os << "int " << task << "(modelc_run_ctx *ctx) {\n"
        << "  int *a0 = reinterpret_cast<int *>(ctx->arenas[" << d << "] + "
        << word.first << ");\n  void *args[] = {&a0};\n"
@@ -792,164 +883,167 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
        << ", grid, block, 0, args);\n  return 0;\n}\n\n";
     host << "  api->launch(ctx, " << d << ", " << task << ");\n";
   }
-  std::set<std::pair<unsigned, unsigned>> waited; // (device, event)
-  auto waitFor = [&](unsigned d, int stream, Value v) {
-    std::optional<unsigned> e = eventOf(v);
-    // Values made on this device's compute stream are ordered already.
-    Value root = rootOf(v);
-    if (!e || (stream == 0 && !producedByCopy(v) && root.getDefiningOp() &&
-               deviceOf(root.getDefiningOp()) == d))
-      return;
-    if (!waited.insert({d * 2 + stream, *e}).second)
-      return;
-    host << "  api->wait(ctx, " << d << ", "
-         << (stream ? "MODELC_STREAM_COPY" : "MODELC_STREAM_COMPUTE") << ", "
-         << *e << ");\n";
-  };
-  auto check = [&](unsigned d, Value v, StringRef what) {
-    if (!plan.checked)
-      return;
-    Operation *def = v.getDefiningOp();
-    if (def && isa<ConstantOp>(def))
-      return; // constants are code, readable everywhere
-    host << "  api->check(ctx, " << d << ", " << name(v) << ", "
-         << valueBytes(v) << "ULL, " << cString(what) << ");\n";
-  };
+}
 
-  unsigned taskCounter = 0;
+void FunctionEmitter::emitOutputsTask(func::ReturnOp ret) {
+  std::string task = "task_" + taskPrefix + "_outputs";
+  // The error words come back to the host before the outputs task.
+  for (auto &[d, word] : errorWords) {
+    unsigned done = numEvents++, copied = numEvents++;
+    host << "  api->record(ctx, " << d << ", MODELC_STREAM_COMPUTE, " << done
+         << ");\n"
+         << "  api->wait(ctx, 0, MODELC_STREAM_COPY, " << done << ");\n"
+         << "  api->copy(ctx, 0, ctx->arenas[0] + " << word.second << ", " << d
+         << ", ctx->arenas[" << d << "] + " << word.first
+         << ", 4, \"the error word of " << plan.devices[d] << "\");\n"
+         << "  api->record(ctx, 0, MODELC_STREAM_COPY, " << copied << ");\n"
+         << "  api->wait(ctx, 0, MODELC_STREAM_COMPUTE, " << copied << ");\n";
+  }
+  os << "int " << task << "(modelc_run_ctx *ctx) {\n";
+  for (auto &[d, word] : errorWords) {
+    os << "  {\n    int code;\n    std::memcpy(&code, ctx->arenas[0] + "
+       << word.second << ", sizeof code);\n"
+       << "    static const char *const messages[] = {";
+    for (auto [i, m] : llvm::enumerate(errorMessages))
+      os << (i ? ", " : "") << cString(m);
+    os << "};\n    if (code > 0 && code <= " << errorMessages.size()
+       << ") {\n      ctx->api->report_error(ctx, messages[code - 1]);\n"
+       << "      return 1;\n    }\n  }\n";
+  }
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    waitFor(0, 0, v);
+    check(0, v, "return");
+    os << "  std::memcpy(ctx->outputs[" << i << "], " << name(v) << ", "
+       << valueBytes(v) << "ULL);\n";
+  }
+  os << "  return 0;\n}\n\n";
+  host << "  api->launch(ctx, 0, " << task << ");\n"
+       << "  return 0;\n}\n\n";
+}
+
+void FunctionEmitter::emitCopy(device::TransferOp transfer) {
+  Value input = transfer.getInput(), result = transfer.getResult();
+  unsigned src = deviceIndex(transfer.getSource());
+  unsigned dst = deviceIndex(transfer.getTarget());
+  if (std::optional<unsigned> e = eventOf(input);
+      e && viewRoot(input).getDefiningOp())
+    host << "  api->wait(ctx, " << dst << ", MODELC_STREAM_COPY, " << *e
+         << ");\n";
+  if (plan.checked) {
+    check(src, input, "device.transfer (source)");
+    check(dst, result, "device.transfer (destination)");
+  }
+  std::string what = "device.transfer";
+  if (auto loc = dyn_cast<FileLineColLoc>(transfer.getLoc()))
+    what += " (line " + std::to_string(loc.getLine()) + ")";
+  host << "  api->copy(ctx, " << dst << ", " << name(result) << ", " << src
+       << ", " << name(input) << ", " << valueBytes(result) << "ULL, "
+       << cString(what) << ");\n"
+       << "  api->record(ctx, " << dst << ", MODELC_STREAM_COPY, "
+       << *eventOf(result) << ");\n";
+}
+
+LogicalResult FunctionEmitter::emitGpuTask(Operation *op, unsigned d,
+                                           const std::string &what) {
+  Value result = op->getResult(0);
+  GpuOpContext context;
+  context.device = d;
+  context.opName = namedOp(op)->getName().stripDialect().str();
+  context.what = what;
+  // A value of a group's body is the group's result (the only buffer the
+  // group writes).
+  context.pointer = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && def->getParentOp() == op ? name(result) : name(v);
+  };
+  if (auto it = scratchOffsets.find(op); it != scratchOffsets.end())
+    context.scratch.assign(it->second.begin(), it->second.end());
+  if (gpuOpChecksIndices(op)) {
+    context.errorWord = "reinterpret_cast<int *>(ctx->arenas[" +
+                        std::to_string(d) + "] + " +
+                        std::to_string(errorWords.lookup(d).first) + ")";
+    errorMessages.push_back(what + (isa<GatherOp>(op)
+                                        ? ": an index is out of range"
+                                        : ": a target is out of range"));
+    context.errorCode = static_cast<int>(errorMessages.size());
+  }
+  context.gemmSites = &globalCounter;
+  if (auto sliced = dyn_cast<sched::SlicedTransposeOp>(op))
+    context.foldedSlice = sliced.getSlice();
+  if (auto gemm = dyn_cast<sched::GemmOp>(op))
+    describeGemm(gemm, context);
+  context.allowTf32 = options.allowTf32;
+  if (failed(emitGpuOp(op, gpuModule, context, os)))
+    return failure();
+  ++kernelCalls;
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitTask(Operation *op) {
+  Value result = op->getResult(0);
+  unsigned d = deviceOf(op);
+  std::string what = namedOp(op)->getName().getStringRef().str();
+  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+    what += " (line " + std::to_string(loc.getLine()) + ")";
+  SmallVector<Value> reads = valuesRead(op);
+  for (Value v : reads)
+    waitFor(d, 0, v);
+  for (Value v : reads)
+    check(d, v, what);
+  check(d, result, what);
+  std::string task = "task_" + taskPrefix + "_" + std::to_string(taskCounter++);
+  os << "// " << what << " on " << plan.devices[d] << "\n"
+     << "int " << task << "(modelc_run_ctx *ctx) {\n";
+  if (plan.gpu[d]) {
+    if (failed(emitGpuTask(op, d, what)))
+      return failure();
+  } else {
+    graphCapturable = false;
+    os << "  unsigned char *arena = ctx->arenas[" << d << "];\n"
+       << "  (void)arena;\n";
+    if (failed(emitWithConversions(op)))
+      return failure();
+  }
+  os << "  return 0;\n}\n\n";
+  host << "  api->launch(ctx, " << d << ", " << task << ");\n";
+  if (std::optional<unsigned> e = eventOf(result))
+    host << "  api->record(ctx, " << d << ", MODELC_STREAM_COMPUTE, " << *e
+         << ");\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitMultiDevice() {
+  for (auto [i, slot] : llvm::enumerate(options.weights))
+    weightIndex[slot.name] = i;
+  taskPrefix = plan.symbol + "_" + std::to_string(index);
+  assignEvents();
+  for (BlockArgument arg : function.getArguments())
+    names[arg] = pointerExpression(arg, weightIndex);
+
+  host << "// Entry point '" << function.getSymName() << "', plan '"
+       << plan.name << "': enqueues every task and copy.\n"
+       << "int entry_" << taskPrefix << "(modelc_run_ctx *ctx) {\n"
+       << "  const modelc_runtime_api *api = ctx->api;\n";
+  emitErrorWordClears();
   graphCapturable = llvm::is_contained(plan.gpu, true);
   for (Operation *op : ops) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      std::string task = "task_" + prefix + "_outputs";
-      // The error words come back to the host before the outputs task.
-      for (auto &[d, word] : errorWords) {
-        unsigned done = numEvents++, copied = numEvents++;
-        host << "  api->record(ctx, " << d << ", MODELC_STREAM_COMPUTE, "
-             << done << ");\n"
-             << "  api->wait(ctx, 0, MODELC_STREAM_COPY, " << done << ");\n"
-             << "  api->copy(ctx, 0, ctx->arenas[0] + " << word.second << ", "
-             << d << ", ctx->arenas[" << d << "] + " << word.first
-             << ", 4, \"the error word of " << plan.devices[d] << "\");\n"
-             << "  api->record(ctx, 0, MODELC_STREAM_COPY, " << copied << ");\n"
-             << "  api->wait(ctx, 0, MODELC_STREAM_COMPUTE, " << copied
-             << ");\n";
-      }
-      os << "int " << task << "(modelc_run_ctx *ctx) {\n";
-      for (auto &[d, word] : errorWords) {
-        os << "  {\n    int code;\n    std::memcpy(&code, ctx->arenas[0] + "
-           << word.second << ", sizeof code);\n"
-           << "    static const char *const messages[] = {";
-        for (auto [i, m] : llvm::enumerate(errorMessages))
-          os << (i ? ", " : "") << cString(m);
-        os << "};\n    if (code > 0 && code <= " << errorMessages.size()
-           << ") {\n      ctx->api->report_error(ctx, messages[code - 1]);\n"
-           << "      return 1;\n    }\n  }\n";
-      }
-      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-        waitFor(0, 0, v);
-        check(0, v, "return");
-        os << "  std::memcpy(ctx->outputs[" << i << "], " << name(v) << ", "
-           << valueBytes(v) << "ULL);\n";
-      }
-      os << "  return 0;\n}\n\n";
-      host << "  api->launch(ctx, 0, " << task << ");\n"
-           << "  return 0;\n}\n\n";
+      emitOutputsTask(ret);
       continue;
     }
     if (op->getNumResults() != 1)
       continue;
-    Value result = op->getResult(0);
     if (auto constant = dyn_cast<ConstantOp>(op)) {
       emitConstant(constant);
       continue;
     }
-    if (isa<WeightRefOp>(op) || isView(op)) {
-      names[result] = pointerExpression(result, weightIndex);
+    names[op->getResult(0)] = pointerExpression(op->getResult(0), weightIndex);
+    if (isa<WeightRefOp>(op) || isView(op))
       continue;
-    }
-    names[result] = pointerExpression(result, weightIndex);
-    if (auto transfer = dyn_cast<device::TransferOp>(op)) {
-      unsigned src = 0, dst = deviceOf(op);
-      for (auto [i, n] : llvm::enumerate(plan.devices))
-        if (n == transfer.getSource().str())
-          src = i;
-      Value input = transfer.getInput();
-      if (std::optional<unsigned> e = eventOf(input);
-          e && rootOf(input).getDefiningOp())
-        host << "  api->wait(ctx, " << dst << ", MODELC_STREAM_COPY, " << *e
-             << ");\n";
-      if (plan.checked) {
-        check(src, input, "device.transfer (source)");
-        check(dst, result, "device.transfer (destination)");
-      }
-      std::string what = "device.transfer";
-      if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
-        what += " (line " + std::to_string(loc.getLine()) + ")";
-      host << "  api->copy(ctx, " << dst << ", " << name(result) << ", " << src
-           << ", " << name(input) << ", " << valueBytes(result) << "ULL, "
-           << cString(what) << ");\n"
-           << "  api->record(ctx, " << dst << ", MODELC_STREAM_COPY, "
-           << *eventOf(result) << ");\n";
-      continue;
-    }
-    unsigned d = deviceOf(op);
-    Operation *named = namedOp(op);
-    std::string what = named->getName().getStringRef().str();
-    if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
-      what += " (line " + std::to_string(loc.getLine()) + ")";
-    SmallVector<Value> reads = valuesRead(op);
-    for (Value v : reads)
-      waitFor(d, 0, v);
-    for (Value v : reads)
-      check(d, v, what);
-    check(d, result, what);
-    std::string task = "task_" + prefix + "_" + std::to_string(taskCounter++);
-    os << "// " << what << " on " << plan.devices[d] << "\n"
-       << "int " << task << "(modelc_run_ctx *ctx) {\n";
-    if (!plan.gpu[d])
-      graphCapturable = false;
-    if (plan.gpu[d]) {
-      GpuOpContext context;
-      context.device = d;
-      context.opName = named->getName().stripDialect().str();
-      context.what = what;
-      // A value of a group's body is the group's result (the only buffer
-      // the group writes).
-      context.pointer = [&](Value v) {
-        Operation *def = v.getDefiningOp();
-        return def && def->getParentOp() == op ? name(result) : name(v);
-      };
-      if (auto it = scratchOffsets.find(op); it != scratchOffsets.end())
-        context.scratch.assign(it->second.begin(), it->second.end());
-      if (gpuOpChecksIndices(op)) {
-        context.errorWord = "reinterpret_cast<int *>(ctx->arenas[" +
-                            std::to_string(d) + "] + " +
-                            std::to_string(errorWords.lookup(d).first) + ")";
-        errorMessages.push_back(what + (isa<GatherOp>(op)
-                                            ? ": an index is out of range"
-                                            : ": a target is out of range"));
-        context.errorCode = static_cast<int>(errorMessages.size());
-      }
-      context.gemmSites = &globalCounter;
-      if (auto sliced = dyn_cast<sched::SlicedTransposeOp>(op))
-        context.foldedSlice = sliced.getSlice();
-      if (auto gemm = dyn_cast<sched::GemmOp>(op))
-        describeGemm(gemm, context);
-      context.allowTf32 = options.allowTf32;
-      if (failed(emitGpuOp(op, gpuModule, context, os)))
-        return failure();
-      ++kernelCalls;
-    } else {
-      os << "  unsigned char *arena = ctx->arenas[" << d << "];\n"
-         << "  (void)arena;\n";
-      if (failed(emitWithConversions(op)))
-        return failure();
-    }
-    os << "  return 0;\n}\n\n";
-    host << "  api->launch(ctx, " << d << ", " << task << ");\n";
-    if (std::optional<unsigned> e = eventOf(result))
-      host << "  api->record(ctx, " << d << ", MODELC_STREAM_COMPUTE, " << *e
-           << ");\n";
+    if (auto transfer = dyn_cast<device::TransferOp>(op))
+      emitCopy(transfer);
+    else if (failed(emitTask(op)))
+      return failure();
   }
   os << hostText;
   return success();
