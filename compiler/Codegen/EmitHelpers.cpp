@@ -2,6 +2,7 @@
 
 #include "compiler/Codegen/EmitHelpers.h"
 #include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Sched/IR/SchedOps.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"

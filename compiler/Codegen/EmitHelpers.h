@@ -11,7 +11,6 @@
 #ifndef MODELC_COMPILER_CODEGEN_EMITHELPERS_H
 #define MODELC_COMPILER_CODEGEN_EMITHELPERS_H
 
-#include "dialects/Sched/IR/SchedOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 
@@ -52,20 +51,6 @@ std::string elementExpression(mlir::Operation *op,
 /// storage type ("1.5f, 2.0f"; "0" for an empty tensor).
 std::string constantInitializer(mlir::Operation *constant,
                                 CodeFlavor flavor = CodeFlavor::Cpu);
-/// When `op` is a sched.fused whose body is one `OpTy`, that op's operands
-/// as the values outside the body; empty otherwise (an epilogue or residual
-/// add that a matrix product may absorb is such a group).
-template <typename OpTy>
-llvm::SmallVector<mlir::Value> singleFusedOperands(mlir::Operation *op) {
-  llvm::SmallVector<mlir::Value> operands;
-  auto fused = llvm::dyn_cast<sched::FusedOp>(op);
-  mlir::Operation *single = fused ? fused.getSingleOp() : nullptr;
-  if (!single || !llvm::isa<OpTy>(single))
-    return operands;
-  for (mlir::Value operand : single->getOperands())
-    operands.push_back(fused.getOutsideValue(operand));
-  return operands;
-}
 /// The op whose name and line a task of `op` carries: a group (sched
 /// dialect) is named after the graph op it is built around (the product of
 /// a sched.gemm, the transpose of a sched.sliced_transpose, the last op of

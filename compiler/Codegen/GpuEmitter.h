@@ -13,7 +13,7 @@
 #ifndef MODELC_COMPILER_CODEGEN_GPUEMITTER_H
 #define MODELC_COMPILER_CODEGEN_GPUEMITTER_H
 
-#include "compiler/Analysis/StridedView.h"
+#include "compiler/Codegen/StridedView.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"

@@ -8,7 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Analysis/StridedView.h"
+#include "compiler/Codegen/EmitHelpers.h"
+#include "compiler/Codegen/StridedView.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Device/IR/DeviceOps.h"
 #include "dialects/Graph/IR/GraphOps.h"
@@ -30,12 +31,9 @@ namespace modelc {
 using namespace mlir;
 using namespace modelc;
 using namespace modelc::graph;
+using modelc::codegen::tensorType;
 
 namespace {
-
-RankedTensorType tensorType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
 
 device::DeviceAttr deviceOf(Operation *op) {
   return op->getAttrOfType<device::DeviceAttr>(kDeviceAttrName);

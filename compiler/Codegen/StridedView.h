@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MODELC_COMPILER_ANALYSIS_STRIDEDVIEW_H
-#define MODELC_COMPILER_ANALYSIS_STRIDEDVIEW_H
+#ifndef MODELC_COMPILER_CODEGEN_STRIDEDVIEW_H
+#define MODELC_COMPILER_CODEGEN_STRIDEDVIEW_H
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -46,4 +46,4 @@ std::optional<int64_t> uniformBatchStride(llvm::ArrayRef<int64_t> shape,
 
 } // namespace modelc
 
-#endif // MODELC_COMPILER_ANALYSIS_STRIDEDVIEW_H
+#endif // MODELC_COMPILER_CODEGEN_STRIDEDVIEW_H

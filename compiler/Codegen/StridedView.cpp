@@ -1,6 +1,7 @@
 //===- StridedView.cpp - matmul operands read in place as strided views ---===//
 
-#include "compiler/Analysis/StridedView.h"
+#include "compiler/Codegen/StridedView.h"
+#include "compiler/Codegen/EmitHelpers.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -10,26 +11,9 @@
 using namespace mlir;
 using namespace modelc;
 using namespace modelc::graph;
+using namespace modelc::codegen;
 
 namespace {
-
-RankedTensorType tensorType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t result = 1;
-  for (int64_t d : dims)
-    result *= d;
-  return result;
-}
-
-SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
-  return strides;
-}
 
 /// The strides of a view reshaped from `shape` with `strides` to `to`
 /// without copying, when there are (numpy's no-copy reshape).
