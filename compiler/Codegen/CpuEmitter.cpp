@@ -174,13 +174,12 @@ private:
   unsigned deviceIndex(device::DeviceAttr device);
   /// Multi-device plans: every op a task, the entry function enqueues them.
   LogicalResult emitMultiDevice();
-  /// Events: a compute result another device copies, and every copy.
-  void assignEvents();
-  /// The value whose memory a view (reshape) shares, and its event.
+  /// The value whose memory a view (reshape) shares, and the event
+  /// recorded when it is made (sched.record).
   Value viewRoot(Value v);
   std::optional<unsigned> eventOf(Value v);
-  /// Makes stream `stream` (0 compute, 1 copy) of device `d` wait for `v`.
-  void waitFor(unsigned d, int stream, Value v);
+  /// The waits of `op`'s stream on device `d` before it runs (sched.waits).
+  void emitWaits(Operation *op, unsigned d, bool copyStream);
   /// Checked plans: the runtime checks that `v` is memory of device `d`.
   void check(unsigned d, Value v, StringRef what);
   void emitErrorWordClears();
@@ -220,8 +219,6 @@ private:
   llvm::raw_string_ostream host{hostText};
   std::string taskPrefix;
   llvm::StringMap<unsigned> weightIndex;
-  llvm::DenseMap<Value, unsigned> events;
-  std::set<std::pair<unsigned, unsigned>> waited; // (device stream, event)
   unsigned taskCounter = 0;
 
   std::vector<Operation *> ops;
@@ -718,6 +715,11 @@ LogicalResult FunctionEmitter::emitWithConversions(Operation *op) {
 LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
   // Placement (modelc-place) has rejected ops that no device has a kernel
   // for, such as integer matrix products.
+  if (!function->hasAttr("sched.arenas"))
+    return function.emitError("internal error: '")
+           << function.getSymName()
+           << "' has no memory plan (run modelc-plan-memory before the "
+              "printers)";
   analyze();
   report.name = function.getSymName().str();
   if (plan.multiDevice) {
@@ -820,39 +822,21 @@ Value FunctionEmitter::viewRoot(Value v) {
 }
 
 std::optional<unsigned> FunctionEmitter::eventOf(Value v) {
-  auto it = events.find(viewRoot(v));
-  if (it == events.end())
+  Operation *def = viewRoot(v).getDefiningOp();
+  auto record =
+      def ? def->getAttrOfType<IntegerAttr>("sched.record") : IntegerAttr();
+  if (!record)
     return std::nullopt;
-  return it->second;
+  return static_cast<unsigned>(record.getInt());
 }
 
-void FunctionEmitter::assignEvents() {
-  // A compute result another device copies, and every copy. A view
-  // (reshape) shares its source's memory and so its event.
-  for (Operation *op : ops)
-    if (auto transfer = dyn_cast<device::TransferOp>(op)) {
-      Value source = viewRoot(transfer.getInput());
-      if (source.getDefiningOp() && !events.count(source))
-        events[source] = numEvents++;
-      events[transfer.getResult()] = numEvents++;
-    }
-}
-
-void FunctionEmitter::waitFor(unsigned d, int stream, Value v) {
-  std::optional<unsigned> e = eventOf(v);
-  // Values made on this device's compute stream are ordered already; copies
-  // run on the copy stream.
-  Value root = viewRoot(v);
-  bool byCopy =
-      root.getDefiningOp() && isa<device::TransferOp>(root.getDefiningOp());
-  if (!e || (stream == 0 && !byCopy && root.getDefiningOp() &&
-             deviceOf(root.getDefiningOp()) == d))
-    return;
-  if (!waited.insert({d * 2 + stream, *e}).second)
-    return;
-  host << "  api->wait(ctx, " << d << ", "
-       << (stream ? "MODELC_STREAM_COPY" : "MODELC_STREAM_COMPUTE") << ", "
-       << *e << ");\n";
+void FunctionEmitter::emitWaits(Operation *op, unsigned d, bool copyStream) {
+  // The events modelc-schedule-streams says this op's stream waits for.
+  if (auto waits = op->getAttrOfType<DenseI64ArrayAttr>("sched.waits"))
+    for (int64_t e : waits.asArrayRef())
+      host << "  api->wait(ctx, " << d << ", "
+           << (copyStream ? "MODELC_STREAM_COPY" : "MODELC_STREAM_COMPUTE")
+           << ", " << e << ");\n";
 }
 
 void FunctionEmitter::check(unsigned d, Value v, StringRef what) {
@@ -910,8 +894,8 @@ void FunctionEmitter::emitOutputsTask(func::ReturnOp ret) {
        << ") {\n      ctx->api->report_error(ctx, messages[code - 1]);\n"
        << "      return 1;\n    }\n  }\n";
   }
+  emitWaits(ret, 0, false);
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    waitFor(0, 0, v);
     check(0, v, "return");
     os << "  std::memcpy(ctx->outputs[" << i << "], " << name(v) << ", "
        << valueBytes(v) << "ULL);\n";
@@ -925,10 +909,7 @@ void FunctionEmitter::emitCopy(device::TransferOp transfer) {
   Value input = transfer.getInput(), result = transfer.getResult();
   unsigned src = deviceIndex(transfer.getSource());
   unsigned dst = deviceIndex(transfer.getTarget());
-  if (std::optional<unsigned> e = eventOf(input);
-      e && viewRoot(input).getDefiningOp())
-    host << "  api->wait(ctx, " << dst << ", MODELC_STREAM_COPY, " << *e
-         << ");\n";
+  emitWaits(transfer, dst, true);
   if (plan.checked) {
     check(src, input, "device.transfer (source)");
     check(dst, result, "device.transfer (destination)");
@@ -985,9 +966,8 @@ LogicalResult FunctionEmitter::emitTask(Operation *op) {
   std::string what = namedOp(op)->getName().getStringRef().str();
   if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
     what += " (line " + std::to_string(loc.getLine()) + ")";
+  emitWaits(op, d, false);
   SmallVector<Value> reads = valuesRead(op);
-  for (Value v : reads)
-    waitFor(d, 0, v);
   for (Value v : reads)
     check(d, v, what);
   check(d, result, what);
@@ -1016,7 +996,13 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
   for (auto [i, slot] : llvm::enumerate(options.weights))
     weightIndex[slot.name] = i;
   taskPrefix = plan.symbol + "_" + std::to_string(index);
-  assignEvents();
+  // The events of the stream schedule; the error words add theirs.
+  auto events = function->getAttrOfType<IntegerAttr>("sched.events");
+  if (!events)
+    return function.emitError("internal error: plan '")
+           << plan.name << "' has no stream schedule (run "
+           << "modelc-schedule-streams before the printers)";
+  numEvents = static_cast<unsigned>(events.getInt());
   for (BlockArgument arg : function.getArguments())
     names[arg] = pointerExpression(arg, weightIndex);
 

@@ -48,6 +48,7 @@ void modelc::buildSchedulePipeline(mlir::OpPassManager &pm, bool checked) {
   gemm.checked = checked;
   pm.addPass(createFoldGemmPass(gemm));
   pm.addPass(createPlanMemoryPass());
+  pm.addPass(createScheduleStreamsPass());
 }
 
 void modelc::registerModelcPassesAndPipelines() {

@@ -37,7 +37,8 @@ void buildPlacementPipeline(mlir::OpPassManager &pm, llvm::StringRef target,
 
 /// `--emit=scheduled`: after placement, the lowering passes that take every
 /// decision the printers need (elementwise fusion, what a GPU's cuBLASLt
-/// calls compute) and write it into the sched dialect. `checked`: the plan
+/// calls compute, the memory plan, streams and events) and write it into
+/// the sched dialect. `checked`: the plan
 /// checks each op's buffers (modelc --checked).
 void buildSchedulePipeline(mlir::OpPassManager &pm, bool checked = false);
 

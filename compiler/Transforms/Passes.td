@@ -283,4 +283,44 @@ def PlanMemoryPass : Pass<"modelc-plan-memory", "::mlir::ModuleOp"> {
   let dependentDialects = ["::modelc::sched::SchedDialect"];
 }
 
+def ScheduleStreamsPass : Pass<"modelc-schedule-streams", "::mlir::ModuleOp"> {
+  let summary = "Streams and events of a plan with devices besides the host.";
+  let description = [{
+    Each device has a compute stream and a copy stream. A copy
+    (`device.transfer`) runs on its destination's copy stream as soon as its
+    source is ready; every other op with code runs on its device's compute
+    stream, in program order. Every copy, and every compute result a copy
+    reads (a view shares its source's event), gets an event recorded when
+    it is done. Before an op runs, its stream waits for the events of the
+    values it reads that another stream made, once per stream and event;
+    the host's compute stream waits likewise before it copies the outputs
+    (at the function's return). Cross-device dependencies use events,
+    never a device-wide synchronisation. Plans on the host alone run
+    straight-line code and get nothing.
+
+    Writes `sched.stream` (`"compute"` or `"copy"`), `sched.record` (the
+    event recorded after the op) and `sched.waits` (the events waited for
+    before it) on the ops, and `sched.events` (how many) on the function;
+    the dialect's verifier checks that each event is recorded once, and
+    waited for only after an op earlier in the function recorded it.
+
+    Before (target cpu+sim2):
+    ```mlir
+    %x0 = device.transfer %x from <cpu> to <sim:0> : tensor<4x4xf32>
+    %m = graph.matmul %x0, %w {device = #device.dev<sim:0>} : ...
+    %y = device.transfer %m from <sim:0> to <cpu> : tensor<4x4xf32>
+    return %y : tensor<4x4xf32>
+    ```
+    After:
+    ```mlir
+    func.func @f(...) attributes {sched.events = 3 : i64} {
+      %x0 = device.transfer %x from <cpu> to <sim:0> {sched.record = 0 : i64, sched.stream = "copy"} : ...
+      %m = graph.matmul %x0, %w {device = #device.dev<sim:0>, sched.record = 1 : i64, sched.stream = "compute", sched.waits = array<i64: 0>} : ...
+      %y = device.transfer %m from <sim:0> to <cpu> {sched.record = 2 : i64, sched.stream = "copy", sched.waits = array<i64: 1>} : ...
+      return {sched.waits = array<i64: 2>} %y : tensor<4x4xf32>
+    ```
+  }];
+  let dependentDialects = ["::modelc::sched::SchedDialect"];
+}
+
 #endif // MODELC_COMPILER_TRANSFORMS_PASSES_TD

@@ -22,8 +22,17 @@ def Sched_Dialect : Dialect {
     (one kernel on a GPU); `sched.gemm` a matrix product with what cuBLASLt
     computes with it (a relu epilogue, alpha, a residual C, operands read
     in place as strided views); `sched.sliced_transpose` a transpose whose
-    kernel also does the slice before it. The printers (host C++, CPU
-    kernels, CUDA kernels) read it and decide nothing.
+    kernel also does the slice before it. `modelc-plan-memory` adds the
+    arena offset of every buffer (`sched.buffer`, `sched.scratch`), the
+    arena sizes per device (`sched.arenas` on the function) and the GPUs'
+    error words (`sched.error_words`); the verifier of `sched.arenas`
+    checks that no two buffers alive at the same time overlap.
+    `modelc-schedule-streams` adds each op's stream (`sched.stream`), the
+    event it records (`sched.record`), the events its stream waits for
+    (`sched.waits`) and the function's event count (`sched.events`), whose
+    verifier checks that each event is recorded once and waited for only
+    after an earlier op records it. The printers (host C++, CPU kernels,
+    CUDA kernels) read it and decide nothing.
   }];
   let dependentDialects = ["::modelc::graph::GraphDialect",
                            "::modelc::device::DeviceDialect"];

@@ -6,6 +6,7 @@
 #include "dialects/Graph/IR/GraphDialect.h"
 #include "dialects/Sched/IR/SchedOps.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -106,6 +107,32 @@ LogicalResult verifyArenas(Operation *function, DictionaryAttr arenas) {
   return success();
 }
 
+/// Checks a function's stream schedule: each event recorded once, and
+/// waited for only after an earlier op recorded it.
+LogicalResult verifyEvents(Operation *function, int64_t numEvents) {
+  llvm::SmallDenseSet<int64_t> recorded;
+  for (Region &region : function->getRegions())
+    for (Block &block : region)
+      for (Operation &op : block) {
+        if (auto waits = op.getAttrOfType<DenseI64ArrayAttr>("sched.waits"))
+          for (int64_t e : waits.asArrayRef())
+            if (!recorded.contains(e))
+              return op.emitOpError("waits for event ")
+                     << e << ", which no op before it records";
+        auto record = op.getAttrOfType<IntegerAttr>("sched.record");
+        if (!record)
+          continue;
+        int64_t e = record.getInt();
+        if (e < 0 || e >= numEvents)
+          return op.emitOpError("records event ")
+                 << e << " of a function with " << numEvents << " events";
+        if (!recorded.insert(e).second)
+          return op.emitOpError("records event ")
+                 << e << ", which an op before it records too";
+      }
+  return success();
+}
+
 } // namespace
 
 LogicalResult SchedDialect::verifyOperationAttribute(Operation *op,
@@ -130,6 +157,30 @@ LogicalResult SchedDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError("'sched.error_words' must be an array of "
                              "#sched.error_word");
     return success();
+  }
+  if (name == "sched.stream") {
+    auto stream = dyn_cast<StringAttr>(value);
+    if (!stream ||
+        (stream.getValue() != "compute" && stream.getValue() != "copy"))
+      return op->emitOpError("'sched.stream' must be \"compute\" or "
+                             "\"copy\"");
+    return success();
+  }
+  if (name == "sched.record") {
+    if (!isa<IntegerAttr>(value))
+      return op->emitOpError("'sched.record' must be an event number");
+    return success();
+  }
+  if (name == "sched.waits") {
+    if (!isa<DenseI64ArrayAttr>(value))
+      return op->emitOpError("'sched.waits' must be an array<i64> of events");
+    return success();
+  }
+  if (name == "sched.events") {
+    auto count = dyn_cast<IntegerAttr>(value);
+    if (!count)
+      return op->emitOpError("'sched.events' must be a number of events");
+    return verifyEvents(op, count.getInt());
   }
   if (name == "sched.arenas") {
     auto arenas = dyn_cast<DictionaryAttr>(value);

@@ -180,3 +180,37 @@ func.func @outside_arena(%x: tensor<16xf32>) -> tensor<16xf32> attributes {sched
 func.func @arenas_not_a_map() attributes {sched.arenas = 3 : i64} {
   return
 }
+
+// -----
+
+func.func @wait_before_record(%x: tensor<4xf32>) -> tensor<4xf32> attributes {sched.events = 1 : i64} {
+  // expected-error @+1 {{'graph.exp' op waits for event 0, which no op before it records}}
+  %a = graph.exp %x {sched.waits = array<i64: 0>} : tensor<4xf32>
+  %b = graph.neg %a {sched.record = 0 : i64} : tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+
+// -----
+
+func.func @recorded_twice(%x: tensor<4xf32>) -> tensor<4xf32> attributes {sched.events = 1 : i64} {
+  %a = graph.exp %x {sched.record = 0 : i64} : tensor<4xf32>
+  // expected-error @+1 {{'graph.neg' op records event 0, which an op before it records too}}
+  %b = graph.neg %a {sched.record = 0 : i64} : tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+
+// -----
+
+func.func @event_out_of_range(%x: tensor<4xf32>) -> tensor<4xf32> attributes {sched.events = 1 : i64} {
+  // expected-error @+1 {{'graph.exp' op records event 3 of a function with 1 events}}
+  %a = graph.exp %x {sched.record = 3 : i64} : tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @bad_stream(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.exp' op 'sched.stream' must be "compute" or "copy"}}
+  %a = graph.exp %x {sched.stream = "dma"} : tensor<4xf32>
+  return %a : tensor<4xf32>
+}

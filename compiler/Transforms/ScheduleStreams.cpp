@@ -1,0 +1,165 @@
+//===- ScheduleStreams.cpp - streams and events of multi-device plans -----===//
+//
+// Decides, for a plan with devices besides the host, which stream runs each
+// task and copy, which values get an event, and which events each stream
+// waits for before it runs an op; writes it down as sched.stream,
+// sched.record and sched.waits on the ops and sched.events on the function.
+// The host printer enqueues exactly that.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Codegen/EmitHelpers.h"
+#include "compiler/Transforms/Passes.h"
+#include "dialects/Device/IR/DeviceOps.h"
+#include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Sched/IR/SchedOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace modelc {
+#define GEN_PASS_DEF_SCHEDULESTREAMSPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace modelc
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::graph;
+
+namespace {
+
+class StreamScheduler {
+public:
+  explicit StreamScheduler(func::FuncOp function)
+      : function(function), builder(function.getContext()),
+        host(device::DeviceAttr::get(function.getContext(),
+                                     device::DeviceKind::cpu, 0)) {}
+
+  void run() {
+    assignEvents();
+    for (Operation &op : function.getBody().front())
+      scheduleOp(&op);
+    function->setAttr("sched.events", builder.getI64IntegerAttr(numEvents));
+  }
+
+private:
+  device::DeviceAttr deviceOf(Operation *op) {
+    if (auto transfer = dyn_cast<device::TransferOp>(op))
+      return transfer.getTarget();
+    if (auto device = op->getAttrOfType<device::DeviceAttr>(kDeviceAttrName))
+      return device;
+    return host;
+  }
+
+  /// The value whose memory a view (reshape) shares.
+  static Value viewRoot(Value v) {
+    while (v.getDefiningOp() && getViewOffset(v.getDefiningOp()))
+      v = v.getDefiningOp()->getOperand(0);
+    return v;
+  }
+
+  std::optional<int64_t> eventOf(Value v) {
+    auto it = events.find(viewRoot(v));
+    if (it == events.end())
+      return std::nullopt;
+    return it->second;
+  }
+
+  /// An event for every copy, and for each compute result a copy reads
+  /// (a view shares its source's event), in program order.
+  void assignEvents() {
+    for (Operation &op : function.getBody().front())
+      if (auto transfer = dyn_cast<device::TransferOp>(op)) {
+        Value source = viewRoot(transfer.getInput());
+        if (source.getDefiningOp() && !events.count(source))
+          events[source] = numEvents++;
+        events[transfer.getResult()] = numEvents++;
+      }
+  }
+
+  /// The event compute stream of device `d` must wait for before reading
+  /// `v`: none when `v` was made on that stream (ordered already) or has no
+  /// event, nor when the stream waited for it before.
+  std::optional<int64_t> computeWait(device::DeviceAttr d, Value v) {
+    std::optional<int64_t> e = eventOf(v);
+    Value root = viewRoot(v);
+    Operation *def = root.getDefiningOp();
+    bool byCopy = def && isa<device::TransferOp>(def);
+    if (!e || (!byCopy && def && deviceOf(def) == d))
+      return std::nullopt;
+    if (!waited.insert({d, *e}).second)
+      return std::nullopt;
+    return e;
+  }
+
+  void setWaits(Operation *op, ArrayRef<int64_t> waits) {
+    if (!waits.empty())
+      op->setAttr("sched.waits", builder.getDenseI64ArrayAttr(waits));
+  }
+
+  void scheduleOp(Operation *op) {
+    SmallVector<int64_t> waits;
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      // The outputs task runs on the host's compute stream.
+      for (Value v : ret.getOperands())
+        if (std::optional<int64_t> e = computeWait(host, v))
+          waits.push_back(*e);
+      setWaits(op, waits);
+      return;
+    }
+    if (op->getNumResults() != 1 || isa<WeightRefOp, ConstantOp>(op) ||
+        getViewOffset(op))
+      return; // no code of its own
+    if (auto transfer = dyn_cast<device::TransferOp>(op)) {
+      // A copy runs on the destination's copy stream once its source is
+      // ready (an input needs no wait).
+      op->setAttr("sched.stream", builder.getStringAttr("copy"));
+      Value input = transfer.getInput();
+      if (std::optional<int64_t> e = eventOf(input);
+          e && viewRoot(input).getDefiningOp())
+        waits.push_back(*e);
+      setWaits(op, waits);
+      op->setAttr("sched.record",
+                  builder.getI64IntegerAttr(*eventOf(transfer.getResult())));
+      return;
+    }
+    op->setAttr("sched.stream", builder.getStringAttr("compute"));
+    device::DeviceAttr d = deviceOf(op);
+    for (Value v : codegen::valuesRead(op))
+      if (std::optional<int64_t> e = computeWait(d, v))
+        waits.push_back(*e);
+    setWaits(op, waits);
+    if (std::optional<int64_t> e = eventOf(op->getResult(0)))
+      op->setAttr("sched.record", builder.getI64IntegerAttr(*e));
+  }
+
+  func::FuncOp function;
+  Builder builder;
+  device::DeviceAttr host;
+  llvm::DenseMap<Value, int64_t> events;
+  int64_t numEvents = 0;
+  /// (device, event) pairs a compute stream has waited for.
+  llvm::DenseSet<std::pair<Attribute, int64_t>> waited;
+};
+
+struct ScheduleStreamsPass
+    : modelc::impl::ScheduleStreamsPassBase<ScheduleStreamsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Plans on the host alone run straight-line code: nothing to schedule.
+    auto target = module->getAttrOfType<device::TargetAttr>("device.target");
+    if (!target || (target.getDevices().size() < 2 &&
+                    cast<device::DeviceSpecAttr>(target.getDevices()[0])
+                            .getDevice()
+                            .getKind() == device::DeviceKind::cpu))
+      return;
+    module.walk([](func::FuncOp function) {
+      if (!function.isExternal())
+        StreamScheduler(function).run();
+    });
+  }
+};
+
+} // namespace
