@@ -196,7 +196,10 @@ LogicalResult SlicedTransposeOp::verify() {
     return emitOpError("body must be a slice, views of it, and a transpose "
                        "whose value it yields");
   for (size_t i = 1; i < ops.size(); ++i) {
-    if (i + 1 < ops.size() && !isa<graph::ReshapeOp, graph::FlattenOp>(ops[i]))
+    // Between the slice and the transpose: views that keep the row-major
+    // order from the start (reshapes, flattens, a leading contiguous slice).
+    std::optional<int64_t> viewOffset = graph::getViewOffset(ops[i]);
+    if (i + 1 < ops.size() && (!viewOffset || *viewOffset != 0))
       return ops[i]->emitOpError("cannot be computed by a sliced transpose");
     if (ops[i]->getOperand(0) != ops[i - 1]->getResult(0))
       return ops[i]->emitOpError("must read the op before it in the body");

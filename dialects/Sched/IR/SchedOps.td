@@ -172,8 +172,9 @@ def Sched_SlicedTransposeOp : Sched_Op<"sliced_transpose",
     }
     ```
 
-    Verifier: the body is one slice, views (reshape, flatten) of it, and
-    the transpose whose value it yields, each reading the one before.
+    Verifier: the body is one slice, views of it that keep its row-major
+    order from the start (reshape, flatten, a leading contiguous slice),
+    and the transpose whose value it yields, each reading the one before.
   }];
   let results = (outs AnyRankedTensor:$result);
   let regions = (region SizedRegion<1>:$body);

@@ -45,3 +45,20 @@ func.func @gemm(%x: tensor<4x8xf32>, %c: tensor<f32>) -> (tensor<4x4xf32>, tenso
   }
   return %g, %u : tensor<4x4xf32>, tensor<2x4xf32>
 }
+
+// A leading contiguous slice (a view at offset 0) may sit between the
+// folded slice and the transpose.
+// CHECK-LABEL: func.func @sliced_transpose_through_view
+// CHECK: sched.sliced_transpose : tensor<4x2xf32> {
+// CHECK-NEXT: graph.slice
+// CHECK-NEXT: graph.slice
+// CHECK-NEXT: graph.transpose
+func.func @sliced_transpose_through_view(%x: tensor<8x6xf32>) -> tensor<4x2xf32> {
+  %t = sched.sliced_transpose : tensor<4x2xf32> {
+    %s = graph.slice %x {axes = array<i64: 1>, starts = array<i64: 0>, ends = array<i64: 4>} : tensor<8x6xf32>
+    %r = graph.slice %s {axes = array<i64: 0>, starts = array<i64: 0>, ends = array<i64: 2>} : tensor<8x4xf32>
+    %p = graph.transpose %r perm [1, 0] : tensor<2x4xf32>
+    sched.yield %p : tensor<4x2xf32>
+  }
+  return %t : tensor<4x2xf32>
+}
