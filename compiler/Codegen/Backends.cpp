@@ -13,8 +13,8 @@ using namespace modelc::graph;
 
 namespace {
 
-/// The ops, besides elementwise ones, that both printers emit (CpuEmitter's
-/// emitOp and GpuEmitter's emitGpuOp handle exactly these): keep in step
+/// The ops, besides elementwise ones, that both printers emit (HostPrinter's
+/// emitOp and CudaPrinter's emitGpuOp handle exactly these): keep in step
 /// with them when an op is added.
 bool printedByBothBackends(Operation *op) {
   return isa<LinearOp, MatmulOp, GemmOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,

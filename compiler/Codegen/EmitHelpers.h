@@ -1,7 +1,7 @@
 //===- EmitHelpers.h - text helpers shared by the code emitters -*- C++ -*-===//
 //
-// What the host C++ emitter (CpuEmitter.cpp) and the CUDA emitter
-// (GpuEmitter.cpp) both write: storage and compute types, element loads and
+// What the host C++ emitter (HostPrinter.cpp) and the CUDA emitter
+// (CudaPrinter.cpp) both write: storage and compute types, element loads and
 // stores, the expression of one element of an elementwise op, literals and
 // shape arithmetic. `CodeFlavor` picks the spelling: host C++ (std::,
 // modelc_cpu::) or CUDA device code (expf, modelc_gpu::).

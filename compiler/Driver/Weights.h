@@ -9,7 +9,7 @@
 #ifndef MODELC_COMPILER_DRIVER_WEIGHTS_H
 #define MODELC_COMPILER_DRIVER_WEIGHTS_H
 
-#include "compiler/Codegen/CpuEmitter.h"
+#include "compiler/Codegen/HostPrinter.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Codegen/CpuEmitter.h"
-#include "compiler/Codegen/GpuEmitter.h"
+#include "compiler/Codegen/HostPrinter.h"
+#include "compiler/Codegen/CudaPrinter.h"
 #include "compiler/Codegen/MemoryPlan.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Device/IR/DeviceOps.h"

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/modelc/Driver.h"
-#include "compiler/Codegen/CpuEmitter.h"
+#include "compiler/Codegen/HostPrinter.h"
 #include "compiler/Driver/BuildLibrary.h"
 #include "compiler/Driver/Weights.h"
 #include "compiler/Pipelines/Pipelines.h"

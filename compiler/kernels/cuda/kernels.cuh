@@ -1,5 +1,5 @@
 // cuda/kernels.cuh - device code shared by the CUDA kernels modelc generates
-// (compiler/Codegen/GpuEmitter.cpp). Every kernel is generated per op with
+// (compiler/Codegen/CudaPrinter.cpp). Every kernel is generated per op with
 // its shapes as constants; this header holds what they have in common:
 // element loads and stores (f16/bf16 stored as uint16_t, computed in f32),
 // the math the elementwise expressions call, block reductions and the

@@ -4,7 +4,7 @@
  * (modelc_model_desc). The runtime calls a plan's entry functions with a
  * modelc_run_ctx whose function table (modelc_runtime_api) is the only way
  * generated code reaches the runtime, so model.so has no link-time
- * dependency. The compiler's emitter (compiler/Codegen/CpuEmitter.cpp) is
+ * dependency. The compiler's emitter (compiler/Codegen/HostPrinter.cpp) is
  * the one place that writes these names; keep the two in sync and bump
  * MODELC_ABI_VERSION on any incompatible change.
  */

@@ -1,4 +1,4 @@
-//===- CpuEmitter.cpp - host C++ for the CPU plan of a model --------------===//
+//===- HostPrinter.cpp - the host C++ of a model's plans ------------------===//
 //
 // The only place that names symbols of the model.so ABI
 // (runtime/include/modelc/abi.h) and of the CPU kernels
@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Codegen/CpuEmitter.h"
+#include "compiler/Codegen/HostPrinter.h"
+#include "compiler/Codegen/CudaPrinter.h"
 #include "compiler/Codegen/EmitHelpers.h"
-#include "compiler/Codegen/GpuEmitter.h"
 #include "dialects/Device/IR/DeviceOps.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Sched/IR/SchedOps.h"

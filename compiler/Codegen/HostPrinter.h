@@ -1,15 +1,17 @@
-//===- CpuEmitter.h - host C++ for the CPU plan of a model ------*- C++ -*-===//
+//===- HostPrinter.h - the host C++ of a model's plans ----------*- C++ -*-===//
 //
-// Turns a verified, canonicalized graph module into one C++ source file that
-// implements the model.so ABI (runtime/include/modelc/abi.h) for the CPU
-// plan: one function per entry point, elementwise chains fused into one
-// loop, buffers placed in one arena by liveness, kernels from
-// compiler/kernels/cpu/kernels.h, the descriptor and the weight table.
+// Prints the scheduled IR (after buildSchedulePipeline) as one C++ source
+// file that implements the model.so ABI (runtime/include/modelc/abi.h): per
+// plan and entry point, straight-line code on the CPU or tasks enqueued on
+// device streams, the CPU kernels' calls (compiler/kernels/cpu/kernels.h)
+// and fused loops, the descriptor and the weight table. It follows the
+// decisions in the IR (sched.fused, sched.gemm, sched.buffer, sched.waits,
+// ...) and takes none; CudaPrinter prints the ops on GPUs.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MODELC_COMPILER_CODEGEN_CPUEMITTER_H
-#define MODELC_COMPILER_CODEGEN_CPUEMITTER_H
+#ifndef MODELC_COMPILER_CODEGEN_HOSTPRINTER_H
+#define MODELC_COMPILER_CODEGEN_HOSTPRINTER_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -107,4 +109,4 @@ std::string boundaryName(mlir::Operation *function, bool isResult,
 
 } // namespace modelc
 
-#endif // MODELC_COMPILER_CODEGEN_CPUEMITTER_H
+#endif // MODELC_COMPILER_CODEGEN_HOSTPRINTER_H

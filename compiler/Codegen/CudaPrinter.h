@@ -1,4 +1,4 @@
-//===- GpuEmitter.h - CUDA kernels for ops placed on GPUs -------*- C++ -*-===//
+//===- CudaPrinter.h - CUDA kernels for ops placed on GPUs ------*- C++ -*-===//
 //
 // An op placed on a `cuda` device becomes, in model.so, a host task that
 // issues work on that device's compute stream: kernels generated here (one
@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MODELC_COMPILER_CODEGEN_GPUEMITTER_H
-#define MODELC_COMPILER_CODEGEN_GPUEMITTER_H
+#ifndef MODELC_COMPILER_CODEGEN_CUDAPRINTER_H
+#define MODELC_COMPILER_CODEGEN_CUDAPRINTER_H
 
 #include "compiler/Codegen/StridedView.h"
 #include "mlir/IR/Operation.h"
@@ -105,4 +105,4 @@ bool gpuOpChecksIndices(mlir::Operation *op);
 
 } // namespace modelc
 
-#endif // MODELC_COMPILER_CODEGEN_GPUEMITTER_H
+#endif // MODELC_COMPILER_CODEGEN_CUDAPRINTER_H

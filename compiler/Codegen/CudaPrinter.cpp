@@ -1,4 +1,4 @@
-//===- GpuEmitter.cpp - CUDA kernels for ops placed on GPUs ---------------===//
+//===- CudaPrinter.cpp - CUDA kernels for ops placed on GPUs --------------===//
 //
 // Writes, per op on a GPU, the host code of its task (kernel launches and
 // cuBLASLt calls through the ABI) and the CUDA kernels it launches. Kernel
@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Codegen/GpuEmitter.h"
+#include "compiler/Codegen/CudaPrinter.h"
 #include "compiler/Codegen/EmitHelpers.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Sched/IR/SchedOps.h"
