@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Codegen/HostPrinter.h"
 #include "compiler/Codegen/CudaPrinter.h"
+#include "compiler/Codegen/HostPrinter.h"
 #include "compiler/Codegen/MemoryPlan.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Device/IR/DeviceOps.h"
@@ -60,14 +60,6 @@ public:
   }
 
 private:
-  device::DeviceAttr deviceOf(Operation *op) {
-    if (auto transfer = dyn_cast<device::TransferOp>(op))
-      return transfer.getTarget();
-    if (auto device = op->getAttrOfType<device::DeviceAttr>(kDeviceAttrName))
-      return device;
-    return host;
-  }
-
   /// The position of the last op that reads `v` (or its views). A copy to
   /// another device runs on another stream whenever its producer is done,
   /// so its source, like an output, stays untouched for the whole run. A
@@ -95,14 +87,14 @@ private:
   void requestBuffers() {
     for (Operation &op : function.getBody().front()) {
       if (auto transfer = dyn_cast<device::TransferOp>(&op)) {
-        requests[deviceOf(&op)].push_back(
+        requests[sched::runningDevice(&op)].push_back(
             {{valueBytes(transfer.getResult()), 0, end}, &op, false});
         continue;
       }
       if (op.getNumResults() == 0 || getViewOffset(&op) ||
           isa<WeightRefOp, ConstantOp>(op))
         continue;
-      device::DeviceAttr device = deviceOf(&op);
+      device::DeviceAttr device = sched::runningDevice(&op);
       Value result = op.getResult(0);
       requests[device].push_back(
           {{valueBytes(result), position[&op], lastUse(result)}, &op, false});
@@ -121,7 +113,7 @@ private:
         continue;
       bool checks = false;
       for (Operation &op : function.getBody().front())
-        checks |= op.getNumResults() && deviceOf(&op) == device &&
+        checks |= op.getNumResults() && sched::runningDevice(&op) == device &&
                   gpuOpChecksIndices(&op);
       if (!checks)
         continue;

@@ -45,14 +45,6 @@ public:
   }
 
 private:
-  device::DeviceAttr deviceOf(Operation *op) {
-    if (auto transfer = dyn_cast<device::TransferOp>(op))
-      return transfer.getTarget();
-    if (auto device = op->getAttrOfType<device::DeviceAttr>(kDeviceAttrName))
-      return device;
-    return host;
-  }
-
   /// The value whose memory a view (reshape) shares.
   static Value viewRoot(Value v) {
     while (v.getDefiningOp() && getViewOffset(v.getDefiningOp()))
@@ -87,7 +79,7 @@ private:
     Value root = viewRoot(v);
     Operation *def = root.getDefiningOp();
     bool byCopy = def && isa<device::TransferOp>(def);
-    if (!e || (!byCopy && def && deviceOf(def) == d))
+    if (!e || (!byCopy && def && sched::runningDevice(def) == d))
       return std::nullopt;
     if (!waited.insert({d, *e}).second)
       return std::nullopt;
@@ -126,7 +118,7 @@ private:
       return;
     }
     op->setAttr("sched.stream", builder.getStringAttr("compute"));
-    device::DeviceAttr d = deviceOf(op);
+    device::DeviceAttr d = sched::runningDevice(op);
     for (Value v : codegen::valuesRead(op))
       if (std::optional<int64_t> e = computeWait(d, v))
         waits.push_back(*e);

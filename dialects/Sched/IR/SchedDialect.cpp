@@ -46,15 +46,6 @@ struct PlannedBuffer {
   Operation *owner;
 };
 
-modelc::device::DeviceAttr deviceOf(Operation *op) {
-  if (auto transfer = dyn_cast<modelc::device::TransferOp>(op))
-    return transfer.getTarget();
-  if (auto device = op->getAttrOfType<modelc::device::DeviceAttr>("device"))
-    return device;
-  return modelc::device::DeviceAttr::get(op->getContext(),
-                                         modelc::device::DeviceKind::cpu, 0);
-}
-
 /// Checks a function's memory plan: every buffer inside its device's arena,
 /// no two of one device alive at once overlapping.
 LogicalResult verifyArenas(Operation *function, DictionaryAttr arenas) {
@@ -64,12 +55,14 @@ LogicalResult verifyArenas(Operation *function, DictionaryAttr arenas) {
     if (op->getParentOp() == function)
       ++end;
     if (auto buffer = op->getAttrOfType<BufferAttr>("sched.buffer"))
-      buffers.push_back({deviceOf(op), buffer.getOffset(), buffer.getBytes(),
-                         buffer.getFirst(), buffer.getLast(), op});
+      buffers.push_back({runningDevice(op), buffer.getOffset(),
+                         buffer.getBytes(), buffer.getFirst(), buffer.getLast(),
+                         op});
     if (auto scratch = op->getAttrOfType<ArrayAttr>("sched.scratch"))
       for (auto buffer : scratch.getAsRange<BufferAttr>())
-        buffers.push_back({deviceOf(op), buffer.getOffset(), buffer.getBytes(),
-                           buffer.getFirst(), buffer.getLast(), op});
+        buffers.push_back({runningDevice(op), buffer.getOffset(),
+                           buffer.getBytes(), buffer.getFirst(),
+                           buffer.getLast(), op});
   });
   if (auto words = function->getAttrOfType<ArrayAttr>("sched.error_words"))
     for (auto word : words.getAsRange<ErrorWordAttr>()) {
@@ -189,4 +182,13 @@ LogicalResult SchedDialect::verifyOperationAttribute(Operation *op,
     return verifyArenas(op, arenas);
   }
   return op->emitOpError("has an unknown sched attribute '") << name << "'";
+}
+
+modelc::device::DeviceAttr modelc::sched::runningDevice(Operation *op) {
+  if (auto transfer = dyn_cast<modelc::device::TransferOp>(op))
+    return transfer.getTarget();
+  if (auto device = op->getAttrOfType<modelc::device::DeviceAttr>("device"))
+    return device;
+  return modelc::device::DeviceAttr::get(op->getContext(),
+                                         modelc::device::DeviceKind::cpu, 0);
 }

@@ -19,4 +19,10 @@
 #define GET_OP_CLASSES
 #include "dialects/Sched/IR/SchedOps.h.inc"
 
+namespace modelc::sched {
+/// The device whose streams run `op`, and in whose arena its buffers live:
+/// a transfer's destination, an op's `device`, or the host.
+device::DeviceAttr runningDevice(mlir::Operation *op);
+} // namespace modelc::sched
+
 #endif // MODELC_DIALECTS_SCHED_IR_SCHEDOPS_H
