@@ -1078,88 +1078,82 @@ std::vector<uint64_t> modelc::cpuScratchBytes(Operation *op) {
   return bytes;
 }
 
-LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
-                                const CpuEmitOptions &options,
-                                llvm::raw_ostream &out, CpuEmitReport *report,
-                                GpuCode *gpu) {
-  GpuModule gpuModule;
-  std::string globalsText, functionsText, plansText;
-  llvm::raw_string_ostream globals(globalsText), functions(functionsText),
-      plansOut(plansText);
-  unsigned globalCounter = 0;
-  CpuEmitReport localReport;
-  ModuleOp firstModule = planModules.front().module;
-  SmallVector<func::FuncOp> entries(firstModule.getOps<func::FuncOp>());
+/// Prints one plan's entry points (into `functions` and `globals`) and its
+/// tables (devices, arenas, entry functions, weight residency, events).
+static LogicalResult emitPlan(const PlanModule &planModule, unsigned planIndex,
+                              const CpuEmitOptions &options, bool haveGpuCode,
+                              llvm::raw_ostream &functions,
+                              llvm::raw_ostream &globals,
+                              llvm::raw_ostream &plansOut,
+                              unsigned &globalCounter, GpuModule &gpuModule,
+                              CpuEmitReport &localReport) {
   unsigned numWeights = options.weights.size();
-
-  for (auto [planIndex, planModule] : llvm::enumerate(planModules)) {
-    PlanSpec plan;
-    plan.name = planModule.name;
-    plan.symbol = "plan" + std::to_string(planIndex);
-    plan.devices = planModule.devices;
-    plan.multiDevice = plan.devices.size() > 1 || plan.devices.front() != "cpu";
-    plan.checked = options.checked;
-    for (const std::string &device : plan.devices)
-      plan.gpu.push_back(StringRef(device).starts_with("cuda"));
-    if (llvm::is_contained(plan.gpu, true) && !gpu)
-      return ModuleOp(planModule.module)
-          .emitError("plan '" + plan.name +
-                     "' has GPUs: its kernels need the CUDA build (emit with "
-                     "GpuCode)");
-    ModuleOp planOps = planModule.module;
-    SmallVector<func::FuncOp> functionsOfPlan(planOps.getOps<func::FuncOp>());
-    std::vector<uint64_t> arenaBytes;
-    std::vector<unsigned> events;
-    std::vector<bool> capturable;
-    std::set<std::pair<unsigned, unsigned>> residency;
-    for (auto [index, function] : llvm::enumerate(functionsOfPlan)) {
-      CpuEmitReport::Entry entry;
-      entry.plan = plan.name;
-      FunctionEmitter emitter(function, index, plan, options, functions,
-                              globals, globalCounter, gpuModule);
-      if (failed(emitter.emit(entry)))
-        return failure();
-      localReport.entries.push_back(entry);
-      llvm::append_range(arenaBytes, emitter.deviceArenaBytes);
-      events.push_back(emitter.numEvents);
-      capturable.push_back(emitter.graphCapturable);
-      residency.insert(emitter.residency.begin(), emitter.residency.end());
-    }
-    std::string p = plan.symbol;
-    plansOut << "const char *const " << p << "_devices[] = {";
-    for (auto [i, d] : llvm::enumerate(plan.devices))
-      plansOut << (i ? ", " : "") << cString(d);
-    plansOut << "};\nconst uint64_t " << p << "_arena_bytes[] = {";
-    for (auto [i, b] : llvm::enumerate(arenaBytes))
-      plansOut << (i ? ", " : "") << b << "ULL";
-    plansOut << "};\nconst modelc_entry_fn " << p << "_run[] = {";
-    for (unsigned i = 0; i < functionsOfPlan.size(); ++i)
-      plansOut << (i ? ", " : "") << "entry_" << p << "_" << i;
-    plansOut << "};\n";
-    if (plan.multiDevice) {
-      plansOut << "const uint8_t " << p << "_weight_devices[] = {";
-      for (unsigned d = 0; d < plan.devices.size(); ++d)
-        for (unsigned w = 0; w < numWeights; ++w)
-          plansOut << (d + w ? ", " : "") << (residency.count({d, w}) ? 1 : 0);
-      if (numWeights == 0)
-        plansOut << "0";
-      plansOut << "};\nconst uint32_t " << p << "_num_events[] = {";
-      for (auto [i, e] : llvm::enumerate(events))
-        plansOut << (i ? ", " : "") << e;
-      plansOut << "};\nconst uint8_t " << p << "_graph_capturable[] = {";
-      for (auto [i, c] : llvm::enumerate(capturable))
-        plansOut << (i ? ", " : "") << (c ? 1 : 0);
-      plansOut << "};\n";
-    }
+  PlanSpec plan;
+  plan.name = planModule.name;
+  plan.symbol = "plan" + std::to_string(planIndex);
+  plan.devices = planModule.devices;
+  plan.multiDevice = plan.devices.size() > 1 || plan.devices.front() != "cpu";
+  plan.checked = options.checked;
+  for (const std::string &device : plan.devices)
+    plan.gpu.push_back(StringRef(device).starts_with("cuda"));
+  if (llvm::is_contained(plan.gpu, true) && !haveGpuCode)
+    return ModuleOp(planModule.module)
+        .emitError("plan '" + plan.name +
+                   "' has GPUs: its kernels need the CUDA build (emit with "
+                   "GpuCode)");
+  ModuleOp planOps = planModule.module;
+  SmallVector<func::FuncOp> functionsOfPlan(planOps.getOps<func::FuncOp>());
+  std::vector<uint64_t> arenaBytes;
+  std::vector<unsigned> events;
+  std::vector<bool> capturable;
+  std::set<std::pair<unsigned, unsigned>> residency;
+  for (auto [index, function] : llvm::enumerate(functionsOfPlan)) {
+    CpuEmitReport::Entry entry;
+    entry.plan = plan.name;
+    FunctionEmitter emitter(function, index, plan, options, functions, globals,
+                            globalCounter, gpuModule);
+    if (failed(emitter.emit(entry)))
+      return failure();
+    localReport.entries.push_back(entry);
+    llvm::append_range(arenaBytes, emitter.deviceArenaBytes);
+    events.push_back(emitter.numEvents);
+    capturable.push_back(emitter.graphCapturable);
+    residency.insert(emitter.residency.begin(), emitter.residency.end());
   }
+  std::string p = plan.symbol;
+  plansOut << "const char *const " << p << "_devices[] = {";
+  for (auto [i, d] : llvm::enumerate(plan.devices))
+    plansOut << (i ? ", " : "") << cString(d);
+  plansOut << "};\nconst uint64_t " << p << "_arena_bytes[] = {";
+  for (auto [i, b] : llvm::enumerate(arenaBytes))
+    plansOut << (i ? ", " : "") << b << "ULL";
+  plansOut << "};\nconst modelc_entry_fn " << p << "_run[] = {";
+  for (unsigned i = 0; i < functionsOfPlan.size(); ++i)
+    plansOut << (i ? ", " : "") << "entry_" << p << "_" << i;
+  plansOut << "};\n";
+  if (plan.multiDevice) {
+    plansOut << "const uint8_t " << p << "_weight_devices[] = {";
+    for (unsigned d = 0; d < plan.devices.size(); ++d)
+      for (unsigned w = 0; w < numWeights; ++w)
+        plansOut << (d + w ? ", " : "") << (residency.count({d, w}) ? 1 : 0);
+    if (numWeights == 0)
+      plansOut << "0";
+    plansOut << "};\nconst uint32_t " << p << "_num_events[] = {";
+    for (auto [i, e] : llvm::enumerate(events))
+      plansOut << (i ? ", " : "") << e;
+    plansOut << "};\nconst uint8_t " << p << "_graph_capturable[] = {";
+    for (auto [i, c] : llvm::enumerate(capturable))
+      plansOut << (i ? ", " : "") << (c ? 1 : 0);
+    plansOut << "};\n";
+  }
+  return success();
+}
 
-  out << "// Generated by modelc " << options.compilerVersion
-      << ": a model for the modelc runtime (ABI: modelc/abi.h). Do not "
-         "edit.\n"
-      << "#include \"modelc/abi.h\"\n"
-      << "#include \"cpu/kernels.h\"\n\n"
-      << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n"
-      << "#include <limits>\n\n";
+/// The embedded weights and GPU image, as .incbin sections (or, for host
+/// emulation, a placeholder image); fills `gpu` with the kernels' source.
+static void emitEmbeddedData(llvm::raw_ostream &out,
+                             const CpuEmitOptions &options,
+                             const GpuModule &gpuModule, GpuCode *gpu) {
   if (!options.weightBlobPath.empty()) {
     out << "// The weights, embedded from " << options.weightBlobPath << ".\n"
         << "asm(\".section .rodata.modelc_weights,\\\"a\\\"\\n\"\n"
@@ -1170,9 +1164,7 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
         << "    \".previous\\n\");\n"
         << "extern \"C\" const unsigned char modelc_weight_blob[];\n\n";
   }
-  bool hasGpuCode = !gpuModule.empty();
-  bool needsCublasLt = gpuModule.usesGemm;
-  if (hasGpuCode) {
+  if (!gpuModule.empty()) {
     gpu->source = gpuModule.source(options.compilerVersion);
     gpu->kernelNames = gpuModule.kernelNames();
     if (!gpu->imagePath.empty())
@@ -1198,15 +1190,17 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
           << "extern \"C\" const unsigned char *const modelc_gpu_image_end =\n"
           << "    modelc_gpu_image + sizeof modelc_gpu_image;\n\n";
   }
-  out << "namespace {\n\n" << globalsText << "\n" << functionsText;
-  if (hasGpuCode) {
-    out << "const char *const kernel_names[] = {";
-    for (auto [i, n] : llvm::enumerate(gpuModule.kernelNames()))
-      out << (i ? ", " : "") << cString(n);
-    out << "};\n";
-  }
+}
 
-  // Descriptor tables.
+/// The descriptor the runtime reads: entry points, weights, plans, the GPU
+/// image and the model itself, and the exported entry point.
+static void emitDescriptor(llvm::raw_ostream &out,
+                           ArrayRef<PlanModule> planModules,
+                           const CpuEmitOptions &options,
+                           MutableArrayRef<func::FuncOp> entries,
+                           StringRef plansText, const GpuModule &gpuModule) {
+  bool hasGpuCode = !gpuModule.empty();
+  bool needsCublasLt = gpuModule.usesGemm;
   for (auto [index, function] : llvm::enumerate(entries)) {
     emitTensorDescs(out, "entry" + std::to_string(index) + "_inputs", function,
                     false);
@@ -1274,6 +1268,42 @@ LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
       << "extern \"C\" __attribute__((visibility(\"default\"))) const "
          "modelc_model_desc *\n"
       << "modelc_model_v1(void) {\n  return &model;\n}\n";
+}
+
+LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
+                                const CpuEmitOptions &options,
+                                llvm::raw_ostream &out, CpuEmitReport *report,
+                                GpuCode *gpu) {
+  GpuModule gpuModule;
+  std::string globalsText, functionsText, plansText;
+  llvm::raw_string_ostream globals(globalsText), functions(functionsText),
+      plansOut(plansText);
+  unsigned globalCounter = 0;
+  CpuEmitReport localReport;
+  for (auto [planIndex, planModule] : llvm::enumerate(planModules))
+    if (failed(emitPlan(planModule, planIndex, options, gpu != nullptr,
+                        functions, globals, plansOut, globalCounter, gpuModule,
+                        localReport)))
+      return failure();
+
+  out << "// Generated by modelc " << options.compilerVersion
+      << ": a model for the modelc runtime (ABI: modelc/abi.h). Do not "
+         "edit.\n"
+      << "#include \"modelc/abi.h\"\n"
+      << "#include \"cpu/kernels.h\"\n\n"
+      << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n"
+      << "#include <limits>\n\n";
+  emitEmbeddedData(out, options, gpuModule, gpu);
+  out << "namespace {\n\n" << globalsText << "\n" << functionsText;
+  if (!gpuModule.empty()) {
+    out << "const char *const kernel_names[] = {";
+    for (auto [i, n] : llvm::enumerate(gpuModule.kernelNames()))
+      out << (i ? ", " : "") << cString(n);
+    out << "};\n";
+  }
+  ModuleOp firstModule = planModules.front().module;
+  SmallVector<func::FuncOp> entries(firstModule.getOps<func::FuncOp>());
+  emitDescriptor(out, planModules, options, entries, plansText, gpuModule);
   if (report)
     *report = std::move(localReport);
   return success();
