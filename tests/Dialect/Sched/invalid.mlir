@@ -214,3 +214,35 @@ func.func @bad_stream(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = graph.exp %x {sched.stream = "dma"} : tensor<4xf32>
   return %a : tensor<4xf32>
 }
+
+// -----
+
+func.func @buffer_not_a_buffer(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.exp' op 'sched.buffer' must be a #sched.buffer}}
+  %a = graph.exp %x {sched.buffer = 3 : i64} : tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @scratch_not_buffers(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.exp' op 'sched.scratch' must be an array of #sched.buffer}}
+  %a = graph.exp %x {sched.scratch = [1 : i64]} : tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @waits_not_events(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.exp' op 'sched.waits' must be an array<i64> of events}}
+  %a = graph.exp %x {sched.waits = [0 : i64]} : tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @unknown_sched_attribute(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.exp' op has an unknown sched attribute 'sched.bogus'}}
+  %a = graph.exp %x {sched.bogus} : tensor<4xf32>
+  return %a : tensor<4xf32>
+}
