@@ -3,18 +3,12 @@
 #include "compiler/Analysis/CostModel.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace modelc;
 using namespace modelc::graph;
-
-static double numel(Value v) {
-  return static_cast<double>(
-      cast<RankedTensorType>(v.getType()).getNumElements());
-}
 
 OpWork modelc::estimateOpWork(Operation *op) {
   if (isa<WeightRefOp, ConstantOp>(op) || getViewOffset(op) ||
@@ -25,42 +19,15 @@ OpWork modelc::estimateOpWork(Operation *op) {
     work.bytes += valueBytes(operand);
   for (Value result : op->getResults())
     work.bytes += valueBytes(result);
-  double out = numel(op->getResult(0));
-  work.flops =
-      llvm::TypeSwitch<Operation *, double>(op)
-          // A transcendental costs several multiply-adds.
-          .Case<ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, SiluOp, ErfOp,
-                GeluOp, PowOp>([&](Operation *) { return 8 * out; })
-          .Case<MatmulOp>([&](MatmulOp m) {
-            auto a = cast<RankedTensorType>(m.getLhs().getType()).getShape();
-            return 2 * out * static_cast<double>(a.back());
-          })
-          .Case<LinearOp>([&](LinearOp l) {
-            auto x = cast<RankedTensorType>(l.getInput().getType()).getShape();
-            return 2 * out * static_cast<double>(x.back()) + out;
-          })
-          .Case<GemmOp>([&](GemmOp g) {
-            auto a = cast<RankedTensorType>(g.getA().getType()).getShape();
-            return 2 * out * static_cast<double>(a[g.getTransposeA() ? 0 : 1]) +
-                   2 * out;
-          })
-          .Case<Conv2dOp>([&](Conv2dOp c) {
-            auto w = cast<RankedTensorType>(c.getWeight().getType()).getShape();
-            return 2 * out * static_cast<double>(w[1] * w[2] * w[3]);
-          })
-          .Case<MaxPool2dOp, AvgPool2dOp>([&](auto p) {
-            ArrayRef<int64_t> k = p.getKernel();
-            return out * static_cast<double>(k[0] * k[1]);
-          })
-          .Case<SoftmaxOp, LogSoftmaxOp, CrossEntropyOp>(
-              [&](Operation *o) { return 5 * numel(o->getOperand(0)); })
-          .Case<LayerNormOp>([&](LayerNormOp) { return 8 * out; })
-          .Case<BatchNormOp>([&](BatchNormOp) { return 2 * out; })
-          .Case<GlobalAvgPoolOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(
-              [&](Operation *o) { return numel(o->getOperand(0)); })
-          .Case<TransposeOp, ConcatOp, SliceOp, GatherOp, CastOp>(
-              [&](Operation *) { return 0.0; })
-          .Default([&](Operation *) { return out; });
+  // The op's own count (GraphInterfaces.td), else one operation per result
+  // element, several multiply-adds for a transcendental.
+  if (auto cost = dyn_cast<CostOpInterface>(op)) {
+    work.flops = cost.getFlops();
+  } else {
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    work.flops = static_cast<double>(type.getNumElements()) *
+                 (op->hasTrait<Transcendental>() ? 8 : 1);
+  }
   return work;
 }
 

@@ -8,7 +8,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace modelc {
 #define GEN_PASS_DEF_DATAPARALLELPASS
@@ -42,72 +41,14 @@ std::string mixesSamples(Operation *op, const llvm::DenseSet<Value> &batched,
         dim0(operand) != 1 && op->hasTrait<Elementwise>())
       return "it combines the batch with a full-size operand that is not "
              "split";
-  return llvm::TypeSwitch<Operation *, std::string>(op)
-      .Case([&](SoftmaxOp o) {
-        return o.getNormalizedAxis() == 0 ? "it normalizes over the batch" : "";
-      })
-      .Case([&](LogSoftmaxOp o) {
-        return o.getNormalizedAxis() == 0 ? "it normalizes over the batch" : "";
-      })
-      .Case([&](LayerNormOp o) {
-        return o.getNormalizedAxis() == 0 ? "it normalizes over the batch" : "";
-      })
-      .Case([&](TransposeOp o) {
-        return o.getPerm()[0] == 0 ? "" : "it moves the batch dimension";
-      })
-      .Case([&](ReshapeOp o) {
-        return dim0(o.getInput()) == batch ? ""
-                                           : "it reshapes the batch dimension";
-      })
-      .Case([&](ConcatOp o) {
-        if (o.getNormalizedAxis() == 0)
-          return "it concatenates along the batch";
-        for (Value v : o.getInputs())
-          if (!isBatched(v))
-            return "it joins a batched tensor with one that is not";
-        return "";
-      })
-      .Case([&](SliceOp o) {
-        return llvm::is_contained(o.getNormalizedSlice().axes, 0)
-                   ? "it slices the batch"
-                   : "";
-      })
-      .Case([&](GatherOp o) {
-        int64_t axis = o.getNormalizedAxis();
-        if (isBatched(o.getData()) && axis == 0)
-          return "it gathers along the batch";
-        if (isBatched(o.getIndices()) && (axis != 0 || isBatched(o.getData())))
-          return "it gathers batched indices from a batched table";
-        return "";
-      })
-      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](auto o) {
-        return o.getReducedDims().test(0) ? "it reduces over the batch" : "";
-      })
-      .Case([&](CrossEntropyOp o) {
-        return o.getReduction() == Reduction::none
-                   ? ""
-                   : "its mean or sum loss reduces over the batch";
-      })
-      .Case([&](MatmulOp o) {
-        return isBatched(o.getRhs()) && !isBatched(o.getLhs())
-                   ? "its right operand carries the batch"
-                   : "";
-      })
-      .Case([&](GemmOp o) {
-        return isBatched(o.getB()) || o.getTransposeA()
-                   ? "it does not keep the batch in the rows of its result"
-                   : "";
-      })
-      // Ops that work on each sample alone (given the checks above);
-      // anything else is not split until it says how it treats the batch.
-      .Case<LinearOp, Conv2dOp, BatchNormOp, MaxPool2dOp, AvgPool2dOp,
-            GlobalAvgPoolOp, FlattenOp>([](Operation *) { return ""; })
-      .Default([](Operation *op) -> std::string {
-        if (op->hasTrait<Elementwise>())
-          return "";
-        return "modelc does not know how '" +
-               op->getName().getStringRef().str() + "' treats the batch yet";
-      });
+  // Elementwise ops keep samples apart (given the check above); any other
+  // op says how it treats the batch, or is not split.
+  if (op->hasTrait<Elementwise>())
+    return "";
+  if (auto split = dyn_cast<BatchSplitOpInterface>(op))
+    return split.whyNotSplit(isBatched, batch);
+  return "modelc does not know how '" + op->getName().getStringRef().str() +
+         "' treats the batch yet";
 }
 
 struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {

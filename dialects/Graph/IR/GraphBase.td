@@ -80,6 +80,12 @@ def Graph_Elementwise : NativeOpTrait<"Elementwise"> {
   let cppNamespace = "::modelc::graph";
 }
 
+// Costs several multiply-adds per element (exp, log, tanh, erf, ...): the
+// cost model's default for ops without Graph_CostOpInterface.
+def Graph_Transcendental : NativeOpTrait<"Transcendental"> {
+  let cppNamespace = "::modelc::graph";
+}
+
 // InferTypeOpAdaptor for ops with attributes. The parser infers result types
 // before it builds the op: attributes from the attribute dictionary are still
 // in `attributes` and default values are not filled in yet. The wrapper

@@ -283,3 +283,53 @@ LogicalResult CrossEntropyOp::inferReturnTypes(
     return inferred(inferredTypes, logits->clone({batch}));
   return inferred(inferredTypes, logits->clone(ArrayRef<int64_t>{}));
 }
+
+//===----------------------------------------------------------------------===//
+// Cost and batch splitting (GraphInterfaces.td)
+//===----------------------------------------------------------------------===//
+
+static const char *const kNormalizesOverBatch = "it normalizes over the batch";
+
+// Max, subtract, exp, sum and divide per element.
+double SoftmaxOp::getFlops() { return 5 * elementCount(getInput()); }
+double LogSoftmaxOp::getFlops() { return 5 * elementCount(getInput()); }
+double CrossEntropyOp::getFlops() { return 5 * elementCount(getLogits()); }
+
+std::string SoftmaxOp::whyNotSplit(llvm::function_ref<bool(Value)>, int64_t) {
+  return getNormalizedAxis() == 0 ? kNormalizesOverBatch : "";
+}
+
+std::string LogSoftmaxOp::whyNotSplit(llvm::function_ref<bool(Value)>,
+                                      int64_t) {
+  return getNormalizedAxis() == 0 ? kNormalizesOverBatch : "";
+}
+
+double LayerNormOp::getFlops() { return 8 * elementCount(getResult()); }
+
+std::string LayerNormOp::whyNotSplit(llvm::function_ref<bool(Value)>, int64_t) {
+  return getNormalizedAxis() == 0 ? kNormalizesOverBatch : "";
+}
+
+double BatchNormOp::getFlops() { return 2 * elementCount(getResult()); }
+
+double Conv2dOp::getFlops() {
+  ArrayRef<int64_t> w = getWeight().getType().getShape();
+  return 2 * elementCount(getResult()) *
+         static_cast<double>(w[1] * w[2] * w[3]);
+}
+
+template <typename PoolOp> static double poolFlops(PoolOp pool) {
+  ArrayRef<int64_t> k = pool.getKernel();
+  return elementCount(pool.getResult()) * static_cast<double>(k[0] * k[1]);
+}
+double MaxPool2dOp::getFlops() { return poolFlops(*this); }
+double AvgPool2dOp::getFlops() { return poolFlops(*this); }
+
+double GlobalAvgPoolOp::getFlops() { return elementCount(getInput()); }
+
+std::string CrossEntropyOp::whyNotSplit(llvm::function_ref<bool(Value)>,
+                                        int64_t) {
+  return getReduction() == Reduction::none
+             ? ""
+             : "its mean or sum loss reduces over the batch";
+}

@@ -10,6 +10,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
@@ -73,6 +74,19 @@ private:
   std::optional<mlir::Location> location;
   llvm::StringRef opName;
 };
+
+/// Element count of a tensor value, as a double for cost estimates.
+inline double elementCount(mlir::Value value) {
+  return static_cast<double>(
+      mlir::cast<mlir::RankedTensorType>(value.getType()).getNumElements());
+}
+
+/// Dimension 0 of a tensor value (1 for a scalar): where modelc-data-parallel
+/// looks for the batch.
+inline int64_t leadingDim(mlir::Value value) {
+  auto type = mlir::cast<mlir::RankedTensorType>(value.getType());
+  return type.getRank() ? type.getDimSize(0) : 1;
+}
 
 /// "[4, 8]" for error messages.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);

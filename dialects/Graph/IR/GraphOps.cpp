@@ -18,6 +18,7 @@ using namespace mlir;
 using namespace modelc::graph;
 
 #include "dialects/Graph/IR/GraphEnums.cpp.inc"
+#include "dialects/Graph/IR/GraphInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "dialects/Graph/IR/GraphOps.cpp.inc"
@@ -302,4 +303,42 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
   }
   return inferred(inferredTypes,
                   RankedTensorType::get({m, n}, a->getElementType()));
+}
+
+//===----------------------------------------------------------------------===//
+// Cost and batch splitting (GraphInterfaces.td)
+//===----------------------------------------------------------------------===//
+
+// A conversion costs only the memory it moves.
+double CastOp::getFlops() { return 0; }
+
+double MatmulOp::getFlops() {
+  int64_t k = getLhs().getType().getShape().back();
+  return 2 * elementCount(getResult()) * static_cast<double>(k);
+}
+
+std::string MatmulOp::whyNotSplit(llvm::function_ref<bool(Value)> isBatched,
+                                  int64_t) {
+  return isBatched(getRhs()) && !isBatched(getLhs())
+             ? "its right operand carries the batch"
+             : "";
+}
+
+double LinearOp::getFlops() {
+  int64_t k = getInput().getType().getShape().back();
+  double out = elementCount(getResult());
+  return 2 * out * static_cast<double>(k) + out;
+}
+
+double GemmOp::getFlops() {
+  int64_t k = getA().getType().getShape()[getTransposeA() ? 0 : 1];
+  double out = elementCount(getResult());
+  return 2 * out * static_cast<double>(k) + 2 * out;
+}
+
+std::string GemmOp::whyNotSplit(llvm::function_ref<bool(Value)> isBatched,
+                                int64_t) {
+  return isBatched(getB()) || getTransposeA()
+             ? "it does not keep the batch in the rows of its result"
+             : "";
 }

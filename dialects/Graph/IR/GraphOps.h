@@ -12,7 +12,10 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
+
+#include <string>
 
 #include "dialects/Graph/IR/GraphEnums.h.inc"
 
@@ -40,6 +43,13 @@ public:
 template <typename ConcreteType>
 class Elementwise : public mlir::OpTrait::TraitBase<ConcreteType, Elementwise> {
 };
+
+/// Costs several multiply-adds per element (Graph_Transcendental in
+/// GraphBase.td): the cost model's default for ops that do not implement
+/// CostOpInterface.
+template <typename ConcreteType>
+class Transcendental
+    : public mlir::OpTrait::TraitBase<ConcreteType, Transcendental> {};
 
 /// Name of the discardable attribute that pins an op to a device.
 inline constexpr llvm::StringLiteral kDeviceAttrName = "device";
@@ -96,6 +106,8 @@ reducedDimensions(std::optional<llvm::ArrayRef<int64_t>> axes, int64_t rank);
 bool isSupportedElementType(mlir::Type type);
 
 } // namespace modelc::graph
+
+#include "dialects/Graph/IR/GraphInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "dialects/Graph/IR/GraphOps.h.inc"

@@ -4,6 +4,7 @@
 #define MODELC_GRAPH_OPS_TD
 
 include "dialects/Graph/IR/GraphBase.td"
+include "dialects/Graph/IR/GraphInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -99,17 +100,25 @@ def Graph_NegOp : Graph_UnaryOp<"neg", Graph_NumericTensor, "negation, -x"> {
 }
 def Graph_AbsOp : Graph_UnaryOp<"abs", Graph_NumericTensor, "absolute value, |x|">;
 def Graph_ReluOp : Graph_UnaryOp<"relu", Graph_NumericTensor, "rectifier, max(x, 0)">;
-def Graph_ExpOp : Graph_UnaryOp<"exp", Graph_FloatTensor, "exponential, e^x">;
-def Graph_LogOp : Graph_UnaryOp<"log", Graph_FloatTensor, "natural logarithm">;
-def Graph_SqrtOp : Graph_UnaryOp<"sqrt", Graph_FloatTensor, "square root">;
-def Graph_RsqrtOp : Graph_UnaryOp<"rsqrt", Graph_FloatTensor, "reciprocal square root, 1/sqrt(x)">;
-def Graph_TanhOp : Graph_UnaryOp<"tanh", Graph_FloatTensor, "hyperbolic tangent">;
-def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", Graph_FloatTensor, "logistic sigmoid, 1/(1+e^-x)">;
-def Graph_SiluOp : Graph_UnaryOp<"silu", Graph_FloatTensor, "SiLU (swish), x*sigmoid(x)">;
-def Graph_ErfOp : Graph_UnaryOp<"erf", Graph_FloatTensor, "Gauss error function">;
+def Graph_ExpOp : Graph_UnaryOp<"exp", Graph_FloatTensor, "exponential, e^x",
+    [Graph_Transcendental]>;
+def Graph_LogOp : Graph_UnaryOp<"log", Graph_FloatTensor, "natural logarithm",
+    [Graph_Transcendental]>;
+def Graph_SqrtOp : Graph_UnaryOp<"sqrt", Graph_FloatTensor, "square root",
+    [Graph_Transcendental]>;
+def Graph_RsqrtOp : Graph_UnaryOp<"rsqrt", Graph_FloatTensor, "reciprocal square root, 1/sqrt(x)",
+    [Graph_Transcendental]>;
+def Graph_TanhOp : Graph_UnaryOp<"tanh", Graph_FloatTensor, "hyperbolic tangent",
+    [Graph_Transcendental]>;
+def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", Graph_FloatTensor, "logistic sigmoid, 1/(1+e^-x)",
+    [Graph_Transcendental]>;
+def Graph_SiluOp : Graph_UnaryOp<"silu", Graph_FloatTensor, "SiLU (swish), x*sigmoid(x)",
+    [Graph_Transcendental]>;
+def Graph_ErfOp : Graph_UnaryOp<"erf", Graph_FloatTensor, "Gauss error function",
+    [Graph_Transcendental]>;
 
 def Graph_GeluOp : Graph_Op<"gelu", [Pure, SameOperandsAndResultType,
-                                     Graph_Elementwise]> {
+                                     Graph_Elementwise, Graph_Transcendental]> {
   let summary = "Elementwise GELU, exact (erf) or tanh-approximated.";
   let description = [{
     `approximate = none` (default): x/2 * (1 + erf(x/sqrt(2))).
@@ -185,7 +194,7 @@ def Graph_MulOp : Graph_BinaryOp<"mul", "multiplication, a * b">;
 def Graph_DivOp : Graph_BinaryOp<"div", "division, a / b (integers truncate toward zero)">;
 def Graph_MaxOp : Graph_BinaryOp<"max", "maximum">;
 def Graph_MinOp : Graph_BinaryOp<"min", "minimum">;
-def Graph_PowOp : Graph_BinaryOp<"pow", "power, a ^ b">;
+def Graph_PowOp : Graph_BinaryOp<"pow", "power, a ^ b", [Graph_Transcendental]>;
 
 def Graph_CompareOp : Graph_Op<"compare", [Pure, Graph_InferTypeFromProperties,
     Graph_Elementwise]> {
@@ -232,7 +241,8 @@ def Graph_SelectOp : Graph_Op<"select", [Pure, InferTypeOpAdaptor,
 }
 
 def Graph_CastOp : Graph_Op<"cast", [Pure, Graph_InferTypeFromProperties,
-    Graph_Elementwise]> {
+    Graph_Elementwise,
+    Graph_OwnCost]> {
   let summary = "Elementwise conversion to another element type.";
   let description = [{
     Float to integer truncates toward zero; anything to `i1` is `x != 0`;
@@ -254,7 +264,8 @@ def Graph_CastOp : Graph_Op<"cast", [Pure, Graph_InferTypeFromProperties,
 // Matrix products
 //===----------------------------------------------------------------------===//
 
-def Graph_MatmulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+def Graph_MatmulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor,
+    Graph_OwnCost, Graph_SplitWhen]> {
   let summary = "Matrix product with broadcast batch dimensions (numpy matmul).";
   let description = [{
     `[..., M, K] x [..., K, N] -> [..., M, N]`; the batch dimensions
@@ -273,7 +284,8 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
 }
 
-def Graph_LinearOp : Graph_Op<"linear", [Pure, InferTypeOpAdaptor]> {
+def Graph_LinearOp : Graph_Op<"linear", [Pure, InferTypeOpAdaptor,
+    Graph_OwnCost, Graph_SplitPerSample]> {
   let summary = "Affine map y = x W^T + b, as torch.nn.Linear.";
   let description = [{
     `x: [..., K]`, `weight: [N, K]`, optional `bias: [N]`; the result is
@@ -294,7 +306,8 @@ def Graph_LinearOp : Graph_Op<"linear", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Graph_GemmOp : Graph_Op<"gemm", [Pure, Graph_InferTypeFromProperties]> {
+def Graph_GemmOp : Graph_Op<"gemm", [Pure, Graph_InferTypeFromProperties,
+    Graph_OwnCost, Graph_SplitWhen]> {
   let summary = "General matrix product, Y = alpha op(A) op(B) + beta C (ONNX Gemm).";
   let description = [{
     `op(A)` is `A` or `A^T` (`transpose_a`), `op(B)` likewise; `op(A)` is
@@ -323,7 +336,8 @@ def Graph_GemmOp : Graph_Op<"gemm", [Pure, Graph_InferTypeFromProperties]> {
 //===----------------------------------------------------------------------===//
 
 class Graph_SoftmaxLikeOp<string mnemonic, string formula>
-    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType,
+    Graph_OwnCost, Graph_SplitWhen]> {
   let summary = formula # " along one axis.";
   let description = [{
     Computed along `axis` (default -1, the last; negative counts from the
@@ -353,7 +367,8 @@ def Graph_SoftmaxOp : Graph_SoftmaxLikeOp<"softmax", "Softmax, exp(x) / sum exp(
 def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax", "Log of softmax">;
 
 def Graph_LayerNormOp : Graph_Op<"layer_norm",
-    [Pure, Graph_InferTypeFromProperties, AttrSizedOperandSegments]> {
+    [Pure, Graph_InferTypeFromProperties, AttrSizedOperandSegments,
+    Graph_OwnCost, Graph_SplitWhen]> {
   let summary = "Layer normalization over the trailing dimensions.";
   let description = [{
     Normalizes over dimensions `[axis, rank)` (default `axis = -1`):
@@ -386,7 +401,8 @@ def Graph_LayerNormOp : Graph_Op<"layer_norm",
   }];
 }
 
-def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure, Graph_InferTypeFromProperties]> {
+def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure, Graph_InferTypeFromProperties,
+    Graph_OwnCost, Graph_SplitPerSample]> {
   let summary = "Batch normalization, inference form.";
   let description = [{
     `x: [N, C, ...]`; `scale`, `bias`, `mean`, `variance` are `[C]`:
@@ -411,7 +427,8 @@ def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure, Graph_InferTypeFromPropert
 // Convolution and pooling (NCHW)
 //===----------------------------------------------------------------------===//
 
-def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure, Graph_InferTypeFromProperties]> {
+def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure, Graph_InferTypeFromProperties,
+    Graph_OwnCost, Graph_SplitPerSample]> {
   let summary = "2-D convolution, NCHW, as torch.nn.Conv2d.";
   let description = [{
     `x: [N, C, H, W]`, `weight: [O, C/groups, KH, KW]`, optional `bias: [O]`.
@@ -448,7 +465,8 @@ def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure, Graph_InferTypeFromProperties]> {
 }
 
 class Graph_Pool2dOp<string mnemonic, string semantics, dag extraArgs>
-    : Graph_Op<mnemonic, [Pure, Graph_InferTypeFromProperties]> {
+    : Graph_Op<mnemonic, [Pure, Graph_InferTypeFromProperties,
+    Graph_OwnCost, Graph_SplitPerSample]> {
   let summary = "2-D " # semantics # " pooling, NCHW.";
   let arguments = !con((ins Graph_FloatTensor:$input,
                        DenseI64ArrayAttr:$kernel,
@@ -493,7 +511,8 @@ def Graph_AvgPool2dOp : Graph_Pool2dOp<"avg_pool2d", "average",
   }];
 }
 
-def Graph_GlobalAvgPoolOp : Graph_Op<"global_avg_pool", [Pure, InferTypeOpAdaptor]> {
+def Graph_GlobalAvgPoolOp : Graph_Op<"global_avg_pool", [Pure, InferTypeOpAdaptor,
+    Graph_OwnCost, Graph_SplitPerSample]> {
   let summary = "Mean over all spatial dimensions, keeping them as size 1.";
   let description = [{
     `[N, C, d1, ..., dk] -> [N, C, 1, ..., 1]` (ONNX GlobalAveragePool).
@@ -513,7 +532,8 @@ def Graph_GlobalAvgPoolOp : Graph_Op<"global_avg_pool", [Pure, InferTypeOpAdapto
 // Shape and data movement
 //===----------------------------------------------------------------------===//
 
-def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, Graph_InferTypeFromProperties]> {
+def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, Graph_InferTypeFromProperties,
+    Graph_SplitWhen]> {
   let summary = "Same elements, new shape.";
   let description = [{
     Row-major reinterpretation. One entry of `shape` may be -1: it is
@@ -535,7 +555,8 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, Graph_InferTypeFromProperties]>
   let hasCanonicalizer = 1;
 }
 
-def Graph_FlattenOp : Graph_Op<"flatten", [Pure, Graph_InferTypeFromProperties]> {
+def Graph_FlattenOp : Graph_Op<"flatten", [Pure, Graph_InferTypeFromProperties,
+    Graph_SplitPerSample]> {
   let summary = "Merges dimensions [start_dim, end_dim] into one (torch.flatten).";
   let description = [{
     `start_dim` defaults to 1 (as `torch.nn.Flatten`), `end_dim` to -1;
@@ -557,7 +578,8 @@ def Graph_FlattenOp : Graph_Op<"flatten", [Pure, Graph_InferTypeFromProperties]>
   let hasCanonicalizer = 1;
 }
 
-def Graph_TransposeOp : Graph_Op<"transpose", [Pure, Graph_InferTypeFromProperties]> {
+def Graph_TransposeOp : Graph_Op<"transpose", [Pure, Graph_InferTypeFromProperties,
+    Graph_OwnCost, Graph_SplitWhen]> {
   let summary = "Permutes dimensions.";
   let description = [{
     Result dimension `i` is input dimension `perm[i]`.
@@ -577,7 +599,8 @@ def Graph_TransposeOp : Graph_Op<"transpose", [Pure, Graph_InferTypeFromProperti
   let hasCanonicalizer = 1;
 }
 
-def Graph_ConcatOp : Graph_Op<"concat", [Pure, Graph_InferTypeFromProperties]> {
+def Graph_ConcatOp : Graph_Op<"concat", [Pure, Graph_InferTypeFromProperties,
+    Graph_OwnCost, Graph_SplitWhen]> {
   let summary = "Joins tensors along one axis.";
   let description = [{
     Verifier: at least one input; same element type and rank; `axis` in
@@ -602,7 +625,8 @@ def Graph_ConcatOp : Graph_Op<"concat", [Pure, Graph_InferTypeFromProperties]> {
   }];
 }
 
-def Graph_SliceOp : Graph_Op<"slice", [Pure, Graph_InferTypeFromProperties]> {
+def Graph_SliceOp : Graph_Op<"slice", [Pure, Graph_InferTypeFromProperties,
+    Graph_OwnCost, Graph_SplitWhen]> {
   let summary = "A strided window of a tensor (ONNX Slice).";
   let description = [{
     For each listed axis (default: all, in order) take `starts[i]` up to but
@@ -634,7 +658,8 @@ def Graph_SliceOp : Graph_Op<"slice", [Pure, Graph_InferTypeFromProperties]> {
   }];
 }
 
-def Graph_GatherOp : Graph_Op<"gather", [Pure, Graph_InferTypeFromProperties]> {
+def Graph_GatherOp : Graph_Op<"gather", [Pure, Graph_InferTypeFromProperties,
+    Graph_OwnCost, Graph_SplitWhen]> {
   let summary = "Takes slices along an axis at given indices (embedding lookup).";
   let description = [{
     Result shape: `data.shape[:axis] + indices.shape + data.shape[axis+1:]`
@@ -668,7 +693,8 @@ def Graph_GatherOp : Graph_Op<"gather", [Pure, Graph_InferTypeFromProperties]> {
 //===----------------------------------------------------------------------===//
 
 class Graph_ReduceOp<string mnemonic, string semantics>
-    : Graph_Op<mnemonic, [Pure, Graph_InferTypeFromProperties]> {
+    : Graph_Op<mnemonic, [Pure, Graph_InferTypeFromProperties,
+    Graph_OwnCost, Graph_SplitWhen]> {
   let summary = semantics # " over the given axes.";
   let description = [{
     Reduces over `axes` (default: all); `keepdims` (default false, as
@@ -700,7 +726,8 @@ def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", "Sum">;
 def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", "Mean">;
 def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", "Maximum">;
 
-def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure, Graph_InferTypeFromProperties]> {
+def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure, Graph_InferTypeFromProperties,
+    Graph_OwnCost, Graph_SplitWhen]> {
   let summary = "Cross-entropy loss of logits against class indices.";
   let description = [{
     As `torch.nn.CrossEntropyLoss`: `logits: [N, C]`, integer `targets: [N]`,

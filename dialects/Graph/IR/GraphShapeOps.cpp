@@ -351,3 +351,66 @@ std::optional<int64_t> modelc::graph::getViewOffset(Operation *op) {
     stride *= in[d];
   return window.starts[first] * stride;
 }
+
+//===----------------------------------------------------------------------===//
+// Cost and batch splitting (GraphInterfaces.td)
+//===----------------------------------------------------------------------===//
+
+// Data movement: no arithmetic, only the memory the cost model counts.
+double TransposeOp::getFlops() { return 0; }
+double ConcatOp::getFlops() { return 0; }
+double SliceOp::getFlops() { return 0; }
+double GatherOp::getFlops() { return 0; }
+
+std::string ReshapeOp::whyNotSplit(llvm::function_ref<bool(Value)>,
+                                   int64_t batch) {
+  return leadingDim(getInput()) == batch ? ""
+                                         : "it reshapes the batch dimension";
+}
+
+std::string TransposeOp::whyNotSplit(llvm::function_ref<bool(Value)>, int64_t) {
+  return getPerm()[0] == 0 ? "" : "it moves the batch dimension";
+}
+
+std::string ConcatOp::whyNotSplit(llvm::function_ref<bool(Value)> isBatched,
+                                  int64_t) {
+  if (getNormalizedAxis() == 0)
+    return "it concatenates along the batch";
+  for (Value v : getInputs())
+    if (!isBatched(v))
+      return "it joins a batched tensor with one that is not";
+  return "";
+}
+
+std::string SliceOp::whyNotSplit(llvm::function_ref<bool(Value)>, int64_t) {
+  return llvm::is_contained(getNormalizedSlice().axes, 0)
+             ? "it slices the batch"
+             : "";
+}
+
+std::string GatherOp::whyNotSplit(llvm::function_ref<bool(Value)> isBatched,
+                                  int64_t) {
+  int64_t axis = getNormalizedAxis();
+  if (isBatched(getData()) && axis == 0)
+    return "it gathers along the batch";
+  if (isBatched(getIndices()) && (axis != 0 || isBatched(getData())))
+    return "it gathers batched indices from a batched table";
+  return "";
+}
+
+template <typename ReduceOp> static std::string reduceWhyNotSplit(ReduceOp op) {
+  return op.getReducedDims().test(0) ? "it reduces over the batch" : "";
+}
+double ReduceSumOp::getFlops() { return elementCount(getInput()); }
+double ReduceMeanOp::getFlops() { return elementCount(getInput()); }
+double ReduceMaxOp::getFlops() { return elementCount(getInput()); }
+std::string ReduceSumOp::whyNotSplit(llvm::function_ref<bool(Value)>, int64_t) {
+  return reduceWhyNotSplit(*this);
+}
+std::string ReduceMeanOp::whyNotSplit(llvm::function_ref<bool(Value)>,
+                                      int64_t) {
+  return reduceWhyNotSplit(*this);
+}
+std::string ReduceMaxOp::whyNotSplit(llvm::function_ref<bool(Value)>, int64_t) {
+  return reduceWhyNotSplit(*this);
+}

@@ -1,0 +1,57 @@
+//===- GraphInterfaces.td - what passes ask a graph op ------*- tablegen -*-===//
+//
+// The questions the compiler's analyses and passes ask of an op, answered
+// by the op itself (next to its verifier and type inference), so that a new
+// op brings its answers along and no pass keeps a list of ops. An op that
+// does not implement an interface gets the safe answer: see each one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MODELC_GRAPH_INTERFACES_TD
+#define MODELC_GRAPH_INTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Graph_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let cppNamespace = "::modelc::graph";
+  let description = [{
+    The arithmetic an op performs, for the cost model
+    (compiler/Analysis/CostModel.cpp), which adds the bytes the op reads and
+    writes itself. An op without this interface performs one operation per
+    result element, eight with the `Transcendental` trait.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+      Arithmetic operations of one execution; a multiply-add counts two.
+    }], "double", "getFlops">
+  ];
+}
+
+def Graph_BatchSplitOpInterface : OpInterface<"BatchSplitOpInterface"> {
+  let cppNamespace = "::modelc::graph";
+  let description = [{
+    Whether an op may run on each replica's share of the batch when
+    modelc-data-parallel splits dimension 0 across accelerators (the pass
+    already checks that the result keeps the batch as dimension 0). An op
+    declaring the interface without overriding `whyNotSplit` works on each
+    sample alone; an op without the interface is never split, unless it is
+    elementwise.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+      Why the op cannot be split, given which operands carry the batch as
+      dimension 0 (`isBatched`) and the batch size; empty when it can.
+    }], "std::string", "whyNotSplit",
+    (ins "::llvm::function_ref<bool(::mlir::Value)>":$isBatched,
+         "int64_t":$batch), [{}], [{ return {}; }]>
+  ];
+}
+
+// What an op declares in its trait list: its own getFlops; that it works on
+// each sample alone; that it says when it can be split (whyNotSplit).
+def Graph_OwnCost : DeclareOpInterfaceMethods<Graph_CostOpInterface>;
+def Graph_SplitPerSample : DeclareOpInterfaceMethods<Graph_BatchSplitOpInterface>;
+def Graph_SplitWhen
+    : DeclareOpInterfaceMethods<Graph_BatchSplitOpInterface, ["whyNotSplit"]>;
+
+#endif // MODELC_GRAPH_INTERFACES_TD
