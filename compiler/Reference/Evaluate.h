@@ -3,7 +3,8 @@
 // Private to compiler/Reference: the tensor helpers that the evaluation of
 // every op shares, and one evaluation function per op (or per family of
 // elementwise ops). Each reads its operands from the values computed so far
-// and returns its result; Interpreter.cpp dispatches to them.
+// and returns its result; each file registers its functions in the
+// Evaluators table, which Interpreter.cpp dispatches through.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <cassert>
+#include <functional>
 #include <vector>
 
 namespace modelc::reference {
@@ -60,10 +62,52 @@ int64_t product(const Shape &shape, size_t begin, size_t end);
 double broadcastRead(const RefTensor &t, const Shape &coords);
 
 //===----------------------------------------------------------------------===//
-// Elementwise (EvaluateElementwise.cpp)
+// The evaluation functions, by op
 //===----------------------------------------------------------------------===//
 
-RefTensor evaluate(graph::ConstantOp op, const Values &values);
+/// The evaluation function of each op other than the elementwise ones,
+/// filled by the Evaluate*.cpp files: each registers its functions next to
+/// their definitions, so adding an op touches only the file that evaluates
+/// it.
+class Evaluators {
+public:
+  using Function = std::function<mlir::FailureOr<RefTensor>(mlir::Operation *,
+                                                            const Values &)>;
+
+  /// Registers the evaluation of OpT (the overload of `fn` taking OpT).
+  template <typename OpT> void add(RefTensor (*fn)(OpT, const Values &)) {
+    table[mlir::TypeID::get<OpT>()] = [fn](mlir::Operation *op,
+                                           const Values &values) {
+      return mlir::FailureOr<RefTensor>(fn(llvm::cast<OpT>(op), values));
+    };
+  }
+  /// As above, for an evaluation that can fail with an error at the op
+  /// (an index out of range).
+  template <typename OpT>
+  void add(mlir::FailureOr<RefTensor> (*fn)(OpT, const Values &)) {
+    table[mlir::TypeID::get<OpT>()] = [fn](mlir::Operation *op,
+                                           const Values &values) {
+      return fn(llvm::cast<OpT>(op), values);
+    };
+  }
+  /// The evaluation of `op`, or null when no file registered one.
+  const Function *lookup(mlir::Operation *op) const {
+    auto it = table.find(op->getName().getTypeID());
+    return it == table.end() ? nullptr : &it->second;
+  }
+
+private:
+  llvm::DenseMap<mlir::TypeID, Function> table;
+};
+
+/// Registers the constant (EvaluateElementwise.cpp).
+void addElementwiseEvaluators(Evaluators &evaluators);
+/// Registers products, normalization, convolution, pooling and losses
+/// (EvaluateNN.cpp).
+void addNNEvaluators(Evaluators &evaluators);
+/// Registers shape ops, data movement and reductions (EvaluateShape.cpp).
+void addShapeEvaluators(Evaluators &evaluators);
+
 /// The one-operand elementwise ops (the graph dialect's Elementwise trait):
 /// neg, abs, relu, leaky_relu, exp, log, sqrt, rsqrt, tanh, sigmoid, silu,
 /// erf, gelu, cast; an error for one it does not know.
@@ -75,40 +119,6 @@ mlir::FailureOr<RefTensor> evaluateBroadcast(mlir::Operation *op,
                                              const Values &values);
 /// The error for an op the interpreter has no evaluation of.
 mlir::LogicalResult unknownOp(mlir::Operation *op);
-
-//===----------------------------------------------------------------------===//
-// Products, normalization, convolution, pooling, losses (EvaluateNN.cpp)
-//===----------------------------------------------------------------------===//
-
-RefTensor evaluate(graph::MatmulOp op, const Values &values);
-RefTensor evaluate(graph::LinearOp op, const Values &values);
-RefTensor evaluate(graph::GemmOp op, const Values &values);
-RefTensor evaluate(graph::SoftmaxOp op, const Values &values);
-RefTensor evaluate(graph::LogSoftmaxOp op, const Values &values);
-RefTensor evaluate(graph::LayerNormOp op, const Values &values);
-RefTensor evaluate(graph::BatchNormOp op, const Values &values);
-RefTensor evaluate(graph::Conv2dOp op, const Values &values);
-RefTensor evaluate(graph::MaxPool2dOp op, const Values &values);
-RefTensor evaluate(graph::AvgPool2dOp op, const Values &values);
-RefTensor evaluate(graph::GlobalAvgPoolOp op, const Values &values);
-/// Fails, with an error at the op, on a target out of range.
-mlir::FailureOr<RefTensor> evaluate(graph::CrossEntropyOp op,
-                                    const Values &values);
-
-//===----------------------------------------------------------------------===//
-// Shapes, data movement, reductions (EvaluateShape.cpp)
-//===----------------------------------------------------------------------===//
-
-RefTensor evaluate(graph::ReshapeOp op, const Values &values);
-RefTensor evaluate(graph::FlattenOp op, const Values &values);
-RefTensor evaluate(graph::TransposeOp op, const Values &values);
-RefTensor evaluate(graph::ConcatOp op, const Values &values);
-RefTensor evaluate(graph::SliceOp op, const Values &values);
-/// Fails, with an error at the op, on an index out of range.
-mlir::FailureOr<RefTensor> evaluate(graph::GatherOp op, const Values &values);
-RefTensor evaluate(graph::ReduceSumOp op, const Values &values);
-RefTensor evaluate(graph::ReduceMeanOp op, const Values &values);
-RefTensor evaluate(graph::ReduceMaxOp op, const Values &values);
 
 } // namespace modelc::reference
 

@@ -136,7 +136,7 @@ LogicalResult modelc::reference::unknownOp(Operation *op) {
          << op->getName() << "'";
 }
 
-RefTensor modelc::reference::evaluate(ConstantOp op, const Values &) {
+static RefTensor evaluate(ConstantOp op, const Values &) {
   RefTensor t = make(shapeOf(op.getResult()));
   auto attr = cast<DenseElementsAttr>(op.getValue());
   int64_t i = 0;
@@ -180,4 +180,12 @@ modelc::reference::evaluateBroadcast(Operation *op, const Values &values) {
     y.data[i] = fn(args);
   }
   return y;
+}
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+void modelc::reference::addElementwiseEvaluators(Evaluators &evaluators) {
+  evaluators.add<ConstantOp>(evaluate);
 }

@@ -20,7 +20,7 @@ using namespace modelc::reference;
 // Matrix products
 //===----------------------------------------------------------------------===//
 
-RefTensor modelc::reference::evaluate(MatmulOp op, const Values &values) {
+static RefTensor evaluate(MatmulOp op, const Values &values) {
   const RefTensor &a = values.get(op.getLhs()), &b = values.get(op.getRhs());
   Shape out = shapeOf(op.getResult());
   size_t r = out.size();
@@ -40,7 +40,7 @@ RefTensor modelc::reference::evaluate(MatmulOp op, const Values &values) {
   return y;
 }
 
-RefTensor modelc::reference::evaluate(LinearOp op, const Values &values) {
+static RefTensor evaluate(LinearOp op, const Values &values) {
   const RefTensor &x = values.get(op.getInput()),
                   &w = values.get(op.getWeight());
   int64_t k = x.shape.back(), n = w.shape[0], m = x.numel() / k;
@@ -55,7 +55,7 @@ RefTensor modelc::reference::evaluate(LinearOp op, const Values &values) {
   return y;
 }
 
-RefTensor modelc::reference::evaluate(GemmOp op, const Values &values) {
+static RefTensor evaluate(GemmOp op, const Values &values) {
   const RefTensor &a = values.get(op.getA()), &b = values.get(op.getB());
   bool ta = op.getTransposeA(), tb = op.getTransposeB();
   Shape out = shapeOf(op.getResult());
@@ -101,17 +101,17 @@ static RefTensor softmax(const RefTensor &x, int64_t axis, bool log) {
   return y;
 }
 
-RefTensor modelc::reference::evaluate(SoftmaxOp op, const Values &values) {
+static RefTensor evaluate(SoftmaxOp op, const Values &values) {
   return softmax(values.get(op.getInput()), op.getNormalizedAxis(),
                  /*log=*/false);
 }
 
-RefTensor modelc::reference::evaluate(LogSoftmaxOp op, const Values &values) {
+static RefTensor evaluate(LogSoftmaxOp op, const Values &values) {
   return softmax(values.get(op.getInput()), op.getNormalizedAxis(),
                  /*log=*/true);
 }
 
-RefTensor modelc::reference::evaluate(LayerNormOp op, const Values &values) {
+static RefTensor evaluate(LayerNormOp op, const Values &values) {
   const RefTensor &x = values.get(op.getInput());
   int64_t axis = op.getNormalizedAxis();
   int64_t cols = product(x.shape, axis, x.shape.size());
@@ -140,7 +140,7 @@ RefTensor modelc::reference::evaluate(LayerNormOp op, const Values &values) {
   return y;
 }
 
-RefTensor modelc::reference::evaluate(BatchNormOp op, const Values &values) {
+static RefTensor evaluate(BatchNormOp op, const Values &values) {
   const RefTensor &x = values.get(op.getInput());
   const RefTensor &s = values.get(op.getScale()), &b = values.get(op.getBias());
   const RefTensor &m = values.get(op.getMean()),
@@ -161,7 +161,7 @@ RefTensor modelc::reference::evaluate(BatchNormOp op, const Values &values) {
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
-RefTensor modelc::reference::evaluate(Conv2dOp op, const Values &values) {
+static RefTensor evaluate(Conv2dOp op, const Values &values) {
   const RefTensor &x = values.get(op.getInput()),
                   &w = values.get(op.getWeight());
   const RefTensor *bias = op.getBias() ? &values.get(op.getBias()) : nullptr;
@@ -227,20 +227,19 @@ static RefTensor pool2d(const RefTensor &x, const Shape &out,
   return y;
 }
 
-RefTensor modelc::reference::evaluate(MaxPool2dOp op, const Values &values) {
+static RefTensor evaluate(MaxPool2dOp op, const Values &values) {
   PoolWindow window{op.getKernel(), op.getNormalizedStrides(), op.getPadding()};
   return pool2d(values.get(op.getInput()), shapeOf(op.getResult()), window,
                 /*isMax=*/true, /*includePad=*/false);
 }
 
-RefTensor modelc::reference::evaluate(AvgPool2dOp op, const Values &values) {
+static RefTensor evaluate(AvgPool2dOp op, const Values &values) {
   PoolWindow window{op.getKernel(), op.getNormalizedStrides(), op.getPadding()};
   return pool2d(values.get(op.getInput()), shapeOf(op.getResult()), window,
                 /*isMax=*/false, op.getCountIncludePad());
 }
 
-RefTensor modelc::reference::evaluate(GlobalAvgPoolOp op,
-                                      const Values &values) {
+static RefTensor evaluate(GlobalAvgPoolOp op, const Values &values) {
   const RefTensor &x = values.get(op.getInput());
   int64_t spatial = product(x.shape, 2, x.shape.size());
   RefTensor y = make(shapeOf(op.getResult()));
@@ -257,8 +256,7 @@ RefTensor modelc::reference::evaluate(GlobalAvgPoolOp op,
 // Losses
 //===----------------------------------------------------------------------===//
 
-FailureOr<RefTensor> modelc::reference::evaluate(CrossEntropyOp op,
-                                                 const Values &values) {
+static FailureOr<RefTensor> evaluate(CrossEntropyOp op, const Values &values) {
   const RefTensor &x = values.get(op.getLogits());
   const RefTensor &t = values.get(op.getTargets());
   const RefTensor *weight =
@@ -292,4 +290,23 @@ FailureOr<RefTensor> modelc::reference::evaluate(CrossEntropyOp op,
   else if (op.getReduction() == Reduction::sum)
     y.data[0] = total;
   return y;
+}
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+void modelc::reference::addNNEvaluators(Evaluators &evaluators) {
+  evaluators.add<MatmulOp>(evaluate);
+  evaluators.add<LinearOp>(evaluate);
+  evaluators.add<GemmOp>(evaluate);
+  evaluators.add<SoftmaxOp>(evaluate);
+  evaluators.add<LogSoftmaxOp>(evaluate);
+  evaluators.add<LayerNormOp>(evaluate);
+  evaluators.add<BatchNormOp>(evaluate);
+  evaluators.add<Conv2dOp>(evaluate);
+  evaluators.add<MaxPool2dOp>(evaluate);
+  evaluators.add<AvgPool2dOp>(evaluate);
+  evaluators.add<GlobalAvgPoolOp>(evaluate);
+  evaluators.add<CrossEntropyOp>(evaluate);
 }

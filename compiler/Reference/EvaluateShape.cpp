@@ -25,15 +25,15 @@ static RefTensor reshaped(Operation *op, const Values &values) {
   return y;
 }
 
-RefTensor modelc::reference::evaluate(ReshapeOp op, const Values &values) {
+static RefTensor evaluate(ReshapeOp op, const Values &values) {
   return reshaped(op, values);
 }
 
-RefTensor modelc::reference::evaluate(FlattenOp op, const Values &values) {
+static RefTensor evaluate(FlattenOp op, const Values &values) {
   return reshaped(op, values);
 }
 
-RefTensor modelc::reference::evaluate(TransposeOp op, const Values &values) {
+static RefTensor evaluate(TransposeOp op, const Values &values) {
   const RefTensor &x = values.get(op.getInput());
   Shape out = shapeOf(op.getResult());
   Shape strides = stridesOf(x.shape);
@@ -49,7 +49,7 @@ RefTensor modelc::reference::evaluate(TransposeOp op, const Values &values) {
   return y;
 }
 
-RefTensor modelc::reference::evaluate(ConcatOp op, const Values &values) {
+static RefTensor evaluate(ConcatOp op, const Values &values) {
   Shape out = shapeOf(op.getResult());
   int64_t axis = op.getNormalizedAxis();
   RefTensor y = make(out);
@@ -71,7 +71,7 @@ RefTensor modelc::reference::evaluate(ConcatOp op, const Values &values) {
   return y;
 }
 
-RefTensor modelc::reference::evaluate(SliceOp op, const Values &values) {
+static RefTensor evaluate(SliceOp op, const Values &values) {
   const RefTensor &x = values.get(op.getInput());
   Shape out = shapeOf(op.getResult());
   NormalizedSlice slice = op.getNormalizedSlice();
@@ -87,8 +87,7 @@ RefTensor modelc::reference::evaluate(SliceOp op, const Values &values) {
   return y;
 }
 
-FailureOr<RefTensor> modelc::reference::evaluate(GatherOp op,
-                                                 const Values &values) {
+static FailureOr<RefTensor> evaluate(GatherOp op, const Values &values) {
   const RefTensor &data = values.get(op.getData());
   const RefTensor &indices = values.get(op.getIndices());
   int64_t axis = op.getNormalizedAxis();
@@ -164,14 +163,30 @@ static RefTensor reduce(ReduceOp op, const Values &values, ReduceKind kind) {
   return y;
 }
 
-RefTensor modelc::reference::evaluate(ReduceSumOp op, const Values &values) {
+static RefTensor evaluate(ReduceSumOp op, const Values &values) {
   return reduce(op, values, ReduceKind::Sum);
 }
 
-RefTensor modelc::reference::evaluate(ReduceMeanOp op, const Values &values) {
+static RefTensor evaluate(ReduceMeanOp op, const Values &values) {
   return reduce(op, values, ReduceKind::Mean);
 }
 
-RefTensor modelc::reference::evaluate(ReduceMaxOp op, const Values &values) {
+static RefTensor evaluate(ReduceMaxOp op, const Values &values) {
   return reduce(op, values, ReduceKind::Max);
+}
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+void modelc::reference::addShapeEvaluators(Evaluators &evaluators) {
+  evaluators.add<ReshapeOp>(evaluate);
+  evaluators.add<FlattenOp>(evaluate);
+  evaluators.add<TransposeOp>(evaluate);
+  evaluators.add<ConcatOp>(evaluate);
+  evaluators.add<SliceOp>(evaluate);
+  evaluators.add<GatherOp>(evaluate);
+  evaluators.add<ReduceSumOp>(evaluate);
+  evaluators.add<ReduceMeanOp>(evaluate);
+  evaluators.add<ReduceMaxOp>(evaluate);
 }

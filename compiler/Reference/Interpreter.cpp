@@ -2,15 +2,14 @@
 //
 // Each op is evaluated from its definition in docs/ir.md, one output element
 // at a time, in double precision. No fusion, no layout tricks. This file
-// walks a function and dispatches each op to its evaluation function
-// (Evaluate*.cpp); it also holds the tensor helpers they share.
+// walks a function and dispatches each op to its evaluation function, which
+// the Evaluate*.cpp files register; it also holds the tensor helpers they
+// share.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Reference/Interpreter.h"
 #include "compiler/Reference/Evaluate.h"
-
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace modelc;
@@ -115,22 +114,28 @@ private:
   Values values;
 };
 
+/// Every op's evaluation function, registered by the Evaluate*.cpp files.
+const Evaluators &evaluators() {
+  static const Evaluators table = [] {
+    Evaluators t;
+    addElementwiseEvaluators(t);
+    addNNEvaluators(t);
+    addShapeEvaluators(t);
+    return t;
+  }();
+  return table;
+}
+
 FailureOr<RefTensor> Interpreter::evaluate(Operation *op) {
   // Elementwise ops (the graph dialect's trait): one scalar function each.
   if (op->hasTrait<Elementwise>())
     return op->getNumOperands() == 1 ? evaluateUnary(op, values)
                                      : evaluateBroadcast(op, values);
-  return llvm::TypeSwitch<Operation *, FailureOr<RefTensor>>(op)
-      .Case([&](WeightRefOp ref) { return weights(ref.getName()); })
-      .Case<ConstantOp, MatmulOp, LinearOp, GemmOp, SoftmaxOp, LogSoftmaxOp,
-            LayerNormOp, BatchNormOp, Conv2dOp, MaxPool2dOp, AvgPool2dOp,
-            GlobalAvgPoolOp, CrossEntropyOp, ReshapeOp, FlattenOp, TransposeOp,
-            ConcatOp, SliceOp, GatherOp, ReduceSumOp, ReduceMeanOp,
-            ReduceMaxOp>([&](auto op) -> FailureOr<RefTensor> {
-        return reference::evaluate(op, values);
-      })
-      .Default(
-          [&](Operation *) -> FailureOr<RefTensor> { return unknownOp(op); });
+  if (auto ref = dyn_cast<WeightRefOp>(op))
+    return weights(ref.getName());
+  if (const Evaluators::Function *evaluateOp = evaluators().lookup(op))
+    return (*evaluateOp)(op, values);
+  return unknownOp(op);
 }
 
 } // namespace
