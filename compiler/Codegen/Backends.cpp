@@ -1,7 +1,9 @@
 //===- Backends.cpp - which device kind's printer can emit an op ----------===//
 
 #include "compiler/Codegen/Backends.h"
+#include "compiler/Codegen/CudaPrinter.h"
 #include "compiler/Codegen/EmitHelpers.h"
+#include "compiler/Codegen/HostPrinter.h"
 #include "dialects/Device/IR/DeviceOps.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
@@ -12,16 +14,6 @@ using namespace modelc;
 using namespace modelc::graph;
 
 namespace {
-
-/// The ops, besides elementwise ones, that both printers emit (HostPrinter's
-/// emitOp and CudaPrinter's emitGpuOp handle exactly these): keep in step
-/// with them when an op is added.
-bool printedByBothBackends(Operation *op) {
-  return isa<LinearOp, MatmulOp, GemmOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-             BatchNormOp, Conv2dOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp,
-             TransposeOp, ConcatOp, SliceOp, GatherOp, ReduceSumOp,
-             ReduceMeanOp, ReduceMaxOp, CrossEntropyOp>(op);
-}
 
 /// Ops that need no code of their own.
 bool needsNoCode(Operation *op) {
@@ -43,6 +35,10 @@ bool spellsElement(Operation *op, codegen::CodeFlavor flavor) {
 
 } // namespace
 
+bool modelc::floatOperands(Operation *op) {
+  return op->getNumOperands() && isa<FloatType>(firstElementType(op));
+}
+
 bool modelc::hasKernel(Operation *op, device::DeviceKind kind) {
   if (needsNoCode(op))
     return true;
@@ -50,13 +46,5 @@ bool modelc::hasKernel(Operation *op, device::DeviceKind kind) {
   if (op->hasTrait<Elementwise>())
     return spellsElement(op, gpu ? codegen::CodeFlavor::Gpu
                                  : codegen::CodeFlavor::Cpu);
-  if (!printedByBothBackends(op))
-    return false;
-  // Matrix products and convolutions of integers have no kernel yet, and
-  // the CUDA reductions are float-only.
-  if (isa<MatmulOp, LinearOp, GemmOp, Conv2dOp>(op))
-    return isa<FloatType>(firstElementType(op));
-  if (gpu && isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op))
-    return isa<FloatType>(firstElementType(op));
-  return true;
+  return gpu ? cudaPrinterPrints(op) : hostPrinterPrints(op);
 }

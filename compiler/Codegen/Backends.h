@@ -2,9 +2,10 @@
 //
 // The backend registry: placement asks it before it puts an op on a device,
 // so it never chooses what a printer cannot emit. The answer comes from the
-// printers: an elementwise op has a kernel where EmitHelpers spells its
-// element expression for that flavor, any other op where the printer of
-// the kind lists it (with its element-type rules). The default is no.
+// printers themselves: an elementwise op has a kernel where EmitHelpers
+// spells its element expression for that flavor (fused loops print them),
+// any other op where the printer's kernel table (KernelTable below) has an
+// entry for it that accepts its types. The default is no.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,11 @@
 
 #include "dialects/Device/IR/DeviceAttrs.h"
 #include "mlir/IR/Operation.h"
+#include "mlir/Support/TypeID.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+#include <type_traits>
 
 namespace modelc {
 
@@ -20,6 +26,57 @@ namespace modelc {
 /// (cpu and sim run the host printer's code, cuda the CUDA printer's). Ops
 /// that need no code (weights, constants, views, transfers) run anywhere.
 bool hasKernel(mlir::Operation *op, device::DeviceKind kind);
+
+/// Any operand types.
+inline bool anyTypes(mlir::Operation *) { return true; }
+/// The first operand is a float tensor (the kernels of matrix products,
+/// convolutions and, on GPUs, reductions exist for floats only).
+bool floatOperands(mlir::Operation *op);
+
+/// A printer's kernels, by op kind: the function that prints one op of that
+/// kind, and which operand types it takes. Each printer builds one table
+/// and dispatches through it; hasKernel reads the same tables, so an op
+/// placement puts on a device is one its printer prints.
+template <typename Printer> class KernelTable {
+public:
+  using Print =
+      std::function<mlir::LogicalResult(mlir::Operation *, Printer &)>;
+  using Accepts = bool (*)(mlir::Operation *);
+  struct Kernel {
+    Print print;
+    Accepts accepts;
+  };
+
+  /// Registers `print` for OpT: a member function of Printer taking OpT, or
+  /// a function taking (OpT, Printer &).
+  template <typename OpT, typename Fn>
+  KernelTable &add(Fn print, Accepts accepts = anyTypes) {
+    kernels[mlir::TypeID::get<OpT>()] = {
+        [print](mlir::Operation *op, Printer &printer) {
+          if constexpr (std::is_member_function_pointer_v<Fn>)
+            return (printer.*print)(llvm::cast<OpT>(op));
+          else
+            return print(llvm::cast<OpT>(op), printer);
+        },
+        accepts};
+    return *this;
+  }
+
+  /// The kernel of `op`'s kind, or null.
+  const Kernel *lookup(mlir::Operation *op) const {
+    auto it = kernels.find(op->getName().getTypeID());
+    return it == kernels.end() ? nullptr : &it->second;
+  }
+
+  /// Whether the printer prints `op` with its types.
+  bool prints(mlir::Operation *op) const {
+    const Kernel *kernel = lookup(op);
+    return kernel && kernel->accepts(op);
+  }
+
+private:
+  llvm::DenseMap<mlir::TypeID, Kernel> kernels;
+};
 
 } // namespace modelc
 

@@ -7,13 +7,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/CudaPrinter.h"
+#include "compiler/Codegen/Backends.h"
 #include "compiler/Codegen/EmitHelpers.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Sched/IR/SchedOps.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <algorithm>
 #include <limits>
@@ -1017,6 +1017,53 @@ LogicalResult emitCrossEntropy(CrossEntropyOp loss, Emit &e) {
   return success();
 }
 
+/// The kernels of each op kind this printer prints, and the operand types
+/// they take; emitGpuOp dispatches through it, hasKernel reads it.
+const KernelTable<Emit> &cudaKernels() {
+  static const KernelTable<Emit> table = [] {
+    KernelTable<Emit> t;
+    t.add<LinearOp>(emitLinear, floatOperands)
+        .add<MatmulOp>(emitMatmul, floatOperands)
+        .add<GemmOp>(emitGemmOp, floatOperands)
+        .add<SoftmaxOp>([](SoftmaxOp o, Emit &e) {
+          return emitSoftmax(o, o.getInput(), o.getNormalizedAxis(), false, e);
+        })
+        .add<LogSoftmaxOp>([](LogSoftmaxOp o, Emit &e) {
+          return emitSoftmax(o, o.getInput(), o.getNormalizedAxis(), true, e);
+        })
+        .add<LayerNormOp>(emitLayerNorm)
+        .add<BatchNormOp>(emitBatchNorm)
+        .add<Conv2dOp>(emitConv, floatOperands)
+        .add<MaxPool2dOp>(
+            [](MaxPool2dOp o, Emit &e) { return emitPool(o, true, e); })
+        .add<AvgPool2dOp>(
+            [](AvgPool2dOp o, Emit &e) { return emitPool(o, false, e); })
+        .add<GlobalAvgPoolOp>(emitGlobalAvgPool)
+        .add<TransposeOp>(emitTranspose)
+        .add<SliceOp>(emitSlice)
+        .add<ConcatOp>(emitConcat)
+        .add<GatherOp>(emitGather)
+        .add<ReduceSumOp>(
+            [](ReduceSumOp o, Emit &e) {
+              return emitReduce(o, o.getAxes(), 0, e);
+            },
+            floatOperands)
+        .add<ReduceMeanOp>(
+            [](ReduceMeanOp o, Emit &e) {
+              return emitReduce(o, o.getAxes(), 1, e);
+            },
+            floatOperands)
+        .add<ReduceMaxOp>(
+            [](ReduceMaxOp o, Emit &e) {
+              return emitReduce(o, o.getAxes(), 2, e);
+            },
+            floatOperands)
+        .add<CrossEntropyOp>(emitCrossEntropy);
+    return t;
+  }();
+  return table;
+}
+
 } // namespace
 
 LogicalResult modelc::emitGpuOp(Operation *op, GpuModule &module,
@@ -1032,35 +1079,16 @@ LogicalResult modelc::emitGpuOp(Operation *op, GpuModule &module,
   // Scratch order (gpuScratchBytes): a convolution's columns first.
   if (auto conv = dyn_cast<Conv2dOp>(op); conv && !conv.isPointwise())
     e.nextScratch = 1;
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](sched::FusedOp o) { return emitFused(o, e); })
-      .Case([&](LinearOp o) { return emitLinear(o, e); })
-      .Case([&](MatmulOp o) { return emitMatmul(o, e); })
-      .Case([&](GemmOp o) { return emitGemmOp(o, e); })
-      .Case([&](SoftmaxOp o) {
-        return emitSoftmax(o, o.getInput(), o.getNormalizedAxis(), false, e);
-      })
-      .Case([&](LogSoftmaxOp o) {
-        return emitSoftmax(o, o.getInput(), o.getNormalizedAxis(), true, e);
-      })
-      .Case([&](LayerNormOp o) { return emitLayerNorm(o, e); })
-      .Case([&](BatchNormOp o) { return emitBatchNorm(o, e); })
-      .Case([&](Conv2dOp o) { return emitConv(o, e); })
-      .Case([&](MaxPool2dOp o) { return emitPool(o, true, e); })
-      .Case([&](AvgPool2dOp o) { return emitPool(o, false, e); })
-      .Case([&](GlobalAvgPoolOp o) { return emitGlobalAvgPool(o, e); })
-      .Case([&](TransposeOp o) { return emitTranspose(o, e); })
-      .Case([&](SliceOp o) { return emitSlice(o, e); })
-      .Case([&](ConcatOp o) { return emitConcat(o, e); })
-      .Case([&](GatherOp o) { return emitGather(o, e); })
-      .Case([&](ReduceSumOp o) { return emitReduce(o, o.getAxes(), 0, e); })
-      .Case([&](ReduceMeanOp o) { return emitReduce(o, o.getAxes(), 1, e); })
-      .Case([&](ReduceMaxOp o) { return emitReduce(o, o.getAxes(), 2, e); })
-      .Case([&](CrossEntropyOp o) { return emitCrossEntropy(o, e); })
-      .Default([&](Operation *) {
-        return op->emitError("the CUDA backend does not support '")
-               << op->getName() << "' yet";
-      });
+  if (auto fused = dyn_cast<sched::FusedOp>(op))
+    return emitFused(fused, e);
+  if (!cudaKernels().prints(op))
+    return op->emitError("the CUDA backend does not support '")
+           << op->getName() << "' with these operand types yet";
+  return cudaKernels().lookup(op)->print(op, e);
+}
+
+bool modelc::cudaPrinterPrints(Operation *op) {
+  return cudaKernels().prints(op);
 }
 
 std::vector<uint64_t> modelc::gpuScratchBytes(Operation *op) {

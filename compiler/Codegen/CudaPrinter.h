@@ -97,6 +97,10 @@ mlir::LogicalResult emitGpuOp(mlir::Operation *op, GpuModule &module,
                               const GpuOpContext &context,
                               llvm::raw_ostream &task);
 
+/// Whether the CUDA printer has kernels for `op` (not elementwise: fused
+/// kernels print those) with its operand types: its kernel table.
+bool cudaPrinterPrints(mlir::Operation *op);
+
 /// Bytes of scratch `op` needs on a GPU while it runs (conv2d's columns).
 std::vector<uint64_t> gpuScratchBytes(mlir::Operation *op);
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/HostPrinter.h"
+#include "compiler/Codegen/Backends.h"
 #include "compiler/Codegen/CudaPrinter.h"
 #include "compiler/Codegen/EmitHelpers.h"
 #include "dialects/Device/IR/DeviceOps.h"
@@ -16,7 +17,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 
 #include <array>
@@ -138,7 +138,11 @@ private:
   }
   std::string staticArray(ArrayRef<int64_t> values);
   LogicalResult emitOp(Operation *op);
-  /// One kernel call per op (emitOp dispatches).
+  friend bool modelc::hostPrinterPrints(Operation *op);
+  /// The kernel call of each op kind this printer prints, and the operand
+  /// types it takes; emitOp dispatches through it, hasKernel reads it.
+  static const KernelTable<FunctionEmitter> &kernels();
+  /// One kernel call per op.
   LogicalResult emitLinear(LinearOp linear);
   LogicalResult emitMatmul(MatmulOp matmul);
   LogicalResult emitGemm(GemmOp gemm);
@@ -641,34 +645,44 @@ LogicalResult FunctionEmitter::emitCrossEntropy(CrossEntropyOp loss) {
   return success();
 }
 
+const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
+  using E = FunctionEmitter;
+  static const KernelTable<E> table = [] {
+    KernelTable<E> t;
+    t.add<LinearOp>(&E::emitLinear, floatOperands)
+        .add<MatmulOp>(&E::emitMatmul, floatOperands)
+        .add<GemmOp>(&E::emitGemm, floatOperands)
+        .add<SoftmaxOp>(&E::emitSoftmax<SoftmaxOp>)
+        .add<LogSoftmaxOp>(&E::emitSoftmax<LogSoftmaxOp>)
+        .add<LayerNormOp>(&E::emitLayerNorm)
+        .add<BatchNormOp>(&E::emitBatchNorm)
+        .add<Conv2dOp>(&E::emitConv2d, floatOperands)
+        .add<MaxPool2dOp>(&E::emitPool<MaxPool2dOp>)
+        .add<AvgPool2dOp>(&E::emitPool<AvgPool2dOp>)
+        .add<GlobalAvgPoolOp>(&E::emitGlobalAvgPool)
+        .add<TransposeOp>(&E::emitTranspose)
+        .add<ConcatOp>(&E::emitConcat)
+        .add<SliceOp>(&E::emitSlice)
+        .add<GatherOp>(&E::emitGather)
+        .add<ReduceSumOp>(&E::emitReduce<ReduceSumOp>)
+        .add<ReduceMeanOp>(&E::emitReduce<ReduceMeanOp>)
+        .add<ReduceMaxOp>(&E::emitReduce<ReduceMaxOp>)
+        .add<CrossEntropyOp>(&E::emitCrossEntropy);
+    return t;
+  }();
+  return table;
+}
+
 LogicalResult FunctionEmitter::emitOp(Operation *op) {
   if (auto fused = dyn_cast<sched::FusedOp>(op)) {
     emitFused(fused);
     return success();
   }
+  if (!kernels().prints(op))
+    return op->emitError("the CPU backend does not support '")
+           << op->getName() << "' with these operand types yet";
   ++kernelCalls;
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](LinearOp o) { return emitLinear(o); })
-      .Case([&](MatmulOp o) { return emitMatmul(o); })
-      .Case([&](GemmOp o) { return emitGemm(o); })
-      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto o) { return emitSoftmax(o); })
-      .Case([&](LayerNormOp o) { return emitLayerNorm(o); })
-      .Case([&](BatchNormOp o) { return emitBatchNorm(o); })
-      .Case([&](Conv2dOp o) { return emitConv2d(o); })
-      .Case<MaxPool2dOp, AvgPool2dOp>([&](auto o) { return emitPool(o); })
-      .Case([&](GlobalAvgPoolOp o) { return emitGlobalAvgPool(o); })
-      .Case([&](TransposeOp o) { return emitTranspose(o); })
-      .Case([&](ConcatOp o) { return emitConcat(o); })
-      .Case([&](SliceOp o) { return emitSlice(o); })
-      .Case([&](GatherOp o) { return emitGather(o); })
-      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(
-          [&](auto o) { return emitReduce(o); })
-      .Case([&](CrossEntropyOp o) { return emitCrossEntropy(o); })
-      .Default([&](Operation *) {
-        --kernelCalls;
-        return op->emitError("the CPU backend does not support '")
-               << op->getName() << "' yet";
-      });
+  return kernels().lookup(op)->print(op, *this);
 }
 
 LogicalResult FunctionEmitter::emitWithConversions(Operation *op) {
@@ -1058,6 +1072,10 @@ void emitTensorDescs(llvm::raw_ostream &os, StringRef prefix,
 }
 
 } // namespace
+
+bool modelc::hostPrinterPrints(Operation *op) {
+  return FunctionEmitter::kernels().prints(op);
+}
 
 std::vector<uint64_t> modelc::cpuScratchBytes(Operation *op) {
   std::vector<uint64_t> bytes;

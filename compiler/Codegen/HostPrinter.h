@@ -98,6 +98,10 @@ mlir::LogicalResult emitModel(llvm::ArrayRef<PlanModule> plans,
 /// places them.
 std::vector<uint64_t> cpuScratchBytes(mlir::Operation *op);
 
+/// Whether the host printer has a kernel call for `op` (not elementwise:
+/// fused loops print those) with its operand types: its kernel table.
+bool hostPrinterPrints(mlir::Operation *op);
+
 /// The ABI dtype code (MODELC_DTYPE_*) of an element type.
 unsigned abiDTypeCode(mlir::Type type);
 

@@ -97,6 +97,32 @@ func.func @pin_without_kernel(%x: tensor<64x64xi32>) -> tensor<64x64xi32> {
 
 // -----
 
+// The CUDA printer's kernel table takes float reductions only; the host's
+// takes integers too: the integer sum of a GPU result runs on the host.
+// CHECK-LABEL: func.func @int_reduce_on_host
+// CHECK: graph.cast {{.*}} {device = #device.dev<cuda:0>}
+// CHECK: graph.reduce_sum {{.*}} {axes = array<i64: 1>, device = #device.dev<cpu>}
+// CHECK: graph.reduce_sum {{.*}} {axes = array<i64: 1>, device = #device.dev<cuda:0>}
+graph.weight @wr : tensor<4096x4096xf32>
+func.func @int_reduce_on_host(%x: tensor<1024x4096xf32>) -> (tensor<1024xi32>, tensor<1024xf32>) {
+  %w = graph.weight_ref @wr : tensor<4096x4096xf32>
+  %y = graph.linear %x, %w : tensor<1024x4096xf32>, tensor<4096x4096xf32>
+  %i = graph.cast %y : tensor<1024x4096xf32> to i32
+  %0 = graph.reduce_sum %i {axes = array<i64: 1>} : tensor<1024x4096xi32>
+  %1 = graph.reduce_sum %y {axes = array<i64: 1>} : tensor<1024x4096xf32>
+  return %0, %1 : tensor<1024xi32>, tensor<1024xf32>
+}
+
+// -----
+
+func.func @int_reduce_pinned(%x: tensor<64x64xi32>) -> tensor<64xi32> {
+  // expected-error @+1 {{pinned to 'cuda:0', but 'graph.reduce_sum' has no kernel there for these element types}}
+  %0 = graph.reduce_sum %x {axes = array<i64: 1>, device = "cuda:0"} : tensor<64x64xi32>
+  return %0 : tensor<64xi32>
+}
+
+// -----
+
 func.func @no_kernel_anywhere(%x: tensor<64x64xi32>) -> tensor<64x64xi32> {
   // expected-error @+1 {{'graph.matmul' has no kernel on any device of target 'h200x2' for these element types}}
   %0 = graph.matmul %x, %x : tensor<64x64xi32>, tensor<64x64xi32>
