@@ -33,6 +33,10 @@ inline bool anyTypes(mlir::Operation *) { return true; }
 /// convolutions and, on GPUs, reductions exist for floats only).
 bool floatOperands(mlir::Operation *op);
 
+/// How a kernel computes: in its operands' own types, or in f32 (the host
+/// printer then gives f16/bf16 operands and results f32 copies around it).
+enum class Compute { InOperandTypes, InF32 };
+
 /// A printer's kernels, by op kind: the function that prints one op of that
 /// kind, and which operand types it takes. Each printer builds one table
 /// and dispatches through it; hasKernel reads the same tables, so an op
@@ -45,12 +49,14 @@ public:
   struct Kernel {
     Print print;
     Accepts accepts;
+    Compute compute;
   };
 
   /// Registers `print` for OpT: a member function of Printer taking OpT, or
   /// a function taking (OpT, Printer &).
   template <typename OpT, typename Fn>
-  KernelTable &add(Fn print, Accepts accepts = anyTypes) {
+  KernelTable &add(Fn print, Accepts accepts = anyTypes,
+                   Compute compute = Compute::InOperandTypes) {
     kernels[mlir::TypeID::get<OpT>()] = {
         [print](mlir::Operation *op, Printer &printer) {
           if constexpr (std::is_member_function_pointer_v<Fn>)
@@ -58,7 +64,7 @@ public:
           else
             return print(llvm::cast<OpT>(op), printer);
         },
-        accepts};
+        accepts, compute};
     return *this;
   }
 
@@ -66,6 +72,12 @@ public:
   const Kernel *lookup(mlir::Operation *op) const {
     auto it = kernels.find(op->getName().getTypeID());
     return it == kernels.end() ? nullptr : &it->second;
+  }
+
+  /// Whether `op`'s kernel computes in f32.
+  bool computesInF32(mlir::Operation *op) const {
+    const Kernel *kernel = lookup(op);
+    return kernel && kernel->compute == Compute::InF32;
   }
 
   /// Whether the printer prints `op` with its types.

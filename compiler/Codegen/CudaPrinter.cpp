@@ -667,6 +667,54 @@ LogicalResult emitConv(Conv2dOp conv, Emit &e) {
   return success();
 }
 
+/// One thread per output element gathers the input pixels whose kernel taps
+/// land on it (no atomics); accumulates in f32.
+LogicalResult emitConvTranspose2d(ConvTranspose2dOp conv, Emit &e) {
+  if (failed(requireOneFloatType(conv)))
+    return failure();
+  ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
+  ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
+  ArrayRef<int64_t> y = tensorType(conv.getResult()).getShape();
+  ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(),
+                    d = conv.getDilations();
+  int64_t cg = x[1] / static_cast<int64_t>(conv.getGroups()), og = w[1];
+  auto str = [](int64_t v) { return std::to_string(v); };
+  KernelBuilder k(e.module, e.context);
+  k.named("conv_transpose2d");
+  std::string in = k.input(conv.getInput()), wt = k.input(conv.getWeight());
+  std::string bias = "0.0f";
+  if (Value b = conv.getBias())
+    bias = e.load(b, k.input(b) + "[oc]");
+  std::string out = k.output(conv.getResult());
+  std::string xAt = in + "[((img * " + str(x[1]) + " + ci) * " + str(x[2]) +
+                    " + ty / " + str(s[0]) + ") * " + str(x[3]) + " + tx / " +
+                    str(s[1]) + "]";
+  std::string wAt = wt + "[((ci * " + str(og) + " + ocl) * " + str(w[2]) +
+                    " + ky) * " + str(w[3]) + " + kx]";
+  std::string body =
+      "    const int64_t ox = i % " + str(y[3]) + ", oy = (i / " + str(y[3]) +
+      ") % " + str(y[2]) + ", oc = (i / " + str(y[2] * y[3]) + ") % " +
+      str(y[1]) + ", img = i / " + str(y[1] * y[2] * y[3]) + ";\n" +
+      "    const int64_t ocl = oc % " + str(og) + ", c0 = oc / " + str(og) +
+      " * " + str(cg) + ";\n" + "    float sum = " + bias + ";\n" +
+      "    for (int64_t ci = c0; ci < c0 + " + str(cg) + "; ++ci)\n" +
+      "      for (int64_t ky = 0; ky < " + str(w[2]) + "; ++ky) {\n" +
+      "        const int64_t ty = oy + " + str(p[0]) + " - ky * " + str(d[0]) +
+      ";\n" + "        if (ty < 0 || ty % " + str(s[0]) + " != 0 || ty / " +
+      str(s[0]) + " >= " + str(x[2]) + ")\n          continue;\n" +
+      "        for (int64_t kx = 0; kx < " + str(w[3]) + "; ++kx) {\n" +
+      "          const int64_t tx = ox + " + str(p[1]) + " - kx * " +
+      str(d[1]) + ";\n" + "          if (tx < 0 || tx % " + str(s[1]) +
+      " != 0 || tx / " + str(s[1]) + " >= " + str(x[3]) +
+      ")\n            continue;\n" +
+      "          sum += " + e.load(conv.getInput(), xAt) + " * " +
+      e.load(conv.getWeight(), wAt) + ";\n        }\n      }\n" + "    " + out +
+      "[i] = " + e.store(conv.getResult(), "sum") + ";\n";
+  int64_t count = tensorType(conv.getResult()).getNumElements();
+  k.launchMap(e.task, count, count, body);
+  return success();
+}
+
 LogicalResult emitSoftmax(Operation *op, Value input, int64_t axis, bool log,
                           Emit &e) {
   if (failed(requireOneFloatType(op)))
@@ -1034,6 +1082,7 @@ const KernelTable<Emit> &cudaKernels() {
         .add<LayerNormOp>(emitLayerNorm)
         .add<BatchNormOp>(emitBatchNorm)
         .add<Conv2dOp>(emitConv, floatOperands)
+        .add<ConvTranspose2dOp>(emitConvTranspose2d, floatOperands)
         .add<MaxPool2dOp>(
             [](MaxPool2dOp o, Emit &e) { return emitPool(o, true, e); })
         .add<AvgPool2dOp>(

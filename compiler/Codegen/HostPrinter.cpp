@@ -73,18 +73,14 @@ std::string viewOf(Operation *op, const std::string &base) {
   return offset ? "(" + base + " + " + std::to_string(offset) + ")" : base;
 }
 
-/// Kernels that compute in f32 (f16/bf16 operands are converted around them).
-bool isFloatKernel(Operation *op) {
-  return isa<MatmulOp, LinearOp, GemmOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-             BatchNormOp, Conv2dOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp,
-             CrossEntropyOp>(op);
-}
+/// Whether the op's kernel computes in f32 (its kernel table says so).
+bool computesInF32(Operation *op);
 
 /// f16/bf16 operands of an op that computes in f32, and whether its result
 /// is f16/bf16: each gets an f32 copy in the arena.
 SmallVector<Value> halfOperands(Operation *op) {
   SmallVector<Value> operands;
-  if (!isFloatKernel(op) && !isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op))
+  if (!computesInF32(op))
     return operands;
   for (Value operand : op->getOperands())
     if (isHalf(tensorType(operand).getElementType()) &&
@@ -94,8 +90,7 @@ SmallVector<Value> halfOperands(Operation *op) {
 }
 
 bool hasHalfResult(Operation *op) {
-  return (isFloatKernel(op) ||
-          isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op)) &&
+  return computesInF32(op) &&
          isHalf(tensorType(op->getResult(0)).getElementType());
 }
 
@@ -139,6 +134,7 @@ private:
   std::string staticArray(ArrayRef<int64_t> values);
   LogicalResult emitOp(Operation *op);
   friend bool modelc::hostPrinterPrints(Operation *op);
+  friend bool computesInF32(Operation *op);
   /// The kernel call of each op kind this printer prints, and the operand
   /// types it takes; emitOp dispatches through it, hasKernel reads it.
   static const KernelTable<FunctionEmitter> &kernels();
@@ -150,6 +146,7 @@ private:
   LogicalResult emitLayerNorm(LayerNormOp norm);
   LogicalResult emitBatchNorm(BatchNormOp norm);
   LogicalResult emitConv2d(Conv2dOp conv);
+  LogicalResult emitConvTranspose2d(ConvTranspose2dOp conv);
   template <typename OpTy> LogicalResult emitPool(OpTy pool);
   LogicalResult emitGlobalAvgPool(GlobalAvgPoolOp pool);
   LogicalResult emitTranspose(TransposeOp transpose);
@@ -527,6 +524,22 @@ LogicalResult FunctionEmitter::emitConv2d(Conv2dOp conv) {
   return success();
 }
 
+LogicalResult FunctionEmitter::emitConvTranspose2d(ConvTranspose2dOp conv) {
+  Operation *op = conv;
+  ArrayRef<int64_t> x = shapeOf(conv.getInput());
+  ArrayRef<int64_t> w = shapeOf(conv.getWeight());
+  ArrayRef<int64_t> y = shapeOf(conv.getResult());
+  ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(),
+                    d = conv.getDilations();
+  os << "  modelc_cpu::conv_transpose2d(ctx, " << in(op, 0) << ", " << in(op, 1)
+     << ", " << nullable(conv.getBias()) << ", " << out(op)
+     << ", modelc_cpu::ConvTranspose2dShape{" << list(x) << ", " << y[1] << ", "
+     << w[2] << ", " << w[3] << ", " << y[2] << ", " << y[3] << ", " << s[0]
+     << ", " << s[1] << ", " << p[0] << ", " << p[1] << ", " << d[0] << ", "
+     << d[1] << ", " << conv.getGroups() << "});\n";
+  return success();
+}
+
 template <typename OpTy> LogicalResult FunctionEmitter::emitPool(OpTy pool) {
   Operation *op = pool;
   ArrayRef<int64_t> x = shapeOf(pool.getInput());
@@ -649,25 +662,27 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
   using E = FunctionEmitter;
   static const KernelTable<E> table = [] {
     KernelTable<E> t;
-    t.add<LinearOp>(&E::emitLinear, floatOperands)
-        .add<MatmulOp>(&E::emitMatmul, floatOperands)
-        .add<GemmOp>(&E::emitGemm, floatOperands)
-        .add<SoftmaxOp>(&E::emitSoftmax<SoftmaxOp>)
-        .add<LogSoftmaxOp>(&E::emitSoftmax<LogSoftmaxOp>)
-        .add<LayerNormOp>(&E::emitLayerNorm)
-        .add<BatchNormOp>(&E::emitBatchNorm)
-        .add<Conv2dOp>(&E::emitConv2d, floatOperands)
-        .add<MaxPool2dOp>(&E::emitPool<MaxPool2dOp>)
-        .add<AvgPool2dOp>(&E::emitPool<AvgPool2dOp>)
-        .add<GlobalAvgPoolOp>(&E::emitGlobalAvgPool)
+    const Compute f32 = Compute::InF32;
+    t.add<LinearOp>(&E::emitLinear, floatOperands, f32)
+        .add<MatmulOp>(&E::emitMatmul, floatOperands, f32)
+        .add<GemmOp>(&E::emitGemm, floatOperands, f32)
+        .add<SoftmaxOp>(&E::emitSoftmax<SoftmaxOp>, anyTypes, f32)
+        .add<LogSoftmaxOp>(&E::emitSoftmax<LogSoftmaxOp>, anyTypes, f32)
+        .add<LayerNormOp>(&E::emitLayerNorm, anyTypes, f32)
+        .add<BatchNormOp>(&E::emitBatchNorm, anyTypes, f32)
+        .add<Conv2dOp>(&E::emitConv2d, floatOperands, f32)
+        .add<ConvTranspose2dOp>(&E::emitConvTranspose2d, floatOperands, f32)
+        .add<MaxPool2dOp>(&E::emitPool<MaxPool2dOp>, anyTypes, f32)
+        .add<AvgPool2dOp>(&E::emitPool<AvgPool2dOp>, anyTypes, f32)
+        .add<GlobalAvgPoolOp>(&E::emitGlobalAvgPool, anyTypes, f32)
         .add<TransposeOp>(&E::emitTranspose)
         .add<ConcatOp>(&E::emitConcat)
         .add<SliceOp>(&E::emitSlice)
         .add<GatherOp>(&E::emitGather)
-        .add<ReduceSumOp>(&E::emitReduce<ReduceSumOp>)
-        .add<ReduceMeanOp>(&E::emitReduce<ReduceMeanOp>)
-        .add<ReduceMaxOp>(&E::emitReduce<ReduceMaxOp>)
-        .add<CrossEntropyOp>(&E::emitCrossEntropy);
+        .add<ReduceSumOp>(&E::emitReduce<ReduceSumOp>, anyTypes, f32)
+        .add<ReduceMeanOp>(&E::emitReduce<ReduceMeanOp>, anyTypes, f32)
+        .add<ReduceMaxOp>(&E::emitReduce<ReduceMaxOp>, anyTypes, f32)
+        .add<CrossEntropyOp>(&E::emitCrossEntropy, anyTypes, f32);
     return t;
   }();
   return table;
@@ -1069,6 +1084,10 @@ void emitTensorDescs(llvm::raw_ostream &os, StringRef prefix,
   if (types.empty())
     os << "    {nullptr, 0, 0, nullptr},\n";
   os << "};\n";
+}
+
+bool computesInF32(Operation *op) {
+  return FunctionEmitter::kernels().computesInF32(op);
 }
 
 } // namespace

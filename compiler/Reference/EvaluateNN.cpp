@@ -191,6 +191,40 @@ static RefTensor evaluate(Conv2dOp op, const Values &values) {
   return y;
 }
 
+/// By its definition: every input element scatters its kernel-weighted
+/// values into the output (the kernels gather instead).
+static RefTensor evaluate(ConvTranspose2dOp op, const Values &values) {
+  const RefTensor &x = values.get(op.getInput()),
+                  &w = values.get(op.getWeight());
+  Shape out = shapeOf(op.getResult());
+  ArrayRef<int64_t> st = op.getStrides(), pad = op.getPadding(),
+                    dil = op.getDilations();
+  int64_t groups = op.getGroups();
+  int64_t cg = x.shape[1] / groups, og = w.shape[1];
+  int64_t kh = w.shape[2], kw = w.shape[3];
+  RefTensor y = make(out);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    Shape c = coordsOf(i, x.shape); // n, ci, iy, ix
+    int64_t g = c[1] / cg;
+    for (int64_t oc = 0; oc < og; ++oc)
+      for (int64_t ky = 0; ky < kh; ++ky)
+        for (int64_t kx = 0; kx < kw; ++kx) {
+          int64_t oy = c[2] * st[0] - pad[0] + ky * dil[0];
+          int64_t ox = c[3] * st[1] - pad[1] + kx * dil[1];
+          if (oy < 0 || oy >= out[2] || ox < 0 || ox >= out[3])
+            continue;
+          y.data[((c[0] * out[1] + g * og + oc) * out[2] + oy) * out[3] + ox] +=
+              x.data[i] * w.data[((c[1] * og + oc) * kh + ky) * kw + kx];
+        }
+  }
+  if (Value bias = op.getBias()) {
+    const RefTensor &b = values.get(bias);
+    for (int64_t i = 0; i < y.numel(); ++i)
+      y.data[i] += b.data[coordsOf(i, out)[1]];
+  }
+  return y;
+}
+
 namespace {
 /// The window of a 2-D pooling op.
 struct PoolWindow {
@@ -305,6 +339,7 @@ void modelc::reference::addNNEvaluators(Evaluators &evaluators) {
   evaluators.add<LayerNormOp>(evaluate);
   evaluators.add<BatchNormOp>(evaluate);
   evaluators.add<Conv2dOp>(evaluate);
+  evaluators.add<ConvTranspose2dOp>(evaluate);
   evaluators.add<MaxPool2dOp>(evaluate);
   evaluators.add<AvgPool2dOp>(evaluate);
   evaluators.add<GlobalAvgPoolOp>(evaluate);

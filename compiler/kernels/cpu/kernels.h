@@ -335,6 +335,62 @@ inline void conv2d(modelc_run_ctx *ctx, const float *x, const float *w,
   }
 }
 
+struct ConvTranspose2dShape {
+  int64_t n, c, h, w; // input
+  int64_t o, kh, kw, oh, ow;
+  int64_t stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
+  int64_t groups;
+};
+
+/// Transposed convolution, NCHW, weight [C, O/groups, KH, KW] (as
+/// graph.conv_transpose2d). Each output plane (image, output channel) is
+/// owned by one task, which adds every input plane of its group into it,
+/// one kernel tap at a time: no scratch, no atomics. A direct kernel; a
+/// GEMM + col2im path would be faster on large channel counts.
+inline void conv_transpose2d(modelc_run_ctx *ctx, const float *x,
+                             const float *w, const float *bias, float *y,
+                             const ConvTranspose2dShape &s) {
+  const int64_t cg = s.c / s.groups, og = s.o / s.groups, plane = s.oh * s.ow;
+  parallel_for(
+      ctx, s.n * s.o, grain_for(cg * s.kh * s.kw * s.h * s.w),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+          const int64_t img = p / s.o, oc = p % s.o;
+          const int64_t g = oc / og, ocl = oc % og;
+          float *yp = y + p * plane;
+          std::fill(yp, yp + plane, bias ? bias[oc] : 0.0f);
+          for (int64_t ci = g * cg; ci < (g + 1) * cg; ++ci) {
+            const float *xp = x + (img * s.c + ci) * s.h * s.w;
+            const float *wp = w + (ci * og + ocl) * s.kh * s.kw;
+            for (int64_t ky = 0; ky < s.kh; ++ky)
+              for (int64_t kx = 0; kx < s.kw; ++kx) {
+                const float wv = wp[ky * s.kw + kx];
+                // Input columns [x0, x1) land inside the output row.
+                const int64_t shift = kx * s.dilation_w - s.pad_left;
+                int64_t x0 =
+                    shift >= 0 ? 0 : (-shift + s.stride_w - 1) / s.stride_w;
+                int64_t x1 = s.ow - shift <= 0
+                                 ? 0
+                                 : (s.ow - shift + s.stride_w - 1) / s.stride_w;
+                x1 = std::min(x1, s.w);
+                if (x1 <= x0)
+                  continue;
+                for (int64_t iy = 0; iy < s.h; ++iy) {
+                  const int64_t oy =
+                      iy * s.stride_h - s.pad_top + ky * s.dilation_h;
+                  if (oy < 0 || oy >= s.oh)
+                    continue;
+                  float *row = yp + oy * s.ow;
+                  const float *in = xp + iy * s.w;
+                  for (int64_t ix = x0; ix < x1; ++ix)
+                    row[ix * s.stride_w + shift] += wv * in[ix];
+                }
+              }
+          }
+        }
+      });
+}
+
 struct Pool2dShape {
   int64_t n, c, h, w, oh, ow;
   int64_t kh, kw, stride_h, stride_w, pad_top, pad_left, pad_bottom, pad_right;

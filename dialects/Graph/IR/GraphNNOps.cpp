@@ -181,6 +181,67 @@ bool Conv2dOp::isPointwise() {
          getPadding()[1] == 0;
 }
 
+LogicalResult ConvTranspose2dOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> input =
+      diag.floatTensor(adaptor.getInput().getType(), "input");
+  if (failed(input))
+    return failure();
+  FailureOr<RankedTensorType> weight =
+      diag.floatTensor(adaptor.getWeight().getType(), "weight");
+  if (failed(weight) ||
+      failed(diag.sameElementType(*input, "input", *weight, "weight")))
+    return failure();
+  if (input->getRank() != 4)
+    return diag.fail("input must have rank 4 ([N, C, H, W]), got ",
+                     formatShape(input->getShape()));
+  if (weight->getRank() != 4)
+    return diag.fail("weight must have rank 4 ([C, O/groups, KH, KW]), got ",
+                     formatShape(weight->getShape()));
+  ArrayRef<int64_t> strides = adaptor.getStrides();
+  ArrayRef<int64_t> padding = adaptor.getPadding();
+  ArrayRef<int64_t> outputPadding = adaptor.getOutputPadding();
+  ArrayRef<int64_t> dilations = adaptor.getDilations();
+  if (failed(checkArray(diag, "strides", strides, 2, 1)) ||
+      failed(checkArray(diag, "padding", padding, 4, 0)) ||
+      failed(checkArray(diag, "output_padding", outputPadding, 2, 0)) ||
+      failed(checkArray(diag, "dilations", dilations, 2, 1)))
+    return failure();
+  for (int d = 0; d < 2; ++d)
+    if (outputPadding[d] >= strides[d] && outputPadding[d] >= dilations[d])
+      return diag.fail("output_padding ", formatShape(outputPadding),
+                       " must be smaller than the stride or the dilation in "
+                       "each dimension (strides ",
+                       formatShape(strides), ", dilations ",
+                       formatShape(dilations), ")");
+  int64_t groups = static_cast<int64_t>(adaptor.getGroups());
+  ArrayRef<int64_t> x = input->getShape(), w = weight->getShape();
+  if (groups < 1)
+    return diag.fail("groups must be >= 1, got ", groups);
+  if (w[0] != x[1])
+    return diag.fail("weight ", formatShape(w), " expects ", w[0],
+                     " input channels, input ", formatShape(x), " has ", x[1]);
+  if (x[1] % groups != 0)
+    return diag.fail("input channels (", x[1],
+                     ") must be divisible by groups (", groups, ")");
+  int64_t outChannels = w[1] * groups;
+  if (Value bias = adaptor.getBias())
+    if (failed(checkParameter(diag, bias, "bias", *input, {outChannels})))
+      return failure();
+  int64_t out[2];
+  for (int d = 0; d < 2; ++d)
+    out[d] = (x[2 + d] - 1) * strides[d] - padding[d] - padding[2 + d] +
+             dilations[d] * (w[2 + d] - 1) + outputPadding[d] + 1;
+  if (out[0] < 1 || out[1] < 1)
+    return diag.fail("the padding ", formatShape(padding),
+                     " removes the whole output (", out[0], "x", out[1], ")");
+  return inferred(inferredTypes,
+                  RankedTensorType::get({x[0], outChannels, out[0], out[1]},
+                                        input->getElementType()));
+}
+
 /// Shared by max and average pooling.
 template <typename Adaptor>
 static LogicalResult inferPool2d(std::optional<Location> location,
@@ -316,6 +377,12 @@ double Conv2dOp::getFlops() {
   ArrayRef<int64_t> w = getWeight().getType().getShape();
   return 2 * elementCount(getResult()) *
          static_cast<double>(w[1] * w[2] * w[3]);
+}
+
+// Each input element meets every kernel tap of its group's output channels.
+double ConvTranspose2dOp::getFlops() {
+  ArrayRef<int64_t> w = getWeight().getType().getShape();
+  return 2 * elementCount(getInput()) * static_cast<double>(w[1] * w[2] * w[3]);
 }
 
 template <typename PoolOp> static double poolFlops(PoolOp pool) {

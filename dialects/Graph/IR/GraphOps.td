@@ -464,6 +464,44 @@ def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure, Graph_InferTypeFromProperties,
   }];
 }
 
+def Graph_ConvTranspose2dOp : Graph_Op<"conv_transpose2d",
+    [Pure, Graph_InferTypeFromProperties, Graph_OwnCost, Graph_SplitPerSample]> {
+  let summary = "2-D transposed convolution, NCHW, as torch.nn.ConvTranspose2d.";
+  let description = [{
+    The gradient of `conv2d` with respect to its input (ONNX ConvTranspose):
+    each input pixel scatters its kernel-weighted values into the output.
+    `x: [N, C, H, W]`, `weight: [C, O/groups, KH, KW]` (input channels
+    first, as PyTorch), optional `bias: [O]`. `strides` (default `[1, 1]`),
+    `padding` as `[top, left, bottom, right]` (default zeros; PyTorch's
+    `padding=(ph, pw)` is `[ph, pw, ph, pw]`), `output_padding` (default
+    `[0, 0]`, added at the bottom and right), `dilations` (default
+    `[1, 1]`), `groups` (default 1). Output size per spatial dimension:
+    `(in - 1) * stride - pad_begin - pad_end + dilation * (k - 1) +
+    output_padding + 1`.
+
+    Verifier: ranks; `C` and `O` divisible by `groups`, `C` equal to
+    `weight[0]`; bias `[O]`; attribute lengths; strides and dilations >= 1;
+    padding >= 0; each output padding smaller than its stride or its
+    dilation (as PyTorch); output size >= 1.
+
+    ```mlir
+    %y = graph.conv_transpose2d %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, output_padding = array<i64: 1, 1>}
+        : tensor<1x64x28x28xf32>, tensor<64x32x3x3xf32>, tensor<32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$weight,
+                       Optional<Graph_FloatTensor>:$bias,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$output_padding,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` type(operands)
+  }];
+}
+
 class Graph_Pool2dOp<string mnemonic, string semantics, dag extraArgs>
     : Graph_Op<mnemonic, [Pure, Graph_InferTypeFromProperties,
     Graph_OwnCost, Graph_SplitPerSample]> {
