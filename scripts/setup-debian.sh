@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Installs what modelc needs to build and test on Debian 12 (run as root, or
 # with sudo available): LLVM/MLIR 22 and its lit/FileCheck, CMake, Ninja,
-# GoogleTest, OpenBLAS, oneDNN.
+# GoogleTest, OpenBLAS, oneDNN, and PyTorch and numpy for the tests that
+# compare with PyTorch (tests/torch).
 set -euo pipefail
 packages=(cmake ninja-build g++ git
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-          libgtest-dev libopenblas-dev libdnnl-dev)
+          libgtest-dev libopenblas-dev libdnnl-dev
+          # tests/torch compares modelc's numerics with PyTorch's; without
+          # them those tests are skipped, so CI installs them.
+          python3-torch python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,6 +1,7 @@
 # lit configuration of the modelc test suite.
 import os
 import shutil
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -29,6 +30,17 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # nvcc: tests of GPU code that must compile where the CUDA toolkit exists.
 if shutil.which("nvcc") or os.access("/usr/local/cuda/bin/nvcc", os.X_OK):
     config.available_features.add("nvcc")
+
+# torch: /usr/bin/python3 has Debian's python3-torch and python3-numpy, which
+# tests/torch compares modelc's numerics with (scripts/setup-debian.sh
+# installs them, so CI runs those tests). Looked up rather than imported:
+# importing torch takes seconds, and a torch that is there but broken makes
+# those tests fail instead of being skipped.
+if os.access("/usr/bin/python3", os.X_OK) and subprocess.run(
+        ["/usr/bin/python3", "-c", "import importlib.util as u, sys; "
+         "sys.exit(not (u.find_spec('torch') and u.find_spec('numpy')))"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("torch")
 
 # The entry points of an IR file (its func.func names), one a line: e2e loops
 # over tests/e2e/Inputs/ops.ir run every entry found there, so a new entry is

@@ -1,0 +1,302 @@
+#!/usr/bin/python3
+"""Checks every entry point of tests/e2e/Inputs/ops.ir against PyTorch.
+
+Each entry point found in ops.ir has a PyTorch function here, registered with
+@entry("name"), that mirrors the IR op by op. The script writes random
+weights (safetensors) for the ops.ir weight declarations, compiles ops.ir for
+the CPU plan and with every op on a simulated device (cpu+sim2,
+--place-all=sim:0, checked, weights external), runs each entry with
+modelc-run on random inputs and compares every output with PyTorch's: f32
+within rtol 1e-4 / atol 1e-5 unless the entry says otherwise, integers and
+booleans exactly. An entry of ops.ir without a function here (or a function
+without an entry) is a failure.
+
+    /usr/bin/python3 tests/torch/check_ops.py --modelc build/bin/modelc \\
+        --modelc-run build/bin/modelc-run --workdir /tmp/check-ops
+
+Adding an op to ops.ir: write its function below, next to the others, with
+the inputs' value ranges where [-1, 1] is not right for it.
+"""
+import argparse
+import os
+import sys
+import zlib
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from torchcheck import NUMPY_DTYPES, Checker, Tools, read_entries, \
+    read_weights, write_safetensors
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OPS_IR = os.path.join(HERE, "..", "e2e", "Inputs", "ops.ir")
+SEEDS = (0, 1)
+F32_RTOL, F32_ATOL = 1e-4, 1e-5
+
+# The plans each entry runs on: (tag, modelc flags besides the weights).
+CONFIGS = [
+    ("cpu", ["--target=cpu"]),
+    ("sim", ["--target=cpu+sim2", "--place-all=sim:0", "--checked",
+             "--external-weights"]),
+]
+
+# Value ranges of the weights that need one other than [-1, 1].
+WEIGHT_RANGES = {"bn.running_var": (0.5, 1.5), "classes": (0.5, 2.0)}
+
+
+# --- Input generators: (rng, shape, numpy dtype) -> array -------------------
+
+def uniform(low, high):
+    return lambda rng, shape, dtype: rng.uniform(low, high, shape).astype(dtype)
+
+
+def away_from_zero(low, high):
+    """Magnitude in [low, high], either sign (divisors)."""
+    def generate(rng, shape, dtype):
+        sign = rng.choice([-1.0, 1.0], shape)
+        return (sign * rng.uniform(low, high, shape)).astype(dtype)
+    return generate
+
+
+def integers(low, high, nonzero=False):
+    """Integers in [low, high]; without zero when nonzero."""
+    def generate(rng, shape, dtype):
+        values = np.array([v for v in range(low, high + 1)
+                           if v != 0 or not nonzero])
+        return rng.choice(values, shape).astype(dtype)
+    return generate
+
+
+def every_class(classes):
+    """Targets covering every class in [0, classes), then repeating."""
+    def generate(rng, shape, dtype):
+        size = int(np.prod(shape))
+        return rng.permutation(np.arange(size) % classes).reshape(
+            shape).astype(dtype)
+    return generate
+
+
+DEFAULT_FLOAT = uniform(-1.0, 1.0)
+
+# --- The PyTorch counterpart of each ops.ir entry ---------------------------
+
+ENTRIES = {}
+
+
+def entry(name, tolerances=None, **inputs):
+    """Registers fn(w, **inputs) as the PyTorch version of entry point
+    `name`: it returns the entry's outputs in order (a tuple, or one
+    tensor). `w` holds the weights as tensors, by name. `inputs` maps an
+    input to its generator (default: floats uniform in [-1, 1]; integer
+    inputs need one); `tolerances` maps an output index to (rtol, atol)
+    where the f32 default does not fit (say why next to it)."""
+    def register(fn):
+        ENTRIES[name] = (fn, inputs, tolerances or {})
+        return fn
+    return register
+
+
+def pad2d(x, padding, value=0.0):
+    """ops.ir padding [top, left, bottom, right] -> F.pad's order."""
+    top, left, bottom, right = padding
+    return F.pad(x, (left, right, top, bottom), value=value)
+
+
+# output1 sums transcendental functions of values in (-1, 1): no
+# accumulation, errors of a few ulp (2.4e-7 measured on |values| ~ 2), so
+# 1e-5 is a margin of ~40 and still catches exact and tanh gelu swapped
+# (they differ by up to 1.4e-4 there), which 1e-4 would not.
+@entry("elementwise", tolerances={1: (1e-5, 1e-6)}, a=uniform(-2.0, 2.0),
+       b=away_from_zero(0.5, 2.0), s=uniform(-3.0, 3.0))
+def elementwise(w, a, b, c, s):
+    v = torch.minimum(torch.maximum((((a + b) * c) - s) / b, a), c)
+    out0 = torch.abs(-v)
+    e = torch.exp(a)
+    lg = torch.log(e)
+    out1 = (F.gelu(torch.tanh(lg)) + F.gelu(torch.sigmoid(torch.sqrt(e)),
+                                            approximate="tanh")
+            + F.silu(torch.rsqrt(e)) + torch.erf(torch.pow(e, b)))
+    sel = torch.where(a > c, a, s)
+    le = a <= b
+    cf = (a * s).to(torch.int32).to(torch.float32)  # truncation toward 0
+    return out0, out1, sel, le, cf
+
+
+@entry("leaky_relu")
+def leaky_relu(w, a, b, x):
+    h = F.linear(x, w["proj.weight"], w["proj.bias"])
+    return (F.leaky_relu(a), torch.exp(F.leaky_relu(a + b, 0.2)),
+            F.leaky_relu(h, 1.5))
+
+
+@entry("integers", i=integers(-4, 4), j=integers(-4, 4, nonzero=True))
+def integer_ops(w, i, j):
+    two = torch.tensor(2, dtype=torch.int32)
+    v0 = i + two
+    v3 = torch.div(v0 * j - i, j, rounding_mode="trunc")
+    v4 = -v3
+    v7 = torch.minimum(torch.maximum(torch.abs(v4), i), v0)
+    v8 = torch.pow(v0, two)
+    eq = i == j
+    return v7, v8, eq.to(torch.float32), torch.where(eq, v8, torch.relu(v4))
+
+
+@entry("products")
+def products(w, a, b, x, g, c):
+    pw, pb = w["proj.weight"], w["proj.bias"]
+    gemm = 0.5 * (g.t() @ pw.t()) + 2.0 * c
+    return (torch.matmul(a, b), F.linear(x, pw, pb), F.linear(x, pw), gemm,
+            g @ pw)
+
+
+@entry("norms")
+def norms(w, x, g, img, p):
+    return (torch.softmax(x, 1), torch.log_softmax(x, -1),
+            F.layer_norm(x, (5, 6), g, g, eps=1e-5),
+            F.layer_norm(x, (6,), eps=1e-3),
+            F.batch_norm(img, p, w["bn.running_var"], p, p, training=False,
+                         eps=1e-5))
+
+
+@entry("convolutions")
+def convolutions(w, x, b, w1):
+    conv = F.conv2d(pad2d(x, (1, 2, 1, 0)), w["conv.weight"], b, stride=2,
+                    dilation=(1, 2), groups=2)
+    return (conv, F.conv2d(x, w1),
+            F.max_pool2d(x, 3, 2, padding=1),
+            F.avg_pool2d(x, 3, 2, padding=1, count_include_pad=False),
+            F.avg_pool2d(x, 2), x.mean((2, 3), keepdim=True))
+
+
+@entry("ceil_mode")
+def ceil_mode(w, x):
+    return (F.max_pool2d(x, 3, 2, ceil_mode=True),)
+
+
+@entry("shapes", ids=integers(0, 2))
+def shapes(w, x, y, t, ids):
+    return (x.reshape(4, -1), torch.flatten(x, 1), x.permute(2, 0, 1),
+            torch.cat([x, y, x], 1), x[:, -2:100, 0:4:3], t[:, ids],
+            x.sum((0, 2)), x.mean(1, keepdim=True), x.amax(-1))
+
+
+@entry("loss", t=every_class(5), t32=integers(0, 4))
+def loss(w, logits, t, t32):
+    return (F.cross_entropy(logits, t, weight=w["classes"]),
+            F.cross_entropy(logits, t32.long(), reduction="sum"),
+            F.cross_entropy(logits, t, reduction="none", ignore_index=0))
+
+
+# --- The check --------------------------------------------------------------
+
+def random_weights(declarations, seed):
+    rng = np.random.default_rng(seed)
+    weights = {}
+    for name, (shape, dtype) in declarations.items():
+        if dtype != "f32":
+            sys.exit(f"weight '{name}' is {dtype}: check_ops.py generates "
+                     f"f32 weights only; add a range for it")
+        low, high = WEIGHT_RANGES.get(name, (-1.0, 1.0))
+        weights[name] = rng.uniform(low, high, shape).astype(np.float32)
+    return weights
+
+
+def random_inputs(name, signature, generators, seed):
+    rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+    inputs = {}
+    for input_name, shape, dtype in signature:
+        generate = generators.get(input_name)
+        if generate is None:
+            if dtype != "f32":
+                sys.exit(f"entry '{name}': input '{input_name}' is {dtype}; "
+                         f"give it a generator in @entry (its valid range)")
+            generate = DEFAULT_FLOAT
+        inputs[input_name] = generate(rng, shape, NUMPY_DTYPES[dtype])
+    return inputs
+
+
+def check_entry(tools, checker, so, tag, name, signature, weights, largest):
+    """Runs entry `name` of model `so` for each seed and compares each
+    output with its PyTorch function's; records the largest errors."""
+    fn, generators, tolerances = ENTRIES[name]
+    input_signature, output_names = signature
+    for seed in SEEDS:
+        inputs = random_inputs(name, input_signature, generators, seed)
+        got = tools.run(so, name, inputs, output_names, f"{tag}.{seed}")
+        with torch.no_grad():
+            want = fn(weights, **{k: torch.from_numpy(v)
+                                  for k, v in inputs.items()})
+        if isinstance(want, torch.Tensor):
+            want = (want,)
+        if len(want) != len(output_names):
+            checker.fail(f"{name}: the PyTorch function returns {len(want)} "
+                         f"outputs, the entry has {len(output_names)}")
+            continue
+        for index, output in enumerate(output_names):
+            rtol, atol = tolerances.get(index, (F32_RTOL, F32_ATOL))
+            error = checker.compare(
+                f"ops.ir {tag} {name} {output} (seed {seed})", got[output],
+                want[index].numpy(), rtol, atol,
+                note=f"inputs: {tools.path(f'{tag}.{seed}.{name}')}.in.*.npy")
+            if error is not None:
+                key = (name, output)
+                largest[key] = max(largest.get(key, 0.0), error)
+
+
+def check_registry(checker, names):
+    """Every entry point has a PyTorch function, and every function an
+    entry point."""
+    for name in names:
+        if name not in ENTRIES:
+            checker.fail(f"entry '{name}' of ops.ir has no PyTorch "
+                         f"counterpart: add one to tests/torch/check_ops.py "
+                         f"(a function decorated @entry(\"{name}\"))")
+    for name in ENTRIES:
+        if name not in names:
+            checker.fail(f"check_ops.py has a PyTorch function for '{name}', "
+                         f"which ops.ir does not have (renamed?)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--modelc", required=True)
+    parser.add_argument("--modelc-run", required=True)
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--ir", default=OPS_IR)
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+
+    tools = Tools(args.modelc, args.modelc_run, args.workdir)
+    checker = Checker()
+    names = read_entries(args.ir)
+    check_registry(checker, names)
+
+    weights = random_weights(read_weights(args.ir), seed=7)
+    weights_file = tools.path("weights.safetensors")
+    write_safetensors(weights_file, weights)
+    print(f"weights: {weights_file}")
+    torch_weights = {k: torch.from_numpy(v) for k, v in weights.items()}
+
+    largest = {}
+    for tag, flags in CONFIGS:
+        so, _ = tools.compile(args.ir, f"ops-{tag}.so",
+                              ["--weights", weights_file, *flags])
+        signatures = tools.signatures(so)
+        if list(signatures) != names:
+            checker.fail(f"{tag}: the model's entries {list(signatures)} "
+                         f"are not ops.ir's {names}")
+        for name in names:
+            if name in ENTRIES and name in signatures:
+                check_entry(tools, checker, so, tag, name, signatures[name],
+                            torch_weights, largest)
+    print("largest absolute error per output, over plans and seeds:")
+    for (name, output), error in largest.items():
+        print(f"  {name} {output}: {error:.3g}")
+    return checker.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
