@@ -87,3 +87,18 @@ func.func @output_without_batch(%x: tensor<4x4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{cannot split the batch: an output does not carry it}}
   return %w : tensor<4xf32>
 }
+
+// -----
+
+// A transposed convolution works on each image alone (it declares
+// BatchSplitOpInterface without conditions): each replica takes half.
+// CHECK-LABEL: func.func @conv_transpose_split
+// CHECK: graph.conv_transpose2d {{.*}} {device = "sim:0", strides = array<i64: 2, 2>} : tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32>
+// CHECK: graph.conv_transpose2d {{.*}} {device = "sim:1", strides = array<i64: 2, 2>} : tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32>
+// CHECK: graph.concat {{.*}} {axis = 0 : i64, device = "cpu"}
+graph.weight @wt : tensor<4x3x3x3xf32>
+func.func @conv_transpose_split(%x: tensor<4x4x5x5xf32>) -> tensor<4x3x11x11xf32> {
+  %w = graph.weight_ref @wt : tensor<4x3x3x3xf32>
+  %y = graph.conv_transpose2d %x, %w {strides = array<i64: 2, 2>} : tensor<4x4x5x5xf32>, tensor<4x3x3x3xf32>
+  return %y : tensor<4x3x11x11xf32>
+}

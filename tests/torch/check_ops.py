@@ -171,6 +171,23 @@ def convolutions(w, x, b, w1):
             F.avg_pool2d(x, 2), x.mean((2, 3), keepdim=True))
 
 
+@entry("conv_transpose2d")
+def conv_transpose2d(w, x, wt, b, wg):
+    # PyTorch pads both sides alike: [1, 1, 1, 1] is padding=1. The second
+    # pads [top 0, left 1, bottom 1, right 0]: pad symmetrically by the
+    # larger amount (1) and keep the rows and columns of the smaller side
+    # (a bottom/right padding of 0 adds back the one row/column the
+    # symmetric padding removed there).
+    first = F.conv_transpose2d(x, wt, b, stride=2, padding=1, output_padding=1)
+    full = F.conv_transpose2d(x, wg, None, stride=(1, 2), padding=0,
+                              output_padding=(1, 1), dilation=(2, 1),
+                              groups=2)
+    # full: H = 4 + 2 + 1 + 1 = 8 rows, W = 8 + 2 + 1 + 1 = 12 columns;
+    # padding top 0 / bottom 1 drops the last row, left 1 / right 0 drops
+    # the first column.
+    return first, full[:, :, 0:7, 1:12]
+
+
 @entry("ceil_mode")
 def ceil_mode(w, x):
     return (F.max_pool2d(x, 3, 2, ceil_mode=True),)

@@ -395,6 +395,78 @@ func.func @batch_norm_channels(%x: tensor<1x4x2x2xf32>, %c: tensor<4xf32>, %v: t
 
 //===--- convolution and pooling ---===//
 
+func.func @convt_input_rank(%x: tensor<4x9x9xf32>, %w: tensor<4x8x3x3xf32>) {
+  // expected-error @+1 {{'graph.conv_transpose2d' op input must have rank 4 ([N, C, H, W]), got [4, 9, 9]}}
+  %0 = graph.conv_transpose2d %x, %w : tensor<4x9x9xf32>, tensor<4x8x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @convt_weight_rank(%x: tensor<1x4x9x9xf32>, %w: tensor<4x8x3xf32>) {
+  // expected-error @+1 {{'graph.conv_transpose2d' op weight must have rank 4 ([C, O/groups, KH, KW]), got [4, 8, 3]}}
+  %0 = graph.conv_transpose2d %x, %w : tensor<1x4x9x9xf32>, tensor<4x8x3xf32>
+  return
+}
+
+// -----
+
+func.func @convt_channels(%x: tensor<1x3x9x9xf32>, %w: tensor<4x8x3x3xf32>) {
+  // expected-error @+1 {{'graph.conv_transpose2d' op weight [4, 8, 3, 3] expects 4 input channels, input [1, 3, 9, 9] has 3}}
+  %0 = graph.conv_transpose2d %x, %w : tensor<1x3x9x9xf32>, tensor<4x8x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @convt_groups_divide(%x: tensor<1x4x9x9xf32>, %w: tensor<4x2x3x3xf32>) {
+  // expected-error @+1 {{'graph.conv_transpose2d' op input channels (4) must be divisible by groups (3)}}
+  %0 = graph.conv_transpose2d %x, %w {groups = 3} : tensor<1x4x9x9xf32>, tensor<4x2x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @convt_groups_zero(%x: tensor<1x4x9x9xf32>, %w: tensor<4x2x3x3xf32>) {
+  // expected-error @+1 {{'graph.conv_transpose2d' op groups must be >= 1, got 0}}
+  %0 = graph.conv_transpose2d %x, %w {groups = 0} : tensor<1x4x9x9xf32>, tensor<4x2x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @convt_output_padding(%x: tensor<1x4x9x9xf32>, %w: tensor<4x2x3x3xf32>) {
+  // expected-error @+1 {{'graph.conv_transpose2d' op output_padding [0, 2] must be smaller than the stride or the dilation in each dimension (strides [2, 2], dilations [1, 1])}}
+  %0 = graph.conv_transpose2d %x, %w {strides = array<i64: 2, 2>, output_padding = array<i64: 0, 2>} : tensor<1x4x9x9xf32>, tensor<4x2x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @convt_output_padding_length(%x: tensor<1x4x9x9xf32>, %w: tensor<4x2x3x3xf32>) {
+  // expected-error @+1 {{'graph.conv_transpose2d' op output_padding must have 2 entries, got 4}}
+  %0 = graph.conv_transpose2d %x, %w {output_padding = array<i64: 0, 0, 0, 0>} : tensor<1x4x9x9xf32>, tensor<4x2x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @convt_empty(%x: tensor<1x4x2x2xf32>, %w: tensor<4x2x1x1xf32>) {
+  // expected-error @+1 {{'graph.conv_transpose2d' op the padding [1, 1, 1, 1] removes the whole output (0x0)}}
+  %0 = graph.conv_transpose2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x2x2xf32>, tensor<4x2x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @convt_bias(%x: tensor<1x4x9x9xf32>, %w: tensor<4x2x3x3xf32>, %b: tensor<2xf32>) {
+  // expected-error @+1 {{'graph.conv_transpose2d' op bias must have shape [4], got [2]}}
+  %0 = graph.conv_transpose2d %x, %w, %b {groups = 2} : tensor<1x4x9x9xf32>, tensor<4x2x3x3xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
 func.func @conv_input_rank(%x: tensor<4x9x9xf32>, %w: tensor<8x4x3x3xf32>) {
   // expected-error @+1 {{'graph.conv2d' op input must have rank 4 ([N, C, H, W]), got [4, 9, 9]}}
   %0 = graph.conv2d %x, %w : tensor<4x9x9xf32>, tensor<8x4x3x3xf32>

@@ -127,6 +127,15 @@ func.func @normalization(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>, %img: tensor<
   return %0, %1, %2, %3, %4 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<1x4x5x5xf32>
 }
 
+// CHECK-LABEL: func.func @transposed_convolution
+func.func @transposed_convolution(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<6xf32>) -> (tensor<1x6x10x10xf32>, tensor<1x3x7x7xf32>) {
+  // CHECK: graph.conv_transpose2d %{{.*}}, %{{.*}}, %{{.*}} {groups = 2 : i64, output_padding = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>, tensor<6xf32>
+  %0 = graph.conv_transpose2d %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, output_padding = array<i64: 1, 1>, groups = 2} : tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>, tensor<6xf32>
+  // CHECK: graph.conv_transpose2d %{{.*}}, %{{.*}} : tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>
+  %1 = graph.conv_transpose2d %x, %w : tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>
+  return %0, %1 : tensor<1x6x10x10xf32>, tensor<1x3x7x7xf32>
+}
+
 // CHECK-LABEL: func.func @convolution_and_pooling
 func.func @convolution_and_pooling(%x: tensor<1x4x9x9xf32>, %w: tensor<8x2x3x3xf32>, %b: tensor<8xf32>) -> (tensor<1x8x5x5xf32>, tensor<1x8x9x9xf32>, tensor<1x4x5x5xf32>, tensor<1x4x4x4xf32>, tensor<1x4x1x1xf32>) {
   // CHECK: graph.conv2d %{{.*}}, %{{.*}}, %{{.*}} {groups = 2 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x4x9x9xf32>, tensor<8x2x3x3xf32>, tensor<8xf32>
