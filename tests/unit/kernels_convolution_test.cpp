@@ -1,9 +1,11 @@
-// kernels_convolution_test.cpp - conv2d (direct and im2col), max_pool2d,
-// avg_pool2d and global_avg_pool of compiler/kernels/cpu/kernels.h against
-// double-precision loops, NCHW, on small odd shapes.
+// kernels_convolution_test.cpp - conv2d (direct and im2col),
+// conv_transpose2d, max_pool2d, avg_pool2d and global_avg_pool of
+// compiler/kernels/cpu/kernels.h against double-precision loops, NCHW, on
+// small odd shapes.
 #include "kernel_test_context.h"
 
 using modelc_cpu::Conv2dShape;
+using modelc_cpu::ConvTranspose2dShape;
 using modelc_cpu::Pool2dShape;
 using modelc_test::expectNear;
 using modelc_test::KernelTestContext;
@@ -36,6 +38,36 @@ std::vector<double> referenceConv2d(const std::vector<float> &x,
               }
           y[((img * s.o + oc) * s.oh + oy) * s.ow + ox] = sum;
         }
+  return y;
+}
+
+/// Transposed convolution by its definition: every input pixel scatters
+/// its kernel-weighted values into the output.
+std::vector<double> referenceConvTranspose2d(const std::vector<float> &x,
+                                             const std::vector<float> &w,
+                                             const float *bias,
+                                             const ConvTranspose2dShape &s) {
+  int64_t cg = s.c / s.groups, og = s.o / s.groups;
+  std::vector<double> y(s.n * s.o * s.oh * s.ow, 0.0);
+  for (int64_t img = 0; img < s.n; ++img)
+    for (int64_t ci = 0; ci < s.c; ++ci)
+      for (int64_t iy = 0; iy < s.h; ++iy)
+        for (int64_t ix = 0; ix < s.w; ++ix)
+          for (int64_t oc = 0; oc < og; ++oc)
+            for (int64_t ky = 0; ky < s.kh; ++ky)
+              for (int64_t kx = 0; kx < s.kw; ++kx) {
+                int64_t oy = iy * s.stride_h - s.pad_top + ky * s.dilation_h;
+                int64_t ox = ix * s.stride_w - s.pad_left + kx * s.dilation_w;
+                if (oy < 0 || oy >= s.oh || ox < 0 || ox >= s.ow)
+                  continue;
+                int64_t o = ci / cg * og + oc;
+                y[((img * s.o + o) * s.oh + oy) * s.ow + ox] +=
+                    double(x[((img * s.c + ci) * s.h + iy) * s.w + ix]) *
+                    w[((ci * og + oc) * s.kh + ky) * s.kw + kx];
+              }
+  if (bias)
+    for (size_t i = 0; i < y.size(); ++i)
+      y[i] += bias[(i / (s.oh * s.ow)) % s.o];
   return y;
 }
 
@@ -96,6 +128,52 @@ TEST(CpuKernels, Conv2d) {
                          scratch.data());
       expectNear(y, referenceConv2d(x, w, withBias ? bias.data() : nullptr, s),
                  1e-5, 1e-5);
+    }
+  }
+}
+
+TEST(CpuKernels, ConvTranspose2d) {
+  struct Case {
+    const char *name;
+    // n, c, h, w, o, kh, kw, stride_h, stride_w, pad_top, pad_left,
+    // pad_bottom, pad_right, output_padding_h, output_padding_w,
+    // dilation_h, dilation_w, groups
+    int64_t v[18];
+  } cases[] = {
+      {"3x3 stride 1", {2, 3, 5, 4, 2, 3, 3, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1}},
+      {"stride 2 pad 1 output padding 1",
+       {1, 4, 5, 5, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1}},
+      {"uneven strides and pads",
+       {1, 2, 4, 6, 3, 2, 3, 3, 2, 0, 2, 1, 0, 2, 1, 1, 1, 1}},
+      {"dilation 2 groups 2",
+       {2, 4, 5, 5, 6, 3, 2, 1, 2, 1, 0, 0, 1, 1, 1, 2, 1, 2}},
+      {"depthwise", {1, 3, 4, 4, 3, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0, 1, 1, 3}},
+      {"padding larger than a tap's reach",
+       {1, 1, 3, 3, 1, 2, 2, 1, 1, 1, 2, 0, 0, 0, 0, 1, 1, 1}},
+  };
+  for (const auto &c : cases) {
+    SCOPED_TRACE(c.name);
+    const int64_t *v = c.v;
+    int64_t oh =
+        (v[2] - 1) * v[7] - v[9] - v[11] + v[15] * (v[5] - 1) + v[13] + 1;
+    int64_t ow =
+        (v[3] - 1) * v[8] - v[10] - v[12] + v[16] * (v[6] - 1) + v[14] + 1;
+    ConvTranspose2dShape s{v[0], v[1], v[2], v[3], v[4],  v[5],  v[6],  oh,
+                           ow,   v[7], v[8], v[9], v[10], v[15], v[16], v[17]};
+    std::vector<float> x = randomFloats(s.n * s.c * s.h * s.w, 51);
+    std::vector<float> w =
+        randomFloats(s.c * (s.o / s.groups) * s.kh * s.kw, 52);
+    std::vector<float> bias = randomFloats(s.o, 53);
+    for (bool withBias : {false, true}) {
+      KernelTestContext ctx;
+      std::vector<float> y(s.n * s.o * s.oh * s.ow, NAN);
+      modelc_cpu::conv_transpose2d(ctx.get(), x.data(), w.data(),
+                                   withBias ? bias.data() : nullptr, y.data(),
+                                   s);
+      expectNear(
+          y,
+          referenceConvTranspose2d(x, w, withBias ? bias.data() : nullptr, s),
+          1e-5, 1e-5);
     }
   }
 }

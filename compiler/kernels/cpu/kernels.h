@@ -255,6 +255,17 @@ inline void batch_norm(modelc_run_ctx *ctx, const float *x, const float *scale,
 // Convolution and pooling (NCHW)
 //===----------------------------------------------------------------------===//
 
+/// The indices [first, last) of [0, count) whose position i * stride +
+/// shift lies in [0, limit): the columns a convolution tap reads or writes
+/// inside the image (first == last when there are none).
+inline void strided_span(int64_t shift, int64_t stride, int64_t limit,
+                         int64_t count, int64_t &first, int64_t &last) {
+  first = shift >= 0 ? 0 : (-shift + stride - 1) / stride;
+  last = limit - shift <= 0 ? 0 : (limit - shift + stride - 1) / stride;
+  first = std::min(first, count);
+  last = std::max(std::min(last, count), first);
+}
+
 struct Conv2dShape {
   int64_t n, c, h, w; // input
   int64_t o, kh, kw;  // weight [o, c/groups, kh, kw]
@@ -293,13 +304,8 @@ inline void conv2d(modelc_run_ctx *ctx, const float *x, const float *w,
                 // Output columns whose input column lies inside the image
                 // form one span [x0, x1): copied whole when the stride is 1.
                 int64_t shift = kx * s.dilation_w - s.pad_left;
-                int64_t x0 =
-                    shift >= 0 ? 0 : (-shift + s.stride_w - 1) / s.stride_w;
-                int64_t x1 = s.w - shift <= 0
-                                 ? 0
-                                 : (s.w - shift + s.stride_w - 1) / s.stride_w;
-                x0 = std::min(x0, s.ow);
-                x1 = std::max(std::min(x1, s.ow), x0);
+                int64_t x0, x1;
+                strided_span(shift, s.stride_w, s.w, s.ow, x0, x1);
                 for (int64_t oy = 0; oy < s.oh; ++oy) {
                   int64_t iy = oy * s.stride_h - s.pad_top + ky * s.dilation_h;
                   float *d = dst + oy * s.ow;
@@ -351,44 +357,39 @@ inline void conv_transpose2d(modelc_run_ctx *ctx, const float *x,
                              const float *w, const float *bias, float *y,
                              const ConvTranspose2dShape &s) {
   const int64_t cg = s.c / s.groups, og = s.o / s.groups, plane = s.oh * s.ow;
-  parallel_for(
-      ctx, s.n * s.o, grain_for(cg * s.kh * s.kw * s.h * s.w),
-      [&](int64_t begin, int64_t end) {
-        for (int64_t p = begin; p < end; ++p) {
-          const int64_t img = p / s.o, oc = p % s.o;
-          const int64_t g = oc / og, ocl = oc % og;
-          float *yp = y + p * plane;
-          std::fill(yp, yp + plane, bias ? bias[oc] : 0.0f);
-          for (int64_t ci = g * cg; ci < (g + 1) * cg; ++ci) {
-            const float *xp = x + (img * s.c + ci) * s.h * s.w;
-            const float *wp = w + (ci * og + ocl) * s.kh * s.kw;
-            for (int64_t ky = 0; ky < s.kh; ++ky)
-              for (int64_t kx = 0; kx < s.kw; ++kx) {
-                const float wv = wp[ky * s.kw + kx];
-                // Input columns [x0, x1) land inside the output row.
-                const int64_t shift = kx * s.dilation_w - s.pad_left;
-                int64_t x0 =
-                    shift >= 0 ? 0 : (-shift + s.stride_w - 1) / s.stride_w;
-                int64_t x1 = s.ow - shift <= 0
-                                 ? 0
-                                 : (s.ow - shift + s.stride_w - 1) / s.stride_w;
-                x1 = std::min(x1, s.w);
-                if (x1 <= x0)
-                  continue;
-                for (int64_t iy = 0; iy < s.h; ++iy) {
-                  const int64_t oy =
-                      iy * s.stride_h - s.pad_top + ky * s.dilation_h;
-                  if (oy < 0 || oy >= s.oh)
-                    continue;
-                  float *row = yp + oy * s.ow;
-                  const float *in = xp + iy * s.w;
-                  for (int64_t ix = x0; ix < x1; ++ix)
-                    row[ix * s.stride_w + shift] += wv * in[ix];
-                }
-              }
-          }
-        }
-      });
+  parallel_for(ctx, s.n * s.o, grain_for(cg * s.kh * s.kw * s.h * s.w),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t p = begin; p < end; ++p) {
+                   const int64_t img = p / s.o, oc = p % s.o;
+                   const int64_t g = oc / og, ocl = oc % og;
+                   float *yp = y + p * plane;
+                   std::fill(yp, yp + plane, bias ? bias[oc] : 0.0f);
+                   for (int64_t ci = g * cg; ci < (g + 1) * cg; ++ci) {
+                     const float *xp = x + (img * s.c + ci) * s.h * s.w;
+                     const float *wp = w + (ci * og + ocl) * s.kh * s.kw;
+                     for (int64_t ky = 0; ky < s.kh; ++ky)
+                       for (int64_t kx = 0; kx < s.kw; ++kx) {
+                         const float wv = wp[ky * s.kw + kx];
+                         // Input columns [x0, x1) land inside the output row.
+                         const int64_t shift = kx * s.dilation_w - s.pad_left;
+                         int64_t x0, x1;
+                         strided_span(shift, s.stride_w, s.ow, s.w, x0, x1);
+                         if (x1 == x0)
+                           continue;
+                         for (int64_t iy = 0; iy < s.h; ++iy) {
+                           const int64_t oy =
+                               iy * s.stride_h - s.pad_top + ky * s.dilation_h;
+                           if (oy < 0 || oy >= s.oh)
+                             continue;
+                           float *row = yp + oy * s.ow;
+                           const float *in = xp + iy * s.w;
+                           for (int64_t ix = x0; ix < x1; ++ix)
+                             row[ix * s.stride_w + shift] += wv * in[ix];
+                         }
+                       }
+                   }
+                 }
+               });
 }
 
 struct Pool2dShape {

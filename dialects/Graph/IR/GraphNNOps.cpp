@@ -118,37 +118,48 @@ static int64_t windowOutputSize(int64_t in, int64_t padBegin, int64_t padEnd,
   return out;
 }
 
+/// What conv2d and conv_transpose2d check alike: float input and weight of
+/// one element type, both of rank 4 (the weight laid out as `weightLayout`),
+/// two strides and dilations >= 1, four paddings >= 0, groups >= 1.
+static LogicalResult
+checkConvOperands(const OpDiagnostics &diag, Type inputType, Type weightType,
+                  StringRef weightLayout, ArrayRef<int64_t> strides,
+                  ArrayRef<int64_t> padding, ArrayRef<int64_t> dilations,
+                  uint64_t groups, RankedTensorType &input,
+                  RankedTensorType &weight) {
+  if (failed(diag.inputAndWeight(inputType, weightType, input, weight)))
+    return failure();
+  if (input.getRank() != 4)
+    return diag.fail("input must have rank 4 ([N, C, H, W]), got ",
+                     formatShape(input.getShape()));
+  if (weight.getRank() != 4)
+    return diag.fail("weight must have rank 4 (", weightLayout, "), got ",
+                     formatShape(weight.getShape()));
+  if (failed(checkArray(diag, "strides", strides, 2, 1)) ||
+      failed(checkArray(diag, "padding", padding, 4, 0)) ||
+      failed(checkArray(diag, "dilations", dilations, 2, 1)))
+    return failure();
+  if (static_cast<int64_t>(groups) < 1)
+    return diag.fail("groups must be >= 1, got ", static_cast<int64_t>(groups));
+  return success();
+}
+
 LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> location,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, getOperationName());
-  FailureOr<RankedTensorType> input =
-      diag.floatTensor(adaptor.getInput().getType(), "input");
-  if (failed(input))
-    return failure();
-  FailureOr<RankedTensorType> weight =
-      diag.floatTensor(adaptor.getWeight().getType(), "weight");
-  if (failed(weight) ||
-      failed(diag.sameElementType(*input, "input", *weight, "weight")))
-    return failure();
-  if (input->getRank() != 4)
-    return diag.fail("input must have rank 4 ([N, C, H, W]), got ",
-                     formatShape(input->getShape()));
-  if (weight->getRank() != 4)
-    return diag.fail("weight must have rank 4 ([O, C/groups, KH, KW]), got ",
-                     formatShape(weight->getShape()));
+  RankedTensorType input, weight;
   ArrayRef<int64_t> strides = adaptor.getStrides();
   ArrayRef<int64_t> padding = adaptor.getPadding();
   ArrayRef<int64_t> dilations = adaptor.getDilations();
-  if (failed(checkArray(diag, "strides", strides, 2, 1)) ||
-      failed(checkArray(diag, "padding", padding, 4, 0)) ||
-      failed(checkArray(diag, "dilations", dilations, 2, 1)))
+  if (failed(checkConvOperands(diag, adaptor.getInput().getType(),
+                               adaptor.getWeight().getType(),
+                               "[O, C/groups, KH, KW]", strides, padding,
+                               dilations, adaptor.getGroups(), input, weight)))
     return failure();
   int64_t groups = static_cast<int64_t>(adaptor.getGroups());
-  ArrayRef<int64_t> x = input->getShape(), w = weight->getShape();
-  if (groups < 1)
-    return diag.fail("groups must be >= 1, got ", groups);
+  ArrayRef<int64_t> x = input.getShape(), w = weight.getShape();
   if (x[1] % groups != 0 || w[0] % groups != 0)
     return diag.fail("input channels (", x[1], ") and output channels (", w[0],
                      ") must be divisible by groups (", groups, ")");
@@ -157,7 +168,7 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
                      " input channels (", w[1], " per group x ", groups,
                      " groups), input ", formatShape(x), " has ", x[1]);
   if (Value bias = adaptor.getBias())
-    if (failed(checkParameter(diag, bias, "bias", *input, {w[0]})))
+    if (failed(checkParameter(diag, bias, "bias", input, {w[0]})))
       return failure();
   int64_t outH = windowOutputSize(x[2], padding[0], padding[2], w[2],
                                   strides[0], dilations[0], false);
@@ -167,9 +178,8 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
     return diag.fail("the kernel ", formatShape(w.drop_front(2)),
                      " (dilated) does not fit the padded input ",
                      formatShape(x.drop_front(2)));
-  return inferred(
-      inferredTypes,
-      RankedTensorType::get({x[0], w[0], outH, outW}, input->getElementType()));
+  return inferred(inferredTypes, RankedTensorType::get({x[0], w[0], outH, outW},
+                                                       input.getElementType()));
 }
 
 bool Conv2dOp::isPointwise() {
@@ -185,29 +195,16 @@ LogicalResult ConvTranspose2dOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, getOperationName());
-  FailureOr<RankedTensorType> input =
-      diag.floatTensor(adaptor.getInput().getType(), "input");
-  if (failed(input))
-    return failure();
-  FailureOr<RankedTensorType> weight =
-      diag.floatTensor(adaptor.getWeight().getType(), "weight");
-  if (failed(weight) ||
-      failed(diag.sameElementType(*input, "input", *weight, "weight")))
-    return failure();
-  if (input->getRank() != 4)
-    return diag.fail("input must have rank 4 ([N, C, H, W]), got ",
-                     formatShape(input->getShape()));
-  if (weight->getRank() != 4)
-    return diag.fail("weight must have rank 4 ([C, O/groups, KH, KW]), got ",
-                     formatShape(weight->getShape()));
+  RankedTensorType input, weight;
   ArrayRef<int64_t> strides = adaptor.getStrides();
   ArrayRef<int64_t> padding = adaptor.getPadding();
   ArrayRef<int64_t> outputPadding = adaptor.getOutputPadding();
   ArrayRef<int64_t> dilations = adaptor.getDilations();
-  if (failed(checkArray(diag, "strides", strides, 2, 1)) ||
-      failed(checkArray(diag, "padding", padding, 4, 0)) ||
-      failed(checkArray(diag, "output_padding", outputPadding, 2, 0)) ||
-      failed(checkArray(diag, "dilations", dilations, 2, 1)))
+  if (failed(checkConvOperands(
+          diag, adaptor.getInput().getType(), adaptor.getWeight().getType(),
+          "[C, O/groups, KH, KW]", strides, padding, dilations,
+          adaptor.getGroups(), input, weight)) ||
+      failed(checkArray(diag, "output_padding", outputPadding, 2, 0)))
     return failure();
   for (int d = 0; d < 2; ++d)
     if (outputPadding[d] >= strides[d] && outputPadding[d] >= dilations[d])
@@ -217,9 +214,7 @@ LogicalResult ConvTranspose2dOp::inferReturnTypes(
                        formatShape(strides), ", dilations ",
                        formatShape(dilations), ")");
   int64_t groups = static_cast<int64_t>(adaptor.getGroups());
-  ArrayRef<int64_t> x = input->getShape(), w = weight->getShape();
-  if (groups < 1)
-    return diag.fail("groups must be >= 1, got ", groups);
+  ArrayRef<int64_t> x = input.getShape(), w = weight.getShape();
   if (w[0] != x[1])
     return diag.fail("weight ", formatShape(w), " expects ", w[0],
                      " input channels, input ", formatShape(x), " has ", x[1]);
@@ -228,7 +223,7 @@ LogicalResult ConvTranspose2dOp::inferReturnTypes(
                      ") must be divisible by groups (", groups, ")");
   int64_t outChannels = w[1] * groups;
   if (Value bias = adaptor.getBias())
-    if (failed(checkParameter(diag, bias, "bias", *input, {outChannels})))
+    if (failed(checkParameter(diag, bias, "bias", input, {outChannels})))
       return failure();
   int64_t out[2];
   for (int d = 0; d < 2; ++d)
@@ -239,7 +234,7 @@ LogicalResult ConvTranspose2dOp::inferReturnTypes(
                      " removes the whole output (", out[0], "x", out[1], ")");
   return inferred(inferredTypes,
                   RankedTensorType::get({x[0], outChannels, out[0], out[1]},
-                                        input->getElementType()));
+                                        input.getElementType()));
 }
 
 /// Shared by max and average pooling.

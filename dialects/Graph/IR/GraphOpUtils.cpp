@@ -121,3 +121,18 @@ OpDiagnostics::broadcast(ArrayRef<int64_t> a, ArrayRef<int64_t> b) const {
   }
   return result;
 }
+
+LogicalResult
+OpDiagnostics::inputAndWeight(Type input, Type weight,
+                              RankedTensorType &inputType,
+                              RankedTensorType &weightType) const {
+  FailureOr<RankedTensorType> x = floatTensor(input, "input");
+  if (failed(x))
+    return failure();
+  FailureOr<RankedTensorType> w = floatTensor(weight, "weight");
+  if (failed(w) || failed(sameElementType(*x, "input", *w, "weight")))
+    return failure();
+  inputType = *x;
+  weightType = *w;
+  return success();
+}

@@ -47,6 +47,11 @@ public:
   mlir::FailureOr<mlir::RankedTensorType>
   indexTensor(mlir::Type type, llvm::StringRef what) const;
 
+  /// `input` and `weight` as float tensors of one element type (products
+  /// and convolutions).
+  mlir::LogicalResult inputAndWeight(mlir::Type input, mlir::Type weight,
+                                     mlir::RankedTensorType &inputType,
+                                     mlir::RankedTensorType &weightType) const;
   /// `axis` in [-rank, rank) made non-negative.
   mlir::FailureOr<int64_t> axis(int64_t axis, int64_t rank,
                                 llvm::StringRef what = "axis") const;

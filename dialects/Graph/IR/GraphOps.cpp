@@ -225,15 +225,12 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, getOperationName());
-  FailureOr<RankedTensorType> input =
-      diag.floatTensor(adaptor.getInput().getType(), "input");
-  if (failed(input))
+  RankedTensorType inputType, weightType;
+  if (failed(diag.inputAndWeight(adaptor.getInput().getType(),
+                                 adaptor.getWeight().getType(), inputType,
+                                 weightType)))
     return failure();
-  FailureOr<RankedTensorType> weight =
-      diag.floatTensor(adaptor.getWeight().getType(), "weight");
-  if (failed(weight) ||
-      failed(diag.sameElementType(*input, "input", *weight, "weight")))
-    return failure();
+  auto *input = &inputType, *weight = &weightType;
   if (input->getRank() < 1)
     return diag.fail("input must have rank >= 1, got a scalar");
   if (weight->getRank() != 2)
