@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Installs what modelc needs to build and test on Debian 12 (run as root, or
 # with sudo available): LLVM/MLIR 22 and its lit/FileCheck, CMake, Ninja,
-# GoogleTest, OpenBLAS, oneDNN, and PyTorch and numpy for the tests that
-# compare with PyTorch (tests/torch).
+# GoogleTest, OpenBLAS, oneDNN, libonnx (ONNX import), and PyTorch, numpy
+# and python3-onnx for the tests that compare with PyTorch (tests/torch,
+# tests/onnx).
 set -euo pipefail
 packages=(cmake ninja-build g++ git
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
           libgtest-dev libopenblas-dev libdnnl-dev
+          # The ONNX importer (compiler/Import/Onnx): ONNX 1.12's protobuf
+          # classes and checker, and python3-onnx to make test models.
+          libonnx-dev libprotobuf-dev python3-onnx
           # tests/torch compares modelc's numerics with PyTorch's; without
           # them those tests are skipped, so CI installs them.
           python3-torch python3-numpy)

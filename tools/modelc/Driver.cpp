@@ -11,11 +11,13 @@
 #include "compiler/Codegen/HostPrinter.h"
 #include "compiler/Driver/BuildLibrary.h"
 #include "compiler/Driver/Weights.h"
+#include "compiler/Import/Onnx/OnnxImport.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/Target.h"
 #include "compiler/Transforms/PlacementSummary.h"
 #include "dialects/Device/IR/DeviceAttrs.h"
 #include "dialects/Graph/IR/GraphOps.h"
+#include "mlir/IR/Verifier.h"
 #include "tools/modelc/ParseModel.h"
 #include "tools/modelc/StageTimer.h"
 
@@ -139,6 +141,8 @@ private:
   }
 
   LogicalResult parse();
+  LogicalResult importOnnx();
+  LogicalResult parseIR();
   LogicalResult findPlaceAllTargets();
   LogicalResult place();
   LogicalResult lower();
@@ -158,6 +162,10 @@ private:
   MLIRContext context;
   llvm::SourceMgr sourceMgr;
   std::optional<SourceMgrDiagnosticHandler> diagnostics;
+  /// Errors in an imported ONNX model: located at its nodes by name.
+  std::optional<ScopedDiagnosticHandler> onnxDiagnostics;
+  /// The initializers of an imported ONNX model: its weights by default.
+  std::vector<modelc::onnx_import::InitializerData> onnxWeights;
   std::optional<StageTimer> timer;
   OwningOpRef<ModuleOp> module;
   ArgumentNames argumentNames;
@@ -219,6 +227,88 @@ LogicalResult Driver::run() {
 
 /// Parses and verifies the input, then runs the graph passes on it.
 LogicalResult Driver::parse() {
+  if (modelc::onnx_import::isOnnxPath(options.inputPath)) {
+    if (failed(importOnnx()))
+      return failure();
+  } else if (failed(parseIR())) {
+    return failure();
+  }
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  applyDefaultTimingPassManagerCLOptions(pm);
+  modelc::buildGraphPipeline(pm);
+  if (failed(pm.run(*module)))
+    return failure();
+  timer->stop("graph passes");
+  return success();
+}
+
+/// Prints `diag` as "where: error: message" with the location's name (an
+/// ONNX node) or file:line:col, and its notes.
+static void printLocated(Diagnostic &diag) {
+  auto where = [](Location loc) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (auto name = dyn_cast<NameLoc>(loc))
+      os << name.getName().getValue();
+    else if (auto file = dyn_cast<FileLineColLoc>(loc))
+      os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+         << file.getColumn();
+    else
+      os << loc;
+    return text;
+  };
+  const char *kind = diag.getSeverity() == DiagnosticSeverity::Error ? "error"
+                     : diag.getSeverity() == DiagnosticSeverity::Warning
+                         ? "warning"
+                         : "note";
+  llvm::errs() << where(diag.getLocation()) << ": " << kind << ": " << diag
+               << "\n";
+  for (Diagnostic &note : diag.getNotes())
+    llvm::errs() << where(note.getLocation()) << ": note: " << note << "\n";
+}
+
+/// Imports an ONNX model: its weights become the default weights.
+LogicalResult Driver::importOnnx() {
+  timer.emplace(options.timeStages);
+  onnxDiagnostics.emplace(&context, [](Diagnostic &diag) {
+    printLocated(diag);
+    return success();
+  });
+  modelc::onnx_import::ImportOptions importOptions;
+  for (const std::string &spec : options.inputShapes) {
+    auto [name, dims] = StringRef(spec).rsplit('=');
+    SmallVector<int64_t> shape;
+    SmallVector<StringRef> parts;
+    dims.split(parts, 'x');
+    bool valid = !name.empty() && !dims.empty();
+    for (StringRef part : parts) {
+      int64_t d;
+      valid = valid && !part.getAsInteger(10, d) && d > 0;
+      shape.push_back(valid ? d : 0);
+    }
+    if (!valid)
+      return fail("--input-shape takes NAME=D0xD1x... with positive sizes, "
+                  "got '" +
+                  spec + "'");
+    importOptions.inputShapes[name] = shape;
+  }
+  FailureOr<modelc::onnx_import::ImportedModel> imported =
+      modelc::onnx_import::importOnnxFile(options.inputPath, context,
+                                          importOptions);
+  if (failed(imported))
+    return failure();
+  module = std::move(imported->module);
+  onnxWeights = std::move(imported->weights);
+  if (failed(verify(*module)))
+    return failure();
+  timer->stop("import and verify");
+  return success();
+}
+
+/// Parses and verifies a model.ir.
+LogicalResult Driver::parseIR() {
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input =
       openInputFile(options.inputPath, &errorMessage);
@@ -233,15 +323,6 @@ LogicalResult Driver::parse() {
   if (!module)
     return failure();
   timer->stop("parse and verify");
-
-  PassManager pm(&context);
-  if (failed(applyPassManagerCLOptions(pm)))
-    return failure();
-  applyDefaultTimingPassManagerCLOptions(pm);
-  modelc::buildGraphPipeline(pm);
-  if (failed(pm.run(*module)))
-    return failure();
-  timer->stop("graph passes");
   return success();
 }
 
@@ -380,6 +461,14 @@ LogicalResult Driver::loadWeights() {
       return fail("--random-weights takes an integer seed, got '" +
                   *options.randomWeights + "'");
     weights = modelc::randomWeights(*module, seed);
+  } else if (modelc::onnx_import::isOnnxPath(options.inputPath)) {
+    // An ONNX model's initializers, in declaration order.
+    weights = modelc::declaredWeights(*module);
+    for (auto [weight, data] : llvm::zip(weights.weights, onnxWeights)) {
+      weights.storage.push_back(std::move(data.bytes));
+      weight.data = weights.storage.back().data();
+      weight.nbytes = weights.storage.back().size();
+    }
   } else if (hasWeights && options.emitKind == EmitKind::Library) {
     return fail("the model declares weights; give --weights FILE or "
                 "--random-weights[=SEED]");
@@ -388,7 +477,8 @@ LogicalResult Driver::loadWeights() {
   }
 
   if (!options.saveWeights.empty()) {
-    if (!options.randomWeights.has_value() && options.weightsPath.empty())
+    if (!options.randomWeights.has_value() && options.weightsPath.empty() &&
+        !modelc::onnx_import::isOnnxPath(options.inputPath))
       return fail("--save-weights needs --weights or --random-weights");
     if (failed(modelc::writeSafetensors(weights, options.saveWeights)))
       return failure(); // the error names the file and the reason

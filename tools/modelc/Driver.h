@@ -38,6 +38,8 @@ struct DriverOptions {
   bool dataParallel = false;
   bool checked = false;
   std::string placeAll;
+  /// --input-shape NAME=D0xD1x...: shapes of an ONNX model's dynamic inputs.
+  std::vector<std::string> inputShapes;
   bool cudaEmulation = false;
   bool allowTf32 = false;
   int debugDropTransfer = -1;

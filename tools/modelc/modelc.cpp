@@ -26,8 +26,9 @@ namespace {
 
 cl::OptionCategory modelcCategory("modelc options");
 
-cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.ir>"),
-                               cl::Required, cl::cat(modelcCategory));
+cl::opt<std::string> inputPath(cl::Positional,
+                               cl::desc("<model.ir|model.onnx>"), cl::Required,
+                               cl::cat(modelcCategory));
 
 cl::opt<std::string>
     outputPath("o",
@@ -121,6 +122,12 @@ cl::opt<std::string> placeAll(
              "choose; pins in the IR still win"),
     cl::value_desc("device"), cl::cat(modelcCategory));
 
+cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Shape of an ONNX model's input with dynamic dimensions, e.g. "
+             "x=1x3x224x224 (repeat per input)"),
+    cl::value_desc("name=shape"), cl::cat(modelcCategory));
+
 cl::opt<bool> cudaEmulation(
     "cuda-emulation",
     cl::desc("Testing: build the GPU plans' kernels as host code inside "
@@ -153,8 +160,9 @@ cl::opt<bool> verbose("v",
 
 constexpr const char *overview = R"(modelc: ahead-of-time graph compiler
 
-Compiles a model written in the graph dialect (see docs/ir.md) into a shared
-library that the modelc runtime loads and runs (docs/runtime.md).
+Compiles a model written in the graph dialect (see docs/ir.md), or an ONNX
+model (docs/onnx.md), into a shared library that the modelc runtime loads
+and runs (docs/runtime.md).
 
   modelc model.ir --weights w.safetensors -o model.so
   modelc model.ir --random-weights=7 -o model.so
@@ -162,9 +170,11 @@ library that the modelc runtime loads and runs (docs/runtime.md).
   modelc model.ir --target=h200x2 --emit=placed --placement-report=r.json
   modelc model.ir --target=cpu+sim2 --emit=scheduled   the back end's decisions
   modelc model.ir --emit=cpp          print the generated C++
+  modelc model.onnx -o model.so       weights from the ONNX initializers
+  modelc model.onnx --input-shape x=1x3x224x224 --emit=graph > model.ir
 
-Errors in the model are reported as file:line:col: error: ... and modelc
-exits with status 1.
+Errors in the model are reported as file:line:col: error: ... (for ONNX,
+model.onnx:node 'NAME': error: ...) and modelc exits with status 1.
 )";
 
 void printVersion(llvm::raw_ostream &os) {
@@ -197,6 +207,7 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.dataParallel = dataParallel;
   options.checked = checked;
   options.placeAll = placeAll;
+  options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   options.cudaEmulation = cudaEmulation;
   options.allowTf32 = allowTf32;
   options.debugDropTransfer = debugDropTransfer;

@@ -1,0 +1,118 @@
+//===- Importer.h - state of one ONNX import (private) ----------*- C++ -*-===//
+//
+// Private to compiler/Import/Onnx: the values, constants and weights built
+// so far, and the helpers op converters (OnnxOps.cpp) use to read a node's
+// inputs and attributes. Compiled with exceptions: libonnx reports through
+// them, and they never leave this library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MODELC_COMPILER_IMPORT_ONNX_IMPORTER_H
+#define MODELC_COMPILER_IMPORT_ONNX_IMPORTER_H
+
+#include "compiler/Import/Onnx/OnnxImport.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <functional>
+#include <optional>
+
+namespace modelc::onnx_import {
+
+class Importer;
+
+/// Converts one node; emits its error and fails when the node uses
+/// something modelc does not support.
+using NodeConverter =
+    std::function<mlir::LogicalResult(Importer &, const onnx::NodeProto &)>;
+
+/// The converters, by ONNX op type (OnnxOps.cpp).
+const llvm::StringMap<NodeConverter> &nodeConverters();
+
+class Importer {
+public:
+  Importer(mlir::MLIRContext &context, llvm::StringRef path,
+           const onnx::ModelProto &model)
+      : context(context), builder(&context), path(path.str()), model(model) {}
+
+  /// Builds the module; false after errors.
+  mlir::FailureOr<ImportedModel> run(const ImportOptions &options);
+
+  //===--- for the converters ---===//
+
+  /// The location of `node`: "model.onnx:node 'name'".
+  mlir::Location locationOf(const onnx::NodeProto &node) const;
+  /// An error at `node`.
+  mlir::InFlightDiagnostic error(const onnx::NodeProto &node) const;
+  /// Input `i` of `node` as a value (an initializer becomes a weight, a
+  /// constant a graph.constant); null, after an error, if it has none.
+  mlir::Value input(const onnx::NodeProto &node, int i);
+  /// Whether input `i` is present (ONNX skips optional inputs with "").
+  static bool hasInput(const onnx::NodeProto &node, int i) {
+    return i < node.input_size() && !node.input(i).empty();
+  }
+  /// Input `i` as constant integers (initializer or Constant output).
+  std::optional<llvm::SmallVector<int64_t>>
+  constantInts(const onnx::NodeProto &node, int i);
+  /// Input `i` as a constant scalar (any numeric element type).
+  std::optional<double> constantScalar(const onnx::NodeProto &node, int i);
+  /// Binds output `i` of `node` to `value`.
+  void define(const onnx::NodeProto &node, mlir::Value value, int i = 0);
+  /// Records `tensor` as the constant value of output 0 of `node`.
+  void defineConstant(const onnx::NodeProto &node,
+                      const onnx::TensorProto &tensor);
+
+  static const onnx::AttributeProto *attribute(const onnx::NodeProto &node,
+                                               llvm::StringRef name);
+  static int64_t intAttr(const onnx::NodeProto &node, llvm::StringRef name,
+                         int64_t otherwise);
+  static float floatAttr(const onnx::NodeProto &node, llvm::StringRef name,
+                         float otherwise);
+  static std::optional<llvm::SmallVector<int64_t>>
+  intsAttr(const onnx::NodeProto &node, llvm::StringRef name);
+  static std::string stringAttr(const onnx::NodeProto &node,
+                                llvm::StringRef name,
+                                llvm::StringRef otherwise);
+  /// The opset of the default ONNX domain.
+  int64_t opset() const { return defaultOpset; }
+
+  mlir::MLIRContext &context;
+  mlir::OpBuilder builder;
+
+private:
+  mlir::LogicalResult checkSupported();
+  mlir::LogicalResult addInputs(const ImportOptions &options,
+                                mlir::func::FuncOp &function);
+  mlir::Value weightOf(const onnx::TensorProto &tensor,
+                       const onnx::NodeProto &user);
+  mlir::Value constantOf(const onnx::TensorProto &tensor,
+                         const onnx::NodeProto &user);
+
+  std::string path;
+  const onnx::ModelProto &model;
+  int64_t defaultOpset = 1;
+  mlir::ModuleOp module;
+  llvm::StringMap<mlir::Value> values;
+  /// Initializers and the values of Constant nodes, by name.
+  llvm::StringMap<const onnx::TensorProto *> constants;
+  /// Tensors of Constant nodes (kept alive here).
+  std::vector<std::unique_ptr<onnx::TensorProto>> ownedConstants;
+  llvm::StringMap<mlir::Value> weightRefs;
+  std::vector<InitializerData> weights;
+};
+
+/// The MLIR element type of an ONNX TensorProto data type, or null.
+mlir::Type elementTypeOf(mlir::MLIRContext &context, int32_t dataType);
+/// The data of `tensor` in memory order for its element type; false when
+/// the data is missing or of an unsupported kind (`why` says which).
+bool tensorBytes(const onnx::TensorProto &tensor,
+                 std::vector<unsigned char> &bytes, std::string &why);
+
+} // namespace modelc::onnx_import
+
+#endif // MODELC_COMPILER_IMPORT_ONNX_IMPORTER_H

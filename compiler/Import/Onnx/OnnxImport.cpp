@@ -1,0 +1,550 @@
+//===- OnnxImport.cpp - reads a .onnx file into the graph dialect ---------===//
+//
+// Loading and checking the file, the entry point's inputs and outputs, the
+// initializers (weights or constants) and the walk over the nodes; the
+// per-op conversions are in OnnxOps.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/Onnx/Importer.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <onnx/checker.h>
+
+#include <cstring>
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::onnx_import;
+
+bool modelc::onnx_import::isOnnxPath(StringRef path) {
+  return llvm::sys::path::extension(path).equals_insensitive(".onnx");
+}
+
+Type modelc::onnx_import::elementTypeOf(MLIRContext &context,
+                                        int32_t dataType) {
+  Builder b(&context);
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case onnx::TensorProto::INT32:
+    return b.getI32Type();
+  case onnx::TensorProto::INT64:
+    return b.getI64Type();
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  default:
+    return nullptr;
+  }
+}
+
+static const char *dataTypeName(int32_t dataType) {
+  return onnx::TensorProto::DataType_IsValid(dataType)
+             ? onnx::TensorProto::DataType_Name(
+                   static_cast<onnx::TensorProto::DataType>(dataType))
+                   .c_str()
+             : "an unknown data type";
+}
+
+bool modelc::onnx_import::tensorBytes(const onnx::TensorProto &tensor,
+                                      std::vector<unsigned char> &bytes,
+                                      std::string &why) {
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    why = "its data is in an external file (ONNX external data is not "
+          "supported yet)";
+    return false;
+  }
+  int64_t count = 1;
+  for (int64_t d : tensor.dims())
+    count *= d;
+  size_t width = 0;
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::INT32:
+    width = 4;
+    break;
+  case onnx::TensorProto::INT64:
+    width = 8;
+    break;
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+    width = 2;
+    break;
+  case onnx::TensorProto::BOOL:
+    width = 1;
+    break;
+  default:
+    why = std::string("its element type ") + dataTypeName(tensor.data_type()) +
+          " is not supported";
+    return false;
+  }
+  size_t size = static_cast<size_t>(count) * width;
+  bytes.assign(size, 0);
+  if (!tensor.raw_data().empty()) {
+    if (tensor.raw_data().size() != size) {
+      why = "its raw data has " + std::to_string(tensor.raw_data().size()) +
+            " bytes, its shape needs " + std::to_string(size);
+      return false;
+    }
+    std::memcpy(bytes.data(), tensor.raw_data().data(), size);
+    return true;
+  }
+  auto fill = [&](const auto &field, auto convert) {
+    if (static_cast<int64_t>(field.size()) != count) {
+      why = "it has " + std::to_string(field.size()) + " values, its shape " +
+            "needs " + std::to_string(count);
+      return false;
+    }
+    for (int64_t i = 0; i < count; ++i)
+      convert(field.Get(i), bytes.data() + i * width);
+    return true;
+  };
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    return fill(tensor.float_data(),
+                [](float v, unsigned char *p) { std::memcpy(p, &v, 4); });
+  case onnx::TensorProto::INT64:
+    return fill(tensor.int64_data(),
+                [](int64_t v, unsigned char *p) { std::memcpy(p, &v, 8); });
+  case onnx::TensorProto::INT32:
+    return fill(tensor.int32_data(),
+                [](int32_t v, unsigned char *p) { std::memcpy(p, &v, 4); });
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+    // 16-bit values travel in int32_data, one per entry.
+    return fill(tensor.int32_data(), [](int32_t v, unsigned char *p) {
+      uint16_t bits = static_cast<uint16_t>(v);
+      std::memcpy(p, &bits, 2);
+    });
+  default: // BOOL
+    return fill(tensor.int32_data(),
+                [](int32_t v, unsigned char *p) { *p = v != 0; });
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Nodes: locations, attributes, inputs
+//===----------------------------------------------------------------------===//
+
+Location Importer::locationOf(const onnx::NodeProto &node) const {
+  std::string name = node.name().empty()
+                         ? "'" + node.op_type() + "' with output '" +
+                               (node.output_size() ? node.output(0) : "") + "'"
+                         : "'" + node.name() + "'";
+  return NameLoc::get(StringAttr::get(&context, path + ":node " + name));
+}
+
+InFlightDiagnostic Importer::error(const onnx::NodeProto &node) const {
+  return emitError(locationOf(node)) << node.op_type() << ": ";
+}
+
+const onnx::AttributeProto *Importer::attribute(const onnx::NodeProto &node,
+                                                StringRef name) {
+  for (const onnx::AttributeProto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t Importer::intAttr(const onnx::NodeProto &node, StringRef name,
+                          int64_t otherwise) {
+  const onnx::AttributeProto *a = attribute(node, name);
+  return a ? a->i() : otherwise;
+}
+
+float Importer::floatAttr(const onnx::NodeProto &node, StringRef name,
+                          float otherwise) {
+  const onnx::AttributeProto *a = attribute(node, name);
+  return a ? a->f() : otherwise;
+}
+
+std::optional<SmallVector<int64_t>>
+Importer::intsAttr(const onnx::NodeProto &node, StringRef name) {
+  const onnx::AttributeProto *a = attribute(node, name);
+  if (!a)
+    return std::nullopt;
+  return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::string Importer::stringAttr(const onnx::NodeProto &node, StringRef name,
+                                 StringRef otherwise) {
+  const onnx::AttributeProto *a = attribute(node, name);
+  return a ? a->s() : otherwise.str();
+}
+
+static RankedTensorType tensorTypeOf(MLIRContext &context,
+                                     const onnx::TensorProto &tensor) {
+  Type element = elementTypeOf(context, tensor.data_type());
+  if (!element)
+    return nullptr;
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  return RankedTensorType::get(shape, element);
+}
+
+Value Importer::weightOf(const onnx::TensorProto &tensor,
+                         const onnx::NodeProto &user) {
+  if (Value ref = weightRefs.lookup(tensor.name()))
+    return ref;
+  RankedTensorType type = tensorTypeOf(context, tensor);
+  InitializerData data{tensor.name(), {}};
+  std::string why;
+  if (!type || !tensorBytes(tensor, data.bytes, why)) {
+    error(user) << "initializer '" << tensor.name() << "': "
+                << (type ? why
+                         : std::string("its element type ") +
+                               dataTypeName(tensor.data_type()) +
+                               " is not supported");
+    return nullptr;
+  }
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(
+      module.getBody(),
+      std::next(module.getBody()->begin(), static_cast<long>(weights.size())));
+  Location loc = NameLoc::get(
+      StringAttr::get(&context, path + ":initializer '" + tensor.name() + "'"));
+  builder.create<graph::WeightOp>(loc, tensor.name(), type);
+  weights.push_back(std::move(data));
+  // The reference sits at the top of the entry block: every node may use it.
+  auto function = *module.getOps<func::FuncOp>().begin();
+  builder.setInsertionPointToStart(&function.getBody().front());
+  Value ref = builder.create<graph::WeightRefOp>(
+      loc, type, FlatSymbolRefAttr::get(&context, tensor.name()));
+  weightRefs[tensor.name()] = ref;
+  return ref;
+}
+
+Value Importer::constantOf(const onnx::TensorProto &tensor,
+                           const onnx::NodeProto &user) {
+  RankedTensorType type = tensorTypeOf(context, tensor);
+  std::vector<unsigned char> bytes;
+  std::string why;
+  if (!type || !tensorBytes(tensor, bytes, why)) {
+    error(user) << "constant '" << tensor.name()
+                << "': " << (type ? why : "its element type is not supported");
+    return nullptr;
+  }
+  DenseElementsAttr value;
+  if (type.getElementType().isInteger(1)) {
+    SmallVector<bool> bits(bytes.begin(), bytes.end());
+    value = DenseElementsAttr::get(type, ArrayRef<bool>(bits));
+  } else {
+    value = DenseElementsAttr::getFromRawBuffer(
+        type, ArrayRef<char>(reinterpret_cast<const char *>(bytes.data()),
+                             bytes.size()));
+  }
+  return builder.create<graph::ConstantOp>(locationOf(user), value);
+}
+
+Value Importer::input(const onnx::NodeProto &node, int i) {
+  if (!hasInput(node, i)) {
+    error(node) << "input " << i << " is missing";
+    return nullptr;
+  }
+  const std::string &name = node.input(i);
+  if (Value v = values.lookup(name))
+    return v;
+  if (const onnx::TensorProto *tensor = constants.lookup(name)) {
+    // Initializers are weights (named as in the file, replaceable with
+    // --weights); Constant nodes' values are constants the graph passes
+    // can fold.
+    bool initializer = llvm::any_of(
+        model.graph().initializer(),
+        [&](const onnx::TensorProto &t) { return t.name() == name; });
+    Value v = initializer ? weightOf(*tensor, node) : constantOf(*tensor, node);
+    if (v && !initializer)
+      values[name] = v;
+    return v;
+  }
+  error(node) << "input '" << name << "' is not defined before the node";
+  return nullptr;
+}
+
+std::optional<SmallVector<int64_t>>
+Importer::constantInts(const onnx::NodeProto &node, int i) {
+  if (!hasInput(node, i))
+    return std::nullopt;
+  const onnx::TensorProto *tensor = constants.lookup(node.input(i));
+  if (!tensor || (tensor->data_type() != onnx::TensorProto::INT64 &&
+                  tensor->data_type() != onnx::TensorProto::INT32))
+    return std::nullopt;
+  std::vector<unsigned char> bytes;
+  std::string why;
+  if (!tensorBytes(*tensor, bytes, why))
+    return std::nullopt;
+  SmallVector<int64_t> out;
+  bool wide = tensor->data_type() == onnx::TensorProto::INT64;
+  for (size_t off = 0; off < bytes.size(); off += wide ? 8 : 4) {
+    if (wide) {
+      int64_t v;
+      std::memcpy(&v, bytes.data() + off, 8);
+      out.push_back(v);
+    } else {
+      int32_t v;
+      std::memcpy(&v, bytes.data() + off, 4);
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
+std::optional<double> Importer::constantScalar(const onnx::NodeProto &node,
+                                               int i) {
+  if (!hasInput(node, i))
+    return std::nullopt;
+  const onnx::TensorProto *tensor = constants.lookup(node.input(i));
+  if (!tensor)
+    return std::nullopt;
+  std::vector<unsigned char> bytes;
+  std::string why;
+  if (!tensorBytes(*tensor, bytes, why))
+    return std::nullopt;
+  switch (tensor->data_type()) {
+  case onnx::TensorProto::FLOAT:
+    if (bytes.size() == 4) {
+      float v;
+      std::memcpy(&v, bytes.data(), 4);
+      return v;
+    }
+    break;
+  case onnx::TensorProto::INT64:
+    if (bytes.size() == 8) {
+      int64_t v;
+      std::memcpy(&v, bytes.data(), 8);
+      return static_cast<double>(v);
+    }
+    break;
+  case onnx::TensorProto::INT32:
+    if (bytes.size() == 4) {
+      int32_t v;
+      std::memcpy(&v, bytes.data(), 4);
+      return v;
+    }
+    break;
+  default:
+    break;
+  }
+  return std::nullopt;
+}
+
+void Importer::define(const onnx::NodeProto &node, Value value, int i) {
+  if (i < node.output_size() && !node.output(i).empty())
+    values[node.output(i)] = value;
+}
+
+void Importer::defineConstant(const onnx::NodeProto &node,
+                              const onnx::TensorProto &tensor) {
+  auto copy = std::make_unique<onnx::TensorProto>(tensor);
+  copy->set_name(node.output(0));
+  constants[node.output(0)] = copy.get();
+  ownedConstants.push_back(std::move(copy));
+}
+
+//===----------------------------------------------------------------------===//
+// The graph
+//===----------------------------------------------------------------------===//
+
+/// Every op type without a converter, with its count and first node, in one
+/// error.
+LogicalResult Importer::checkSupported() {
+  llvm::MapVector<StringRef, std::pair<int, const onnx::NodeProto *>> missing;
+  for (const onnx::NodeProto &node : model.graph().node()) {
+    bool known = (node.domain().empty() || node.domain() == "ai.onnx") &&
+                 nodeConverters().count(node.op_type());
+    if (known)
+      continue;
+    auto &entry = missing[node.op_type()];
+    if (!entry.second)
+      entry.second = &node;
+    ++entry.first;
+  }
+  if (missing.empty())
+    return success();
+  InFlightDiagnostic diag =
+      emitError(NameLoc::get(StringAttr::get(&context, path)))
+      << missing.size() << " ONNX op type"
+      << (missing.size() == 1 ? " is" : "s are") << " not supported yet:";
+  for (auto &[type, entry] : missing) {
+    const onnx::NodeProto &node = *entry.second;
+    diag << "\n  " << type;
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      diag << " (domain '" << node.domain() << "')";
+    diag << ": " << entry.first << " node" << (entry.first == 1 ? "" : "s")
+         << ", first "
+         << (node.name().empty() ? "with output '" + node.output(0) + "'"
+                                 : "'" + node.name() + "'");
+  }
+  return failure();
+}
+
+LogicalResult Importer::addInputs(const ImportOptions &options,
+                                  func::FuncOp &function) {
+  llvm::StringSet<> initializerNames;
+  for (const onnx::TensorProto &t : model.graph().initializer()) {
+    initializerNames.insert(t.name());
+    constants[t.name()] = &t;
+  }
+  SmallVector<Type> types;
+  SmallVector<std::string> names;
+  std::string dynamic;
+  bool failedType = false;
+  for (const onnx::ValueInfoProto &in : model.graph().input()) {
+    if (initializerNames.contains(in.name()))
+      continue; // an initializer listed as an input (older exporters)
+    const onnx::TypeProto_Tensor &t = in.type().tensor_type();
+    Type element = elementTypeOf(context, t.elem_type());
+    Location loc = NameLoc::get(
+        StringAttr::get(&context, path + ":input '" + in.name() + "'"));
+    if (!in.type().has_tensor_type() || !element) {
+      emitError(loc) << "input '" << in.name() << "': only tensors of f32, "
+                     << "f16, bf16, i32, i64 or bool are supported";
+      failedType = true;
+      continue;
+    }
+    SmallVector<int64_t> shape;
+    auto given = options.inputShapes.find(in.name());
+    if (given != options.inputShapes.end()) {
+      shape = given->second;
+      if (t.has_shape() &&
+          static_cast<size_t>(t.shape().dim_size()) != shape.size()) {
+        emitError(loc) << "--input-shape " << in.name() << " has "
+                       << shape.size() << " dimensions, the model's input has "
+                       << t.shape().dim_size();
+        failedType = true;
+      }
+    } else if (!t.has_shape()) {
+      dynamic += "\n  " + in.name() + ": no shape";
+    } else {
+      std::string dims;
+      for (const onnx::TensorShapeProto_Dimension &d : t.shape().dim()) {
+        if (d.has_dim_value() && d.dim_value() > 0) {
+          shape.push_back(d.dim_value());
+          continue;
+        }
+        dims += (dims.empty() ? "" : ", ") + std::string("dimension ") +
+                std::to_string(shape.size()) +
+                (d.has_dim_param() ? " ('" + d.dim_param() + "')" : "");
+        shape.push_back(-1);
+      }
+      if (!dims.empty())
+        dynamic += "\n  " + in.name() + ": " + dims;
+    }
+    types.push_back(RankedTensorType::get(shape, element));
+    names.push_back(in.name());
+  }
+  for (const auto &given : options.inputShapes)
+    if (!llvm::is_contained(names, given.getKey().str())) {
+      emitError(NameLoc::get(StringAttr::get(&context, path)))
+          << "--input-shape names '" << given.getKey()
+          << "', which is not an input of the model";
+      failedType = true;
+    }
+  if (!dynamic.empty()) {
+    emitError(NameLoc::get(StringAttr::get(&context, path)))
+        << "inputs with dynamic dimensions need --input-shape "
+           "NAME=D0xD1x... (repeat per input):"
+        << dynamic;
+    return failure();
+  }
+  if (failedType)
+    return failure();
+  builder.setInsertionPointToEnd(module.getBody());
+  std::string entry = "forward";
+  function = builder.create<func::FuncOp>(
+      NameLoc::get(StringAttr::get(&context, path)), entry,
+      builder.getFunctionType(types, {}));
+  Block *body = function.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(names)) {
+    function.setArgAttr(i, "graph.name", builder.getStringAttr(name));
+    values[name] = body->getArgument(i);
+  }
+  return success();
+}
+
+FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
+  for (const onnx::OperatorSetIdProto &o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx")
+      defaultOpset = o.version();
+  OwningOpRef<ModuleOp> owned =
+      ModuleOp::create(NameLoc::get(StringAttr::get(&context, path)));
+  module = *owned;
+  func::FuncOp function;
+  if (failed(checkSupported()) || failed(addInputs(options, function)))
+    return failure();
+  builder.setInsertionPointToEnd(&function.getBody().front());
+  bool ok = true;
+  for (const onnx::NodeProto &node : model.graph().node()) {
+    builder.setInsertionPointToEnd(&function.getBody().front());
+    if (failed(nodeConverters().lookup(node.op_type())(*this, node))) {
+      ok = false;
+      break;
+    }
+  }
+  if (!ok)
+    return failure();
+  SmallVector<Value> results;
+  SmallVector<std::string> resultNames;
+  for (const onnx::ValueInfoProto &out : model.graph().output()) {
+    Value v = values.lookup(out.name());
+    if (!v) {
+      emitError(NameLoc::get(StringAttr::get(&context, path)))
+          << "output '" << out.name() << "' is not computed by any node";
+      return failure();
+    }
+    results.push_back(v);
+    resultNames.push_back(out.name());
+  }
+  builder.setInsertionPointToEnd(&function.getBody().front());
+  builder.create<func::ReturnOp>(function.getLoc(), results);
+  function.setType(builder.getFunctionType(function.getArgumentTypes(),
+                                           ValueRange(results).getTypes()));
+  for (auto [i, name] : llvm::enumerate(resultNames))
+    function.setResultAttr(i, "graph.name", builder.getStringAttr(name));
+  ImportedModel imported;
+  imported.module = std::move(owned);
+  imported.weights = std::move(weights);
+  return imported;
+}
+
+FailureOr<ImportedModel>
+modelc::onnx_import::importOnnxFile(StringRef path, MLIRContext &context,
+                                    const ImportOptions &options) {
+  Location fileLoc = NameLoc::get(StringAttr::get(&context, path));
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    emitError(fileLoc) << "cannot read the file: "
+                       << buffer.getError().message();
+    return failure();
+  }
+  onnx::ModelProto model;
+  if ((*buffer)->getBufferSize() > static_cast<size_t>(INT32_MAX) ||
+      !model.ParseFromArray((*buffer)->getBufferStart(),
+                            static_cast<int>((*buffer)->getBufferSize()))) {
+    emitError(fileLoc) << "not a valid ONNX model (the protobuf does not "
+                          "parse: truncated, corrupted or not ONNX)";
+    return failure();
+  }
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    std::string message = e.what();
+    while (!message.empty() &&
+           (message.back() == '\n' || message.back() == ' '))
+      message.pop_back();
+    emitError(fileLoc) << "the ONNX checker rejects the model: " << message;
+    return failure();
+  }
+  context.loadDialect<graph::GraphDialect, func::FuncDialect>();
+  Importer importer(context, path, model);
+  return importer.run(options);
+}

@@ -1,0 +1,639 @@
+//===- OnnxOps.cpp - one converter per ONNX op type -----------------------===//
+//
+// Each converter reads its node's inputs and attributes and builds the
+// graph ops that compute the same thing, or emits an error at the node for
+// an attribute value modelc does not support (never a silent difference).
+// Result types come from the graph ops' own type inference, so a shape
+// error is reported at the node too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/Onnx/Importer.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::graph;
+using namespace modelc::onnx_import;
+using onnx::NodeProto;
+
+namespace {
+
+/// Builds OpT over `operands` with `attributes`, its result type inferred
+/// (errors at the node); null on failure.
+template <typename OpT>
+Value build(Importer &im, const NodeProto &node, ValueRange operands,
+            ArrayRef<NamedAttribute> attributes = {}) {
+  for (Value v : operands)
+    if (!v)
+      return nullptr;
+  Location loc = im.locationOf(node);
+  SmallVector<Type> types;
+  DictionaryAttr dict = DictionaryAttr::get(&im.context, attributes);
+  if (failed(OpT::inferReturnTypes(&im.context, loc, operands, dict,
+                                   /*properties=*/nullptr, /*regions=*/{},
+                                   types)))
+    return nullptr;
+  OperationState state(loc, OpT::getOperationName());
+  state.addOperands(operands);
+  state.addAttributes(attributes);
+  state.addTypes(types);
+  return im.builder.create(state)->getResult(0);
+}
+
+NamedAttribute named(Importer &im, StringRef name, Attribute value) {
+  return im.builder.getNamedAttr(name, value);
+}
+Attribute ints(Importer &im, ArrayRef<int64_t> values) {
+  return im.builder.getDenseI64ArrayAttr(values);
+}
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// A node whose only result is the elementwise OpT of its inputs.
+template <typename OpT>
+LogicalResult elementwise(Importer &im, const NodeProto &n) {
+  SmallVector<Value> operands;
+  for (int i = 0; i < n.input_size(); ++i)
+    operands.push_back(im.input(n, i));
+  Value v = build<OpT>(im, n, operands);
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+/// Variadic Max/Min/Sum: a chain of the binary op.
+template <typename OpT> LogicalResult chain(Importer &im, const NodeProto &n) {
+  Value acc = im.input(n, 0);
+  for (int i = 1; acc && i < n.input_size(); ++i)
+    acc = build<OpT>(im, n, {acc, im.input(n, i)});
+  if (!acc)
+    return failure();
+  im.define(n, acc);
+  return success();
+}
+
+LogicalResult passThrough(Importer &im, const NodeProto &n) {
+  Value v = im.input(n, 0);
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+LogicalResult compare(Importer &im, const NodeProto &n,
+                      ComparePredicate predicate) {
+  Value v = build<CompareOp>(
+      im, n, {im.input(n, 0), im.input(n, 1)},
+      {named(im, "predicate",
+             ComparePredicateAttr::get(&im.context, predicate))});
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+LogicalResult constant(Importer &im, const NodeProto &n) {
+  const onnx::AttributeProto *value = Importer::attribute(n, "value");
+  if (!value || !value->has_t()) {
+    im.error(n) << "only the 'value' form (a tensor) is supported";
+    return failure();
+  }
+  im.defineConstant(n, value->t());
+  return success();
+}
+
+LogicalResult leakyRelu(Importer &im, const NodeProto &n) {
+  Value v =
+      build<LeakyReluOp>(im, n, {im.input(n, 0)},
+                         {named(im, "alpha",
+                                im.builder.getF64FloatAttr(
+                                    Importer::floatAttr(n, "alpha", 0.01f)))});
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+/// Clip(x, min, max) as max(x, min) then min(., max), with constant bounds.
+LogicalResult clip(Importer &im, const NodeProto &n) {
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  for (int i : {1, 2}) {
+    if (!Importer::hasInput(n, i))
+      continue;
+    Value bound = im.input(n, i);
+    x = i == 1 ? build<MaxOp>(im, n, {x, bound})
+               : build<MinOp>(im, n, {x, bound});
+    if (!x)
+      return failure();
+  }
+  if (im.opset() < 11 &&
+      (Importer::attribute(n, "min") || Importer::attribute(n, "max"))) {
+    im.error(n) << "the opset < 11 form (min/max attributes) is not "
+                   "supported yet";
+    return failure();
+  }
+  im.define(n, x);
+  return success();
+}
+
+LogicalResult matmul(Importer &im, const NodeProto &n) {
+  return elementwise<MatmulOp>(im, n);
+}
+
+LogicalResult gemm(Importer &im, const NodeProto &n) {
+  SmallVector<Value> operands = {im.input(n, 0), im.input(n, 1)};
+  if (Importer::hasInput(n, 2))
+    operands.push_back(im.input(n, 2));
+  Value v = build<GemmOp>(
+      im, n, operands,
+      {named(im, "transpose_a",
+             im.builder.getBoolAttr(Importer::intAttr(n, "transA", 0))),
+       named(im, "transpose_b",
+             im.builder.getBoolAttr(Importer::intAttr(n, "transB", 0))),
+       named(im, "alpha",
+             im.builder.getF32FloatAttr(Importer::floatAttr(n, "alpha", 1))),
+       named(im, "beta",
+             im.builder.getF32FloatAttr(Importer::floatAttr(n, "beta", 1)))});
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+/// Checks what conv and pooling nodes share: 2-D, explicit padding.
+LogicalResult checkWindow(Importer &im, const NodeProto &n, Value x) {
+  if (!x)
+    return failure();
+  if (typeOf(x).getRank() != 4) {
+    im.error(n) << "only 2-D (NCHW) inputs are supported, got rank "
+                << typeOf(x).getRank();
+    return failure();
+  }
+  std::string autoPad = Importer::stringAttr(n, "auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "VALID") {
+    im.error(n) << "auto_pad " << autoPad
+                << " is not supported yet (give explicit pads)";
+    return failure();
+  }
+  return success();
+}
+
+SmallVector<int64_t> attrOr(const NodeProto &n, StringRef name,
+                            SmallVector<int64_t> otherwise) {
+  return Importer::intsAttr(n, name).value_or(otherwise);
+}
+
+template <typename ConvOp>
+LogicalResult conv(Importer &im, const NodeProto &n) {
+  Value x = im.input(n, 0), w = im.input(n, 1);
+  if (failed(checkWindow(im, n, x)) || !w)
+    return failure();
+  SmallVector<Value> operands = {x, w};
+  if (Importer::hasInput(n, 2))
+    operands.push_back(im.input(n, 2));
+  SmallVector<NamedAttribute> attrs = {
+      named(im, "strides", ints(im, attrOr(n, "strides", {1, 1}))),
+      named(im, "padding", ints(im, attrOr(n, "pads", {0, 0, 0, 0}))),
+      named(im, "dilations", ints(im, attrOr(n, "dilations", {1, 1}))),
+      named(im, "groups",
+            im.builder.getI64IntegerAttr(Importer::intAttr(n, "group", 1)))};
+  if constexpr (std::is_same_v<ConvOp, ConvTranspose2dOp>) {
+    if (Importer::attribute(n, "output_shape")) {
+      im.error(n) << "output_shape is not supported yet (give pads and "
+                     "output_padding)";
+      return failure();
+    }
+    attrs.push_back(named(im, "output_padding",
+                          ints(im, attrOr(n, "output_padding", {0, 0}))));
+  }
+  Value v = build<ConvOp>(im, n, operands, attrs);
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+template <typename PoolOp>
+LogicalResult pool(Importer &im, const NodeProto &n) {
+  Value x = im.input(n, 0);
+  if (failed(checkWindow(im, n, x)))
+    return failure();
+  if (n.output_size() > 1 && !n.output(1).empty()) {
+    im.error(n) << "the Indices output is not supported";
+    return failure();
+  }
+  SmallVector<int64_t> dilations = attrOr(n, "dilations", {1, 1});
+  if (llvm::any_of(dilations, [](int64_t d) { return d != 1; })) {
+    im.error(n) << "dilated pooling is not supported yet";
+    return failure();
+  }
+  std::optional<SmallVector<int64_t>> kernel =
+      Importer::intsAttr(n, "kernel_shape");
+  if (!kernel) {
+    im.error(n) << "kernel_shape is required";
+    return failure();
+  }
+  SmallVector<NamedAttribute> attrs = {
+      named(im, "kernel", ints(im, *kernel)),
+      named(im, "strides", ints(im, attrOr(n, "strides", {1, 1}))),
+      named(im, "padding", ints(im, attrOr(n, "pads", {0, 0, 0, 0}))),
+      named(im, "ceil_mode",
+            im.builder.getBoolAttr(Importer::intAttr(n, "ceil_mode", 0)))};
+  if constexpr (std::is_same_v<PoolOp, AvgPool2dOp>)
+    attrs.push_back(named(
+        im, "count_include_pad",
+        im.builder.getBoolAttr(Importer::intAttr(n, "count_include_pad", 0))));
+  Value v = build<PoolOp>(im, n, {x}, attrs);
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+LogicalResult batchNorm(Importer &im, const NodeProto &n) {
+  if (Importer::intAttr(n, "training_mode", 0) != 0 ||
+      (n.output_size() > 1 &&
+       llvm::any_of(llvm::drop_begin(n.output()),
+                    [](const std::string &o) { return !o.empty(); }))) {
+    im.error(n) << "training mode (running statistics as outputs) is not "
+                   "supported; export the model in eval mode";
+    return failure();
+  }
+  SmallVector<Value> operands;
+  for (int i = 0; i < 5; ++i)
+    operands.push_back(im.input(n, i));
+  Value v =
+      build<BatchNormOp>(im, n, operands,
+                         {named(im, "epsilon",
+                                im.builder.getF32FloatAttr(Importer::floatAttr(
+                                    n, "epsilon", 1e-5f)))});
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+template <typename SoftmaxLike>
+LogicalResult softmax(Importer &im, const NodeProto &n) {
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  int64_t rank = typeOf(x).getRank();
+  int64_t axis = Importer::intAttr(n, "axis", im.opset() < 13 ? 1 : -1);
+  // Before opset 13 the input is seen as 2-D, split at `axis`: the same as
+  // over the last axis only when `axis` is the last one.
+  if (im.opset() < 13 && normalizeAxis(axis, rank) != rank - 1) {
+    im.error(n) << "the opset " << im.opset()
+                << " form over the flattened dimensions from axis " << axis
+                << " is not supported yet";
+    return failure();
+  }
+  Value v = build<SoftmaxLike>(
+      im, n, {x}, {named(im, "axis", im.builder.getI64IntegerAttr(axis))});
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+LogicalResult layerNorm(Importer &im, const NodeProto &n) {
+  if (n.output_size() > 1 &&
+      llvm::any_of(llvm::drop_begin(n.output()),
+                   [](const std::string &o) { return !o.empty(); })) {
+    im.error(n) << "the Mean and InvStdDev outputs are not supported";
+    return failure();
+  }
+  Value x = im.input(n, 0), scale = im.input(n, 1);
+  Value bias = Importer::hasInput(n, 2) ? im.input(n, 2) : Value();
+  SmallVector<Value> operands = {x, scale};
+  if (bias)
+    operands.push_back(bias);
+  Value v = build<LayerNormOp>(
+      im, n, operands,
+      {named(im, "axis",
+             im.builder.getI64IntegerAttr(Importer::intAttr(n, "axis", -1))),
+       named(im, "epsilon",
+             im.builder.getF32FloatAttr(
+                 Importer::floatAttr(n, "epsilon", 1e-5f))),
+       named(im, "operandSegmentSizes",
+             im.builder.getDenseI32ArrayAttr({1, 1, bias ? 1 : 0}))});
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+Value reshapeTo(Importer &im, const NodeProto &n, Value x,
+                ArrayRef<int64_t> shape) {
+  if (!x)
+    return nullptr;
+  return build<ReshapeOp>(im, n, {x}, {named(im, "shape", ints(im, shape))});
+}
+
+LogicalResult reshape(Importer &im, const NodeProto &n) {
+  Value x = im.input(n, 0);
+  std::optional<SmallVector<int64_t>> shape = im.constantInts(n, 1);
+  if (!x)
+    return failure();
+  if (!shape) {
+    im.error(n) << "the shape must be a constant (an initializer or a "
+                   "Constant node)";
+    return failure();
+  }
+  bool allowZero = Importer::intAttr(n, "allowzero", 0) != 0;
+  ArrayRef<int64_t> in = typeOf(x).getShape();
+  for (auto [i, d] : llvm::enumerate(*shape))
+    if (d == 0 && !allowZero) {
+      if (i >= in.size()) {
+        im.error(n) << "shape entry " << i << " is 0 (copy) but the input "
+                    << "has rank " << in.size();
+        return failure();
+      }
+      d = in[i];
+    }
+  Value v = reshapeTo(im, n, x, *shape);
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+LogicalResult flatten(Importer &im, const NodeProto &n) {
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  ArrayRef<int64_t> in = typeOf(x).getShape();
+  int64_t axis = normalizeAxis(Importer::intAttr(n, "axis", 1), in.size());
+  int64_t outer = 1, inner = 1;
+  for (auto [i, d] : llvm::enumerate(in))
+    (static_cast<int64_t>(i) < axis ? outer : inner) *= d;
+  Value v = reshapeTo(im, n, x, {outer, inner});
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+/// Squeeze and Unsqueeze: axes from the attribute (opset < 13) or input 1.
+template <bool Unsqueeze>
+LogicalResult squeeze(Importer &im, const NodeProto &n) {
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  std::optional<SmallVector<int64_t>> axes =
+      im.opset() < 13 ? Importer::intsAttr(n, "axes") : im.constantInts(n, 1);
+  if (!axes && (Unsqueeze || Importer::hasInput(n, 1))) {
+    im.error(n) << "the axes must be constant";
+    return failure();
+  }
+  SmallVector<int64_t> shape(typeOf(x).getShape());
+  if (Unsqueeze) {
+    int64_t rank = shape.size() + axes->size();
+    SmallVector<int64_t> sorted;
+    for (int64_t a : *axes)
+      sorted.push_back(normalizeAxis(a, rank));
+    llvm::sort(sorted);
+    for (int64_t a : sorted)
+      shape.insert(shape.begin() + std::min<int64_t>(a, shape.size()), 1);
+  } else {
+    SmallVector<int64_t> out;
+    for (auto [i, d] : llvm::enumerate(shape)) {
+      bool listed = !axes || llvm::any_of(*axes, [&](int64_t a) {
+        return normalizeAxis(a, shape.size()) == static_cast<int64_t>(i);
+      });
+      if (listed && d != 1 && axes) {
+        im.error(n) << "axis " << i << " has size " << d << ", not 1";
+        return failure();
+      }
+      if (!(listed && d == 1))
+        out.push_back(d);
+    }
+    shape = out;
+  }
+  Value v = reshapeTo(im, n, x, shape);
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+LogicalResult transpose(Importer &im, const NodeProto &n) {
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  int64_t rank = typeOf(x).getRank();
+  SmallVector<int64_t> perm;
+  for (int64_t i = rank - 1; i >= 0; --i)
+    perm.push_back(i); // the default reverses the dimensions
+  Value v = build<TransposeOp>(
+      im, n, {x},
+      {named(im, "perm",
+             ints(im, Importer::intsAttr(n, "perm").value_or(perm)))});
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+LogicalResult concat(Importer &im, const NodeProto &n) {
+  SmallVector<Value> inputs;
+  for (int i = 0; i < n.input_size(); ++i)
+    inputs.push_back(im.input(n, i));
+  Value v = build<ConcatOp>(
+      im, n, inputs,
+      {named(im, "axis",
+             im.builder.getI64IntegerAttr(Importer::intAttr(n, "axis", 0)))});
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+LogicalResult slice(Importer &im, const NodeProto &n) {
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  std::optional<SmallVector<int64_t>> starts, ends, axes, steps;
+  if (im.opset() < 10) {
+    starts = Importer::intsAttr(n, "starts");
+    ends = Importer::intsAttr(n, "ends");
+    axes = Importer::intsAttr(n, "axes");
+  } else {
+    starts = im.constantInts(n, 1);
+    ends = im.constantInts(n, 2);
+    axes = im.constantInts(n, 3);
+    steps = im.constantInts(n, 4);
+    if ((Importer::hasInput(n, 3) && !axes) ||
+        (Importer::hasInput(n, 4) && !steps)) {
+      im.error(n) << "axes and steps must be constant";
+      return failure();
+    }
+  }
+  if (!starts || !ends) {
+    im.error(n) << "starts and ends must be constant";
+    return failure();
+  }
+  // ONNX clamps starts and ends into the dimension (INT64_MAX means the
+  // end); graph.slice clamps the same way.
+  SmallVector<NamedAttribute> attrs = {named(im, "starts", ints(im, *starts)),
+                                       named(im, "ends", ints(im, *ends))};
+  if (axes)
+    attrs.push_back(named(im, "axes", ints(im, *axes)));
+  if (steps)
+    attrs.push_back(named(im, "steps", ints(im, *steps)));
+  Value v = build<SliceOp>(im, n, {x}, attrs);
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+LogicalResult gather(Importer &im, const NodeProto &n) {
+  Value v = build<GatherOp>(
+      im, n, {im.input(n, 0), im.input(n, 1)},
+      {named(im, "axis",
+             im.builder.getI64IntegerAttr(Importer::intAttr(n, "axis", 0)))});
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+/// ReduceSum takes its axes as input 1 from opset 13 on, the others from
+/// opset 18 (not in ONNX 1.12); an empty axes list reduces everything unless
+/// noop_with_empty_axes.
+template <typename ReduceOp>
+LogicalResult reduce(Importer &im, const NodeProto &n, bool axesInput) {
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  std::optional<SmallVector<int64_t>> axes =
+      axesInput ? im.constantInts(n, 1) : Importer::intsAttr(n, "axes");
+  if (axesInput && Importer::hasInput(n, 1) && !axes) {
+    im.error(n) << "the axes must be constant";
+    return failure();
+  }
+  if ((!axes || axes->empty()) &&
+      Importer::intAttr(n, "noop_with_empty_axes", 0)) {
+    im.define(n, x);
+    return success();
+  }
+  SmallVector<NamedAttribute> attrs = {
+      named(im, "keepdims",
+            im.builder.getBoolAttr(Importer::intAttr(n, "keepdims", 1)))};
+  if (axes && !axes->empty())
+    attrs.push_back(named(im, "axes", ints(im, *axes)));
+  Value v = build<ReduceOp>(im, n, {x}, attrs);
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+LogicalResult castTo(Importer &im, const NodeProto &n) {
+  Value x = im.input(n, 0);
+  int64_t to = Importer::intAttr(n, "to", 0);
+  Type element = elementTypeOf(im.context, static_cast<int32_t>(to));
+  if (!x)
+    return failure();
+  if (!element) {
+    im.error(n) << "casting to ONNX data type " << to
+                << " is not supported (f32, f16, bf16, i32, i64, bool are)";
+    return failure();
+  }
+  Value v =
+      build<CastOp>(im, n, {x}, {named(im, "dtype", TypeAttr::get(element))});
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
+LogicalResult dropout(Importer &im, const NodeProto &n) {
+  if (n.output_size() > 1 && !n.output(1).empty()) {
+    im.error(n) << "the mask output is not supported (inference only)";
+    return failure();
+  }
+  return passThrough(im, n);
+}
+
+} // namespace
+
+const llvm::StringMap<NodeConverter> &modelc::onnx_import::nodeConverters() {
+  static const llvm::StringMap<NodeConverter> table = [] {
+    llvm::StringMap<NodeConverter> t;
+    t["Add"] = elementwise<AddOp>;
+    t["Sub"] = elementwise<SubOp>;
+    t["Mul"] = elementwise<MulOp>;
+    t["Div"] = elementwise<DivOp>;
+    t["Pow"] = elementwise<PowOp>;
+    t["Max"] = chain<MaxOp>;
+    t["Min"] = chain<MinOp>;
+    t["Sum"] = chain<AddOp>;
+    t["Neg"] = elementwise<NegOp>;
+    t["Abs"] = elementwise<AbsOp>;
+    t["Relu"] = elementwise<ReluOp>;
+    t["Exp"] = elementwise<ExpOp>;
+    t["Log"] = elementwise<LogOp>;
+    t["Sqrt"] = elementwise<SqrtOp>;
+    t["Tanh"] = elementwise<TanhOp>;
+    t["Sigmoid"] = elementwise<SigmoidOp>;
+    t["Erf"] = elementwise<ErfOp>;
+    t["LeakyRelu"] = leakyRelu;
+    t["Clip"] = clip;
+    t["Where"] = elementwise<SelectOp>;
+    t["Equal"] = [](Importer &im, const NodeProto &n) {
+      return compare(im, n, ComparePredicate::eq);
+    };
+    t["Less"] = [](Importer &im, const NodeProto &n) {
+      return compare(im, n, ComparePredicate::lt);
+    };
+    t["LessOrEqual"] = [](Importer &im, const NodeProto &n) {
+      return compare(im, n, ComparePredicate::le);
+    };
+    t["Greater"] = [](Importer &im, const NodeProto &n) {
+      return compare(im, n, ComparePredicate::gt);
+    };
+    t["GreaterOrEqual"] = [](Importer &im, const NodeProto &n) {
+      return compare(im, n, ComparePredicate::ge);
+    };
+    t["Cast"] = castTo;
+    t["MatMul"] = matmul;
+    t["Gemm"] = gemm;
+    t["Conv"] = conv<Conv2dOp>;
+    t["ConvTranspose"] = conv<ConvTranspose2dOp>;
+    t["MaxPool"] = pool<MaxPool2dOp>;
+    t["AveragePool"] = pool<AvgPool2dOp>;
+    t["GlobalAveragePool"] = elementwise<GlobalAvgPoolOp>;
+    t["BatchNormalization"] = batchNorm;
+    t["Softmax"] = softmax<SoftmaxOp>;
+    t["LogSoftmax"] = softmax<LogSoftmaxOp>;
+    t["LayerNormalization"] = layerNorm;
+    t["Reshape"] = reshape;
+    t["Flatten"] = flatten;
+    t["Squeeze"] = squeeze<false>;
+    t["Unsqueeze"] = squeeze<true>;
+    t["Transpose"] = transpose;
+    t["Concat"] = concat;
+    t["Slice"] = slice;
+    t["Gather"] = gather;
+    t["ReduceSum"] = [](Importer &im, const NodeProto &n) {
+      return reduce<ReduceSumOp>(im, n, im.opset() >= 13);
+    };
+    t["ReduceMean"] = [](Importer &im, const NodeProto &n) {
+      return reduce<ReduceMeanOp>(im, n, false);
+    };
+    t["ReduceMax"] = [](Importer &im, const NodeProto &n) {
+      return reduce<ReduceMaxOp>(im, n, false);
+    };
+    t["Identity"] = passThrough;
+    t["Dropout"] = dropout;
+    t["Constant"] = constant;
+    return t;
+  }();
+  return table;
+}
