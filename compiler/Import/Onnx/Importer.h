@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -33,6 +34,10 @@ using NodeConverter =
 
 /// The converters, by ONNX op type (OnnxOps.cpp).
 const llvm::StringMap<NodeConverter> &nodeConverters();
+
+/// Op types that are supported only as shape computations folded at import
+/// (Shape, ConstantOfShape, Range; OnnxFold.cpp).
+const llvm::StringSet<> &foldOnlyOps();
 
 class Importer {
 public:
@@ -78,6 +83,26 @@ public:
   static std::string stringAttr(const onnx::NodeProto &node,
                                 llvm::StringRef name,
                                 llvm::StringRef otherwise);
+  /// An integer constant (initializer or folded value) by name.
+  struct IntTensor {
+    llvm::SmallVector<int64_t> dims;
+    llvm::SmallVector<int64_t> data;
+  };
+  std::optional<IntTensor> intConstant(const std::string &name);
+  /// Records `value` as the constant output `i` of `node` (int64).
+  void defineIntConstant(const onnx::NodeProto &node, int i,
+                         const IntTensor &value);
+  /// The static type of an input that is a computed value, or null.
+  mlir::RankedTensorType valueType(const std::string &name) const {
+    mlir::Value v = values.lookup(name);
+    return v ? mlir::cast<mlir::RankedTensorType>(v.getType()) : nullptr;
+  }
+  /// Shape computations that torch.onnx.export writes (Shape, Gather,
+  /// Unsqueeze, Concat, ...) folded to constants when their inputs are
+  /// constant or their shapes static (OnnxFold.cpp); false when `node` is
+  /// not such a computation.
+  bool tryFold(const onnx::NodeProto &node);
+
   /// The opset of the default ONNX domain.
   int64_t opset() const { return defaultOpset; }
 

@@ -273,28 +273,10 @@ std::optional<SmallVector<int64_t>>
 Importer::constantInts(const onnx::NodeProto &node, int i) {
   if (!hasInput(node, i))
     return std::nullopt;
-  const onnx::TensorProto *tensor = constants.lookup(node.input(i));
-  if (!tensor || (tensor->data_type() != onnx::TensorProto::INT64 &&
-                  tensor->data_type() != onnx::TensorProto::INT32))
+  std::optional<IntTensor> t = intConstant(node.input(i));
+  if (!t)
     return std::nullopt;
-  std::vector<unsigned char> bytes;
-  std::string why;
-  if (!tensorBytes(*tensor, bytes, why))
-    return std::nullopt;
-  SmallVector<int64_t> out;
-  bool wide = tensor->data_type() == onnx::TensorProto::INT64;
-  for (size_t off = 0; off < bytes.size(); off += wide ? 8 : 4) {
-    if (wide) {
-      int64_t v;
-      std::memcpy(&v, bytes.data() + off, 8);
-      out.push_back(v);
-    } else {
-      int32_t v;
-      std::memcpy(&v, bytes.data() + off, 4);
-      out.push_back(v);
-    }
-  }
-  return out;
+  return t->data;
 }
 
 std::optional<double> Importer::constantScalar(const onnx::NodeProto &node,
@@ -341,6 +323,46 @@ void Importer::define(const onnx::NodeProto &node, Value value, int i) {
     values[node.output(i)] = value;
 }
 
+std::optional<Importer::IntTensor>
+Importer::intConstant(const std::string &name) {
+  const onnx::TensorProto *tensor = constants.lookup(name);
+  if (!tensor || (tensor->data_type() != onnx::TensorProto::INT64 &&
+                  tensor->data_type() != onnx::TensorProto::INT32))
+    return std::nullopt;
+  std::vector<unsigned char> bytes;
+  std::string why;
+  if (!tensorBytes(*tensor, bytes, why))
+    return std::nullopt;
+  IntTensor t;
+  t.dims.assign(tensor->dims().begin(), tensor->dims().end());
+  bool wide = tensor->data_type() == onnx::TensorProto::INT64;
+  for (size_t off = 0; off < bytes.size(); off += wide ? 8 : 4) {
+    if (wide) {
+      int64_t v;
+      std::memcpy(&v, bytes.data() + off, 8);
+      t.data.push_back(v);
+    } else {
+      int32_t v;
+      std::memcpy(&v, bytes.data() + off, 4);
+      t.data.push_back(v);
+    }
+  }
+  return t;
+}
+
+void Importer::defineIntConstant(const onnx::NodeProto &node, int i,
+                                 const IntTensor &value) {
+  auto tensor = std::make_unique<onnx::TensorProto>();
+  tensor->set_name(node.output(i));
+  tensor->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : value.dims)
+    tensor->add_dims(d);
+  for (int64_t v : value.data)
+    tensor->add_int64_data(v);
+  constants[node.output(i)] = tensor.get();
+  ownedConstants.push_back(std::move(tensor));
+}
+
 void Importer::defineConstant(const onnx::NodeProto &node,
                               const onnx::TensorProto &tensor) {
   auto copy = std::make_unique<onnx::TensorProto>(tensor);
@@ -359,7 +381,8 @@ LogicalResult Importer::checkSupported() {
   llvm::MapVector<StringRef, std::pair<int, const onnx::NodeProto *>> missing;
   for (const onnx::NodeProto &node : model.graph().node()) {
     bool known = (node.domain().empty() || node.domain() == "ai.onnx") &&
-                 nodeConverters().count(node.op_type());
+                 (nodeConverters().count(node.op_type()) ||
+                  foldOnlyOps().contains(node.op_type()));
     if (known)
       continue;
     auto &entry = missing[node.op_type()];
@@ -484,6 +507,14 @@ FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
   bool ok = true;
   for (const onnx::NodeProto &node : model.graph().node()) {
     builder.setInsertionPointToEnd(&function.getBody().front());
+    if (tryFold(node))
+      continue;
+    if (!nodeConverters().count(node.op_type())) {
+      error(node) << "only shape computations on constants are supported "
+                     "(its inputs must be constant or of static shape)";
+      ok = false;
+      break;
+    }
     if (failed(nodeConverters().lookup(node.op_type())(*this, node))) {
       ok = false;
       break;

@@ -1,0 +1,277 @@
+//===- OnnxFold.cpp - shape computations folded at import -----------------===//
+//
+// torch.onnx.export writes the shapes it reshapes to as small integer
+// computations (Shape -> Gather -> Unsqueeze -> Concat -> Reshape). With
+// static shapes they are constants: this file evaluates them while
+// importing, so the ops that take a shape (Reshape, Slice, Expand, ...) see
+// constants. A node is folded only when all its inputs are integer
+// constants (or, for Shape, a value of static shape); anything else goes to
+// its converter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/Onnx/Importer.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::onnx_import;
+using onnx::NodeProto;
+using IntTensor = Importer::IntTensor;
+
+const llvm::StringSet<> &modelc::onnx_import::foldOnlyOps() {
+  static const llvm::StringSet<> ops = {"Shape", "ConstantOfShape", "Range"};
+  return ops;
+}
+
+namespace {
+
+int64_t count(const IntTensor &t) {
+  int64_t n = 1;
+  for (int64_t d : t.dims)
+    n *= d;
+  return n;
+}
+
+std::optional<IntTensor> shapeOf(Importer &im, const NodeProto &n) {
+  SmallVector<int64_t> dims;
+  if (RankedTensorType type = im.valueType(n.input(0))) {
+    dims.assign(type.getShape().begin(), type.getShape().end());
+  } else if (std::optional<IntTensor> c = im.intConstant(n.input(0))) {
+    dims = c->dims;
+  } else {
+    return std::nullopt;
+  }
+  int64_t rank = dims.size();
+  auto clampAxis = [&](int64_t a) {
+    a = a < 0 ? a + rank : a;
+    return std::clamp<int64_t>(a, 0, rank);
+  };
+  int64_t start = clampAxis(Importer::intAttr(n, "start", 0));
+  int64_t end = clampAxis(Importer::intAttr(n, "end", rank));
+  IntTensor out;
+  for (int64_t d = start; d < end; ++d)
+    out.data.push_back(dims[d]);
+  out.dims = {static_cast<int64_t>(out.data.size())};
+  return out;
+}
+
+/// Numpy broadcasting of two integer tensors when one is a single element
+/// or both have the same shape (what shape arithmetic needs).
+std::optional<IntTensor> arithmetic(const IntTensor &a, const IntTensor &b,
+                                    StringRef op) {
+  if (a.dims != b.dims && count(a) != 1 && count(b) != 1)
+    return std::nullopt;
+  IntTensor out = count(a) == 1 && count(b) != 1 ? b : a;
+  for (size_t i = 0; i < out.data.size(); ++i) {
+    int64_t x = a.data[count(a) == 1 ? 0 : i];
+    int64_t y = b.data[count(b) == 1 ? 0 : i];
+    if (op == "Add")
+      out.data[i] = x + y;
+    else if (op == "Sub")
+      out.data[i] = x - y;
+    else if (op == "Mul")
+      out.data[i] = x * y;
+    else if (y == 0)
+      return std::nullopt; // Div by zero: leave it to the converter
+    else
+      out.data[i] = x / y;
+  }
+  return out;
+}
+
+std::optional<IntTensor> gather(const IntTensor &data,
+                                const IntTensor &indices) {
+  if (data.dims.size() != 1)
+    return std::nullopt;
+  IntTensor out;
+  out.dims = indices.dims;
+  for (int64_t i : indices.data) {
+    int64_t at = i < 0 ? i + data.dims[0] : i;
+    if (at < 0 || at >= data.dims[0])
+      return std::nullopt;
+    out.data.push_back(data.data[at]);
+  }
+  return out;
+}
+
+std::optional<IntTensor> unsqueeze(IntTensor t, ArrayRef<int64_t> axes,
+                                   bool insert) {
+  if (insert) {
+    int64_t rank = t.dims.size() + axes.size();
+    SmallVector<int64_t> sorted;
+    for (int64_t a : axes)
+      sorted.push_back(a < 0 ? a + rank : a);
+    llvm::sort(sorted);
+    for (int64_t a : sorted) {
+      if (a < 0 || a > static_cast<int64_t>(t.dims.size()))
+        return std::nullopt;
+      t.dims.insert(t.dims.begin() + a, 1);
+    }
+    return t;
+  }
+  SmallVector<int64_t> dims;
+  int64_t rank = t.dims.size();
+  for (int64_t d = 0; d < rank; ++d) {
+    bool listed = axes.empty() || llvm::any_of(axes, [&](int64_t a) {
+                    return (a < 0 ? a + rank : a) == d;
+                  });
+    if (!(listed && t.dims[d] == 1))
+      dims.push_back(t.dims[d]);
+  }
+  t.dims = dims;
+  return t;
+}
+
+std::optional<IntTensor> slice1d(const IntTensor &t, int64_t start, int64_t end,
+                                 int64_t step) {
+  if (t.dims.size() != 1 || step == 0)
+    return std::nullopt;
+  int64_t n = t.dims[0];
+  auto clampIndex = [&](int64_t i, int64_t lo, int64_t hi) {
+    i = i < 0 ? i + n : i;
+    return std::clamp(i, lo, hi);
+  };
+  IntTensor out;
+  if (step > 0) {
+    for (int64_t i = clampIndex(start, 0, n); i < clampIndex(end, 0, n);
+         i += step)
+      out.data.push_back(t.data[i]);
+  } else {
+    for (int64_t i = clampIndex(start, -1, n - 1);
+         i > clampIndex(end, -1, n - 1); i += step)
+      out.data.push_back(t.data[i]);
+  }
+  out.dims = {static_cast<int64_t>(out.data.size())};
+  return out;
+}
+
+/// ConstantOfShape: a tensor of the given shape filled with `value`'s one
+/// element (a float 0 by default).
+bool constantOfShape(Importer &im, const NodeProto &n, const IntTensor &shape) {
+  onnx::TensorProto filled;
+  const onnx::AttributeProto *value = Importer::attribute(n, "value");
+  std::vector<unsigned char> element;
+  int32_t dataType = onnx::TensorProto::FLOAT;
+  if (value && value->has_t()) {
+    std::string why;
+    if (!tensorBytes(value->t(), element, why) || element.empty())
+      return false;
+    dataType = value->t().data_type();
+  } else {
+    element.assign(4, 0);
+  }
+  int64_t total = 1;
+  for (int64_t d : shape.data) {
+    if (d < 0)
+      return false;
+    total *= d;
+  }
+  std::string raw;
+  raw.reserve(total * element.size());
+  for (int64_t i = 0; i < total; ++i)
+    raw.append(reinterpret_cast<const char *>(element.data()), element.size());
+  filled.set_data_type(dataType);
+  for (int64_t d : shape.data)
+    filled.add_dims(d);
+  filled.set_raw_data(raw);
+  im.defineConstant(n, filled);
+  return true;
+}
+
+} // namespace
+
+bool Importer::tryFold(const NodeProto &n) {
+  const std::string &type = n.op_type();
+  std::optional<IntTensor> out;
+  if (type == "Shape") {
+    out = shapeOf(*this, n);
+  } else {
+    SmallVector<IntTensor> in;
+    for (int i = 0; i < n.input_size(); ++i) {
+      if (!hasInput(n, i)) {
+        in.push_back({});
+        continue;
+      }
+      std::optional<IntTensor> c = intConstant(n.input(i));
+      if (!c)
+        return false;
+      in.push_back(*c);
+    }
+    if (in.empty())
+      return false;
+    if (type == "Identity") {
+      out = in[0];
+    } else if (type == "Cast") {
+      int64_t to = intAttr(n, "to", 0);
+      if (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32)
+        out = in[0];
+    } else if (type == "Unsqueeze" || type == "Squeeze") {
+      std::optional<SmallVector<int64_t>> axes =
+          opset() < 13 ? intsAttr(n, "axes")
+                       : (in.size() > 1 && hasInput(n, 1)
+                              ? std::optional<SmallVector<int64_t>>(in[1].data)
+                              : std::nullopt);
+      if (type == "Squeeze" || axes)
+        out = unsqueeze(in[0], axes.value_or(SmallVector<int64_t>{}),
+                        type == "Unsqueeze");
+    } else if (type == "Concat") {
+      if (llvm::all_of(in,
+                       [](const IntTensor &t) { return t.dims.size() == 1; })) {
+        out = IntTensor{};
+        for (const IntTensor &t : in)
+          out->data.append(t.data.begin(), t.data.end());
+        out->dims = {static_cast<int64_t>(out->data.size())};
+      }
+    } else if (type == "Gather") {
+      if (intAttr(n, "axis", 0) == 0 && in.size() == 2)
+        out = gather(in[0], in[1]);
+    } else if (type == "Slice" && opset() >= 10 && in.size() >= 3) {
+      bool axisZero = in.size() < 4 || !hasInput(n, 3) ||
+                      (in[3].data.size() == 1 &&
+                       (in[3].data[0] == 0 || in[3].data[0] == -1));
+      int64_t step = in.size() > 4 && hasInput(n, 4) && in[4].data.size() == 1
+                         ? in[4].data[0]
+                         : 1;
+      if (axisZero && in[1].data.size() == 1 && in[2].data.size() == 1)
+        out = slice1d(in[0], in[1].data[0], in[2].data[0], step);
+    } else if ((type == "Add" || type == "Sub" || type == "Mul" ||
+                type == "Div") &&
+               in.size() == 2) {
+      out = arithmetic(in[0], in[1], type);
+    } else if (type == "Range" && in.size() == 3) {
+      int64_t start = in[0].data[0], limit = in[1].data[0],
+              delta = in[2].data[0];
+      if (delta != 0) {
+        out = IntTensor{};
+        for (int64_t v = start; delta > 0 ? v < limit : v > limit; v += delta)
+          out->data.push_back(v);
+        out->dims = {static_cast<int64_t>(out->data.size())};
+      }
+    } else if (type == "ConstantOfShape") {
+      return constantOfShape(*this, n, in[0]);
+    } else if (type == "Reshape" && in.size() == 2) {
+      SmallVector<int64_t> dims = in[1].data;
+      int64_t known = 1, unknown = -1;
+      for (auto [i, d] : llvm::enumerate(dims)) {
+        if (d == 0 && i < in[0].dims.size())
+          d = in[0].dims[i];
+        if (d == -1)
+          unknown = i;
+        else
+          known *= d;
+      }
+      if (unknown >= 0 && known > 0)
+        dims[unknown] = count(in[0]) / known;
+      out = IntTensor{dims, in[0].data};
+      if (count(*out) != count(in[0]))
+        out.reset();
+    }
+  }
+  if (!out)
+    return false;
+  defineIntConstant(n, 0, *out);
+  return true;
+}
