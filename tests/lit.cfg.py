@@ -42,6 +42,14 @@ if os.access("/usr/bin/python3", os.X_OK) and subprocess.run(
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
     config.available_features.add("torch")
 
+# onnx: /usr/bin/python3 has Debian's python3-onnx, which tests/onnx uses to
+# write test models (setup-debian.sh installs it).
+if os.access("/usr/bin/python3", os.X_OK) and subprocess.run(
+        ["/usr/bin/python3", "-c", "import importlib.util as u, sys; "
+         "sys.exit(not u.find_spec('onnx'))"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("onnx")
+
 # The entry points of an IR file (its func.func names), one a line: e2e loops
 # over tests/e2e/Inputs/ops.ir run every entry found there, so a new entry is
 # tested on every device path without being listed anywhere.

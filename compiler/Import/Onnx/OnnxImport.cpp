@@ -568,10 +568,13 @@ modelc::onnx_import::importOnnxFile(StringRef path, MLIRContext &context,
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {
-    std::string message = e.what();
-    while (!message.empty() &&
-           (message.back() == '\n' || message.back() == ' '))
-      message.pop_back();
+    // One line: the checker's message spans several.
+    std::string message;
+    for (char c : StringRef(e.what()).trim()) {
+      bool space = c == '\n' || c == ' ' || c == '\t';
+      if (!space || (!message.empty() && message.back() != ' '))
+        message += space ? ' ' : c;
+    }
     emitError(fileLoc) << "the ONNX checker rejects the model: " << message;
     return failure();
   }
