@@ -428,8 +428,13 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
     Location loc = NameLoc::get(
         StringAttr::get(&context, path + ":input '" + in.name() + "'"));
     if (!in.type().has_tensor_type() || !element) {
-      emitError(loc) << "input '" << in.name() << "': only tensors of f32, "
-                     << "f16, bf16, i32, i64 or bool are supported";
+      emitError(loc) << "input '" << in.name() << "': "
+                     << (in.type().has_tensor_type()
+                             ? std::string("element type ") +
+                                   dataTypeName(t.elem_type())
+                             : std::string("a non-tensor type"))
+                     << " is not supported (tensors of f32, f16, bf16, i32, "
+                        "i64 or bool are)";
       failedType = true;
       continue;
     }
@@ -443,6 +448,16 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
                        << shape.size() << " dimensions, the model's input has "
                        << t.shape().dim_size();
         failedType = true;
+      } else if (t.has_shape()) {
+        for (auto [i, d] : llvm::enumerate(t.shape().dim()))
+          if (d.has_dim_value() && d.dim_value() > 0 &&
+              d.dim_value() != shape[i]) {
+            emitError(loc) << "--input-shape " << in.name() << " gives "
+                           << shape[i] << " for dimension " << i
+                           << ", which the model fixes at " << d.dim_value();
+            failedType = true;
+            break;
+          }
       }
     } else if (!t.has_shape()) {
       dynamic += "\n  " + in.name() + ": no shape";
@@ -451,6 +466,14 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
       for (const onnx::TensorShapeProto_Dimension &d : t.shape().dim()) {
         if (d.has_dim_value() && d.dim_value() > 0) {
           shape.push_back(d.dim_value());
+          continue;
+        }
+        if (d.has_dim_value() && d.dim_value() == 0) {
+          emitError(loc) << "input '" << in.name() << "': dimension "
+                         << shape.size()
+                         << " has size 0; empty tensors are not supported";
+          failedType = true;
+          shape.push_back(1);
           continue;
         }
         dims += (dims.empty() ? "" : ", ") + std::string("dimension ") +
@@ -510,8 +533,8 @@ FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
     if (tryFold(node))
       continue;
     if (!nodeConverters().count(node.op_type())) {
-      error(node) << "only shape computations on constants are supported "
-                     "(its inputs must be constant or of static shape)";
+      error(node) << "is supported only as a shape computation folded at "
+                     "import; on runtime values it is not supported yet";
       ok = false;
       break;
     }
@@ -526,6 +549,16 @@ FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
   SmallVector<std::string> resultNames;
   for (const onnx::ValueInfoProto &out : model.graph().output()) {
     Value v = values.lookup(out.name());
+    if (!v)
+      if (const onnx::TensorProto *c = constants.lookup(out.name())) {
+        // An output computed at import (a folded shape computation).
+        onnx::NodeProto origin;
+        origin.set_name(out.name());
+        origin.set_op_type("Constant");
+        v = constantOf(*c, origin);
+        if (!v)
+          return failure();
+      }
     if (!v) {
       emitError(NameLoc::get(StringAttr::get(&context, path)))
           << "output '" << out.name() << "' is not computed by any node";

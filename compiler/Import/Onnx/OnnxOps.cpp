@@ -74,6 +74,29 @@ template <typename OpT> LogicalResult chain(Importer &im, const NodeProto &n) {
   return success();
 }
 
+/// Pow's exponent may have another type than its base (ONNX); a float base
+/// takes the exponent converted to its type.
+LogicalResult power(Importer &im, const NodeProto &n) {
+  Value base = im.input(n, 0), exponent = im.input(n, 1);
+  if (!base || !exponent)
+    return failure();
+  Type b = typeOf(base).getElementType(), e = typeOf(exponent).getElementType();
+  if (b != e) {
+    if (!isa<FloatType>(b)) {
+      im.error(n) << "an integer base with a " << e
+                  << " exponent is not supported yet";
+      return failure();
+    }
+    exponent = build<CastOp>(im, n, {exponent},
+                             {named(im, "dtype", TypeAttr::get(b))});
+  }
+  Value v = build<PowOp>(im, n, {base, exponent});
+  if (!v)
+    return failure();
+  im.define(n, v);
+  return success();
+}
+
 LogicalResult passThrough(Importer &im, const NodeProto &n) {
   Value v = im.input(n, 0);
   if (!v)
@@ -169,8 +192,8 @@ LogicalResult checkWindow(Importer &im, const NodeProto &n, Value x) {
   if (!x)
     return failure();
   if (typeOf(x).getRank() != 4) {
-    im.error(n) << "only 2-D (NCHW) inputs are supported, got rank "
-                << typeOf(x).getRank();
+    im.error(n) << "inputs of rank " << typeOf(x).getRank()
+                << " are not supported yet (2-D NCHW, rank 4, are)";
     return failure();
   }
   std::string autoPad = Importer::stringAttr(n, "auto_pad", "NOTSET");
@@ -237,6 +260,14 @@ LogicalResult pool(Importer &im, const NodeProto &n) {
     im.error(n) << "kernel_shape is required";
     return failure();
   }
+  SmallVector<int64_t> pads = attrOr(n, "pads", {0, 0, 0, 0});
+  for (auto [i, p] : llvm::enumerate(pads))
+    if (kernel->size() == 2 && p > (*kernel)[i % 2] / 2) {
+      im.error(n) << "padding larger than half the kernel is not supported "
+                     "(pads "
+                  << p << ", kernel " << (*kernel)[i % 2] << ")";
+      return failure();
+    }
   SmallVector<NamedAttribute> attrs = {
       named(im, "kernel", ints(im, *kernel)),
       named(im, "strides", ints(im, attrOr(n, "strides", {1, 1}))),
@@ -340,8 +371,8 @@ LogicalResult reshape(Importer &im, const NodeProto &n) {
   if (!x)
     return failure();
   if (!shape) {
-    im.error(n) << "the shape must be a constant (an initializer or a "
-                   "Constant node)";
+    im.error(n) << "a shape computed at run time is not supported (it must "
+                   "be constant: an initializer or a Constant node)";
     return failure();
   }
   bool allowZero = Importer::intAttr(n, "allowzero", 0) != 0;
@@ -387,7 +418,8 @@ LogicalResult squeeze(Importer &im, const NodeProto &n) {
   std::optional<SmallVector<int64_t>> axes =
       im.opset() < 13 ? Importer::intsAttr(n, "axes") : im.constantInts(n, 1);
   if (!axes && (Unsqueeze || Importer::hasInput(n, 1))) {
-    im.error(n) << "the axes must be constant";
+    im.error(n) << "axes given at run time are not supported (they must be "
+                   "constant)";
     return failure();
   }
   SmallVector<int64_t> shape(typeOf(x).getShape());
@@ -469,12 +501,14 @@ LogicalResult slice(Importer &im, const NodeProto &n) {
     steps = im.constantInts(n, 4);
     if ((Importer::hasInput(n, 3) && !axes) ||
         (Importer::hasInput(n, 4) && !steps)) {
-      im.error(n) << "axes and steps must be constant";
+      im.error(n) << "axes or steps given at run time are not supported "
+                     "(they must be constant)";
       return failure();
     }
   }
   if (!starts || !ends) {
-    im.error(n) << "starts and ends must be constant";
+    im.error(n) << "starts or ends given at run time are not supported "
+                   "(they must be constant)";
     return failure();
   }
   // ONNX clamps starts and ends into the dimension (INT64_MAX means the
@@ -514,7 +548,8 @@ LogicalResult reduce(Importer &im, const NodeProto &n, bool axesInput) {
   std::optional<SmallVector<int64_t>> axes =
       axesInput ? im.constantInts(n, 1) : Importer::intsAttr(n, "axes");
   if (axesInput && Importer::hasInput(n, 1) && !axes) {
-    im.error(n) << "the axes must be constant";
+    im.error(n) << "axes given at run time are not supported (they must be "
+                   "constant)";
     return failure();
   }
   if ((!axes || axes->empty()) &&
@@ -554,6 +589,11 @@ LogicalResult castTo(Importer &im, const NodeProto &n) {
 }
 
 LogicalResult dropout(Importer &im, const NodeProto &n) {
+  std::optional<double> training = im.constantScalar(n, 2);
+  if (Importer::hasInput(n, 2) && (!training || *training != 0)) {
+    im.error(n) << "training mode is not supported (inference only)";
+    return failure();
+  }
   if (n.output_size() > 1 && !n.output(1).empty()) {
     im.error(n) << "the mask output is not supported (inference only)";
     return failure();
@@ -570,7 +610,7 @@ const llvm::StringMap<NodeConverter> &modelc::onnx_import::nodeConverters() {
     t["Sub"] = elementwise<SubOp>;
     t["Mul"] = elementwise<MulOp>;
     t["Div"] = elementwise<DivOp>;
-    t["Pow"] = elementwise<PowOp>;
+    t["Pow"] = power;
     t["Max"] = chain<MaxOp>;
     t["Min"] = chain<MinOp>;
     t["Sum"] = chain<AddOp>;
