@@ -35,6 +35,14 @@ using NodeConverter =
 /// The converters, by ONNX op type (OnnxOps.cpp).
 const llvm::StringMap<NodeConverter> &nodeConverters();
 
+/// Adds the ops spelled as formulas over several graph ops
+/// (OnnxComposite.cpp).
+void addCompositeConverters(llvm::StringMap<NodeConverter> &table);
+
+/// Adds Expand, Tile, Split, Pad and the boolean ops
+/// (OnnxDataMovement.cpp).
+void addDataMovementConverters(llvm::StringMap<NodeConverter> &table);
+
 /// Op types that are supported only as shape computations folded at import
 /// (Shape, ConstantOfShape, Range; OnnxFold.cpp).
 const llvm::StringSet<> &foldOnlyOps();

@@ -673,6 +673,8 @@ const llvm::StringMap<NodeConverter> &modelc::onnx_import::nodeConverters() {
     t["Identity"] = passThrough;
     t["Dropout"] = dropout;
     t["Constant"] = constant;
+    addCompositeConverters(t);
+    addDataMovementConverters(t);
     return t;
   }();
   return table;
