@@ -78,9 +78,9 @@ def error_models(out):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])
     save(out, "unsupported", helper.make_graph([
-        helper.make_node("HardSwish", ["x"], ["a"], name="hs1"),
-        helper.make_node("Sin", ["a"], ["b"], name="sin"),
-        helper.make_node("HardSwish", ["b"], ["y"], name="hs2"),
+        helper.make_node("Sin", ["x"], ["a"], name="sin1"),
+        helper.make_node("Cos", ["a"], ["b"], name="cos"),
+        helper.make_node("Sin", ["b"], ["y"], name="sin2"),
     ], "g", [x], [y]))
 
     img = helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 2, 5, 5])

@@ -79,6 +79,10 @@ LogicalResult tile(Importer &im, const NodeProto &n) {
     }
     if (r == 1)
       continue;
+    if (r > 4096) {
+      im.error(n) << "a repeat of " << r << " is not supported (at most 4096)";
+      return failure();
+    }
     SmallVector<Value> copies(r, x);
     x = at.op<ConcatOp>(
         copies,

@@ -68,16 +68,21 @@ std::optional<IntTensor> arithmetic(const IntTensor &a, const IntTensor &b,
   for (size_t i = 0; i < out.data.size(); ++i) {
     int64_t x = a.data[count(a) == 1 ? 0 : i];
     int64_t y = b.data[count(b) == 1 ? 0 : i];
+    // Overflow or a division by zero (or of INT64_MIN by -1): not folded,
+    // the converter builds the op.
+    bool overflow = false;
     if (op == "Add")
-      out.data[i] = x + y;
+      overflow = __builtin_add_overflow(x, y, &out.data[i]);
     else if (op == "Sub")
-      out.data[i] = x - y;
+      overflow = __builtin_sub_overflow(x, y, &out.data[i]);
     else if (op == "Mul")
-      out.data[i] = x * y;
-    else if (y == 0)
-      return std::nullopt; // Div by zero: leave it to the converter
+      overflow = __builtin_mul_overflow(x, y, &out.data[i]);
+    else if (y == 0 || (y == -1 && x == INT64_MIN))
+      overflow = true;
     else
       out.data[i] = x / y;
+    if (overflow)
+      return std::nullopt;
   }
   return out;
 }
@@ -163,9 +168,11 @@ bool constantOfShape(Importer &im, const NodeProto &n, const IntTensor &shape) {
   } else {
     element.assign(4, 0);
   }
+  // At most 2^24 elements are made at import (a shape computation's
+  // constant, not a tensor of data).
   int64_t total = 1;
   for (int64_t d : shape.data) {
-    if (d < 0)
+    if (d < 0 || (d > 0 && total > (int64_t(1) << 24) / d))
       return false;
     total *= d;
   }
@@ -244,7 +251,13 @@ bool Importer::tryFold(const NodeProto &n) {
     } else if (type == "Range" && in.size() == 3) {
       int64_t start = in[0].data[0], limit = in[1].data[0],
               delta = in[2].data[0];
-      if (delta != 0) {
+      // At most 2^24 values, and no overflow on the way.
+      __int128 steps =
+          delta == 0
+              ? 0
+              : ((__int128)limit - start + delta - (delta > 0 ? 1 : -1)) /
+                    delta;
+      if (delta != 0 && steps <= (int64_t(1) << 24)) {
         out = IntTensor{};
         for (int64_t v = start; delta > 0 ? v < limit : v > limit; v += delta)
           out->data.push_back(v);
@@ -255,14 +268,17 @@ bool Importer::tryFold(const NodeProto &n) {
     } else if (type == "Reshape" && in.size() == 2) {
       SmallVector<int64_t> dims = in[1].data;
       int64_t known = 1, unknown = -1;
+      bool valid = true;
       for (auto [i, d] : llvm::enumerate(dims)) {
         if (d == 0 && i < in[0].dims.size())
           d = in[0].dims[i];
         if (d == -1)
           unknown = i;
-        else
-          known *= d;
+        else if (d < 0 || __builtin_mul_overflow(known, d, &known))
+          valid = false;
       }
+      if (!valid)
+        return false;
       if (unknown >= 0 && known > 0)
         dims[unknown] = count(in[0]) / known;
       out = IntTensor{dims, in[0].data};

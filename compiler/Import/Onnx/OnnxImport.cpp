@@ -65,8 +65,14 @@ bool modelc::onnx_import::tensorBytes(const onnx::TensorProto &tensor,
     return false;
   }
   int64_t count = 1;
-  for (int64_t d : tensor.dims())
+  for (int64_t d : tensor.dims()) {
+    // Negative or absurd sizes (over 2^40 elements) are a corrupt file.
+    if (d < 0 || (d > 0 && count > (int64_t(1) << 40) / d)) {
+      why = "its shape is invalid";
+      return false;
+    }
     count *= d;
+  }
   size_t width = 0;
   switch (tensor.data_type()) {
   case onnx::TensorProto::FLOAT:
@@ -88,17 +94,36 @@ bool modelc::onnx_import::tensorBytes(const onnx::TensorProto &tensor,
           " is not supported";
     return false;
   }
+  // The data present must match the shape before anything is allocated:
+  // a corrupt shape must not allocate what the file does not hold.
   size_t size = static_cast<size_t>(count) * width;
-  bytes.assign(size, 0);
   if (!tensor.raw_data().empty()) {
     if (tensor.raw_data().size() != size) {
       why = "its raw data has " + std::to_string(tensor.raw_data().size()) +
             " bytes, its shape needs " + std::to_string(size);
       return false;
     }
-    std::memcpy(bytes.data(), tensor.raw_data().data(), size);
+    bytes.assign(tensor.raw_data().begin(), tensor.raw_data().end());
     return true;
   }
+  int64_t present = 0;
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    present = tensor.float_data_size();
+    break;
+  case onnx::TensorProto::INT64:
+    present = tensor.int64_data_size();
+    break;
+  default: // INT32, FLOAT16, BFLOAT16, BOOL travel in int32_data
+    present = tensor.int32_data_size();
+    break;
+  }
+  if (present != count) {
+    why = "it has " + std::to_string(present) + " values, its shape needs " +
+          std::to_string(count);
+    return false;
+  }
+  bytes.assign(size, 0);
   auto fill = [&](const auto &field, auto convert) {
     if (static_cast<int64_t>(field.size()) != count) {
       why = "it has " + std::to_string(field.size()) + " values, its shape " +
@@ -185,7 +210,7 @@ std::string Importer::stringAttr(const onnx::NodeProto &node, StringRef name,
 static RankedTensorType tensorTypeOf(MLIRContext &context,
                                      const onnx::TensorProto &tensor) {
   Type element = elementTypeOf(context, tensor.data_type());
-  if (!element)
+  if (!element || llvm::any_of(tensor.dims(), [](int64_t d) { return d < 0; }))
     return nullptr;
   SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
   return RankedTensorType::get(shape, element);
@@ -195,17 +220,14 @@ Value Importer::weightOf(const onnx::TensorProto &tensor,
                          const onnx::NodeProto &user) {
   if (Value ref = weightRefs.lookup(tensor.name()))
     return ref;
-  RankedTensorType type = tensorTypeOf(context, tensor);
   InitializerData data{tensor.name(), {}};
   std::string why;
-  if (!type || !tensorBytes(tensor, data.bytes, why)) {
-    error(user) << "initializer '" << tensor.name() << "': "
-                << (type ? why
-                         : std::string("its element type ") +
-                               dataTypeName(tensor.data_type()) +
-                               " is not supported");
+  if (!tensorBytes(tensor, data.bytes, why)) {
+    error(user) << "initializer '" << tensor.name() << "': " << why;
     return nullptr;
   }
+  // tensorBytes accepted the element type and the dimensions.
+  RankedTensorType type = tensorTypeOf(context, tensor);
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(
       module.getBody(),
@@ -225,14 +247,13 @@ Value Importer::weightOf(const onnx::TensorProto &tensor,
 
 Value Importer::constantOf(const onnx::TensorProto &tensor,
                            const onnx::NodeProto &user) {
-  RankedTensorType type = tensorTypeOf(context, tensor);
   std::vector<unsigned char> bytes;
   std::string why;
-  if (!type || !tensorBytes(tensor, bytes, why)) {
-    error(user) << "constant '" << tensor.name()
-                << "': " << (type ? why : "its element type is not supported");
+  if (!tensorBytes(tensor, bytes, why)) {
+    error(user) << "constant '" << tensor.name() << "': " << why;
     return nullptr;
   }
+  RankedTensorType type = tensorTypeOf(context, tensor);
   DenseElementsAttr value;
   if (type.getElementType().isInteger(1)) {
     SmallVector<bool> bits(bytes.begin(), bytes.end());
@@ -464,6 +485,14 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
     } else {
       std::string dims;
       for (const onnx::TensorShapeProto_Dimension &d : t.shape().dim()) {
+        if (d.has_dim_value() && d.dim_value() > (int64_t(1) << 40)) {
+          emitError(loc) << "input '" << in.name() << "': dimension "
+                         << shape.size() << " of size " << d.dim_value()
+                         << " is too large";
+          failedType = true;
+          shape.push_back(1);
+          continue;
+        }
         if (d.has_dim_value() && d.dim_value() > 0) {
           shape.push_back(d.dim_value());
           continue;
@@ -582,18 +611,24 @@ FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
 FailureOr<ImportedModel>
 modelc::onnx_import::importOnnxFile(StringRef path, MLIRContext &context,
                                     const ImportOptions &options) {
-  Location fileLoc = NameLoc::get(StringAttr::get(&context, path));
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer) {
-    emitError(fileLoc) << "cannot read the file: "
-                       << buffer.getError().message();
+    emitError(NameLoc::get(StringAttr::get(&context, path)))
+        << "cannot read the file: " << buffer.getError().message();
     return failure();
   }
+  return importOnnxBuffer((*buffer)->getBuffer(), path, context, options);
+}
+
+FailureOr<ImportedModel>
+modelc::onnx_import::importOnnxBuffer(StringRef bytes, StringRef path,
+                                      MLIRContext &context,
+                                      const ImportOptions &options) {
+  Location fileLoc = NameLoc::get(StringAttr::get(&context, path));
   onnx::ModelProto model;
-  if ((*buffer)->getBufferSize() > static_cast<size_t>(INT32_MAX) ||
-      !model.ParseFromArray((*buffer)->getBufferStart(),
-                            static_cast<int>((*buffer)->getBufferSize()))) {
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     emitError(fileLoc) << "not a valid ONNX model (the protobuf does not "
                           "parse: truncated, corrupted or not ONNX)";
     return failure();

@@ -48,6 +48,13 @@ mlir::FailureOr<ImportedModel> importOnnxFile(llvm::StringRef path,
                                               mlir::MLIRContext &context,
                                               const ImportOptions &options);
 
+/// Imports a model held in memory (`bytes`, the contents of a .onnx file);
+/// `name` stands for the file in locations.
+mlir::FailureOr<ImportedModel> importOnnxBuffer(llvm::StringRef bytes,
+                                                llvm::StringRef name,
+                                                mlir::MLIRContext &context,
+                                                const ImportOptions &options);
+
 /// Whether `path` names an ONNX file (by its extension).
 bool isOnnxPath(llvm::StringRef path);
 

@@ -8,8 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Import/Onnx/Importer.h"
-#include "dialects/Graph/IR/GraphOps.h"
+#include "compiler/Import/Onnx/NodeBuilder.h"
 
 using namespace mlir;
 using namespace modelc;
@@ -19,26 +18,20 @@ using onnx::NodeProto;
 
 namespace {
 
-/// Builds OpT over `operands` with `attributes`, its result type inferred
-/// (errors at the node); null on failure.
+/// Builds OpT over `operands` with `attributes` at the node (its result
+/// type inferred, errors at the node); null on failure.
 template <typename OpT>
 Value build(Importer &im, const NodeProto &node, ValueRange operands,
             ArrayRef<NamedAttribute> attributes = {}) {
-  for (Value v : operands)
-    if (!v)
-      return nullptr;
-  Location loc = im.locationOf(node);
-  SmallVector<Type> types;
-  DictionaryAttr dict = DictionaryAttr::get(&im.context, attributes);
-  if (failed(OpT::inferReturnTypes(&im.context, loc, operands, dict,
-                                   /*properties=*/nullptr, /*regions=*/{},
-                                   types)))
-    return nullptr;
-  OperationState state(loc, OpT::getOperationName());
-  state.addOperands(operands);
-  state.addAttributes(attributes);
-  state.addTypes(types);
-  return im.builder.create(state)->getResult(0);
+  return At{im, node}.op<OpT>(operands, attributes);
+}
+
+/// As build, binding the node's output to the result.
+template <typename OpT>
+LogicalResult emit(Importer &im, const NodeProto &node, ValueRange operands,
+                   ArrayRef<NamedAttribute> attributes = {}) {
+  At at{im, node};
+  return at.define(at.op<OpT>(operands, attributes));
 }
 
 NamedAttribute named(Importer &im, StringRef name, Attribute value) {
@@ -56,11 +49,7 @@ LogicalResult elementwise(Importer &im, const NodeProto &n) {
   SmallVector<Value> operands;
   for (int i = 0; i < n.input_size(); ++i)
     operands.push_back(im.input(n, i));
-  Value v = build<OpT>(im, n, operands);
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
+  return emit<OpT>(im, n, operands);
 }
 
 /// Variadic Max/Min/Sum: a chain of the binary op.
@@ -90,11 +79,7 @@ LogicalResult power(Importer &im, const NodeProto &n) {
     exponent = build<CastOp>(im, n, {exponent},
                              {named(im, "dtype", TypeAttr::get(b))});
   }
-  Value v = build<PowOp>(im, n, {base, exponent});
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
+  return emit<PowOp>(im, n, {base, exponent});
 }
 
 LogicalResult passThrough(Importer &im, const NodeProto &n) {
@@ -107,14 +92,10 @@ LogicalResult passThrough(Importer &im, const NodeProto &n) {
 
 LogicalResult compare(Importer &im, const NodeProto &n,
                       ComparePredicate predicate) {
-  Value v = build<CompareOp>(
+  return emit<CompareOp>(
       im, n, {im.input(n, 0), im.input(n, 1)},
       {named(im, "predicate",
              ComparePredicateAttr::get(&im.context, predicate))});
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
 }
 
 LogicalResult constant(Importer &im, const NodeProto &n) {
@@ -128,15 +109,11 @@ LogicalResult constant(Importer &im, const NodeProto &n) {
 }
 
 LogicalResult leakyRelu(Importer &im, const NodeProto &n) {
-  Value v =
-      build<LeakyReluOp>(im, n, {im.input(n, 0)},
-                         {named(im, "alpha",
-                                im.builder.getF64FloatAttr(
-                                    Importer::floatAttr(n, "alpha", 0.01f)))});
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
+  return emit<LeakyReluOp>(
+      im, n, {im.input(n, 0)},
+      {named(
+          im, "alpha",
+          im.builder.getF64FloatAttr(Importer::floatAttr(n, "alpha", 0.01f)))});
 }
 
 /// Clip(x, min, max) as max(x, min) then min(., max), with constant bounds.
@@ -171,7 +148,7 @@ LogicalResult gemm(Importer &im, const NodeProto &n) {
   SmallVector<Value> operands = {im.input(n, 0), im.input(n, 1)};
   if (Importer::hasInput(n, 2))
     operands.push_back(im.input(n, 2));
-  Value v = build<GemmOp>(
+  return emit<GemmOp>(
       im, n, operands,
       {named(im, "transpose_a",
              im.builder.getBoolAttr(Importer::intAttr(n, "transA", 0))),
@@ -181,10 +158,6 @@ LogicalResult gemm(Importer &im, const NodeProto &n) {
              im.builder.getF32FloatAttr(Importer::floatAttr(n, "alpha", 1))),
        named(im, "beta",
              im.builder.getF32FloatAttr(Importer::floatAttr(n, "beta", 1)))});
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
 }
 
 /// Checks what conv and pooling nodes share: 2-D, explicit padding.
@@ -233,11 +206,7 @@ LogicalResult conv(Importer &im, const NodeProto &n) {
     attrs.push_back(named(im, "output_padding",
                           ints(im, attrOr(n, "output_padding", {0, 0}))));
   }
-  Value v = build<ConvOp>(im, n, operands, attrs);
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
+  return emit<ConvOp>(im, n, operands, attrs);
 }
 
 template <typename PoolOp>
@@ -278,11 +247,7 @@ LogicalResult pool(Importer &im, const NodeProto &n) {
     attrs.push_back(named(
         im, "count_include_pad",
         im.builder.getBoolAttr(Importer::intAttr(n, "count_include_pad", 0))));
-  Value v = build<PoolOp>(im, n, {x}, attrs);
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
+  return emit<PoolOp>(im, n, {x}, attrs);
 }
 
 LogicalResult batchNorm(Importer &im, const NodeProto &n) {
@@ -297,15 +262,11 @@ LogicalResult batchNorm(Importer &im, const NodeProto &n) {
   SmallVector<Value> operands;
   for (int i = 0; i < 5; ++i)
     operands.push_back(im.input(n, i));
-  Value v =
-      build<BatchNormOp>(im, n, operands,
-                         {named(im, "epsilon",
-                                im.builder.getF32FloatAttr(Importer::floatAttr(
-                                    n, "epsilon", 1e-5f)))});
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
+  return emit<BatchNormOp>(
+      im, n, operands,
+      {named(im, "epsilon",
+             im.builder.getF32FloatAttr(
+                 Importer::floatAttr(n, "epsilon", 1e-5f)))});
 }
 
 template <typename SoftmaxLike>
@@ -323,12 +284,8 @@ LogicalResult softmax(Importer &im, const NodeProto &n) {
                 << " is not supported yet";
     return failure();
   }
-  Value v = build<SoftmaxLike>(
+  return emit<SoftmaxLike>(
       im, n, {x}, {named(im, "axis", im.builder.getI64IntegerAttr(axis))});
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
 }
 
 LogicalResult layerNorm(Importer &im, const NodeProto &n) {
@@ -343,7 +300,7 @@ LogicalResult layerNorm(Importer &im, const NodeProto &n) {
   SmallVector<Value> operands = {x, scale};
   if (bias)
     operands.push_back(bias);
-  Value v = build<LayerNormOp>(
+  return emit<LayerNormOp>(
       im, n, operands,
       {named(im, "axis",
              im.builder.getI64IntegerAttr(Importer::intAttr(n, "axis", -1))),
@@ -352,10 +309,6 @@ LogicalResult layerNorm(Importer &im, const NodeProto &n) {
                  Importer::floatAttr(n, "epsilon", 1e-5f))),
        named(im, "operandSegmentSizes",
              im.builder.getDenseI32ArrayAttr({1, 1, bias ? 1 : 0}))});
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
 }
 
 Value reshapeTo(Importer &im, const NodeProto &n, Value x,
@@ -386,11 +339,7 @@ LogicalResult reshape(Importer &im, const NodeProto &n) {
       }
       d = in[i];
     }
-  Value v = reshapeTo(im, n, x, *shape);
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
+  return At{im, n}.define(reshapeTo(im, n, x, *shape));
 }
 
 LogicalResult flatten(Importer &im, const NodeProto &n) {
@@ -402,11 +351,7 @@ LogicalResult flatten(Importer &im, const NodeProto &n) {
   int64_t outer = 1, inner = 1;
   for (auto [i, d] : llvm::enumerate(in))
     (static_cast<int64_t>(i) < axis ? outer : inner) *= d;
-  Value v = reshapeTo(im, n, x, {outer, inner});
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
+  return At{im, n}.define(reshapeTo(im, n, x, {outer, inner}));
 }
 
 /// Squeeze and Unsqueeze: axes from the attribute (opset < 13) or input 1.
@@ -446,11 +391,7 @@ LogicalResult squeeze(Importer &im, const NodeProto &n) {
     }
     shape = out;
   }
-  Value v = reshapeTo(im, n, x, shape);
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
+  return At{im, n}.define(reshapeTo(im, n, x, shape));
 }
 
 LogicalResult transpose(Importer &im, const NodeProto &n) {
@@ -461,28 +402,20 @@ LogicalResult transpose(Importer &im, const NodeProto &n) {
   SmallVector<int64_t> perm;
   for (int64_t i = rank - 1; i >= 0; --i)
     perm.push_back(i); // the default reverses the dimensions
-  Value v = build<TransposeOp>(
+  return emit<TransposeOp>(
       im, n, {x},
       {named(im, "perm",
              ints(im, Importer::intsAttr(n, "perm").value_or(perm)))});
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
 }
 
 LogicalResult concat(Importer &im, const NodeProto &n) {
   SmallVector<Value> inputs;
   for (int i = 0; i < n.input_size(); ++i)
     inputs.push_back(im.input(n, i));
-  Value v = build<ConcatOp>(
+  return emit<ConcatOp>(
       im, n, inputs,
       {named(im, "axis",
              im.builder.getI64IntegerAttr(Importer::intAttr(n, "axis", 0)))});
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
 }
 
 LogicalResult slice(Importer &im, const NodeProto &n) {
@@ -519,22 +452,14 @@ LogicalResult slice(Importer &im, const NodeProto &n) {
     attrs.push_back(named(im, "axes", ints(im, *axes)));
   if (steps)
     attrs.push_back(named(im, "steps", ints(im, *steps)));
-  Value v = build<SliceOp>(im, n, {x}, attrs);
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
+  return emit<SliceOp>(im, n, {x}, attrs);
 }
 
 LogicalResult gather(Importer &im, const NodeProto &n) {
-  Value v = build<GatherOp>(
+  return emit<GatherOp>(
       im, n, {im.input(n, 0), im.input(n, 1)},
       {named(im, "axis",
              im.builder.getI64IntegerAttr(Importer::intAttr(n, "axis", 0)))});
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
 }
 
 /// ReduceSum takes its axes as input 1 from opset 13 on, the others from
@@ -562,11 +487,7 @@ LogicalResult reduce(Importer &im, const NodeProto &n, bool axesInput) {
             im.builder.getBoolAttr(Importer::intAttr(n, "keepdims", 1)))};
   if (axes && !axes->empty())
     attrs.push_back(named(im, "axes", ints(im, *axes)));
-  Value v = build<ReduceOp>(im, n, {x}, attrs);
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
+  return emit<ReduceOp>(im, n, {x}, attrs);
 }
 
 LogicalResult castTo(Importer &im, const NodeProto &n) {
@@ -580,12 +501,7 @@ LogicalResult castTo(Importer &im, const NodeProto &n) {
                 << " is not supported (f32, f16, bf16, i32, i64, bool are)";
     return failure();
   }
-  Value v =
-      build<CastOp>(im, n, {x}, {named(im, "dtype", TypeAttr::get(element))});
-  if (!v)
-    return failure();
-  im.define(n, v);
-  return success();
+  return emit<CastOp>(im, n, {x}, {named(im, "dtype", TypeAttr::get(element))});
 }
 
 LogicalResult dropout(Importer &im, const NodeProto &n) {
