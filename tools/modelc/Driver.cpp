@@ -230,6 +230,9 @@ LogicalResult Driver::parse() {
   if (modelc::onnx_import::isOnnxPath(options.inputPath)) {
     if (failed(importOnnx()))
       return failure();
+  } else if (!options.inputShapes.empty()) {
+    return fail("--input-shape applies to ONNX models; the inputs of a "
+                "model.ir have static shapes");
   } else if (failed(parseIR())) {
     return failure();
   }

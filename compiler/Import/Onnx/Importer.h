@@ -131,6 +131,8 @@ private:
   int64_t defaultOpset = 1;
   mlir::ModuleOp module;
   llvm::StringMap<mlir::Value> values;
+  /// The names of the graph's initializers (weights when read as tensors).
+  llvm::StringSet<> initializerNames;
   /// Initializers and the values of Constant nodes, by name.
   llvm::StringMap<const onnx::TensorProto *> constants;
   /// Tensors of Constant nodes (kept alive here).

@@ -278,9 +278,7 @@ Value Importer::input(const onnx::NodeProto &node, int i) {
     // Initializers are weights (named as in the file, replaceable with
     // --weights); Constant nodes' values are constants the graph passes
     // can fold.
-    bool initializer = llvm::any_of(
-        model.graph().initializer(),
-        [&](const onnx::TensorProto &t) { return t.name() == name; });
+    bool initializer = initializerNames.contains(name);
     Value v = initializer ? weightOf(*tensor, node) : constantOf(*tensor, node);
     if (v && !initializer)
       values[name] = v;
@@ -432,7 +430,6 @@ LogicalResult Importer::checkSupported() {
 
 LogicalResult Importer::addInputs(const ImportOptions &options,
                                   func::FuncOp &function) {
-  llvm::StringSet<> initializerNames;
   for (const onnx::TensorProto &t : model.graph().initializer()) {
     initializerNames.insert(t.name());
     constants[t.name()] = &t;
@@ -556,24 +553,19 @@ FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
   if (failed(checkSupported()) || failed(addInputs(options, function)))
     return failure();
   builder.setInsertionPointToEnd(&function.getBody().front());
-  bool ok = true;
   for (const onnx::NodeProto &node : model.graph().node()) {
     builder.setInsertionPointToEnd(&function.getBody().front());
     if (tryFold(node))
       continue;
-    if (!nodeConverters().count(node.op_type())) {
+    auto converter = nodeConverters().find(node.op_type());
+    if (converter == nodeConverters().end()) {
       error(node) << "is supported only as a shape computation folded at "
                      "import; on runtime values it is not supported yet";
-      ok = false;
-      break;
+      return failure();
     }
-    if (failed(nodeConverters().lookup(node.op_type())(*this, node))) {
-      ok = false;
-      break;
-    }
+    if (failed(converter->second(*this, node)))
+      return failure();
   }
-  if (!ok)
-    return failure();
   SmallVector<Value> results;
   SmallVector<std::string> resultNames;
   for (const onnx::ValueInfoProto &out : model.graph().output()) {

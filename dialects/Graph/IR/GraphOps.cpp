@@ -230,33 +230,32 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
                                  adaptor.getWeight().getType(), inputType,
                                  weightType)))
     return failure();
-  auto *input = &inputType, *weight = &weightType;
-  if (input->getRank() < 1)
+  if (inputType.getRank() < 1)
     return diag.fail("input must have rank >= 1, got a scalar");
-  if (weight->getRank() != 2)
+  if (weightType.getRank() != 2)
     return diag.fail("weight must have rank 2 ([out_features, "
                      "in_features]), got ",
-                     formatShape(weight->getShape()));
-  int64_t inFeatures = input->getShape().back();
-  int64_t outFeatures = weight->getDimSize(0);
-  if (weight->getDimSize(1) != inFeatures)
-    return diag.fail("weight ", formatShape(weight->getShape()), " expects ",
-                     weight->getDimSize(1), " input features, input ",
-                     formatShape(input->getShape()), " has ", inFeatures);
+                     formatShape(weightType.getShape()));
+  int64_t inFeatures = inputType.getShape().back();
+  int64_t outFeatures = weightType.getDimSize(0);
+  if (weightType.getDimSize(1) != inFeatures)
+    return diag.fail("weight ", formatShape(weightType.getShape()), " expects ",
+                     weightType.getDimSize(1), " input features, input ",
+                     formatShape(inputType.getShape()), " has ", inFeatures);
   if (Value biasValue = adaptor.getBias()) {
     FailureOr<RankedTensorType> bias =
         diag.floatTensor(biasValue.getType(), "bias");
     if (failed(bias) ||
-        failed(diag.sameElementType(*input, "input", *bias, "bias")))
+        failed(diag.sameElementType(inputType, "input", *bias, "bias")))
       return failure();
     if (bias->getShape() != ArrayRef<int64_t>{outFeatures})
       return diag.fail("bias must have shape [", outFeatures, "], got ",
                        formatShape(bias->getShape()));
   }
-  SmallVector<int64_t> shape(input->getShape());
+  SmallVector<int64_t> shape(inputType.getShape());
   shape.back() = outFeatures;
   return inferred(inferredTypes,
-                  RankedTensorType::get(shape, input->getElementType()));
+                  RankedTensorType::get(shape, inputType.getElementType()));
 }
 
 LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
