@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what modelc needs to build and test on Debian 12 (run as root, or
 # with sudo available): LLVM/MLIR 22 and its lit/FileCheck, CMake, Ninja,
-# GoogleTest, OpenBLAS, oneDNN, libonnx (ONNX import), and PyTorch, numpy
-# and python3-onnx for the tests that compare with PyTorch (tests/torch,
+# GoogleTest, OpenBLAS, oneDNN, libonnx (ONNX import), and PyTorch,
+# torchvision, numpy and python3-onnx for the tests that compare with PyTorch (tests/torch,
 # tests/onnx).
 set -euo pipefail
 packages=(cmake ninja-build g++ git
@@ -13,7 +13,10 @@ packages=(cmake ninja-build g++ git
           libonnx-dev libprotobuf-dev python3-onnx
           # tests/torch compares modelc's numerics with PyTorch's; without
           # them those tests are skipped, so CI installs them.
-          python3-torch python3-numpy)
+          python3-torch python3-numpy
+          # tests/onnx/models.test exports torchvision's ResNet-18 and
+          # MobileNets (random weights, no downloads).
+          python3-torchvision)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -50,6 +50,14 @@ if os.access("/usr/bin/python3", os.X_OK) and subprocess.run(
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
     config.available_features.add("onnx")
 
+# torchvision: Debian's python3-torchvision, for the real models
+# tests/onnx/models.test exports (ResNet-18, MobileNetV2/V3).
+if os.access("/usr/bin/python3", os.X_OK) and subprocess.run(
+        ["/usr/bin/python3", "-c", "import importlib.util as u, sys; "
+         "sys.exit(not u.find_spec('torchvision'))"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("torchvision")
+
 # The entry points of an IR file (its func.func names), one a line: e2e loops
 # over tests/e2e/Inputs/ops.ir run every entry found there, so a new entry is
 # tested on every device path without being listed anywhere.
