@@ -43,6 +43,14 @@ void addCompositeConverters(llvm::StringMap<NodeConverter> &table);
 /// (OnnxDataMovement.cpp).
 void addDataMovementConverters(llvm::StringMap<NodeConverter> &table);
 
+/// Adds the index-based ops: GatherElements, Trilu, ArgMax/ArgMin, Hardmax,
+/// OneHot, EyeLike, the losses (OnnxIndexing.cpp).
+void addIndexingConverters(llvm::StringMap<NodeConverter> &table);
+
+/// Adds Resize/Upsample, Pad's reflect and edge modes, DepthToSpace,
+/// SpaceToDepth (OnnxResize.cpp).
+void addResizeConverters(llvm::StringMap<NodeConverter> &table);
+
 /// Op types that are supported only as shape computations folded at import
 /// (Shape, ConstantOfShape, Range; OnnxFold.cpp).
 const llvm::StringSet<> &foldOnlyOps();
@@ -72,8 +80,11 @@ public:
   /// Input `i` as constant integers (initializer or Constant output).
   std::optional<llvm::SmallVector<int64_t>>
   constantInts(const onnx::NodeProto &node, int i);
-  /// Input `i` as a constant scalar (any numeric element type).
+  /// Input `i` as a constant scalar (f32, f64, i32 or i64).
   std::optional<double> constantScalar(const onnx::NodeProto &node, int i);
+  /// Input `i` as constant numbers (f32, f64, i32 or i64), row-major.
+  std::optional<llvm::SmallVector<double>>
+  constantNumbers(const onnx::NodeProto &node, int i);
   /// Binds output `i` of `node` to `value`.
   void define(const onnx::NodeProto &node, mlir::Value value, int i = 0);
   /// Records `tensor` as the constant value of output 0 of `node`.

@@ -59,6 +59,73 @@ struct At {
         loc(), mlir::DenseElementsAttr::get(type, one));
   }
 
+  /// A constant of `shape` and element type `element` holding `data` (one
+  /// number per element, in row-major order; `element` float, integer or
+  /// i1).
+  Value constant(mlir::Type element, llvm::ArrayRef<int64_t> shape,
+                 llvm::ArrayRef<double> data) {
+    llvm::SmallVector<mlir::Attribute> elements;
+    elements.reserve(data.size());
+    for (double v : data)
+      elements.push_back(
+          element.isInteger(1)
+              ? mlir::Attribute(mlir::BoolAttr::get(&im.context, v != 0))
+          : mlir::isa<mlir::FloatType>(element)
+              ? mlir::Attribute(mlir::FloatAttr::get(element, v))
+              : mlir::Attribute(
+                    mlir::IntegerAttr::get(element, static_cast<int64_t>(v))));
+    auto type = mlir::RankedTensorType::get(shape, element);
+    return im.builder.create<graph::ConstantOp>(
+        loc(), mlir::DenseElementsAttr::get(type, elements));
+  }
+  /// An i64 constant of `shape` holding `data`.
+  Value indices(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> data) {
+    auto type = mlir::RankedTensorType::get(shape, im.builder.getI64Type());
+    return im.builder.create<graph::ConstantOp>(
+        loc(), mlir::DenseElementsAttr::get(type, data));
+  }
+
+  Value reshape(Value x, llvm::ArrayRef<int64_t> shape) {
+    return op<graph::ReshapeOp>(
+        {x}, {im.builder.getNamedAttr("shape",
+                                      im.builder.getDenseI64ArrayAttr(shape))});
+  }
+  Value transpose(Value x, llvm::ArrayRef<int64_t> perm) {
+    return op<graph::TransposeOp>(
+        {x}, {im.builder.getNamedAttr("perm",
+                                      im.builder.getDenseI64ArrayAttr(perm))});
+  }
+  Value gather(Value x, Value indices, int64_t axis) {
+    return op<graph::GatherOp>(
+        {x, indices},
+        {im.builder.getNamedAttr("axis", im.builder.getI64IntegerAttr(axis))});
+  }
+  Value cast(Value x, mlir::Type element) {
+    return op<graph::CastOp>(
+        {x}, {im.builder.getNamedAttr("dtype", mlir::TypeAttr::get(element))});
+  }
+  Value concat(mlir::ValueRange parts, int64_t axis) {
+    return op<graph::ConcatOp>(
+        parts,
+        {im.builder.getNamedAttr("axis", im.builder.getI64IntegerAttr(axis))});
+  }
+  /// A reduction over `axes` (all when empty).
+  template <typename ReduceOp>
+  Value reduce(Value x, llvm::ArrayRef<int64_t> axes, bool keepdims) {
+    llvm::SmallVector<mlir::NamedAttribute> attrs = {
+        im.builder.getNamedAttr("keepdims", im.builder.getBoolAttr(keepdims))};
+    if (!axes.empty())
+      attrs.push_back(im.builder.getNamedAttr(
+          "axes", im.builder.getDenseI64ArrayAttr(axes)));
+    return op<ReduceOp>({x}, attrs);
+  }
+  Value compare(Value a, Value b, graph::ComparePredicate predicate) {
+    return op<graph::CompareOp>(
+        {a, b},
+        {im.builder.getNamedAttr("predicate", graph::ComparePredicateAttr::get(
+                                                  &im.context, predicate))});
+  }
+
   Value add(Value a, Value b) { return op<graph::AddOp>({a, b}); }
   Value sub(Value a, Value b) { return op<graph::SubOp>({a, b}); }
   Value mul(Value a, Value b) { return op<graph::MulOp>({a, b}); }
@@ -67,29 +134,22 @@ struct At {
   Value min(Value a, Value b) { return op<graph::MinOp>({a, b}); }
   Value exp(Value a) { return op<graph::ExpOp>({a}); }
   Value log(Value a) { return op<graph::LogOp>({a}); }
+  Value neg(Value a) { return op<graph::NegOp>({a}); }
   Value greater(Value a, Value b) {
-    return op<graph::CompareOp>(
-        {a, b},
-        {im.builder.getNamedAttr(
-            "predicate", graph::ComparePredicateAttr::get(
-                             &im.context, graph::ComparePredicate::gt))});
+    return compare(a, b, graph::ComparePredicate::gt);
   }
   Value less(Value a, Value b) {
-    return op<graph::CompareOp>(
-        {a, b},
-        {im.builder.getNamedAttr(
-            "predicate", graph::ComparePredicateAttr::get(
-                             &im.context, graph::ComparePredicate::lt))});
+    return compare(a, b, graph::ComparePredicate::lt);
   }
   Value select(Value c, Value a, Value b) {
     return op<graph::SelectOp>({c, a, b});
   }
 
-  /// Binds the node's output to `v`; failure when `v` is null.
-  mlir::LogicalResult define(Value v) {
+  /// Binds the node's output `i` to `v`; failure when `v` is null.
+  mlir::LogicalResult define(Value v, int i = 0) {
     if (!v)
       return mlir::failure();
-    im.define(node, v);
+    im.define(node, v, i);
     return mlir::success();
   }
 };

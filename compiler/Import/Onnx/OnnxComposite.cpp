@@ -10,6 +10,8 @@
 #include "compiler/Import/Onnx/NodeBuilder.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace modelc;
 using namespace modelc::graph;
@@ -56,6 +58,64 @@ LogicalResult reduceOf(Importer &im, const NodeProto &n,
 
 Value identity(At &, Value v) { return v; }
 
+/// (x - mean) and the variance over `axes`, both with the axes kept.
+std::pair<Value, Value> centeredAndVariance(At &at, Value x,
+                                            ArrayRef<int64_t> axes) {
+  Value centered = at.sub(x, at.reduce<ReduceMeanOp>(x, axes, true));
+  return {centered,
+          at.reduce<ReduceMeanOp>(at.mul(centered, centered), axes, true)};
+}
+
+SmallVector<int64_t> spatialAxes(Value x) {
+  SmallVector<int64_t> axes;
+  for (int64_t d = 2; d < cast<RankedTensorType>(x.getType()).getRank(); ++d)
+    axes.push_back(d);
+  return axes;
+}
+
+/// InstanceNormalization(x, scale, B): per sample and channel, normalized
+/// over the spatial dimensions, then scale[c] * y + B[c].
+LogicalResult instanceNorm(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value x = im.input(n, 0), scale = im.input(n, 1), bias = im.input(n, 2);
+  if (!x || !scale || !bias)
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getRank() < 3) {
+    im.error(n) << "the input must be [N, C, d...] with at least one "
+                   "spatial dimension";
+    return failure();
+  }
+  int64_t channels = type.getDimSize(1);
+  for (Value v : {scale, bias})
+    if (cast<RankedTensorType>(v.getType()).getShape() !=
+        ArrayRef<int64_t>{channels}) {
+      im.error(n) << "scale and B must be [C] = [" << channels << "]";
+      return failure();
+    }
+  auto [centered, variance] = centeredAndVariance(at, x, spatialAxes(x));
+  float epsilon = attr(n, "epsilon", 1e-5f);
+  Value normalized = at.mul(
+      centered, at.op<RsqrtOp>({at.add(variance, at.scalar(x, epsilon))}));
+  SmallVector<int64_t> perChannel(type.getRank(), 1);
+  perChannel[1] = channels;
+  return at.define(at.add(at.mul(normalized, at.reshape(scale, perChannel)),
+                          at.reshape(bias, perChannel)));
+}
+
+/// MeanVarianceNormalization: (x - mean) / (sqrt(variance) + 1e-9) over
+/// `axes` (default [0, 2, 3]), as ONNX's function body.
+LogicalResult meanVarianceNorm(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  SmallVector<int64_t> axes =
+      Importer::intsAttr(n, "axes").value_or(SmallVector<int64_t>{0, 2, 3});
+  auto [centered, variance] = centeredAndVariance(at, x, axes);
+  return at.define(
+      at.div(centered, at.add(at.op<SqrtOp>({variance}), at.scalar(x, 1e-9))));
+}
 } // namespace
 
 void modelc::onnx_import::addCompositeConverters(
@@ -181,6 +241,50 @@ void modelc::onnx_import::addCompositeConverters(
     return reduceOf<ReduceMaxOp>(
         im, n, [](At &a, Value x) { return a.op<NegOp>({x}); },
         [](At &a, Value m) { return a.op<NegOp>({m}); });
+  };
+  t["InstanceNormalization"] = instanceNorm;
+  t["MeanVarianceNormalization"] = meanVarianceNorm;
+  // x + bias if x < -lambd, x - bias if x > lambd, else 0
+  t["Shrink"] = [](Importer &im, const NodeProto &n) {
+    float lambd = attr(n, "lambd", 0.5f), bias = attr(n, "bias", 0.0f);
+    return unary(im, n, [&](At &a, Value x) {
+      Value zero = a.scalar(x, 0);
+      return a.select(a.less(x, a.scalar(x, -lambd)),
+                      a.add(x, a.scalar(x, bias)),
+                      a.select(a.greater(x, a.scalar(x, lambd)),
+                               a.sub(x, a.scalar(x, bias)), zero));
+    });
+  };
+  // NaN is the one value not equal to itself.
+  t["IsNaN"] = [](Importer &im, const NodeProto &n) {
+    return unary(im, n, [&](At &a, Value x) {
+      return a.compare(x, x, ComparePredicate::ne);
+    });
+  };
+  t["IsInf"] = [](Importer &im, const NodeProto &n) {
+    bool positive = Importer::intAttr(n, "detect_positive", 1) != 0;
+    bool negative = Importer::intAttr(n, "detect_negative", 1) != 0;
+    return unary(im, n, [&](At &a, Value x) {
+      double inf = std::numeric_limits<double>::infinity();
+      Value up = a.compare(x, a.scalar(x, inf), ComparePredicate::eq);
+      Value down = a.compare(x, a.scalar(x, -inf), ComparePredicate::eq);
+      if (positive && negative)
+        return a.select(up, up, down);
+      if (positive)
+        return up;
+      if (negative)
+        return down;
+      return a.select(up, down, up); // up and down: never
+    });
+  };
+  // Cast to the element type of the second input.
+  t["CastLike"] = [](Importer &im, const NodeProto &n) {
+    At at{im, n};
+    Value x = im.input(n, 0), like = im.input(n, 1);
+    if (!x || !like)
+      return failure();
+    return at.define(
+        at.cast(x, cast<RankedTensorType>(like.getType()).getElementType()));
   };
   // The maximum over the spatial dimensions, kept as size 1.
   t["GlobalMaxPool"] = [](Importer &im, const NodeProto &n) {

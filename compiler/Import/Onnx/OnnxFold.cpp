@@ -22,7 +22,8 @@ using onnx::NodeProto;
 using IntTensor = Importer::IntTensor;
 
 const llvm::StringSet<> &modelc::onnx_import::foldOnlyOps() {
-  static const llvm::StringSet<> ops = {"Shape", "ConstantOfShape", "Range"};
+  static const llvm::StringSet<> ops = {"Shape", "Size", "ConstantOfShape",
+                                        "Range"};
   return ops;
 }
 
@@ -195,6 +196,13 @@ bool Importer::tryFold(const NodeProto &n) {
   std::optional<IntTensor> out;
   if (type == "Shape") {
     out = shapeOf(*this, n);
+  } else if (type == "Size") {
+    // The element count of a value of static shape: a scalar.
+    RankedTensorType t = valueType(n.input(0));
+    std::optional<IntTensor> c = t ? std::nullopt : intConstant(n.input(0));
+    if (!t && !c)
+      return false;
+    out = IntTensor{{}, {t ? t.getNumElements() : count(*c)}};
   } else {
     SmallVector<IntTensor> in;
     for (int i = 0; i < n.input_size(); ++i) {

@@ -300,6 +300,14 @@ Importer::constantInts(const onnx::NodeProto &node, int i) {
 
 std::optional<double> Importer::constantScalar(const onnx::NodeProto &node,
                                                int i) {
+  std::optional<SmallVector<double>> numbers = constantNumbers(node, i);
+  if (!numbers || numbers->size() != 1)
+    return std::nullopt;
+  return numbers->front();
+}
+
+std::optional<SmallVector<double>>
+Importer::constantNumbers(const onnx::NodeProto &node, int i) {
   if (!hasInput(node, i))
     return std::nullopt;
   const onnx::TensorProto *tensor = constants.lookup(node.input(i));
@@ -309,32 +317,30 @@ std::optional<double> Importer::constantScalar(const onnx::NodeProto &node,
   std::string why;
   if (!tensorBytes(*tensor, bytes, why))
     return std::nullopt;
+  auto read = [&](auto sample) -> std::optional<SmallVector<double>> {
+    using T = decltype(sample);
+    if (bytes.size() % sizeof(T) != 0)
+      return std::nullopt;
+    SmallVector<double> out(bytes.size() / sizeof(T));
+    for (size_t k = 0; k < out.size(); ++k) {
+      T v;
+      std::memcpy(&v, bytes.data() + k * sizeof(T), sizeof(T));
+      out[k] = static_cast<double>(v);
+    }
+    return out;
+  };
   switch (tensor->data_type()) {
   case onnx::TensorProto::FLOAT:
-    if (bytes.size() == 4) {
-      float v;
-      std::memcpy(&v, bytes.data(), 4);
-      return v;
-    }
-    break;
+    return read(float());
+  case onnx::TensorProto::DOUBLE:
+    return read(double());
   case onnx::TensorProto::INT64:
-    if (bytes.size() == 8) {
-      int64_t v;
-      std::memcpy(&v, bytes.data(), 8);
-      return static_cast<double>(v);
-    }
-    break;
+    return read(int64_t());
   case onnx::TensorProto::INT32:
-    if (bytes.size() == 4) {
-      int32_t v;
-      std::memcpy(&v, bytes.data(), 4);
-      return v;
-    }
-    break;
+    return read(int32_t());
   default:
-    break;
+    return std::nullopt;
   }
-  return std::nullopt;
 }
 
 void Importer::define(const onnx::NodeProto &node, Value value, int i) {

@@ -288,27 +288,46 @@ LogicalResult softmax(Importer &im, const NodeProto &n) {
       im, n, {x}, {named(im, "axis", im.builder.getI64IntegerAttr(axis))});
 }
 
+/// LayerNormalization; its optional Mean and InvStdDev outputs (over the
+/// normalized axes, kept as size 1) are computed beside it.
 LogicalResult layerNorm(Importer &im, const NodeProto &n) {
-  if (n.output_size() > 1 &&
-      llvm::any_of(llvm::drop_begin(n.output()),
-                   [](const std::string &o) { return !o.empty(); })) {
-    im.error(n) << "the Mean and InvStdDev outputs are not supported";
-    return failure();
-  }
   Value x = im.input(n, 0), scale = im.input(n, 1);
   Value bias = Importer::hasInput(n, 2) ? im.input(n, 2) : Value();
+  if (!x || !scale || (Importer::hasInput(n, 2) && !bias))
+    return failure();
+  int64_t axis = Importer::intAttr(n, "axis", -1);
+  float epsilon = Importer::floatAttr(n, "epsilon", 1e-5f);
   SmallVector<Value> operands = {x, scale};
   if (bias)
     operands.push_back(bias);
-  return emit<LayerNormOp>(
-      im, n, operands,
-      {named(im, "axis",
-             im.builder.getI64IntegerAttr(Importer::intAttr(n, "axis", -1))),
-       named(im, "epsilon",
-             im.builder.getF32FloatAttr(
-                 Importer::floatAttr(n, "epsilon", 1e-5f))),
-       named(im, "operandSegmentSizes",
-             im.builder.getDenseI32ArrayAttr({1, 1, bias ? 1 : 0}))});
+  if (failed(emit<LayerNormOp>(
+          im, n, operands,
+          {named(im, "axis", im.builder.getI64IntegerAttr(axis)),
+           named(im, "epsilon", im.builder.getF32FloatAttr(epsilon)),
+           named(im, "operandSegmentSizes",
+                 im.builder.getDenseI32ArrayAttr({1, 1, bias ? 1 : 0}))})))
+    return failure();
+  bool statistics =
+      llvm::any_of(llvm::drop_begin(n.output()),
+                   [](const std::string &o) { return !o.empty(); });
+  if (!statistics)
+    return success();
+  At at{im, n};
+  int64_t rank = typeOf(x).getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t d = normalizeAxis(axis, rank); d < rank; ++d)
+    axes.push_back(d);
+  Value mean = at.reduce<ReduceMeanOp>(x, axes, true);
+  Value centered = at.sub(x, mean);
+  Value variance =
+      at.reduce<ReduceMeanOp>(at.mul(centered, centered), axes, true);
+  Value inverse =
+      at.op<RsqrtOp>({at.add(variance, at.scalar(variance, epsilon))});
+  if (!mean || !inverse)
+    return failure();
+  im.define(n, mean, 1);
+  im.define(n, inverse, 2);
+  return success();
 }
 
 Value reshapeTo(Importer &im, const NodeProto &n, Value x,
@@ -591,6 +610,7 @@ const llvm::StringMap<NodeConverter> &modelc::onnx_import::nodeConverters() {
     t["Constant"] = constant;
     addCompositeConverters(t);
     addDataMovementConverters(t);
+    addIndexingConverters(t);
     return t;
   }();
   return table;

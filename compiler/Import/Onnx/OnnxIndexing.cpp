@@ -1,0 +1,436 @@
+//===- OnnxIndexing.cpp - ONNX ops that work through indices --------------===//
+//
+// ONNX ops defined by element positions, built from graph ops that already
+// exist: a position becomes an i64 constant ("iota"), a comparison with it a
+// mask, and a mask a select or a sum. GatherElements becomes one gather on
+// the flattened data. ArgMax/ArgMin, Hardmax, OneHot, Trilu, EyeLike and
+// the two losses (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss) are
+// here. Every piece has kernels on every device, so these run anywhere.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/Onnx/NodeBuilder.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::graph;
+using namespace modelc::onnx_import;
+using onnx::NodeProto;
+
+namespace {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// 0, 1, ..., size - 1 along `axis` of a rank-`rank` i64 tensor whose other
+/// dimensions are 1.
+Value iota(At &at, int64_t rank, int64_t axis, int64_t size) {
+  SmallVector<int64_t> shape(rank, 1), data(size);
+  shape[axis] = size;
+  for (int64_t i = 0; i < size; ++i)
+    data[i] = i;
+  return at.indices(shape, data);
+}
+
+/// `x` as i64 (a no-op when it is).
+Value toI64(At &at, Value x) {
+  if (!x || typeOf(x).getElementType().isInteger(64))
+    return x;
+  return at.cast(x, at.im.builder.getI64Type());
+}
+
+/// The normalized `axis` attribute of a node reading a rank-`rank` tensor;
+/// nullopt after an error.
+std::optional<int64_t> axisOf(Importer &im, const NodeProto &n, int64_t rank,
+                              int64_t otherwise) {
+  int64_t axis = Importer::intAttr(n, "axis", otherwise);
+  int64_t normalized = axis < 0 ? axis + rank : axis;
+  if (normalized < 0 || normalized >= rank) {
+    im.error(n) << "axis " << axis << " is out of range for rank " << rank;
+    return std::nullopt;
+  }
+  return normalized;
+}
+
+/// The index of the largest (`max`) or smallest element along `axis`, the
+/// first one or with `last` the last one, as i64. Built as: the extreme
+/// value, a mask of the elements equal to it, and the smallest (largest)
+/// position under the mask. ArgMin negates: for integers, the most negative
+/// value's negation wraps, which the docs list as a limit.
+Value argIndex(At &at, Value x, int64_t axis, bool max, bool last,
+               bool keepdims) {
+  if (!x)
+    return nullptr;
+  int64_t rank = typeOf(x).getRank(), size = typeOf(x).getDimSize(axis);
+  Value v = max ? x : at.neg(x);
+  Value extreme = at.reduce<ReduceMaxOp>(v, {axis}, true);
+  Value hit = at.compare(v, extreme, ComparePredicate::eq);
+  Value positions = iota(at, rank, axis, size);
+  if (last) {
+    Value candidates = at.select(hit, positions, at.scalar(positions, -1));
+    return at.reduce<ReduceMaxOp>(candidates, {axis}, keepdims);
+  }
+  Value candidates = at.select(hit, positions, at.scalar(positions, size));
+  return at.neg(at.reduce<ReduceMaxOp>(at.neg(candidates), {axis}, keepdims));
+}
+
+template <bool Max> LogicalResult argExtreme(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  std::optional<int64_t> axis = axisOf(im, n, typeOf(x).getRank(), 0);
+  if (!axis)
+    return failure();
+  return at.define(argIndex(at, x, *axis, Max,
+                            Importer::intAttr(n, "select_last_index", 0) != 0,
+                            Importer::intAttr(n, "keepdims", 1) != 0));
+}
+
+/// Hardmax: 1 at the first largest element along the axis, 0 elsewhere.
+/// Before opset 13 the input is seen as 2-D, [outer, inner] at `axis`.
+LogicalResult hardmax(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  ArrayRef<int64_t> shape = typeOf(x).getShape();
+  bool coerced = im.opset() < 13;
+  std::optional<int64_t> axis = axisOf(im, n, shape.size(), coerced ? 1 : -1);
+  if (!axis)
+    return failure();
+  Value v = x;
+  int64_t along = *axis;
+  if (coerced) {
+    int64_t outer = 1, inner = 1;
+    for (auto [i, d] : llvm::enumerate(shape))
+      (static_cast<int64_t>(i) < *axis ? outer : inner) *= d;
+    v = at.reshape(x, {outer, inner});
+    along = 1;
+  }
+  Value index = argIndex(at, v, along, true, false, true);
+  if (!index)
+    return failure();
+  int64_t rank = typeOf(v).getRank(), size = typeOf(v).getDimSize(along);
+  Value hit =
+      at.compare(iota(at, rank, along, size), index, ComparePredicate::eq);
+  Value y = at.select(hit, at.scalar(x, 1), at.scalar(x, 0));
+  return at.define(coerced ? at.reshape(y, shape) : y);
+}
+
+/// OneHot(indices, depth, values): values[1] where the position along the
+/// new axis equals the index (negative ones count from depth), values[0]
+/// elsewhere.
+LogicalResult oneHot(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value indices = im.input(n, 0), values = im.input(n, 2);
+  std::optional<double> depth = im.constantScalar(n, 1);
+  if (!indices || !values)
+    return failure();
+  if (!depth) {
+    im.error(n) << "a depth given at run time is not supported (it must be "
+                   "a constant scalar)";
+    return failure();
+  }
+  if (*depth < 1 || *depth > (1 << 24)) {
+    im.error(n) << "depth " << *depth << " is not supported (1 to 2^24)";
+    return failure();
+  }
+  if (typeOf(values).getShape() != ArrayRef<int64_t>{2}) {
+    im.error(n) << "values must be [off, on], a tensor of 2 elements";
+    return failure();
+  }
+  int64_t size = static_cast<int64_t>(*depth);
+  ArrayRef<int64_t> in = typeOf(indices).getShape();
+  int64_t rank = in.size() + 1;
+  std::optional<int64_t> axis = axisOf(im, n, rank, -1);
+  if (!axis)
+    return failure();
+  Value index = toI64(at, indices);
+  Value wrapped = at.select(at.less(index, at.scalar(index, 0)),
+                            at.add(index, at.scalar(index, size)), index);
+  SmallVector<int64_t> shape(in);
+  shape.insert(shape.begin() + *axis, 1);
+  Value hit = at.compare(at.reshape(wrapped, shape),
+                         iota(at, rank, *axis, size), ComparePredicate::eq);
+  auto element = [&](int64_t i) {
+    return at.op<SliceOp>(
+        {values},
+        {im.builder.getNamedAttr("starts", im.builder.getDenseI64ArrayAttr(i)),
+         im.builder.getNamedAttr("ends",
+                                 im.builder.getDenseI64ArrayAttr(i + 1))});
+  };
+  return at.define(at.select(hit, element(1), element(0)));
+}
+
+/// GatherElements(data, indices, axis): out[p] = data[p with p[axis] =
+/// indices[p]], as one gather from the flattened data at
+/// index * stride(axis) + the offset of p's other coordinates.
+LogicalResult gatherElements(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value data = im.input(n, 0), indices = im.input(n, 1);
+  if (!data || !indices)
+    return failure();
+  ArrayRef<int64_t> shape = typeOf(data).getShape();
+  ArrayRef<int64_t> ishape = typeOf(indices).getShape();
+  int64_t rank = shape.size();
+  if (static_cast<int64_t>(ishape.size()) != rank) {
+    im.error(n) << "indices must have the data's rank " << rank;
+    return failure();
+  }
+  std::optional<int64_t> axis = axisOf(im, n, rank, 0);
+  if (!axis)
+    return failure();
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis && ishape[d] > shape[d]) {
+      im.error(n) << "indices dimension " << d << " (" << ishape[d]
+                  << ") is larger than the data's (" << shape[d] << ")";
+      return failure();
+    }
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  int64_t count = typeOf(indices).getNumElements();
+  if (count > (int64_t(1) << 26)) {
+    im.error(n) << "more than 2^26 indices are not supported";
+    return failure();
+  }
+  // The offset of each index position's coordinates other than `axis`.
+  SmallVector<int64_t> offsets(count), coordinate(rank, 0);
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != *axis)
+        offset += coordinate[d] * strides[d];
+    offsets[k] = offset;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++coordinate[d] < ishape[d])
+        break;
+      coordinate[d] = 0;
+    }
+  }
+  Value index = toI64(at, indices);
+  int64_t extent = shape[*axis];
+  Value wrapped = at.select(at.less(index, at.scalar(index, 0)),
+                            at.add(index, at.scalar(index, extent)), index);
+  Value flat = at.add(at.mul(wrapped, at.scalar(wrapped, strides[*axis])),
+                      at.indices(ishape, offsets));
+  Value all = at.reshape(data, {typeOf(data).getNumElements()});
+  return at.define(at.gather(all, flat, 0));
+}
+
+/// Trilu(x, k): x where column - row <= k (lower) or >= k (upper), else 0,
+/// over the last two dimensions. A constant k makes the mask a constant.
+LogicalResult trilu(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  ArrayRef<int64_t> shape = typeOf(x).getShape();
+  if (shape.size() < 2) {
+    im.error(n) << "the input must have rank 2 or more";
+    return failure();
+  }
+  bool upper = Importer::intAttr(n, "upper", 1) != 0;
+  int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  SmallVector<int64_t> diagonal(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      diagonal[i * cols + j] = j - i;
+  ComparePredicate keep = upper ? ComparePredicate::ge : ComparePredicate::le;
+  Value mask;
+  if (!Importer::hasInput(n, 1)) {
+    mask = at.compare(at.indices({rows, cols}, diagonal), at.indices({}, {0}),
+                      keep);
+  } else if (std::optional<double> k = im.constantScalar(n, 1)) {
+    SmallVector<double> bits(rows * cols);
+    for (auto [b, d] : llvm::zip(bits, diagonal))
+      b = upper ? d >= *k : d <= *k;
+    mask = at.constant(im.builder.getI1Type(), {rows, cols}, bits);
+  } else {
+    Value given = toI64(at, im.input(n, 1));
+    if (given && typeOf(given).getNumElements() != 1) {
+      im.error(n) << "k must be a scalar";
+      return failure();
+    }
+    mask = at.compare(at.indices({rows, cols}, diagonal),
+                      given ? at.reshape(given, {}) : Value(), keep);
+  }
+  return at.define(at.select(mask, x, at.scalar(x, 0)));
+}
+
+/// EyeLike: a constant of the input's 2-D shape, ones where column - row
+/// = k.
+LogicalResult eyeLike(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  ArrayRef<int64_t> shape = typeOf(x).getShape();
+  if (shape.size() != 2) {
+    im.error(n) << "the input must have rank 2";
+    return failure();
+  }
+  Type element = typeOf(x).getElementType();
+  if (const onnx::AttributeProto *dtype = Importer::attribute(n, "dtype")) {
+    element = elementTypeOf(im.context, static_cast<int32_t>(dtype->i()));
+    if (!element) {
+      im.error(n) << "dtype " << dtype->i() << " is not supported (f32, f16, "
+                  << "bf16, i32, i64, bool are)";
+      return failure();
+    }
+  }
+  int64_t k = Importer::intAttr(n, "k", 0);
+  SmallVector<double> data(shape[0] * shape[1], 0.0);
+  for (int64_t i = 0; i < shape[0]; ++i)
+    if (i + k >= 0 && i + k < shape[1])
+      data[i * shape[1] + i + k] = 1;
+  return at.define(at.constant(element, shape, data));
+}
+
+/// NegativeLogLikelihoodLoss over log-probabilities `x` [N, C, d...] and
+/// targets [N, d...]: -x[n, t, d...] * weight[t], 0 where t is
+/// ignore_index, then reduced (none, sum, or the weighted mean).
+Value nllLoss(At &at, const NodeProto &n, Value x, Value target, Value weight) {
+  Importer &im = at.im;
+  ArrayRef<int64_t> shape = typeOf(x).getShape();
+  int64_t rank = shape.size(), classes = shape[1];
+  int64_t samples = typeOf(x).getNumElements() / classes;
+  // [N, C, d...] -> [N * d..., C]
+  Value rows = x;
+  if (rank > 2) {
+    SmallVector<int64_t> perm = {0};
+    for (int64_t d = 2; d < rank; ++d)
+      perm.push_back(d);
+    perm.push_back(1);
+    rows = at.transpose(x, perm);
+  }
+  rows = at.reshape(rows, {samples, classes});
+  Value t = at.reshape(toI64(at, target), {samples});
+  Value chosen = at.compare(at.reshape(t, {samples, 1}),
+                            iota(at, 2, 1, classes), ComparePredicate::eq);
+  Value picked = at.reduce<ReduceSumOp>(
+      at.select(chosen, rows, at.scalar(rows, 0)), {1}, false);
+  const onnx::AttributeProto *ignore = Importer::attribute(n, "ignore_index");
+  Value kept;
+  if (ignore)
+    kept = at.compare(t, at.scalar(t, static_cast<double>(ignore->i())),
+                      ComparePredicate::ne);
+  Value w;
+  if (weight) {
+    Value safe = kept ? at.select(kept, t, at.scalar(t, 0)) : t;
+    w = at.gather(weight, safe, 0);
+    if (kept)
+      w = at.select(kept, w, at.scalar(w, 0));
+  } else if (kept) {
+    w = at.select(kept, at.scalar(rows, 1), at.scalar(rows, 0));
+  }
+  Value loss = at.neg(picked);
+  if (w)
+    loss = at.mul(loss, w);
+  std::string reduction = Importer::stringAttr(n, "reduction", "mean");
+  if (reduction == "none")
+    return at.reshape(loss, typeOf(target).getShape());
+  if (reduction == "sum")
+    return at.reduce<ReduceSumOp>(loss, {}, false);
+  if (reduction != "mean") {
+    im.error(n) << "reduction '" << reduction << "' is not supported (none, "
+                << "sum, mean are)";
+    return nullptr;
+  }
+  if (!w)
+    return at.reduce<ReduceMeanOp>(loss, {}, false);
+  return at.div(at.reduce<ReduceSumOp>(loss, {}, false),
+                at.reduce<ReduceSumOp>(w, {}, false));
+}
+
+/// The shapes a loss node reads: x [N, C, d...], target [N, d...], weight
+/// [C]; false after an error.
+bool checkLossOperands(Importer &im, const NodeProto &n, Value x, Value target,
+                       Value weight) {
+  ArrayRef<int64_t> shape = typeOf(x).getShape();
+  if (shape.size() < 2) {
+    im.error(n) << "the input must be [N, C, d...]";
+    return false;
+  }
+  SmallVector<int64_t> want = {shape[0]};
+  want.append(shape.begin() + 2, shape.end());
+  if (typeOf(target).getShape() != ArrayRef<int64_t>(want)) {
+    im.error(n) << "the target must have the input's shape without the "
+                   "class dimension";
+    return false;
+  }
+  if (!isa<IntegerType>(typeOf(target).getElementType()) ||
+      typeOf(target).getElementType().isInteger(1)) {
+    im.error(n) << "the target must be integer class indices";
+    return false;
+  }
+  if (weight && typeOf(weight).getShape() != ArrayRef<int64_t>{shape[1]}) {
+    im.error(n) << "the weight must be [C]";
+    return false;
+  }
+  return true;
+}
+
+LogicalResult nll(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value x = im.input(n, 0), target = im.input(n, 1);
+  Value weight = Importer::hasInput(n, 2) ? im.input(n, 2) : Value();
+  if (!x || !target || (Importer::hasInput(n, 2) && !weight) ||
+      !checkLossOperands(im, n, x, target, weight))
+    return failure();
+  return at.define(nllLoss(at, n, x, target, weight));
+}
+
+/// SoftmaxCrossEntropyLoss: the NLL loss of log_softmax over the classes,
+/// which is also its optional second output. The 2-D case without that
+/// output is graph.cross_entropy itself.
+LogicalResult softmaxCrossEntropy(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value x = im.input(n, 0), target = im.input(n, 1);
+  Value weight = Importer::hasInput(n, 2) ? im.input(n, 2) : Value();
+  if (!x || !target || (Importer::hasInput(n, 2) && !weight) ||
+      !checkLossOperands(im, n, x, target, weight))
+    return failure();
+  bool logProbOut = n.output_size() > 1 && !n.output(1).empty();
+  std::string reduction = Importer::stringAttr(n, "reduction", "mean");
+  const onnx::AttributeProto *ignore = Importer::attribute(n, "ignore_index");
+  std::optional<Reduction> kind = symbolizeReduction(reduction);
+  if (typeOf(x).getRank() == 2 && !logProbOut && kind) {
+    SmallVector<Value> operands = {x, target};
+    if (weight)
+      operands.push_back(weight);
+    SmallVector<NamedAttribute> attrs = {im.builder.getNamedAttr(
+        "reduction", ReductionAttr::get(&im.context, *kind))};
+    // Without ignore_index ONNX ignores nothing (graph.cross_entropy's
+    // default is PyTorch's -100); an index no class has stands for that.
+    int64_t none = std::numeric_limits<int64_t>::min() + 1;
+    attrs.push_back(im.builder.getNamedAttr(
+        "ignore_index",
+        im.builder.getI64IntegerAttr(ignore ? ignore->i() : none)));
+    return at.define(at.op<CrossEntropyOp>(operands, attrs));
+  }
+  Value logProb = at.op<LogSoftmaxOp>(
+      {x}, {im.builder.getNamedAttr("axis", im.builder.getI64IntegerAttr(1))});
+  if (!logProb)
+    return failure();
+  if (logProbOut)
+    im.define(n, logProb, 1);
+  return at.define(nllLoss(at, n, logProb, target, weight));
+}
+
+} // namespace
+
+void modelc::onnx_import::addIndexingConverters(
+    llvm::StringMap<NodeConverter> &t) {
+  t["ArgMax"] = argExtreme<true>;
+  t["ArgMin"] = argExtreme<false>;
+  t["Hardmax"] = hardmax;
+  t["OneHot"] = oneHot;
+  t["GatherElements"] = gatherElements;
+  t["Trilu"] = trilu;
+  t["EyeLike"] = eyeLike;
+  t["NegativeLogLikelihoodLoss"] = nll;
+  t["SoftmaxCrossEntropyLoss"] = softmaxCrossEntropy;
+}
