@@ -871,9 +871,9 @@ void FunctionEmitter::emitWaits(Operation *op, unsigned d, bool copyStream) {
 void FunctionEmitter::check(unsigned d, Value v, StringRef what) {
   if (!plan.checked)
     return;
-  Operation *def = v.getDefiningOp();
+  Operation *def = viewRoot(v).getDefiningOp();
   if (def && isa<ConstantOp>(def))
-    return; // constants are code, readable everywhere
+    return; // constants (and views of them) are code, readable everywhere
   host << "  api->check(ctx, " << d << ", " << name(v) << ", " << valueBytes(v)
        << "ULL, " << cString(what) << ");\n";
 }

@@ -60,12 +60,15 @@ private:
   }
 
   /// An event for every copy, and for each compute result a copy reads
-  /// (a view shares its source's event), in program order.
+  /// (a view shares its source's event), in program order. Inputs,
+  /// constants and weights (and views of them) are ready before the run:
+  /// no op records them.
   void assignEvents() {
     for (Operation &op : function.getBody().front())
       if (auto transfer = dyn_cast<device::TransferOp>(op)) {
         Value source = viewRoot(transfer.getInput());
-        if (source.getDefiningOp() && !events.count(source))
+        Operation *def = source.getDefiningOp();
+        if (def && !isa<WeightRefOp, ConstantOp>(def) && !events.count(source))
           events[source] = numEvents++;
         events[transfer.getResult()] = numEvents++;
       }

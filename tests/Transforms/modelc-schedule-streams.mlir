@@ -48,6 +48,27 @@ module attributes {device.target = #device.target<name = "cpu+sim2", devices = [
 
 // -----
 
+// A copy of a view of a constant (an imported model's reshaped scale)
+// waits for nothing: constants are ready before the run, no op records
+// them, so they get no event.
+// CHECK-LABEL: func.func @constant_view
+// CHECK-SAME: attributes {sched.events = 4 : i64}
+// CHECK: graph.reshape %{{.*}} to [1, 4] {device = #device.dev<cpu>} :
+// CHECK-NEXT: device.transfer %{{.*}} from <cpu> to <sim:0> {sched.record = 1 : i64, sched.stream = "copy"} :
+module attributes {device.target = #device.target<name = "cpu+sim2", devices = [#device.device_spec<device = <cpu>, memory = 1000000, bandwidth = 1.0e10 : f64, launch_overhead = 1.0e-06 : f64, peak_flops = {f32 = 1.0e11 : f64}>, #device.device_spec<device = <sim:0>, memory = 1000000, bandwidth = 1.0e10 : f64, launch_overhead = 1.0e-06 : f64, peak_flops = {f32 = 1.0e11 : f64}>], links = []>} {
+  func.func @constant_view(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+    %x0 = device.transfer %x from <cpu> to <sim:0> : tensor<2x4xf32>
+    %c = graph.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32> {device = #device.dev<cpu>}
+    %r = graph.reshape %c to [1, 4] {device = #device.dev<cpu>} : tensor<4xf32>
+    %r0 = device.transfer %r from <cpu> to <sim:0> : tensor<1x4xf32>
+    %m = graph.mul %x0, %r0 {device = #device.dev<sim:0>} : tensor<2x4xf32>, tensor<1x4xf32>
+    %y = device.transfer %m from <sim:0> to <cpu> : tensor<2x4xf32>
+    return %y : tensor<2x4xf32>
+  }
+}
+
+// -----
+
 // A plan on the host alone runs straight-line code: no streams.
 // CHECK-LABEL: func.func @host_only
 // CHECK-SAME: -> tensor<4xf32> {

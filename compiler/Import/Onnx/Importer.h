@@ -51,6 +51,15 @@ void addIndexingConverters(llvm::StringMap<NodeConverter> &table);
 /// SpaceToDepth (OnnxResize.cpp).
 void addResizeConverters(llvm::StringMap<NodeConverter> &table);
 
+/// Adds Einsum (OnnxEinsum.cpp).
+void addEinsumConverter(llvm::StringMap<NodeConverter> &table);
+
+/// Pad's reflect (`reflect`) or edge mode of `x` by `pads` ([begin..., end...]
+/// as ONNX orders them), binding the node's output (OnnxResize.cpp).
+mlir::LogicalResult padByGather(Importer &im, const onnx::NodeProto &node,
+                                mlir::Value x, llvm::ArrayRef<int64_t> pads,
+                                bool reflect);
+
 /// Op types that are supported only as shape computations folded at import
 /// (Shape, ConstantOfShape, Range; OnnxFold.cpp).
 const llvm::StringSet<> &foldOnlyOps();

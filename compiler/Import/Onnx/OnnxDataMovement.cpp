@@ -145,15 +145,16 @@ LogicalResult split(Importer &im, const NodeProto &n) {
 }
 
 /// Pad(x, pads, value) in constant mode: constant blocks concatenated on
-/// each side of each padded dimension.
+/// each side of each padded dimension. Reflect and edge modes gather
+/// (padByGather, OnnxResize.cpp).
 LogicalResult pad(Importer &im, const NodeProto &n) {
   At at{im, n};
   Value x = im.input(n, 0);
   if (!x)
     return failure();
   std::string mode = Importer::stringAttr(n, "mode", "constant");
-  if (mode != "constant") {
-    im.error(n) << "mode '" << mode << "' is not supported yet (constant is)";
+  if (mode != "constant" && mode != "reflect" && mode != "edge") {
+    im.error(n) << "mode '" << mode << "' is not supported";
     return failure();
   }
   int64_t rank = typeOf(x).getRank();
@@ -172,6 +173,8 @@ LogicalResult pad(Importer &im, const NodeProto &n) {
     im.error(n) << "the axes input (opset 18) is not supported";
     return failure();
   }
+  if (mode != "constant")
+    return padByGather(im, n, x, *pads, mode == "reflect");
   double value = im.opset() < 11 ? Importer::floatAttr(n, "value", 0) : 0;
   if (im.opset() >= 11 && Importer::hasInput(n, 2)) {
     std::optional<double> given = im.constantScalar(n, 2);

@@ -131,26 +131,89 @@ std::optional<IntTensor> unsqueeze(IntTensor t, ArrayRef<int64_t> axes,
   return t;
 }
 
-std::optional<IntTensor> slice1d(const IntTensor &t, int64_t start, int64_t end,
-                                 int64_t step) {
-  if (t.dims.size() != 1 || step == 0)
-    return std::nullopt;
-  int64_t n = t.dims[0];
-  auto clampIndex = [&](int64_t i, int64_t lo, int64_t hi) {
-    i = i < 0 ? i + n : i;
-    return std::clamp(i, lo, hi);
-  };
-  IntTensor out;
-  if (step > 0) {
-    for (int64_t i = clampIndex(start, 0, n); i < clampIndex(end, 0, n);
-         i += step)
-      out.data.push_back(t.data[i]);
-  } else {
-    for (int64_t i = clampIndex(start, -1, n - 1);
-         i > clampIndex(end, -1, n - 1); i += step)
-      out.data.push_back(t.data[i]);
+/// Slice of an N-D integer constant (ONNX Slice: per listed axis, start,
+/// end and a non-zero step, clamped as ONNX clamps them).
+std::optional<IntTensor> sliceNd(const IntTensor &t, ArrayRef<int64_t> starts,
+                                 ArrayRef<int64_t> ends, ArrayRef<int64_t> axes,
+                                 ArrayRef<int64_t> steps) {
+  int64_t rank = t.dims.size();
+  SmallVector<int64_t> begin(rank, 0), step(rank, 1), size(t.dims);
+  for (size_t k = 0; k < starts.size(); ++k) {
+    int64_t axis = axes.empty() ? k : axes[k];
+    axis = axis < 0 ? axis + rank : axis;
+    int64_t st = steps.empty() ? 1 : steps[k];
+    if (axis < 0 || axis >= rank || st == 0)
+      return std::nullopt;
+    int64_t n = t.dims[axis];
+    auto clampIndex = [&](int64_t i, int64_t lo, int64_t hi) {
+      i = i < 0 ? i + n : i;
+      return std::clamp(i, lo, hi);
+    };
+    int64_t first =
+        st > 0 ? clampIndex(starts[k], 0, n) : clampIndex(starts[k], -1, n - 1);
+    int64_t last =
+        st > 0 ? clampIndex(ends[k], 0, n) : clampIndex(ends[k], -1, n - 1);
+    int64_t count =
+        st > 0 ? (last - first + st - 1) / st : (first - last - st - 1) / -st;
+    begin[axis] = first;
+    step[axis] = st;
+    size[axis] = std::max<int64_t>(count, 0);
   }
-  out.dims = {static_cast<int64_t>(out.data.size())};
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * t.dims[d + 1];
+  IntTensor out;
+  out.dims = size;
+  int64_t total = 1;
+  for (int64_t d : size)
+    total *= d;
+  SmallVector<int64_t> at(rank, 0);
+  for (int64_t k = 0; k < total; ++k) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      offset += (begin[d] + at[d] * step[d]) * strides[d];
+    out.data.push_back(t.data[offset]);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++at[d] < size[d])
+        break;
+      at[d] = 0;
+    }
+  }
+  return out;
+}
+
+/// Transpose of an integer constant (default: dimensions reversed).
+std::optional<IntTensor> transposeOf(const IntTensor &t,
+                                     std::optional<SmallVector<int64_t>> perm) {
+  int64_t rank = t.dims.size();
+  if (!perm) {
+    perm = SmallVector<int64_t>();
+    for (int64_t d = rank - 1; d >= 0; --d)
+      perm->push_back(d);
+  }
+  if (static_cast<int64_t>(perm->size()) != rank)
+    return std::nullopt;
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * t.dims[d + 1];
+  IntTensor out;
+  for (int64_t p : *perm) {
+    if (p < 0 || p >= rank)
+      return std::nullopt;
+    out.dims.push_back(t.dims[p]);
+  }
+  SmallVector<int64_t> at(rank, 0);
+  for (size_t k = 0; k < t.data.size(); ++k) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      offset += at[d] * strides[(*perm)[d]];
+    out.data.push_back(t.data[offset]);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++at[d] < out.dims[d])
+        break;
+      at[d] = 0;
+    }
+  }
   return out;
 }
 
@@ -244,14 +307,17 @@ bool Importer::tryFold(const NodeProto &n) {
       if (intAttr(n, "axis", 0) == 0 && in.size() == 2)
         out = gather(in[0], in[1]);
     } else if (type == "Slice" && opset() >= 10 && in.size() >= 3) {
-      bool axisZero = in.size() < 4 || !hasInput(n, 3) ||
-                      (in[3].data.size() == 1 &&
-                       (in[3].data[0] == 0 || in[3].data[0] == -1));
-      int64_t step = in.size() > 4 && hasInput(n, 4) && in[4].data.size() == 1
-                         ? in[4].data[0]
-                         : 1;
-      if (axisZero && in[1].data.size() == 1 && in[2].data.size() == 1)
-        out = slice1d(in[0], in[1].data[0], in[2].data[0], step);
+      ArrayRef<int64_t> axes, steps;
+      if (in.size() > 3 && hasInput(n, 3))
+        axes = in[3].data;
+      if (in.size() > 4 && hasInput(n, 4))
+        steps = in[4].data;
+      size_t k = in[1].data.size();
+      if (in[2].data.size() == k && (axes.empty() || axes.size() == k) &&
+          (steps.empty() || steps.size() == k))
+        out = sliceNd(in[0], in[1].data, in[2].data, axes, steps);
+    } else if (type == "Transpose") {
+      out = transposeOf(in[0], intsAttr(n, "perm"));
     } else if ((type == "Add" || type == "Sub" || type == "Mul" ||
                 type == "Div") &&
                in.size() == 2) {

@@ -611,6 +611,8 @@ const llvm::StringMap<NodeConverter> &modelc::onnx_import::nodeConverters() {
     addCompositeConverters(t);
     addDataMovementConverters(t);
     addIndexingConverters(t);
+    addResizeConverters(t);
+    addEinsumConverter(t);
     return t;
   }();
   return table;
