@@ -13,9 +13,15 @@ Models built with onnx.helper for the errors:
   unsupported.onnx  op types modelc does not support, one of them twice
   autopad.onnx      a Conv with auto_pad SAME_UPPER
   dynamic.onnx      two inputs with dynamic dimensions
+  tied.onnx         two inputs whose first dimension is 'batch' in both
   shapes.onnx       a MatMul whose shapes do not agree
   undefined.onnx    a node reading a tensor nothing defines
   truncated.onnx    the first half of cnn.onnx
+External data (initializers in a file beside the model):
+  external/mlp.onnx + mlp.data       the MLP, every initializer outside
+  external/escape.onnx               a location outside the model's folder
+  external/missing.onnx              a data file that does not exist
+  external/short.onnx + short.data   a data file shorter than its offsets
   garbage.onnx      text, not a protobuf
 """
 import os
@@ -98,6 +104,13 @@ def error_models(out):
         helper.make_node("Add", ["a", "b"], ["s"], name="add")],
         "g", [a, b], [s]))
 
+    u = helper.make_tensor_value_info("u", TensorProto.FLOAT, ["batch", 8])
+    v = helper.make_tensor_value_info("v", TensorProto.FLOAT, ["batch", 8])
+    w = helper.make_tensor_value_info("w", TensorProto.FLOAT, ["batch", 8])
+    save(out, "tied", helper.make_graph([
+        helper.make_node("Add", ["u", "v"], ["w"], name="add")],
+        "g", [u, v], [w]))
+
     p = helper.make_tensor_value_info("p", TensorProto.FLOAT, [2, 3])
     q = helper.make_tensor_value_info("q", TensorProto.FLOAT, [4, 5])
     r = helper.make_tensor_value_info("r", TensorProto.FLOAT, [2, 5])
@@ -117,6 +130,33 @@ def error_models(out):
         f.write("this is not an ONNX model\n")
 
 
+def external_models(out):
+    folder = os.path.join(out, "external")
+    os.makedirs(folder, exist_ok=True)
+    model = onnx.load(os.path.join(out, "mlp.onnx"))
+    onnx.save_model(model, os.path.join(folder, "mlp.onnx"),
+                    save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="mlp.data", size_threshold=0)
+
+    def with_location(name, location, data=None):
+        m = onnx.load(os.path.join(folder, "mlp.onnx"),
+                      load_external_data=False)
+        for t in m.graph.initializer:
+            for entry in t.external_data:
+                if entry.key == "location":
+                    entry.value = location
+        onnx.save(m, os.path.join(folder, name + ".onnx"))
+        if data is not None:
+            with open(os.path.join(folder, location), "wb") as f:
+                f.write(data)
+
+    with open(os.path.join(folder, "mlp.data"), "rb") as f:
+        data = f.read()
+    with_location("escape", "../mlp.data")
+    with_location("missing", "nowhere.data")
+    with_location("short", "short.data", data[:len(data) // 2])
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -131,6 +171,7 @@ def main():
                                      batch_first=True, norm_first=True)
     export(out, "tel", tel, torch.randn(2, 8, 64), 17)
     error_models(out)
+    external_models(out)
 
 
 if __name__ == "__main__":

@@ -161,6 +161,13 @@ private:
   std::vector<InitializerData> weights;
 };
 
+/// Reads the external data of `model`'s initializers (files in `dir`, the
+/// model's folder) into their raw_data; errors at `fileLoc`
+/// (OnnxExternalData.cpp).
+mlir::LogicalResult loadExternalData(onnx::ModelProto &model,
+                                     llvm::StringRef dir,
+                                     mlir::Location fileLoc);
+
 /// The MLIR element type of an ONNX TensorProto data type, or null.
 mlir::Type elementTypeOf(mlir::MLIRContext &context, int32_t dataType);
 /// The data of `tensor` in memory order for its element type; false when

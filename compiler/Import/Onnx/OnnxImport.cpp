@@ -60,8 +60,8 @@ bool modelc::onnx_import::tensorBytes(const onnx::TensorProto &tensor,
                                       std::vector<unsigned char> &bytes,
                                       std::string &why) {
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    why = "its data is in an external file (ONNX external data is not "
-          "supported yet)";
+    why = "its data is in an external file (read only when the model is "
+          "read from a file)";
     return false;
   }
   int64_t count = 1;
@@ -444,6 +444,30 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
   SmallVector<std::string> names;
   std::string dynamic;
   bool failedType = false;
+  // Named dimensions ('batch', 'N') that --input-shape fixes: the same name
+  // in another input means the same size.
+  llvm::StringMap<std::pair<int64_t, std::string>> named;
+  for (const onnx::ValueInfoProto &in : model.graph().input()) {
+    auto given = options.inputShapes.find(in.name());
+    if (given == options.inputShapes.end() ||
+        !in.type().tensor_type().has_shape() ||
+        in.type().tensor_type().shape().dim_size() !=
+            static_cast<int>(given->second.size()))
+      continue;
+    for (auto [i, d] : llvm::enumerate(in.type().tensor_type().shape().dim())) {
+      if (!d.has_dim_param() || d.dim_param().empty())
+        continue;
+      int64_t size = given->second[i];
+      auto [it, fresh] = named.try_emplace(d.dim_param(), size, in.name());
+      if (!fresh && it->second.first != size) {
+        emitError(NameLoc::get(StringAttr::get(&context, path)))
+            << "--input-shape gives dimension '" << d.dim_param() << "' size "
+            << it->second.first << " in '" << it->second.second << "' and "
+            << size << " in '" << in.name() << "'";
+        failedType = true;
+      }
+    }
+  }
   for (const onnx::ValueInfoProto &in : model.graph().input()) {
     if (initializerNames.contains(in.name()))
       continue; // an initializer listed as an input (older exporters)
@@ -506,6 +530,10 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
                          << " has size 0; empty tensors are not supported";
           failedType = true;
           shape.push_back(1);
+          continue;
+        }
+        if (d.has_dim_param() && named.count(d.dim_param())) {
+          shape.push_back(named.lookup(d.dim_param()).first);
           continue;
         }
         dims += (dims.empty() ? "" : ", ") + std::string("dimension ") +
@@ -616,13 +644,18 @@ modelc::onnx_import::importOnnxFile(StringRef path, MLIRContext &context,
         << "cannot read the file: " << buffer.getError().message();
     return failure();
   }
-  return importOnnxBuffer((*buffer)->getBuffer(), path, context, options);
+  // External data lives in the model's folder.
+  SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  return importOnnxBuffer((*buffer)->getBuffer(), path, context, options,
+                          dir.str());
 }
 
-FailureOr<ImportedModel>
-modelc::onnx_import::importOnnxBuffer(StringRef bytes, StringRef path,
-                                      MLIRContext &context,
-                                      const ImportOptions &options) {
+FailureOr<ImportedModel> modelc::onnx_import::importOnnxBuffer(
+    StringRef bytes, StringRef path, MLIRContext &context,
+    const ImportOptions &options, std::optional<StringRef> dataDir) {
   Location fileLoc = NameLoc::get(StringAttr::get(&context, path));
   onnx::ModelProto model;
   if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
@@ -631,6 +664,8 @@ modelc::onnx_import::importOnnxBuffer(StringRef bytes, StringRef path,
                           "parse: truncated, corrupted or not ONNX)";
     return failure();
   }
+  if (dataDir && failed(loadExternalData(model, *dataDir, fileLoc)))
+    return failure();
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {

@@ -18,6 +18,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,11 +50,12 @@ mlir::FailureOr<ImportedModel> importOnnxFile(llvm::StringRef path,
                                               const ImportOptions &options);
 
 /// Imports a model held in memory (`bytes`, the contents of a .onnx file);
-/// `name` stands for the file in locations.
-mlir::FailureOr<ImportedModel> importOnnxBuffer(llvm::StringRef bytes,
-                                                llvm::StringRef name,
-                                                mlir::MLIRContext &context,
-                                                const ImportOptions &options);
+/// `name` stands for the file in locations. External data is read from
+/// `dataDir` when given (the model's folder), else refused.
+mlir::FailureOr<ImportedModel>
+importOnnxBuffer(llvm::StringRef bytes, llvm::StringRef name,
+                 mlir::MLIRContext &context, const ImportOptions &options,
+                 std::optional<llvm::StringRef> dataDir = std::nullopt);
 
 /// Whether `path` names an ONNX file (by its extension).
 bool isOnnxPath(llvm::StringRef path);
