@@ -59,6 +59,18 @@ struct At {
         loc(), mlir::DenseElementsAttr::get(type, one));
   }
 
+  /// Whether a constant of `count` elements may be built at import (at most
+  /// 2^24: index tables and masks of real models are far smaller, and a
+  /// corrupt shape must not allocate gigabytes); an error at the node if not.
+  bool fits(int64_t count) {
+    if (count >= 0 && count <= (int64_t(1) << 24))
+      return true;
+    im.error(node) << "a constant of " << count
+                   << " elements built at import is not supported (at most "
+                      "2^24)";
+    return false;
+  }
+
   /// A constant of `shape` and element type `element` holding `data` (one
   /// number per element, in row-major order; `element` float, integer or
   /// i1).

@@ -587,19 +587,44 @@ FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
   if (failed(checkSupported()) || failed(addInputs(options, function)))
     return failure();
   builder.setInsertionPointToEnd(&function.getBody().front());
+  // A node that fails reports its error and the import goes on, so that
+  // one run lists every unsupported attribute value; what reads a failed
+  // node's outputs is skipped without an error of its own.
+  llvm::StringSet<> failedValues;
+  int failedNodes = 0;
+  const int maxFailedNodes = 20;
   for (const onnx::NodeProto &node : model.graph().node()) {
     builder.setInsertionPointToEnd(&function.getBody().front());
+    auto markFailed = [&] {
+      for (const std::string &out : node.output())
+        failedValues.insert(out);
+    };
+    if (llvm::any_of(node.input(), [&](const std::string &in) {
+          return failedValues.contains(in);
+        })) {
+      markFailed();
+      continue;
+    }
     if (tryFold(node))
       continue;
     auto converter = nodeConverters().find(node.op_type());
-    if (converter == nodeConverters().end()) {
+    LogicalResult converted = failure();
+    if (converter == nodeConverters().end())
       error(node) << "is supported only as a shape computation folded at "
                      "import; on runtime values it is not supported yet";
+    else
+      converted = converter->second(*this, node);
+    if (succeeded(converted))
+      continue;
+    markFailed();
+    if (++failedNodes == maxFailedNodes) {
+      emitError(NameLoc::get(StringAttr::get(&context, path)))
+          << "stopped after " << maxFailedNodes << " nodes with errors";
       return failure();
     }
-    if (failed(converter->second(*this, node)))
-      return failure();
   }
+  if (failedNodes)
+    return failure();
   SmallVector<Value> results;
   SmallVector<std::string> resultNames;
   for (const onnx::ValueInfoProto &out : model.graph().output()) {

@@ -26,6 +26,8 @@ RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 /// 0, 1, ..., size - 1 along `axis` of a rank-`rank` i64 tensor whose other
 /// dimensions are 1.
 Value iota(At &at, int64_t rank, int64_t axis, int64_t size) {
+  if (!at.fits(size))
+    return nullptr;
   SmallVector<int64_t> shape(rank, 1), data(size);
   shape[axis] = size;
   for (int64_t i = 0; i < size; ++i)
@@ -192,10 +194,8 @@ LogicalResult gatherElements(Importer &im, const NodeProto &n) {
   for (int64_t d = rank - 2; d >= 0; --d)
     strides[d] = strides[d + 1] * shape[d + 1];
   int64_t count = typeOf(indices).getNumElements();
-  if (count > (int64_t(1) << 26)) {
-    im.error(n) << "more than 2^26 indices are not supported";
+  if (!at.fits(count))
     return failure();
-  }
   // The offset of each index position's coordinates other than `axis`.
   SmallVector<int64_t> offsets(count), coordinate(rank, 0);
   for (int64_t k = 0; k < count; ++k) {
@@ -234,6 +234,8 @@ LogicalResult trilu(Importer &im, const NodeProto &n) {
   }
   bool upper = Importer::intAttr(n, "upper", 1) != 0;
   int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  if (!at.fits(rows > 0 && cols > (int64_t(1) << 24) / rows ? -1 : rows * cols))
+    return failure();
   SmallVector<int64_t> diagonal(rows * cols);
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
@@ -282,6 +284,10 @@ LogicalResult eyeLike(Importer &im, const NodeProto &n) {
     }
   }
   int64_t k = Importer::intAttr(n, "k", 0);
+  if (!at.fits(shape[0] > 0 && shape[1] > (int64_t(1) << 24) / shape[0]
+                   ? -1
+                   : shape[0] * shape[1]))
+    return failure();
   SmallVector<double> data(shape[0] * shape[1], 0.0);
   for (int64_t i = 0; i < shape[0]; ++i)
     if (i + k >= 0 && i + k < shape[1])

@@ -244,6 +244,8 @@ LogicalResult modelc::onnx_import::padByGather(Importer &im, const NodeProto &n,
       im.error(n) << "pads that remove a whole dimension are not supported";
       return failure();
     }
+    if (!at.fits(out))
+      return failure();
     SmallVector<int64_t> index(out);
     for (int64_t i = 0; i < out; ++i)
       index[i] = paddedSource(reflect, i, before, in);
