@@ -114,6 +114,15 @@ def einsum_attention(q, k):
     return torch.einsum("bhij,bhjd->bhid", torch.softmax(scores, -1), k)
 
 
+@model(lambda: image(3, 9))
+def topk(x):
+    # Ties included: the lower index first, as ONNX and torch do.
+    x = torch.cat([x, x[:, :2]], dim=1)
+    largest, where = torch.topk(x, 4, dim=1)
+    smallest, _ = torch.topk(x, 3, dim=0, largest=False)
+    return largest.sum() + where.float().sum(1, keepdim=True) + smallest[:, :4]
+
+
 @model(lambda: torch.randn(3, 4), lambda: torch.randn(4, 5))
 def einsum_misc(a, b):
     return (torch.einsum("ij,jk->ik", a, b) +

@@ -90,6 +90,75 @@ template <bool Max> LogicalResult argExtreme(Importer &im, const NodeProto &n) {
                             Importer::intAttr(n, "keepdims", 1) != 0));
 }
 
+/// TopK(x, k): the k largest (or smallest) elements along the axis, sorted,
+/// and their i64 indices, ties to the lower index. Built as k rounds of:
+/// the extreme of the elements not taken yet, the first position holding
+/// it, that position marked taken. Float inputs and k <= 64 (each round is
+/// a pass over the input).
+LogicalResult topK(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  auto type = typeOf(x);
+  if (!isa<FloatType>(type.getElementType())) {
+    im.error(n) << "integer inputs are not supported yet (float are)";
+    return failure();
+  }
+  std::optional<int64_t> axis = axisOf(im, n, type.getRank(), -1);
+  if (!axis)
+    return failure();
+  std::optional<double> given =
+      im.opset() < 10 ? std::optional<double>(Importer::intAttr(n, "k", -1))
+                      : im.constantScalar(n, 1);
+  if (!given) {
+    im.error(n) << "a k given at run time is not supported (it must be a "
+                   "constant)";
+    return failure();
+  }
+  int64_t k = static_cast<int64_t>(*given), size = type.getDimSize(*axis);
+  if (k < 1 || k > size) {
+    im.error(n) << "k = " << k << " must be in [1, " << size << "]";
+    return failure();
+  }
+  if (k > 64) {
+    im.error(n) << "k = " << k << " is not supported yet (at most 64)";
+    return failure();
+  }
+  bool largest = Importer::intAttr(n, "largest", 1) != 0;
+  int64_t rank = type.getRank();
+  Value v = largest ? x : at.neg(x);
+  Value positions = iota(at, rank, *axis, size);
+  Value yes = at.constant(im.builder.getI1Type(), {}, {1});
+  Value no = at.constant(im.builder.getI1Type(), {}, {0});
+  Value lowest = at.scalar(x, -std::numeric_limits<double>::infinity());
+  Value taken;
+  SmallVector<Value> values, indices;
+  for (int64_t round = 0; round < k; ++round) {
+    Value open = taken ? at.select(taken, lowest, v) : v;
+    Value extreme = at.reduce<ReduceMaxOp>(open, {*axis}, true);
+    Value hit = at.compare(v, extreme, ComparePredicate::eq);
+    if (taken)
+      hit = at.select(taken, no, hit);
+    Value first = at.neg(at.reduce<ReduceMaxOp>(
+        at.neg(at.select(hit, positions, at.scalar(positions, size))), {*axis},
+        true));
+    Value chosen = at.compare(positions, first, ComparePredicate::eq);
+    taken = taken ? at.select(chosen, yes, taken) : chosen;
+    values.push_back(largest ? extreme : at.neg(extreme));
+    indices.push_back(first);
+    if (!taken)
+      return failure();
+  }
+  Value allValues = k == 1 ? values[0] : at.concat(values, *axis);
+  Value allIndices = k == 1 ? indices[0] : at.concat(indices, *axis);
+  if (!allValues || !allIndices)
+    return failure();
+  im.define(n, allValues, 0);
+  im.define(n, allIndices, 1);
+  return success();
+}
+
 /// Hardmax: 1 at the first largest element along the axis, 0 elsewhere.
 /// Before opset 13 the input is seen as 2-D, [outer, inner] at `axis`.
 LogicalResult hardmax(Importer &im, const NodeProto &n) {
@@ -433,6 +502,7 @@ void modelc::onnx_import::addIndexingConverters(
   t["ArgMax"] = argExtreme<true>;
   t["ArgMin"] = argExtreme<false>;
   t["Hardmax"] = hardmax;
+  t["TopK"] = topK;
   t["OneHot"] = oneHot;
   t["GatherElements"] = gatherElements;
   t["Trilu"] = trilu;
