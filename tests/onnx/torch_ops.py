@@ -30,6 +30,8 @@ def model(*inputs):
 
 torch.manual_seed(0)
 CLASS_WEIGHT = torch.rand(5) + 0.5
+CONV1D = nn.Conv1d(3, 4, 3, stride=2, padding=1, dilation=1)
+CONVT1D = nn.ConvTranspose1d(4, 2, 3, stride=2, padding=1, output_padding=1)
 INSTANCE_SCALE, INSTANCE_BIAS = torch.randn(4), torch.randn(4)
 GROUP_SCALE, GROUP_BIAS = torch.randn(6), torch.randn(6)
 
@@ -102,6 +104,14 @@ def pad_modes(x):
     return reflect + 2 * edge
 
 
+@model(lambda: torch.randn(2, 3, 11))
+def window_1d(x):
+    # Conv1d, ConvTranspose1d, MaxPool1d, AvgPool1d: 1-D windows lifted to
+    # 2-D with a unit height.
+    y = F.max_pool1d(torch.relu(CONV1D(x)), 2, ceil_mode=True)
+    return F.avg_pool1d(CONVT1D(y), 3, stride=1, padding=1)
+
+
 @model(lambda: image(1, 8, 3, 4))
 def depth_space(x):
     # DepthToSpace (CRD, as pixel_shuffle exports) then SpaceToDepth.
@@ -141,6 +151,10 @@ def hard_ops(x):
     # ArgMax).
     values, index = torch.max(x, dim=1)
     return values + index.float()
+
+
+for m in (CONV1D, CONVT1D):
+    m.requires_grad_(False)
 
 
 def main():

@@ -161,21 +161,11 @@ LogicalResult gemm(Importer &im, const NodeProto &n) {
 }
 
 /// Checks what conv and pooling nodes share: 2-D, explicit padding.
-LogicalResult checkWindow(Importer &im, const NodeProto &n, Value x) {
+Value reshapeTo(Importer &im, const NodeProto &n, Value x,
+                ArrayRef<int64_t> shape) {
   if (!x)
-    return failure();
-  if (typeOf(x).getRank() != 4) {
-    im.error(n) << "inputs of rank " << typeOf(x).getRank()
-                << " are not supported yet (2-D NCHW, rank 4, are)";
-    return failure();
-  }
-  std::string autoPad = Importer::stringAttr(n, "auto_pad", "NOTSET");
-  if (autoPad != "NOTSET" && autoPad != "VALID") {
-    im.error(n) << "auto_pad " << autoPad
-                << " is not supported yet (give explicit pads)";
-    return failure();
-  }
-  return success();
+    return nullptr;
+  return build<ReshapeOp>(im, n, {x}, {named(im, "shape", ints(im, shape))});
 }
 
 SmallVector<int64_t> attrOr(const NodeProto &n, StringRef name,
@@ -183,44 +173,146 @@ SmallVector<int64_t> attrOr(const NodeProto &n, StringRef name,
   return Importer::intsAttr(n, name).value_or(otherwise);
 }
 
+/// The window of a Conv, ConvTranspose or pooling node in the 2-D terms of
+/// the graph ops: a 1-D window (rank-3 input) becomes 2-D with a unit
+/// height (`lifted`), and auto_pad SAME_UPPER/SAME_LOWER becomes explicit
+/// pads computed from the static shapes.
+struct Window {
+  SmallVector<int64_t> kernel, strides, pads, dilations, outputPadding;
+  bool lifted = false;
+};
+
+std::optional<Window> windowOf(Importer &im, const NodeProto &n, Value x,
+                               ArrayRef<int64_t> kernel, bool transposed) {
+  int64_t rank = typeOf(x).getRank();
+  if (rank != 3 && rank != 4) {
+    im.error(n) << "inputs of rank " << rank
+                << " are not supported yet (1-D and 2-D windows, rank 3 "
+                   "and 4, are)";
+    return std::nullopt;
+  }
+  size_t spatial = rank - 2;
+  Window w;
+  w.kernel.assign(kernel.begin(), kernel.end());
+  w.strides = attrOr(n, "strides", SmallVector<int64_t>(spatial, 1));
+  w.dilations = attrOr(n, "dilations", SmallVector<int64_t>(spatial, 1));
+  w.pads = attrOr(n, "pads", SmallVector<int64_t>(2 * spatial, 0));
+  w.outputPadding =
+      attrOr(n, "output_padding", SmallVector<int64_t>(spatial, 0));
+  if (w.kernel.size() != spatial || w.strides.size() != spatial ||
+      w.dilations.size() != spatial || w.pads.size() != 2 * spatial ||
+      w.outputPadding.size() != spatial) {
+    im.error(n) << "kernel, strides, dilations, pads and output_padding "
+                   "must have one entry per spatial dimension (pads two)";
+    return std::nullopt;
+  }
+  if (llvm::any_of(w.strides, [](int64_t v) { return v < 1; }) ||
+      llvm::any_of(w.dilations, [](int64_t v) { return v < 1; })) {
+    im.error(n) << "strides and dilations must be positive";
+    return std::nullopt;
+  }
+  std::string autoPad = Importer::stringAttr(n, "auto_pad", "NOTSET");
+  if (autoPad == "VALID") {
+    w.pads.assign(2 * spatial, 0);
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    if (transposed) {
+      im.error(n) << "auto_pad " << autoPad
+                  << " is not supported yet (give explicit pads)";
+      return std::nullopt;
+    }
+    // Output size ceil(in / stride); the padding that needs, split evenly
+    // with the odd one at the end (SAME_UPPER) or the start (SAME_LOWER).
+    for (size_t d = 0; d < spatial; ++d) {
+      int64_t in = typeOf(x).getDimSize(2 + d);
+      int64_t out = (in + w.strides[d] - 1) / w.strides[d];
+      int64_t reach = (w.kernel[d] - 1) * w.dilations[d] + 1;
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * w.strides[d] + reach - in);
+      int64_t small = total / 2, large = total - small;
+      w.pads[d] = autoPad == "SAME_UPPER" ? small : large;
+      w.pads[d + spatial] = autoPad == "SAME_UPPER" ? large : small;
+    }
+  } else if (autoPad != "NOTSET") {
+    im.error(n) << "auto_pad " << autoPad << " is not supported";
+    return std::nullopt;
+  }
+  if (spatial == 1) {
+    w.lifted = true;
+    w.kernel = {1, w.kernel[0]};
+    w.strides = {1, w.strides[0]};
+    w.dilations = {1, w.dilations[0]};
+    w.pads = {0, w.pads[0], 0, w.pads[1]};
+    w.outputPadding = {0, w.outputPadding[0]};
+  }
+  return w;
+}
+
+/// [N, C, L] as [N, C, 1, L] (a lifted 1-D window's operand).
+Value lift(Importer &im, const NodeProto &n, Value v) {
+  if (!v)
+    return v;
+  SmallVector<int64_t> shape(typeOf(v).getShape());
+  shape.insert(shape.begin() + 2, 1);
+  return reshapeTo(im, n, v, shape);
+}
+
+/// The result of a lifted window back to [N, C, L].
+LogicalResult defineWindowResult(Importer &im, const NodeProto &n, Value y,
+                                 const Window &w) {
+  if (y && w.lifted) {
+    SmallVector<int64_t> shape(typeOf(y).getShape());
+    shape.erase(shape.begin() + 2);
+    y = reshapeTo(im, n, y, shape);
+  }
+  return At{im, n}.define(y);
+}
+
 template <typename ConvOp>
 LogicalResult conv(Importer &im, const NodeProto &n) {
+  constexpr bool transposed = std::is_same_v<ConvOp, ConvTranspose2dOp>;
   Value x = im.input(n, 0), w = im.input(n, 1);
-  if (failed(checkWindow(im, n, x)) || !w)
+  if (!x || !w)
+    return failure();
+  ArrayRef<int64_t> weightShape = typeOf(w).getShape();
+  if (weightShape.size() != static_cast<size_t>(typeOf(x).getRank())) {
+    im.error(n) << "the weight must have the input's rank";
+    return failure();
+  }
+  std::optional<Window> window =
+      windowOf(im, n, x, weightShape.drop_front(2), transposed);
+  if (!window)
     return failure();
   SmallVector<Value> operands = {x, w};
+  if (window->lifted)
+    operands = {lift(im, n, x), lift(im, n, w)};
   if (Importer::hasInput(n, 2))
     operands.push_back(im.input(n, 2));
   SmallVector<NamedAttribute> attrs = {
-      named(im, "strides", ints(im, attrOr(n, "strides", {1, 1}))),
-      named(im, "padding", ints(im, attrOr(n, "pads", {0, 0, 0, 0}))),
-      named(im, "dilations", ints(im, attrOr(n, "dilations", {1, 1}))),
+      named(im, "strides", ints(im, window->strides)),
+      named(im, "padding", ints(im, window->pads)),
+      named(im, "dilations", ints(im, window->dilations)),
       named(im, "groups",
             im.builder.getI64IntegerAttr(Importer::intAttr(n, "group", 1)))};
-  if constexpr (std::is_same_v<ConvOp, ConvTranspose2dOp>) {
+  if constexpr (transposed) {
     if (Importer::attribute(n, "output_shape")) {
       im.error(n) << "output_shape is not supported yet (give pads and "
                      "output_padding)";
       return failure();
     }
-    attrs.push_back(named(im, "output_padding",
-                          ints(im, attrOr(n, "output_padding", {0, 0}))));
+    attrs.push_back(
+        named(im, "output_padding", ints(im, window->outputPadding)));
   }
-  return emit<ConvOp>(im, n, operands, attrs);
+  return defineWindowResult(im, n, build<ConvOp>(im, n, operands, attrs),
+                            *window);
 }
 
 template <typename PoolOp>
 LogicalResult pool(Importer &im, const NodeProto &n) {
   Value x = im.input(n, 0);
-  if (failed(checkWindow(im, n, x)))
+  if (!x)
     return failure();
   if (n.output_size() > 1 && !n.output(1).empty()) {
     im.error(n) << "the Indices output is not supported";
-    return failure();
-  }
-  SmallVector<int64_t> dilations = attrOr(n, "dilations", {1, 1});
-  if (llvm::any_of(dilations, [](int64_t d) { return d != 1; })) {
-    im.error(n) << "dilated pooling is not supported yet";
     return failure();
   }
   std::optional<SmallVector<int64_t>> kernel =
@@ -229,25 +321,33 @@ LogicalResult pool(Importer &im, const NodeProto &n) {
     im.error(n) << "kernel_shape is required";
     return failure();
   }
-  SmallVector<int64_t> pads = attrOr(n, "pads", {0, 0, 0, 0});
-  for (auto [i, p] : llvm::enumerate(pads))
-    if (kernel->size() == 2 && p > (*kernel)[i % 2] / 2) {
+  std::optional<Window> window = windowOf(im, n, x, *kernel, false);
+  if (!window)
+    return failure();
+  if (llvm::any_of(window->dilations, [](int64_t d) { return d != 1; })) {
+    im.error(n) << "dilated pooling is not supported yet";
+    return failure();
+  }
+  for (auto [i, p] : llvm::enumerate(window->pads))
+    if (p > window->kernel[i % 2] / 2) {
       im.error(n) << "padding larger than half the kernel is not supported "
                      "(pads "
-                  << p << ", kernel " << (*kernel)[i % 2] << ")";
+                  << p << ", kernel " << window->kernel[i % 2] << ")";
       return failure();
     }
   SmallVector<NamedAttribute> attrs = {
-      named(im, "kernel", ints(im, *kernel)),
-      named(im, "strides", ints(im, attrOr(n, "strides", {1, 1}))),
-      named(im, "padding", ints(im, attrOr(n, "pads", {0, 0, 0, 0}))),
+      named(im, "kernel", ints(im, window->kernel)),
+      named(im, "strides", ints(im, window->strides)),
+      named(im, "padding", ints(im, window->pads)),
       named(im, "ceil_mode",
             im.builder.getBoolAttr(Importer::intAttr(n, "ceil_mode", 0)))};
   if constexpr (std::is_same_v<PoolOp, AvgPool2dOp>)
     attrs.push_back(named(
         im, "count_include_pad",
         im.builder.getBoolAttr(Importer::intAttr(n, "count_include_pad", 0))));
-  return emit<PoolOp>(im, n, {x}, attrs);
+  Value in = window->lifted ? lift(im, n, x) : x;
+  return defineWindowResult(
+      im, n, in ? build<PoolOp>(im, n, {in}, attrs) : Value(), *window);
 }
 
 LogicalResult batchNorm(Importer &im, const NodeProto &n) {
@@ -328,13 +428,6 @@ LogicalResult layerNorm(Importer &im, const NodeProto &n) {
   im.define(n, mean, 1);
   im.define(n, inverse, 2);
   return success();
-}
-
-Value reshapeTo(Importer &im, const NodeProto &n, Value x,
-                ArrayRef<int64_t> shape) {
-  if (!x)
-    return nullptr;
-  return build<ReshapeOp>(im, n, {x}, {named(im, "shape", ints(im, shape))});
 }
 
 LogicalResult reshape(Importer &im, const NodeProto &n) {
