@@ -11,7 +11,7 @@ its input and PyTorch's output as NAME.x.npy / NAME.y.npy:
              with the exporter's shape computations (opset 17)
 Models built with onnx.helper for the errors:
   unsupported.onnx  op types modelc does not support, one of them twice
-  autopad.onnx      a Conv with auto_pad SAME_UPPER, a Relu reading it, and
+  autopad.onnx      a ConvTranspose with auto_pad SAME_UPPER, a Relu reading it, and
                     an independent cubic Resize
   dynamic.onnx      two inputs with dynamic dimensions
   tied.onnx         two inputs whose first dimension is 'batch' in both
@@ -92,15 +92,15 @@ def error_models(out):
 
     img = helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 2, 5, 5])
     res = helper.make_tensor_value_info("res", TensorProto.FLOAT, [1, 3, 5, 5])
-    w = helper.make_tensor("w", TensorProto.FLOAT, [3, 2, 3, 3],
+    w = helper.make_tensor("w", TensorProto.FLOAT, [2, 3, 3, 3],
                            np.ones(54, np.float32).tolist())
     big = helper.make_tensor_value_info("big", TensorProto.FLOAT,
                                         [1, 2, 10, 10])
     scales = helper.make_tensor("scales", TensorProto.FLOAT, [4],
                                 [1, 1, 2, 2])
     save(out, "autopad", helper.make_graph([
-        helper.make_node("Conv", ["img", "w"], ["conv"], name="conv_same",
-                         auto_pad="SAME_UPPER"),
+        helper.make_node("ConvTranspose", ["img", "w"], ["conv"],
+                         name="convt_same", auto_pad="SAME_UPPER"),
         helper.make_node("Relu", ["conv"], ["res"], name="after_conv"),
         helper.make_node("Resize", ["img", "", "scales"], ["big"],
                          name="resize_cubic", mode="cubic")],
