@@ -13,6 +13,8 @@
 #include "compiler/Import/Onnx/Importer.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
+#include <limits>
+
 #include <cstring>
 
 using namespace mlir;
@@ -316,6 +318,15 @@ bool Importer::tryFold(const NodeProto &n) {
       if (in[2].data.size() == k && (axes.empty() || axes.size() == k) &&
           (steps.empty() || steps.size() == k))
         out = sliceNd(in[0], in[1].data, in[2].data, axes, steps);
+    } else if (type == "Neg" || type == "Abs") {
+      out = in[0];
+      for (int64_t &v : out->data) {
+        if (v == std::numeric_limits<int64_t>::min()) {
+          out.reset(); // its negation overflows: left to the converter
+          break;
+        }
+        v = type == "Neg" || v < 0 ? -v : v;
+      }
     } else if (type == "Transpose") {
       out = transposeOf(in[0], intsAttr(n, "perm"));
     } else if ((type == "Add" || type == "Sub" || type == "Mul" ||
