@@ -103,6 +103,43 @@ LogicalResult instanceNorm(Importer &im, const NodeProto &n) {
                           at.reshape(bias, perChannel)));
 }
 
+/// LRN: x / (bias + alpha / size * sum of x^2 over a window of `size`
+/// channels) ^ beta. The window sum is an average pool (zeros counted) over
+/// the channels of [N, 1, C, H*W], times size.
+LogicalResult lrn(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(x.getType()).getShape();
+  int64_t size = Importer::intAttr(n, "size", 0);
+  if (shape.size() < 3 || size < 1) {
+    im.error(n) << "the input must be [N, C, d...] and size positive";
+    return failure();
+  }
+  int64_t spatial = 1;
+  for (int64_t d : shape.drop_front(2))
+    spatial *= d;
+  float alpha = attr(n, "alpha", 1e-4f), beta = attr(n, "beta", 0.75f),
+        bias = attr(n, "bias", 1.0f);
+  auto array = [&](ArrayRef<int64_t> v) {
+    return im.builder.getDenseI64ArrayAttr(v);
+  };
+  Value squares = at.reshape(at.mul(x, x), {shape[0], 1, shape[1], spatial});
+  Value mean = at.op<AvgPool2dOp>(
+      {squares},
+      {im.builder.getNamedAttr("kernel", array({size, 1})),
+       im.builder.getNamedAttr("strides", array({1, 1})),
+       im.builder.getNamedAttr(
+           "padding", array({(size - 1) / 2, 0, size - 1 - (size - 1) / 2, 0})),
+       im.builder.getNamedAttr("count_include_pad",
+                               im.builder.getBoolAttr(true))});
+  // alpha / size * (mean * size) = alpha * mean
+  Value base = at.add(at.scalar(x, bias),
+                      at.mul(at.scalar(x, alpha), at.reshape(mean, shape)));
+  return at.define(at.div(x, at.op<PowOp>({base, at.scalar(x, beta)})));
+}
+
 /// MeanVarianceNormalization: (x - mean) / (sqrt(variance) + 1e-9) over
 /// `axes` (default [0, 2, 3]), as ONNX's function body.
 LogicalResult meanVarianceNorm(Importer &im, const NodeProto &n) {
@@ -244,6 +281,7 @@ void modelc::onnx_import::addCompositeConverters(
   };
   t["InstanceNormalization"] = instanceNorm;
   t["MeanVarianceNormalization"] = meanVarianceNorm;
+  t["LRN"] = lrn;
   // x + bias if x < -lambd, x - bias if x > lambd, else 0
   t["Shrink"] = [](Importer &im, const NodeProto &n) {
     float lambd = attr(n, "lambd", 0.5f), bias = attr(n, "bias", 0.0f);
