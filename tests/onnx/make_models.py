@@ -23,6 +23,7 @@ External data (initializers in a file beside the model):
   external/escape.onnx               a location outside the model's folder
   external/missing.onnx              a data file that does not exist
   external/short.onnx + short.data   a data file shorter than its offsets
+  external/link.onnx + link.data     a link to a data file outside the folder
   garbage.onnx      text, not a protobuf
 """
 import os
@@ -164,6 +165,15 @@ def external_models(out):
     with_location("escape", "../mlp.data")
     with_location("missing", "nowhere.data")
     with_location("short", "short.data", data[:len(data) // 2])
+    # A link in the folder to a file outside it.
+    outside = os.path.join(out, "outside.data")
+    with open(outside, "wb") as f:
+        f.write(data)
+    link = os.path.join(folder, "link.data")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(outside, link)
+    with_location("link", "link.data")
 
 
 def main():

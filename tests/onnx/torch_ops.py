@@ -32,6 +32,9 @@ torch.manual_seed(0)
 CLASS_WEIGHT = torch.rand(5) + 0.5
 CONV1D = nn.Conv1d(3, 4, 3, stride=2, padding=1, dilation=1)
 CONVT1D = nn.ConvTranspose1d(4, 2, 3, stride=2, padding=1, output_padding=1)
+LSTM = nn.LSTM(6, 5, num_layers=2, batch_first=True, bidirectional=True)
+GRU = nn.GRU(6, 4, batch_first=False)
+RNN = nn.RNN(6, 3, nonlinearity="relu")
 INSTANCE_SCALE, INSTANCE_BIAS = torch.randn(4), torch.randn(4)
 GROUP_SCALE, GROUP_BIAS = torch.randn(6), torch.randn(6)
 
@@ -153,7 +156,17 @@ def hard_ops(x):
     return values + index.float()
 
 
-for m in (CONV1D, CONVT1D):
+@model(lambda: torch.randn(2, 7, 6))
+def recurrent(x):
+    # LSTM (two layers, bidirectional, batch first), GRU, RNN (relu).
+    y, (h, c) = LSTM(x)
+    g, gh = GRU(x.transpose(0, 1))
+    r, rh = RNN(x.transpose(0, 1))
+    return (y.sum() + h.sum() + c.sum() + g.transpose(0, 1).sum(-1, keepdim=True)
+            + r.transpose(0, 1).sum(-1, keepdim=True) + gh.sum() + rh.sum())
+
+
+for m in (CONV1D, CONVT1D, LSTM, GRU, RNN):
     m.requires_grad_(False)
 
 

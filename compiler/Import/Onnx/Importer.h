@@ -51,6 +51,9 @@ void addIndexingConverters(llvm::StringMap<NodeConverter> &table);
 /// SpaceToDepth (OnnxResize.cpp).
 void addResizeConverters(llvm::StringMap<NodeConverter> &table);
 
+/// Adds RNN, GRU and LSTM (OnnxRecurrent.cpp).
+void addRecurrentConverters(llvm::StringMap<NodeConverter> &table);
+
 /// Adds Einsum (OnnxEinsum.cpp).
 void addEinsumConverter(llvm::StringMap<NodeConverter> &table);
 
@@ -115,6 +118,8 @@ public:
   struct IntTensor {
     llvm::SmallVector<int64_t> dims;
     llvm::SmallVector<int64_t> data;
+    /// An INT32 tensor (else INT64): folds keep their inputs' type.
+    bool int32 = false;
   };
   std::optional<IntTensor> intConstant(const std::string &name);
   /// Records `value` as the constant output `i` of `node` (int64).

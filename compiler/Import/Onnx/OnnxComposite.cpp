@@ -58,6 +58,14 @@ LogicalResult reduceOf(Importer &im, const NodeProto &n,
 
 Value identity(At &, Value v) { return v; }
 
+/// Whether `x` is a float tensor; an error at the node if not.
+bool isFloat(At &at, Value x) {
+  if (isa<FloatType>(cast<RankedTensorType>(x.getType()).getElementType()))
+    return true;
+  at.im.error(at.node) << "integer inputs are not supported (float are)";
+  return false;
+}
+
 /// (x - mean) and the variance over `axes`, both with the axes kept.
 std::pair<Value, Value> centeredAndVariance(At &at, Value x,
                                             ArrayRef<int64_t> axes) {
@@ -113,8 +121,8 @@ LogicalResult lrn(Importer &im, const NodeProto &n) {
     return failure();
   ArrayRef<int64_t> shape = cast<RankedTensorType>(x.getType()).getShape();
   int64_t size = Importer::intAttr(n, "size", 0);
-  if (shape.size() < 3 || size < 1) {
-    im.error(n) << "the input must be [N, C, d...] and size positive";
+  if (shape.size() < 3 || size < 1 || size > 2 * shape[1] + 1) {
+    im.error(n) << "the input must be [N, C, d...] and size in [1, 2C + 1]";
     return failure();
   }
   int64_t spatial = 1;
@@ -295,14 +303,18 @@ void modelc::onnx_import::addCompositeConverters(
   };
   // NaN is the one value not equal to itself.
   t["IsNaN"] = [](Importer &im, const NodeProto &n) {
-    return unary(im, n, [&](At &a, Value x) {
+    return unary(im, n, [&](At &a, Value x) -> Value {
+      if (!isFloat(a, x))
+        return nullptr;
       return a.compare(x, x, ComparePredicate::ne);
     });
   };
   t["IsInf"] = [](Importer &im, const NodeProto &n) {
     bool positive = Importer::intAttr(n, "detect_positive", 1) != 0;
     bool negative = Importer::intAttr(n, "detect_negative", 1) != 0;
-    return unary(im, n, [&](At &a, Value x) {
+    return unary(im, n, [&](At &a, Value x) -> Value {
+      if (!isFloat(a, x))
+        return nullptr;
       double inf = std::numeric_limits<double>::infinity();
       Value up = a.compare(x, a.scalar(x, inf), ComparePredicate::eq);
       Value down = a.compare(x, a.scalar(x, -inf), ComparePredicate::eq);

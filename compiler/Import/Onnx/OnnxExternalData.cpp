@@ -21,6 +21,44 @@ using namespace modelc;
 
 namespace {
 
+/// The bytes `tensor`'s shape and element type take (at most 2^40
+/// elements), or nullopt.
+std::optional<uint64_t> expectedBytes(const onnx::TensorProto &tensor) {
+  uint64_t width = 0;
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::INT64:
+  case onnx::TensorProto::UINT64:
+    width = 8;
+    break;
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::UINT32:
+    width = 4;
+    break;
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
+    width = 2;
+    break;
+  case onnx::TensorProto::BOOL:
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+    width = 1;
+    break;
+  default:
+    return std::nullopt;
+  }
+  uint64_t count = 1;
+  for (int64_t d : tensor.dims()) {
+    if (d < 0 || (d > 0 && count > (uint64_t(1) << 40) / d))
+      return std::nullopt;
+    count *= d;
+  }
+  return count * width;
+}
+
 /// Reads one external tensor into its raw_data; false with `why` set.
 bool loadTensor(onnx::TensorProto &tensor, StringRef dir, std::string &why) {
   std::string location;
@@ -40,8 +78,8 @@ bool loadTensor(onnx::TensorProto &tensor, StringRef dir, std::string &why) {
       (key == "offset" ? offset : length.emplace()) = number;
     }
   }
-  if (location.empty()) {
-    why = "its external data has no location";
+  if (location.empty() || location.find('\0') != std::string::npos) {
+    why = "its external data has no valid location";
     return false;
   }
   // Inside the model's folder: relative, and no component goes up.
@@ -55,6 +93,17 @@ bool loadTensor(onnx::TensorProto &tensor, StringRef dir, std::string &why) {
   }
   SmallString<256> path(dir);
   llvm::sys::path::append(path, location);
+  // Symbolic links resolved: the file itself must be in the folder too.
+  SmallString<256> realDir, realPath;
+  if (!llvm::sys::fs::real_path(dir, realDir) &&
+      !llvm::sys::fs::real_path(path, realPath)) {
+    llvm::sys::path::append(realDir, "");
+    if (!StringRef(realPath).starts_with(realDir)) {
+      why = "its external data location '" + location +
+            "' is a link to a file outside the model's folder";
+      return false;
+    }
+  }
   uint64_t size = 0;
   if (std::error_code ec = llvm::sys::fs::file_size(path, size)) {
     why = "its external data file '" + path.str().str() +
@@ -68,7 +117,20 @@ bool loadTensor(onnx::TensorProto &tensor, StringRef dir, std::string &why) {
           std::to_string(size) + " bytes)";
     return false;
   }
-  uint64_t count = length ? *length : size - offset;
+  // Exactly the bytes the tensor's shape needs: a corrupt model must not
+  // make the importer read a whole large file.
+  std::optional<uint64_t> needed = expectedBytes(tensor);
+  if (!needed) {
+    why = "its shape or element type is not supported with external data";
+    return false;
+  }
+  if ((length && *length != *needed) || *needed > size - offset) {
+    why = "its external data has " +
+          std::to_string(length ? *length : size - offset) +
+          " bytes, its shape needs " + std::to_string(*needed);
+    return false;
+  }
+  uint64_t count = *needed;
   auto slice = llvm::MemoryBuffer::getFileSlice(path, count, offset,
                                                 /*IsVolatile=*/false);
   if (!slice) {

@@ -147,12 +147,17 @@ std::optional<IntTensor> sliceNd(const IntTensor &t, ArrayRef<int64_t> starts,
     if (axis < 0 || axis >= rank || st == 0)
       return std::nullopt;
     int64_t n = t.dims[axis];
+    // A step beyond the size takes one element at most; clamped so that
+    // nothing below overflows.
+    st = std::clamp<int64_t>(st, -(n + 1), n + 1);
     auto clampIndex = [&](int64_t i, int64_t lo, int64_t hi) {
       i = i < 0 ? i + n : i;
       return std::clamp(i, lo, hi);
     };
+    // A negative step's start is clamped to [0, n - 1], its end to
+    // [-1, n - 1] (ONNX).
     int64_t first =
-        st > 0 ? clampIndex(starts[k], 0, n) : clampIndex(starts[k], -1, n - 1);
+        st > 0 ? clampIndex(starts[k], 0, n) : clampIndex(starts[k], 0, n - 1);
     int64_t last =
         st > 0 ? clampIndex(ends[k], 0, n) : clampIndex(ends[k], -1, n - 1);
     int64_t count =
@@ -199,9 +204,11 @@ std::optional<IntTensor> transposeOf(const IntTensor &t,
   for (int64_t d = rank - 2; d >= 0; --d)
     strides[d] = strides[d + 1] * t.dims[d + 1];
   IntTensor out;
+  SmallVector<bool> seen(rank, false);
   for (int64_t p : *perm) {
-    if (p < 0 || p >= rank)
-      return std::nullopt;
+    if (p < 0 || p >= rank || seen[p])
+      return std::nullopt; // not a permutation: the converter reports it
+    seen[p] = true;
     out.dims.push_back(t.dims[p]);
   }
   SmallVector<int64_t> at(rank, 0);
@@ -264,10 +271,15 @@ bool Importer::tryFold(const NodeProto &n) {
   } else if (type == "Size") {
     // The element count of a value of static shape: a scalar.
     RankedTensorType t = valueType(n.input(0));
-    std::optional<IntTensor> c = t ? std::nullopt : intConstant(n.input(0));
+    const onnx::TensorProto *c = t ? nullptr : constants.lookup(n.input(0));
     if (!t && !c)
       return false;
-    out = IntTensor{{}, {t ? t.getNumElements() : count(*c)}};
+    int64_t elements = 1;
+    if (c)
+      for (int64_t d : c->dims())
+        if (d < 0 || __builtin_mul_overflow(elements, d, &elements))
+          return false;
+    out = IntTensor{{}, {t ? t.getNumElements() : elements}};
   } else {
     SmallVector<IntTensor> in;
     for (int i = 0; i < n.input_size(); ++i) {
@@ -286,8 +298,10 @@ bool Importer::tryFold(const NodeProto &n) {
       out = in[0];
     } else if (type == "Cast") {
       int64_t to = intAttr(n, "to", 0);
-      if (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32)
+      if (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32) {
         out = in[0];
+        out->int32 = to == onnx::TensorProto::INT32;
+      }
     } else if (type == "Unsqueeze" || type == "Squeeze") {
       std::optional<SmallVector<int64_t>> axes =
           opset() < 13 ? intsAttr(n, "axes")
@@ -372,6 +386,18 @@ bool Importer::tryFold(const NodeProto &n) {
     }
   }
   if (!out)
+    return false;
+  // The result keeps the type of the data it came from (Shape, Size and
+  // Cast set theirs above); an INT32 result that does not fit is left to
+  // the converter.
+  if (type != "Shape" && type != "Size" && type != "Cast") {
+    std::optional<IntTensor> first = intConstant(n.input(0));
+    out->int32 = first && first->int32;
+  }
+  if (out->int32 && llvm::any_of(out->data, [](int64_t v) {
+        return v < std::numeric_limits<int32_t>::min() ||
+               v > std::numeric_limits<int32_t>::max();
+      }))
     return false;
   defineIntConstant(n, 0, *out);
   return true;

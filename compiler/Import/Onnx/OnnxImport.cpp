@@ -361,6 +361,7 @@ Importer::intConstant(const std::string &name) {
   IntTensor t;
   t.dims.assign(tensor->dims().begin(), tensor->dims().end());
   bool wide = tensor->data_type() == onnx::TensorProto::INT64;
+  t.int32 = !wide;
   for (size_t off = 0; off < bytes.size(); off += wide ? 8 : 4) {
     if (wide) {
       int64_t v;
@@ -379,11 +380,16 @@ void Importer::defineIntConstant(const onnx::NodeProto &node, int i,
                                  const IntTensor &value) {
   auto tensor = std::make_unique<onnx::TensorProto>();
   tensor->set_name(node.output(i));
-  tensor->set_data_type(onnx::TensorProto::INT64);
+  tensor->set_data_type(value.int32 ? onnx::TensorProto::INT32
+                                    : onnx::TensorProto::INT64);
   for (int64_t d : value.dims)
     tensor->add_dims(d);
-  for (int64_t v : value.data)
-    tensor->add_int64_data(v);
+  for (int64_t v : value.data) {
+    if (value.int32)
+      tensor->add_int32_data(static_cast<int32_t>(v));
+    else
+      tensor->add_int64_data(v);
+  }
   constants[node.output(i)] = tensor.get();
   ownedConstants.push_back(std::move(tensor));
 }
@@ -597,7 +603,8 @@ FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
     builder.setInsertionPointToEnd(&function.getBody().front());
     auto markFailed = [&] {
       for (const std::string &out : node.output())
-        failedValues.insert(out);
+        if (!out.empty()) // "" is an omitted optional output
+          failedValues.insert(out);
     };
     if (llvm::any_of(node.input(), [&](const std::string &in) {
           return failedValues.contains(in);

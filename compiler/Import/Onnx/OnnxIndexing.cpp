@@ -11,6 +11,7 @@
 
 #include "compiler/Import/Onnx/NodeBuilder.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -116,7 +117,12 @@ LogicalResult topK(Importer &im, const NodeProto &n) {
                    "constant)";
     return failure();
   }
-  int64_t k = static_cast<int64_t>(*given), size = type.getDimSize(*axis);
+  int64_t size = type.getDimSize(*axis);
+  if (!std::isfinite(*given) || *given < 1 || *given > size) {
+    im.error(n) << "k = " << *given << " must be in [1, " << size << "]";
+    return failure();
+  }
+  int64_t k = static_cast<int64_t>(*given);
   if (k < 1 || k > size) {
     im.error(n) << "k = " << k << " must be in [1, " << size << "]";
     return failure();
@@ -204,7 +210,7 @@ LogicalResult oneHot(Importer &im, const NodeProto &n) {
                    "a constant scalar)";
     return failure();
   }
-  if (*depth < 1 || *depth > (1 << 24)) {
+  if (!std::isfinite(*depth) || *depth < 1 || *depth > (1 << 24)) {
     im.error(n) << "depth " << *depth << " is not supported (1 to 2^24)";
     return failure();
   }
@@ -285,7 +291,14 @@ LogicalResult gatherElements(Importer &im, const NodeProto &n) {
                             at.add(index, at.scalar(index, extent)), index);
   Value flat = at.add(at.mul(wrapped, at.scalar(wrapped, strides[*axis])),
                       at.indices(ishape, offsets));
-  Value all = at.reshape(data, {typeOf(data).getNumElements()});
+  // An index outside [-extent, extent) points past the flattened data, so
+  // that the gather reports it at run time instead of reading a neighbour.
+  int64_t total = typeOf(data).getNumElements();
+  Value inside = at.select(at.less(index, at.scalar(index, -extent)),
+                           at.constant(im.builder.getI1Type(), {}, {0}),
+                           at.less(index, at.scalar(index, extent)));
+  flat = at.select(inside, flat, at.scalar(flat, total));
+  Value all = at.reshape(data, {total});
   return at.define(at.gather(all, flat, 0));
 }
 
@@ -358,9 +371,12 @@ LogicalResult eyeLike(Importer &im, const NodeProto &n) {
                    : shape[0] * shape[1]))
     return failure();
   SmallVector<double> data(shape[0] * shape[1], 0.0);
-  for (int64_t i = 0; i < shape[0]; ++i)
-    if (i + k >= 0 && i + k < shape[1])
-      data[i * shape[1] + i + k] = 1;
+  // |k| at least the larger dimension leaves no diagonal (and i + k
+  // cannot overflow below).
+  if (std::abs(k) < std::max(shape[0], shape[1]))
+    for (int64_t i = 0; i < shape[0]; ++i)
+      if (i + k >= 0 && i + k < shape[1])
+        data[i * shape[1] + i + k] = 1;
   return at.define(at.constant(element, shape, data));
 }
 
@@ -390,8 +406,7 @@ Value nllLoss(At &at, const NodeProto &n, Value x, Value target, Value weight) {
   const onnx::AttributeProto *ignore = Importer::attribute(n, "ignore_index");
   Value kept;
   if (ignore)
-    kept = at.compare(t, at.scalar(t, static_cast<double>(ignore->i())),
-                      ComparePredicate::ne);
+    kept = at.compare(t, at.indices({}, {ignore->i()}), ComparePredicate::ne);
   Value w;
   if (weight) {
     Value safe = kept ? at.select(kept, t, at.scalar(t, 0)) : t;
@@ -404,6 +419,10 @@ Value nllLoss(At &at, const NodeProto &n, Value x, Value target, Value weight) {
   Value loss = at.neg(picked);
   if (w)
     loss = at.mul(loss, w);
+  // An ignored sample is 0 even when its log-probability is -inf (0 * -inf
+  // would be NaN).
+  if (kept)
+    loss = at.select(kept, loss, at.scalar(loss, 0));
   std::string reduction = Importer::stringAttr(n, "reduction", "mean");
   if (reduction == "none")
     return at.reshape(loss, typeOf(target).getShape());

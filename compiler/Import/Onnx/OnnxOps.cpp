@@ -206,9 +206,10 @@ std::optional<Window> windowOf(Importer &im, const NodeProto &n, Value x,
                    "must have one entry per spatial dimension (pads two)";
     return std::nullopt;
   }
-  if (llvm::any_of(w.strides, [](int64_t v) { return v < 1; }) ||
-      llvm::any_of(w.dilations, [](int64_t v) { return v < 1; })) {
-    im.error(n) << "strides and dilations must be positive";
+  auto inRange = [](int64_t v) { return v >= 1 && v <= (int64_t(1) << 31); };
+  if (!llvm::all_of(w.strides, inRange) ||
+      !llvm::all_of(w.dilations, inRange) || !llvm::all_of(w.kernel, inRange)) {
+    im.error(n) << "kernel sizes, strides and dilations must be in [1, 2^31]";
     return std::nullopt;
   }
   std::string autoPad = Importer::stringAttr(n, "auto_pad", "NOTSET");
@@ -274,7 +275,14 @@ LogicalResult conv(Importer &im, const NodeProto &n) {
   if (!x || !w)
     return failure();
   ArrayRef<int64_t> weightShape = typeOf(w).getShape();
-  if (weightShape.size() != static_cast<size_t>(typeOf(x).getRank())) {
+  int64_t rank = typeOf(x).getRank();
+  if (rank != 3 && rank != 4) {
+    im.error(n) << "inputs of rank " << rank
+                << " are not supported yet (1-D and 2-D windows, rank 3 "
+                   "and 4, are)";
+    return failure();
+  }
+  if (weightShape.size() != static_cast<size_t>(rank)) {
     im.error(n) << "the weight must have the input's rank";
     return failure();
   }
@@ -417,8 +425,18 @@ LogicalResult layerNorm(Importer &im, const NodeProto &n) {
   SmallVector<int64_t> axes;
   for (int64_t d = normalizeAxis(axis, rank); d < rank; ++d)
     axes.push_back(d);
-  Value mean = at.reduce<ReduceMeanOp>(x, axes, true);
-  Value centered = at.sub(x, mean);
+  // The statistics are computed in, and typed as, stash_type (f32 unless
+  // the node says otherwise).
+  int64_t stash = Importer::intAttr(n, "stash_type", 1);
+  Type stashType = elementTypeOf(im.context, static_cast<int32_t>(stash));
+  if (!stashType || !isa<FloatType>(stashType)) {
+    im.error(n) << "stash_type " << stash << " is not supported";
+    return failure();
+  }
+  Value xs =
+      typeOf(x).getElementType() == stashType ? x : at.cast(x, stashType);
+  Value mean = at.reduce<ReduceMeanOp>(xs, axes, true);
+  Value centered = at.sub(xs, mean);
   Value variance =
       at.reduce<ReduceMeanOp>(at.mul(centered, centered), axes, true);
   Value inverse =
@@ -706,6 +724,7 @@ const llvm::StringMap<NodeConverter> &modelc::onnx_import::nodeConverters() {
     addIndexingConverters(t);
     addResizeConverters(t);
     addEinsumConverter(t);
+    addRecurrentConverters(t);
     return t;
   }();
   return table;

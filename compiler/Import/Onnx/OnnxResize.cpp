@@ -15,6 +15,7 @@
 #include "compiler/Import/Onnx/NodeBuilder.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace modelc;
@@ -108,6 +109,14 @@ bool readResize(Importer &im, const NodeProto &n, Value x, ResizeSpec &spec) {
   spec.nearest =
       legacy ? "floor"
              : Importer::stringAttr(n, "nearest_mode", "round_prefer_floor");
+  if (Importer::intAttr(n, "antialias", 0) != 0 ||
+      Importer::stringAttr(n, "keep_aspect_ratio_policy", "stretch") !=
+          "stretch" ||
+      Importer::attribute(n, "axes")) {
+    im.error(n) << "antialias, keep_aspect_ratio_policy and axes (opset 18) "
+                   "are not supported yet";
+    return false;
+  }
   if (spec.mode != "nearest" && spec.mode != "linear") {
     im.error(n) << "mode '" << spec.mode
                 << "' is not supported yet (nearest and linear are)";
@@ -173,9 +182,15 @@ bool readResize(Importer &im, const NodeProto &n, Value x, ResizeSpec &spec) {
         im.error(n) << "scale " << (*scales)[d] << " is not positive";
         return false;
       }
+      double size = std::floor(shape[d] * (*scales)[d]);
+      if (!(size >= 1 && size <= double(int64_t(1) << 24))) {
+        im.error(n) << "scale " << (*scales)[d] << " of dimension " << d
+                    << " gives an output size that is not supported (1 to "
+                       "2^24)";
+        return false;
+      }
       spec.scales.push_back((*scales)[d]);
-      spec.sizes.push_back(
-          static_cast<int64_t>(std::floor(shape[d] * (*scales)[d])));
+      spec.sizes.push_back(static_cast<int64_t>(size));
     } else {
       spec.sizes.push_back((*sizes)[d]);
       spec.scales.push_back(static_cast<double>((*sizes)[d]) / shape[d]);
@@ -276,7 +291,7 @@ LogicalResult depthSpace(Importer &im, const NodeProto &n) {
   }
   int64_t N = s[0], C = s[1], H = s[2], W = s[3];
   if (ToSpace) {
-    if (C % (b * b) != 0) {
+    if (b > C || C % b != 0 || (C / b) % b != 0) {
       im.error(n) << "channels (" << C << ") must be a multiple of blocksize^2";
       return failure();
     }
@@ -288,7 +303,8 @@ LogicalResult depthSpace(Importer &im, const NodeProto &n) {
                                  {0, 3, 4, 1, 5, 2});
     return at.define(at.reshape(y, {N, c, H * b, W * b}));
   }
-  if (H % b != 0 || W % b != 0) {
+  if (b > H || b > W || H % b != 0 || W % b != 0 ||
+      C > std::numeric_limits<int64_t>::max() / b / b) {
     im.error(n) << "height and width must be multiples of blocksize";
     return failure();
   }

@@ -28,8 +28,9 @@ ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
     } else if (dim < 0) {
       return diag.fail("shape ", formatShape(shape),
                        " has a negative entry other than -1");
-    } else {
-      known *= dim;
+    } else if (__builtin_mul_overflow(known, dim, &known)) {
+      return diag.fail("shape ", formatShape(shape),
+                       " has more elements than fit in 64 bits");
     }
   }
   int64_t count = input->getNumElements();

@@ -597,6 +597,16 @@ func.func @reshape_count(%x: tensor<2x3xf32>) {
 
 // -----
 
+// A product that wraps around 64 bits is an error, not a shape whose
+// wrapped count happens to match the input's.
+func.func @reshape_overflow(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'graph.reshape' op shape [4294967296, 4294967296, 6] has more elements than fit in 64 bits}}
+  %0 = graph.reshape %x to [4294967296, 4294967296, 6] : tensor<2x3xf32>
+  return
+}
+
+// -----
+
 func.func @reshape_not_divisible(%x: tensor<2x3xf32>) {
   // expected-error @+1 {{'graph.reshape' op cannot reshape [2, 3] (6 elements) to [4, -1]}}
   %0 = graph.reshape %x to [4, -1] : tensor<2x3xf32>
