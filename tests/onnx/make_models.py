@@ -78,9 +78,9 @@ def error_models(out):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])
     save(out, "unsupported", helper.make_graph([
-        helper.make_node("Sin", ["x"], ["a"], name="sin1"),
-        helper.make_node("Cos", ["a"], ["b"], name="cos"),
-        helper.make_node("Sin", ["b"], ["y"], name="sin2"),
+        helper.make_node("Det", ["x"], ["a"], name="det1"),
+        helper.make_node("Unique", ["a"], ["b"], name="unique"),
+        helper.make_node("Det", ["b"], ["y"], name="det2"),
     ], "g", [x], [y]))
 
     img = helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 2, 5, 5])

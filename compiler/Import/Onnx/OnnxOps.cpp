@@ -539,6 +539,26 @@ const llvm::StringMap<NodeConverter> &modelc::onnx_import::nodeConverters() {
     t["Tanh"] = elementwise<TanhOp>;
     t["Sigmoid"] = elementwise<SigmoidOp>;
     t["Erf"] = elementwise<ErfOp>;
+    t["Sin"] = elementwise<SinOp>;
+    t["Cos"] = elementwise<CosOp>;
+    t["Tan"] = elementwise<TanOp>;
+    t["Asin"] = elementwise<AsinOp>;
+    t["Acos"] = elementwise<AcosOp>;
+    t["Atan"] = elementwise<AtanOp>;
+    t["Sinh"] = elementwise<SinhOp>;
+    t["Cosh"] = elementwise<CoshOp>;
+    t["Asinh"] = elementwise<AsinhOp>;
+    t["Acosh"] = elementwise<AcoshOp>;
+    t["Atanh"] = elementwise<AtanhOp>;
+    t["Floor"] = elementwise<FloorOp>;
+    t["Ceil"] = elementwise<CeilOp>;
+    t["Round"] = elementwise<RoundOp>;
+    // fmod = 0 on floats is an error at the node (graph.mod's verifier).
+    t["Mod"] = [](Importer &im, const NodeProto &n) {
+      bool fmod = Importer::intAttr(n, "fmod", 0) != 0;
+      return emit<ModOp>(im, n, {im.input(n, 0), im.input(n, 1)},
+                         {named(im, "fmod", im.builder.getBoolAttr(fmod))});
+    };
     t["LeakyRelu"] = leakyRelu;
     t["Clip"] = clip;
     t["Where"] = elementwise<SelectOp>;
