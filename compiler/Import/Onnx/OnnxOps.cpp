@@ -101,7 +101,8 @@ LogicalResult compare(Importer &im, const NodeProto &n,
 LogicalResult constant(Importer &im, const NodeProto &n) {
   const onnx::AttributeProto *value = Importer::attribute(n, "value");
   if (!value || !value->has_t()) {
-    im.error(n) << "only the 'value' form (a tensor) is supported";
+    im.error(n) << "the '" << (n.attribute_size() ? n.attribute(0).name() : "")
+                << "' form is not supported (only 'value', a tensor)";
     return failure();
   }
   im.defineConstant(n, value->t());
