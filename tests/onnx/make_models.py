@@ -14,6 +14,7 @@ Models built with onnx.helper for the errors:
   autopad.onnx      a Conv with auto_pad SAME_UPPER
   dynamic.onnx      two inputs with dynamic dimensions
   shapes.onnx       a MatMul whose shapes do not agree
+  floatmod.onnx     a Mod of floats without fmod=1
   undefined.onnx    a node reading a tensor nothing defines
   truncated.onnx    the first half of cnn.onnx
   garbage.onnx      text, not a protobuf
@@ -104,6 +105,12 @@ def error_models(out):
     save(out, "shapes", helper.make_graph([
         helper.make_node("MatMul", ["p", "q"], ["r"], name="mm")],
         "g", [p, q], [r]))
+
+    # ONNX requires fmod=1 for floats; the default 0 is an error.
+    save(out, "floatmod", helper.make_graph([
+        helper.make_node("Mod", ["p", "p"], ["m"], name="mod")],
+        "g", [p], [helper.make_tensor_value_info("m", TensorProto.FLOAT,
+                                                 [2, 3])]))
 
     save(out, "undefined", helper.make_graph([
         helper.make_node("Relu", ["nowhere"], ["y"], name="relu")],
