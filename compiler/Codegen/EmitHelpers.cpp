@@ -155,6 +155,22 @@ std::string elementExpression(Operation *op, ArrayRef<std::string> args,
         return "(" + args[0] + " * " + call(helper + "sigmoid") + ")";
       })
       .Case([&](ErfOp) { return call(math("erf")); })
+      .Case([&](SinOp) { return call(math("sin")); })
+      .Case([&](CosOp) { return call(math("cos")); })
+      .Case([&](TanOp) { return call(math("tan")); })
+      .Case([&](AsinOp) { return call(math("asin")); })
+      .Case([&](AcosOp) { return call(math("acos")); })
+      .Case([&](AtanOp) { return call(math("atan")); })
+      .Case([&](SinhOp) { return call(math("sinh")); })
+      .Case([&](CoshOp) { return call(math("cosh")); })
+      .Case([&](AsinhOp) { return call(math("asinh")); })
+      .Case([&](AcoshOp) { return call(math("acosh")); })
+      .Case([&](AtanhOp) { return call(math("atanh")); })
+      .Case([&](FloorOp) { return call(math("floor")); })
+      .Case([&](CeilOp) { return call(math("ceil")); })
+      // Halves to even: rint in the default rounding mode (roundf would
+      // round them away from zero).
+      .Case([&](RoundOp) { return call(gpu ? "rintf" : "std::nearbyint"); })
       .Case([&](GeluOp gelu) {
         return call(helper + (gelu.getApproximate() == GeluApproximation::tanh
                                   ? "gelu_tanh"
@@ -166,6 +182,12 @@ std::string elementExpression(Operation *op, ArrayRef<std::string> args,
       .Case([&](DivOp) {
         return isFloat ? "(" + args[0] + " / " + args[1] + ")"
                        : helper + "int_div(" + args[0] + ", " + args[1] + ")";
+      })
+      .Case([&](ModOp mod) {
+        std::string name =
+            isFloat ? math("fmod")
+                    : helper + (mod.getFmod() ? "int_fmod" : "int_mod");
+        return name + "(" + args[0] + ", " + args[1] + ")";
       })
       .Case(
           [&](MaxOp) { return maxName + "(" + args[0] + ", " + args[1] + ")"; })

@@ -110,11 +110,12 @@ void addShapeEvaluators(Evaluators &evaluators);
 
 /// The one-operand elementwise ops (the graph dialect's Elementwise trait):
 /// neg, abs, relu, leaky_relu, exp, log, sqrt, rsqrt, tanh, sigmoid, silu,
-/// erf, gelu, cast; an error for one it does not know.
+/// erf, the trigonometric and hyperbolic functions and their inverses,
+/// floor, ceil, round, gelu, cast; an error for one it does not know.
 mlir::FailureOr<RefTensor> evaluateUnary(mlir::Operation *op,
                                          const Values &values);
-/// The elementwise ops with numpy broadcasting: add, sub, mul, div, max,
-/// min, pow, compare, select; an error for one it does not know.
+/// The elementwise ops with numpy broadcasting: add, sub, mul, div, mod,
+/// max, min, pow, compare, select; an error for one it does not know.
 mlir::FailureOr<RefTensor> evaluateBroadcast(mlir::Operation *op,
                                              const Values &values);
 /// The error for an op the interpreter has no evaluation of.

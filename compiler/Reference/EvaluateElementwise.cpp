@@ -40,6 +40,17 @@ static double intPow(double base, double exp) {
   return static_cast<double>(r);
 }
 
+/// graph.mod: C fmod (the dividend's sign), or with the divisor's sign
+/// when not `fmod`; an integer remainder by zero is 0.
+static double modulo(double a, double b, bool isInt, bool fmod) {
+  if (isInt && b == 0)
+    return 0.0;
+  double r = std::fmod(a, b);
+  if (!fmod && r != 0 && (r < 0) != (b < 0))
+    r += b;
+  return r;
+}
+
 static double gelu(double x, bool tanhForm) {
   if (tanhForm)
     return 0.5 * x *
@@ -88,6 +99,21 @@ static UnaryFunction unaryFunction(Operation *op) {
         return [](double x) { return x / (1.0 + std::exp(-x)); };
       })
       .Case([](ErfOp) { return [](double x) { return std::erf(x); }; })
+      .Case([](SinOp) { return [](double x) { return std::sin(x); }; })
+      .Case([](CosOp) { return [](double x) { return std::cos(x); }; })
+      .Case([](TanOp) { return [](double x) { return std::tan(x); }; })
+      .Case([](AsinOp) { return [](double x) { return std::asin(x); }; })
+      .Case([](AcosOp) { return [](double x) { return std::acos(x); }; })
+      .Case([](AtanOp) { return [](double x) { return std::atan(x); }; })
+      .Case([](SinhOp) { return [](double x) { return std::sinh(x); }; })
+      .Case([](CoshOp) { return [](double x) { return std::cosh(x); }; })
+      .Case([](AsinhOp) { return [](double x) { return std::asinh(x); }; })
+      .Case([](AcoshOp) { return [](double x) { return std::acosh(x); }; })
+      .Case([](AtanhOp) { return [](double x) { return std::atanh(x); }; })
+      .Case([](FloorOp) { return [](double x) { return std::floor(x); }; })
+      .Case([](CeilOp) { return [](double x) { return std::ceil(x); }; })
+      // Halves to even (the default rounding mode), as torch.round.
+      .Case([](RoundOp) { return [](double x) { return std::nearbyint(x); }; })
       .Case([](GeluOp g) {
         bool tanhForm = g.getApproximate() == GeluApproximation::tanh;
         return [tanhForm](double x) { return gelu(x, tanhForm); };
@@ -112,6 +138,11 @@ static BroadcastFunction broadcastFunction(Operation *op, bool isInt) {
           if (isInt)
             return a[1] == 0 ? 0.0 : std::trunc(a[0] / a[1]);
           return a[0] / a[1];
+        };
+      })
+      .Case([isInt](ModOp op) {
+        return [isInt, fmod = op.getFmod()](Args a) {
+          return modulo(a[0], a[1], isInt, fmod);
         };
       })
       .Case([](MaxOp) { return [](Args a) { return std::max(a[0], a[1]); }; })

@@ -16,6 +16,7 @@ Models built with onnx.helper for the errors:
   dynamic.onnx      two inputs with dynamic dimensions
   tied.onnx         two inputs whose first dimension is 'batch' in both
   shapes.onnx       a MatMul whose shapes do not agree
+  floatmod.onnx     a Mod of floats without fmod=1
   undefined.onnx    a node reading a tensor nothing defines
   truncated.onnx    the first half of cnn.onnx
 External data (initializers in a file beside the model):
@@ -86,9 +87,9 @@ def error_models(out):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])
     save(out, "unsupported", helper.make_graph([
-        helper.make_node("Sin", ["x"], ["a"], name="sin1"),
-        helper.make_node("Cos", ["a"], ["b"], name="cos"),
-        helper.make_node("Sin", ["b"], ["y"], name="sin2"),
+        helper.make_node("Det", ["x"], ["a"], name="det1"),
+        helper.make_node("Unique", ["a"], ["b"], name="unique"),
+        helper.make_node("Det", ["b"], ["y"], name="det2"),
     ], "g", [x], [y]))
 
     img = helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 2, 5, 5])
@@ -127,6 +128,12 @@ def error_models(out):
     save(out, "shapes", helper.make_graph([
         helper.make_node("MatMul", ["p", "q"], ["r"], name="mm")],
         "g", [p, q], [r]))
+
+    # ONNX requires fmod=1 for floats; the default 0 is an error.
+    save(out, "floatmod", helper.make_graph([
+        helper.make_node("Mod", ["p", "p"], ["m"], name="mod")],
+        "g", [p], [helper.make_tensor_value_info("m", TensorProto.FLOAT,
+                                                 [2, 3])]))
 
     save(out, "undefined", helper.make_graph([
         helper.make_node("Relu", ["nowhere"], ["y"], name="relu")],

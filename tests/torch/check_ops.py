@@ -70,6 +70,14 @@ def integers(low, high, nonzero=False):
     return generate
 
 
+def grid(step, low, high):
+    """Multiples of step in [low, high] (exact ties for rounding)."""
+    def generate(rng, shape, dtype):
+        count = int(round((high - low) / step))
+        return (low + step * rng.integers(0, count + 1, shape)).astype(dtype)
+    return generate
+
+
 def every_class(classes):
     """Targets covering every class in [0, classes), then repeating."""
     def generate(rng, shape, dtype):
@@ -142,6 +150,93 @@ def integer_ops(w, i, j):
     v8 = torch.pow(v0, two)
     eq = i == j
     return v7, v8, eq.to(torch.float32), torch.where(eq, v8, torch.relu(v4))
+
+
+# The math functions on their arguments, over the ranges where they are
+# defined and accurate in f32 (tan away from pi/2, asin/acos/atanh inside
+# (-1, 1), acosh from 1).
+@entry("sin", a=uniform(-4.0, 4.0))
+def sin(w, a):
+    return torch.sin(a)
+
+
+@entry("cos", a=uniform(-4.0, 4.0))
+def cos(w, a):
+    return torch.cos(a)
+
+
+@entry("tan", a=uniform(-1.4, 1.4))
+def tan(w, a):
+    return torch.tan(a)
+
+
+@entry("asin", a=uniform(-0.99, 0.99))
+def asin(w, a):
+    return torch.asin(a)
+
+
+@entry("acos", a=uniform(-0.99, 0.99))
+def acos(w, a):
+    return torch.acos(a)
+
+
+@entry("atan", a=uniform(-5.0, 5.0))
+def atan(w, a):
+    return torch.atan(a)
+
+
+@entry("sinh", a=uniform(-4.0, 4.0))
+def sinh(w, a):
+    return torch.sinh(a)
+
+
+@entry("cosh", a=uniform(-4.0, 4.0))
+def cosh(w, a):
+    return torch.cosh(a)
+
+
+@entry("asinh", a=uniform(-5.0, 5.0))
+def asinh(w, a):
+    return torch.asinh(a)
+
+
+@entry("acosh", a=uniform(-2.0, 2.0))
+def acosh(w, a):
+    return torch.acosh(a + 3.0)
+
+
+@entry("atanh", a=uniform(-0.99, 0.99))
+def atanh(w, a):
+    return torch.atanh(a)
+
+
+# 4a on a grid of quarters (floor, ceil: integers and between) and of halves
+# (round: ties, which go to even).
+@entry("floor", a=grid(1 / 16, -1.0, 1.0))
+def floor(w, a):
+    return torch.floor(a * 4.0)
+
+
+@entry("ceil", a=grid(1 / 16, -1.0, 1.0))
+def ceil(w, a):
+    return torch.ceil(a * 4.0)
+
+
+@entry("round", a=grid(1 / 8, -1.0, 1.0))
+def round_(w, a):
+    return torch.round(a * 4.0)
+
+
+# graph.mod is torch.remainder (the divisor's sign) and, with fmod,
+# torch.fmod (the dividend's sign); divisors are never 0 here.
+@entry("mod", a=uniform(-2.0, 2.0), b=away_from_zero(0.25, 1.5),
+       i=integers(-9, 9), j=integers(-9, 9, nonzero=True),
+       k=integers(-20, 20), l=integers(-6, 6, nonzero=True))
+def mod(w, a, b, i, j, k, l):
+    n = i * 7 - 3
+    d = j * 5 - 2
+    return (torch.fmod(a * 4.0, b), torch.remainder(n, d), torch.fmod(n, d),
+            torch.remainder(n, j), torch.remainder(k, l), torch.fmod(k, l))
 
 
 @entry("products")

@@ -1,7 +1,7 @@
 // kernels_scalar_test.cpp - the element helpers of
 // compiler/kernels/cpu/kernels.h: to_f32/from_f32 for f16 and bf16 (round to
 // nearest, ties to even, against an independent rounding in double),
-// broadcast_offset, int_pow, int_div and the activation functions.
+// broadcast_offset, int_pow, int_div, int_mod and the activation functions.
 #include "kernel_test_context.h"
 
 #include <cstring>
@@ -212,6 +212,29 @@ TEST(CpuKernels, IntDiv) {
       EXPECT_EQ(modelc_cpu::int_div(a, b), want) << a << " / " << b;
       EXPECT_EQ(modelc_cpu::int_div<int64_t>(a, b), want) << a << " / " << b;
     }
+}
+
+TEST(CpuKernels, IntMod) {
+  for (int32_t a = -9; a <= 9; ++a)
+    for (int32_t b = -4; b <= 4; ++b) {
+      // Python's % (the divisor's sign) and C's % (the dividend's sign);
+      // by zero both are 0 (docs/ir.md).
+      int32_t fmod = b == 0 ? 0 : static_cast<int32_t>(std::fmod(a, b));
+      int32_t mod = fmod != 0 && (fmod < 0) != (b < 0) ? fmod + b : fmod;
+      EXPECT_EQ(modelc_cpu::int_mod(a, b), mod) << a << " % " << b;
+      EXPECT_EQ(modelc_cpu::int_mod<int64_t>(a, b), mod) << a << " % " << b;
+      EXPECT_EQ(modelc_cpu::int_fmod(a, b), fmod) << a << " fmod " << b;
+      EXPECT_EQ(modelc_cpu::int_fmod<int64_t>(a, b), fmod)
+          << a << " fmod " << b;
+    }
+  EXPECT_EQ(modelc_cpu::int_mod(-7, 3), 2);
+  EXPECT_EQ(modelc_cpu::int_mod(7, -3), -2);
+  EXPECT_EQ(modelc_cpu::int_fmod(-7, 3), -1);
+  // The one quotient that overflows does not trap.
+  EXPECT_EQ(modelc_cpu::int_mod(std::numeric_limits<int32_t>::min(), -1), 0);
+  EXPECT_EQ(
+      modelc_cpu::int_fmod(std::numeric_limits<int64_t>::min(), int64_t(-1)),
+      0);
 }
 
 TEST(CpuKernels, Activations) {

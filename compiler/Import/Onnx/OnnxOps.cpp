@@ -101,7 +101,8 @@ LogicalResult compare(Importer &im, const NodeProto &n,
 LogicalResult constant(Importer &im, const NodeProto &n) {
   const onnx::AttributeProto *value = Importer::attribute(n, "value");
   if (!value || !value->has_t()) {
-    im.error(n) << "only the 'value' form (a tensor) is supported";
+    im.error(n) << "the '" << (n.attribute_size() ? n.attribute(0).name() : "")
+                << "' form is not supported (only 'value', a tensor)";
     return failure();
   }
   im.defineConstant(n, value->t());
@@ -669,6 +670,26 @@ const llvm::StringMap<NodeConverter> &modelc::onnx_import::nodeConverters() {
     t["Tanh"] = elementwise<TanhOp>;
     t["Sigmoid"] = elementwise<SigmoidOp>;
     t["Erf"] = elementwise<ErfOp>;
+    t["Sin"] = elementwise<SinOp>;
+    t["Cos"] = elementwise<CosOp>;
+    t["Tan"] = elementwise<TanOp>;
+    t["Asin"] = elementwise<AsinOp>;
+    t["Acos"] = elementwise<AcosOp>;
+    t["Atan"] = elementwise<AtanOp>;
+    t["Sinh"] = elementwise<SinhOp>;
+    t["Cosh"] = elementwise<CoshOp>;
+    t["Asinh"] = elementwise<AsinhOp>;
+    t["Acosh"] = elementwise<AcoshOp>;
+    t["Atanh"] = elementwise<AtanhOp>;
+    t["Floor"] = elementwise<FloorOp>;
+    t["Ceil"] = elementwise<CeilOp>;
+    t["Round"] = elementwise<RoundOp>;
+    // fmod = 0 on floats is an error at the node (graph.mod's verifier).
+    t["Mod"] = [](Importer &im, const NodeProto &n) {
+      bool fmod = Importer::intAttr(n, "fmod", 0) != 0;
+      return emit<ModOp>(im, n, {im.input(n, 0), im.input(n, 1)},
+                         {named(im, "fmod", im.builder.getBoolAttr(fmod))});
+    };
     t["LeakyRelu"] = leakyRelu;
     t["Clip"] = clip;
     t["Where"] = elementwise<SelectOp>;

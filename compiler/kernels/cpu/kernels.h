@@ -63,6 +63,22 @@ template <typename T> inline T int_div(T a, T b) {
   return b == 0 ? T(0) : a / b;
 }
 
+/// Integer remainder with the divisor's sign (Python's %, graph.mod); by
+/// zero it yields 0, as int_div (docs/ir.md), and by -1 it is 0 without
+/// computing INT_MIN % -1, which traps.
+template <typename T> inline T int_mod(T a, T b) {
+  if (b == 0 || b == -1)
+    return T(0);
+  T r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? T(r + b) : r;
+}
+
+/// Integer remainder with the dividend's sign (C's %, graph.mod with fmod);
+/// 0 by zero and by -1, as int_mod.
+template <typename T> inline T int_fmod(T a, T b) {
+  return b == 0 || b == -1 ? T(0) : T(a % b);
+}
+
 /// Integer power by squaring; negative exponents give 0 except for bases 1
 /// and -1, as integer arithmetic in numpy.
 template <typename T> inline T int_pow(T base, T exp) {

@@ -115,6 +115,16 @@ __device__ __forceinline__ float gelu_tanh(float x) {
 template <typename T> __device__ __forceinline__ T int_div(T a, T b) {
   return b == 0 ? T(0) : a / b;
 }
+// int_mod and int_fmod as in kernels/cpu/kernels.h (0 by zero and by -1).
+template <typename T> __device__ __forceinline__ T int_mod(T a, T b) {
+  if (b == 0 || b == -1)
+    return T(0);
+  T r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? T(r + b) : r;
+}
+template <typename T> __device__ __forceinline__ T int_fmod(T a, T b) {
+  return b == 0 || b == -1 ? T(0) : T(a % b);
+}
 template <typename T> __device__ __forceinline__ T int_pow(T base, T exp) {
   if (exp < 0)
     return base == 1 ? T(1) : base == -1 ? ((exp & 1) ? T(-1) : T(1)) : T(0);

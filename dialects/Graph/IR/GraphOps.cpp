@@ -135,6 +135,25 @@ CompareOp::inferReturnTypes(MLIRContext *context,
       adaptor.getRhs().getType(), IntegerType::get(context, 1), inferredTypes);
 }
 
+LogicalResult ModOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> location,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferredTypes) {
+  if (failed(inferElementwiseBinary(
+          location, getOperationName(), adaptor.getLhs().getType(),
+          adaptor.getRhs().getType(),
+          /*resultElementType=*/nullptr, inferredTypes)))
+    return failure();
+  Type element = cast<RankedTensorType>(inferredTypes.back()).getElementType();
+  if (isa<FloatType>(element) && !adaptor.getFmod())
+    return OpDiagnostics(location, getOperationName())
+        .fail("fmod = false (the divisor's sign, Python's %) is for integers; ",
+              element,
+              " operands need fmod = true (C fmod, as ONNX Mod "
+              "requires for floats)");
+  return success();
+}
+
 LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> location,
                                          Adaptor adaptor,

@@ -116,6 +116,34 @@ def Graph_SiluOp : Graph_UnaryOp<"silu", Graph_FloatTensor, "SiLU (swish), x*sig
     [Graph_Transcendental]>;
 def Graph_ErfOp : Graph_UnaryOp<"erf", Graph_FloatTensor, "Gauss error function",
     [Graph_Transcendental]>;
+def Graph_SinOp : Graph_UnaryOp<"sin", Graph_FloatTensor, "sine",
+    [Graph_Transcendental]>;
+def Graph_CosOp : Graph_UnaryOp<"cos", Graph_FloatTensor, "cosine",
+    [Graph_Transcendental]>;
+def Graph_TanOp : Graph_UnaryOp<"tan", Graph_FloatTensor, "tangent",
+    [Graph_Transcendental]>;
+def Graph_AsinOp : Graph_UnaryOp<"asin", Graph_FloatTensor, "arcsine, defined on [-1, 1]",
+    [Graph_Transcendental]>;
+def Graph_AcosOp : Graph_UnaryOp<"acos", Graph_FloatTensor, "arccosine, defined on [-1, 1]",
+    [Graph_Transcendental]>;
+def Graph_AtanOp : Graph_UnaryOp<"atan", Graph_FloatTensor, "arctangent",
+    [Graph_Transcendental]>;
+def Graph_SinhOp : Graph_UnaryOp<"sinh", Graph_FloatTensor, "hyperbolic sine",
+    [Graph_Transcendental]>;
+def Graph_CoshOp : Graph_UnaryOp<"cosh", Graph_FloatTensor, "hyperbolic cosine",
+    [Graph_Transcendental]>;
+def Graph_AsinhOp : Graph_UnaryOp<"asinh", Graph_FloatTensor, "inverse hyperbolic sine",
+    [Graph_Transcendental]>;
+def Graph_AcoshOp : Graph_UnaryOp<"acosh", Graph_FloatTensor, "inverse hyperbolic cosine, defined on [1, inf)",
+    [Graph_Transcendental]>;
+def Graph_AtanhOp : Graph_UnaryOp<"atanh", Graph_FloatTensor, "inverse hyperbolic tangent, defined on (-1, 1)",
+    [Graph_Transcendental]>;
+def Graph_FloorOp : Graph_UnaryOp<"floor", Graph_FloatTensor,
+    "rounding down, the largest integer not above x">;
+def Graph_CeilOp : Graph_UnaryOp<"ceil", Graph_FloatTensor,
+    "rounding up, the smallest integer not below x">;
+def Graph_RoundOp : Graph_UnaryOp<"round", Graph_FloatTensor,
+    "rounding to the nearest integer, halves to even (as torch.round and ONNX Round)">;
 
 def Graph_GeluOp : Graph_Op<"gelu", [Pure, SameOperandsAndResultType,
                                      Graph_Elementwise, Graph_Transcendental]> {
@@ -195,6 +223,31 @@ def Graph_DivOp : Graph_BinaryOp<"div", "division, a / b (integers truncate towa
 def Graph_MaxOp : Graph_BinaryOp<"max", "maximum">;
 def Graph_MinOp : Graph_BinaryOp<"min", "minimum">;
 def Graph_PowOp : Graph_BinaryOp<"pow", "power, a ^ b", [Graph_Transcendental]>;
+
+def Graph_ModOp : Graph_Op<"mod", [Pure, Graph_InferTypeFromProperties,
+    Graph_Elementwise]> {
+  let summary = "Elementwise remainder with numpy broadcasting (ONNX Mod).";
+  let description = [{
+    `fmod = false` (default): the remainder takes the divisor's sign, as
+    Python's `%`, `torch.remainder` and ONNX `Mod` with `fmod = 0`; integers
+    only. `fmod = true`: the remainder takes the dividend's sign, as C
+    `fmod`, `torch.fmod` and ONNX `Mod` with `fmod = 1`; floats and
+    integers. An integer remainder by zero is 0 (as integer `div`), never a
+    trap.
+
+    Verifier: both operands have the same element type; the shapes
+    broadcast; float operands need `fmod = true` (as ONNX requires).
+
+    ```mlir
+    %r = graph.mod %a, %b : tensor<4x8xi32>, tensor<8xi32>
+    %f = graph.mod %x, %y {fmod = true} : tensor<4x8xf32>, tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$lhs, Graph_NumericTensor:$rhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$fmod);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+}
 
 def Graph_CompareOp : Graph_Op<"compare", [Pure, Graph_InferTypeFromProperties,
     Graph_Elementwise]> {

@@ -847,3 +847,43 @@ func.func @leaky_relu_of_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
   %0 = graph.leaky_relu %x : tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+// -----
+
+func.func @sin_of_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'graph.sin' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xi32>'}}
+  %0 = graph.sin %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @round_of_integers(%x: tensor<4xi64>) -> tensor<4xi64> {
+  // expected-error @+1 {{'graph.round' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xi64>'}}
+  %0 = graph.round %x : tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @mod_float_without_fmod(%x: tensor<4xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.mod' op fmod = false (the divisor's sign, Python's %) is for integers; 'f32' operands need fmod = true (C fmod, as ONNX Mod requires for floats)}}
+  %0 = graph.mod %x, %y : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @mod_element_types(%x: tensor<4xi32>, %y: tensor<4xi64>) {
+  // expected-error @+1 {{'graph.mod' op element types differ: lhs is 'i32', rhs is 'i64'}}
+  %0 = graph.mod %x, %y : tensor<4xi32>, tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @mod_of_booleans(%x: tensor<4xi1>, %y: tensor<4xi1>) {
+  // expected-error @+1 {{'graph.mod' op lhs must have a numeric element type (f32, f16, bf16, i32, i64), got i1}}
+  %0 = graph.mod %x, %y {fmod = true} : tensor<4xi1>, tensor<4xi1>
+  return
+}

@@ -205,3 +205,47 @@ func.func @leaky_relu(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
   %b = graph.leaky_relu %x alpha 0.2 : tensor<4x8xf32>
   return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// CHECK-LABEL: func.func @math
+// CHECK: graph.sin %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.cos %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.tan %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.asin %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.acos %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.atan %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.sinh %{{.*}} : tensor<4x8xf16>
+// CHECK: graph.cosh %{{.*}} : tensor<4x8xf16>
+// CHECK: graph.asinh %{{.*}} : tensor<4x8xbf16>
+// CHECK: graph.acosh %{{.*}} : tensor<4x8xbf16>
+// CHECK: graph.atanh %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.floor %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.ceil %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.round %{{.*}} : tensor<4x8xf32>
+func.func @math(%x: tensor<4x8xf32>, %h: tensor<4x8xf16>, %b: tensor<4x8xbf16>) {
+  %0 = graph.sin %x : tensor<4x8xf32>
+  %1 = graph.cos %x : tensor<4x8xf32>
+  %2 = graph.tan %x : tensor<4x8xf32>
+  %3 = graph.asin %x : tensor<4x8xf32>
+  %4 = graph.acos %x : tensor<4x8xf32>
+  %5 = graph.atan %x : tensor<4x8xf32>
+  %6 = graph.sinh %h : tensor<4x8xf16>
+  %7 = graph.cosh %h : tensor<4x8xf16>
+  %8 = graph.asinh %b : tensor<4x8xbf16>
+  %9 = graph.acosh %b : tensor<4x8xbf16>
+  %10 = graph.atanh %x : tensor<4x8xf32>
+  %11 = graph.floor %x : tensor<4x8xf32>
+  %12 = graph.ceil %x : tensor<4x8xf32>
+  %13 = graph.round %x : tensor<4x8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @mod
+// CHECK: graph.mod %{{.*}}, %{{.*}} : tensor<4x8xi32>, tensor<8xi32>
+// CHECK: graph.mod %{{.*}}, %{{.*}} {fmod = true} : tensor<4x8xi64>, tensor<i64>
+// CHECK: graph.mod %{{.*}}, %{{.*}} {fmod = true} : tensor<4x8xf32>, tensor<4x1xf32>
+func.func @mod(%i: tensor<4x8xi32>, %j: tensor<8xi32>, %k: tensor<4x8xi64>, %l: tensor<i64>, %x: tensor<4x8xf32>, %y: tensor<4x1xf32>) -> (tensor<4x8xi32>, tensor<4x8xi64>, tensor<4x8xf32>) {
+  %0 = graph.mod %i, %j : tensor<4x8xi32>, tensor<8xi32>
+  %1 = graph.mod %k, %l {fmod = true} : tensor<4x8xi64>, tensor<i64>
+  %2 = graph.mod %x, %y {fmod = true} : tensor<4x8xf32>, tensor<4x1xf32>
+  return %0, %1, %2 : tensor<4x8xi32>, tensor<4x8xi64>, tensor<4x8xf32>
+}
