@@ -152,6 +152,21 @@ def products(w, a, b, x, g, c):
             g @ pw)
 
 
+def wide_integers(bits):
+    """Integers of magnitude up to 2^(bits - 2): their products overflow."""
+    def generate(rng, shape, dtype):
+        bound = 2 ** (bits - 2)
+        return rng.integers(-bound, bound, shape, dtype=np.int64).astype(dtype)
+    return generate
+
+
+@entry("integer_products", a=wide_integers(32), b=wide_integers(32),
+       g=wide_integers(64), h=wide_integers(64), c=wide_integers(64))
+def integer_products(w, a, b, g, h, c):
+    # PyTorch's integer products wrap around as modelc's do.
+    return (torch.matmul(a, b), 3 * (g.t() @ h.t()) - 2 * c, g @ h)
+
+
 @entry("norms")
 def norms(w, x, g, img, p):
     return (torch.softmax(x, 1), torch.log_softmax(x, -1),

@@ -270,7 +270,8 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor,
   let description = [{
     `[..., M, K] x [..., K, N] -> [..., M, N]`; the batch dimensions
     broadcast as in numpy. Both operands have rank >= 2 (a vector is a
-    reshape away).
+    reshape away). Integer operands (i32, i64) accumulate in their own
+    type, wrapping around on overflow.
 
     Verifier: same element type; rank >= 2; inner dimensions agree; batch
     dimensions broadcast.
@@ -312,22 +313,25 @@ def Graph_GemmOp : Graph_Op<"gemm", [Pure, Graph_InferTypeFromProperties,
   let description = [{
     `op(A)` is `A` or `A^T` (`transpose_a`), `op(B)` likewise; `op(A)` is
     `[M, K]` and `op(B)` is `[K, N]`; the optional `c` broadcasts to `[M, N]`.
-    `alpha` and `beta` default to 1.
+    `alpha` and `beta` default to 1. Integer operands (i32, i64) compute
+    in their own type, wrapping around on overflow; `alpha` and `beta` are
+    then whole numbers.
 
     Verifier: same element type; `a` and `b` have rank 2; inner dimensions
-    agree; `c` broadcasts to `[M, N]`.
+    agree; `c` broadcasts to `[M, N]`; whole `alpha` and `beta` for
+    integers.
 
     ```mlir
     %y = graph.gemm %a, %b, %c {transpose_b = true} : tensor<64x784xf32>, tensor<1024x784xf32>, tensor<1024xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$a, Graph_FloatTensor:$b,
-                       Optional<Graph_FloatTensor>:$c,
+  let arguments = (ins Graph_NumericTensor:$a, Graph_NumericTensor:$b,
+                       Optional<Graph_NumericTensor>:$c,
                        DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
                        DefaultValuedAttr<BoolAttr, "false">:$transpose_b,
                        DefaultValuedAttr<F32Attr, "1.0">:$alpha,
                        DefaultValuedAttr<F32Attr, "1.0">:$beta);
-  let results = (outs Graph_FloatTensor:$result);
+  let results = (outs Graph_NumericTensor:$result);
   let assemblyFormat = "$a `,` $b (`,` $c^)? attr-dict `:` type(operands)";
 }
 

@@ -319,6 +319,22 @@ func.func @gemm_c(%a: tensor<6x8xf32>, %b: tensor<8x16xf32>, %c: tensor<6x1x1xf3
 
 // -----
 
+func.func @gemm_int_alpha(%a: tensor<6x8xi32>, %b: tensor<8x16xi32>) {
+  // expected-error @+1 {{'graph.gemm' op alpha must be a whole number for 'i32' operands, got 5.000000e-01}}
+  %0 = graph.gemm %a, %b {alpha = 0.5 : f32} : tensor<6x8xi32>, tensor<8x16xi32>
+  return
+}
+
+// -----
+
+func.func @gemm_bool(%a: tensor<6x8xi1>, %b: tensor<8x16xi1>) {
+  // expected-error @+1 {{'graph.gemm' op a must have a numeric element type (f32, f16, bf16, i32, i64), got i1}}
+  %0 = graph.gemm %a, %b : tensor<6x8xi1>, tensor<8x16xi1>
+  return
+}
+
+// -----
+
 func.func @gemm_bad_flag(%a: tensor<6x8xf32>, %b: tensor<8x16xf32>) {
   // expected-error @+1 {{'graph.gemm' op attribute 'transpose_a' failed to satisfy constraint: bool attribute}}
   %0 = graph.gemm %a, %b {transpose_a = 1} : tensor<6x8xf32>, tensor<8x16xf32>

@@ -112,6 +112,15 @@ func.func @products(%a: tensor<2x1x4x8xf32>, %b: tensor<3x8x5xf32>, %x: tensor<6
   return %0, %1, %2, %3 : tensor<2x3x4x5xf32>, tensor<6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>
 }
 
+// CHECK-LABEL: func.func @integer_products
+func.func @integer_products(%a: tensor<2x4x8xi32>, %b: tensor<8x5xi32>, %x: tensor<6x8xi64>, %w: tensor<16x8xi64>, %c: tensor<16xi64>) -> (tensor<2x4x5xi32>, tensor<6x16xi64>) {
+  // CHECK: graph.matmul %{{.*}}, %{{.*}} : tensor<2x4x8xi32>, tensor<8x5xi32>
+  %0 = graph.matmul %a, %b : tensor<2x4x8xi32>, tensor<8x5xi32>
+  // CHECK: graph.gemm %{{.*}}, %{{.*}}, %{{.*}} {alpha = 3.000000e+00 : f32, beta = -2.000000e+00 : f32, transpose_b = true} : tensor<6x8xi64>, tensor<16x8xi64>, tensor<16xi64>
+  %1 = graph.gemm %x, %w, %c {transpose_b = true, alpha = 3.0 : f32, beta = -2.0 : f32} : tensor<6x8xi64>, tensor<16x8xi64>, tensor<16xi64>
+  return %0, %1 : tensor<2x4x5xi32>, tensor<6x16xi64>
+}
+
 // CHECK-LABEL: func.func @normalization
 func.func @normalization(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>, %img: tensor<1x4x5x5xf32>, %c: tensor<4xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<1x4x5x5xf32>) {
   // CHECK: graph.softmax %{{.*}} : tensor<2x4x8xf32>
