@@ -1073,21 +1073,62 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
   std::string in = k.input(input), out = k.output(op->getResult(0));
   std::string body =
       "  const int64_t r = blockIdx.x;\n  const int64_t base = " +
-      offsetExpr("r", keptDims, keptStrides) +
-      ";\n  float acc = " + (kind == 2 ? "-modelc_gpu::infinity()" : "0.0f") +
+      offsetExpr("r", keptDims, keptStrides) + ";\n  float acc = " +
+      (kind == 2   ? "-modelc_gpu::infinity()"
+       : kind == 3 ? "1.0f"
+                   : "0.0f") +
       ";\n  for (int64_t j = threadIdx.x; j < " + std::to_string(len) +
       "; j += blockDim.x) {\n    const float v = " +
       e.load(input,
              in + "[base + " + offsetExpr("j", redDims, redStrides) + "]") +
-      ";\n    acc = " + (kind == 2 ? "modelc_gpu::Max()(acc, v)" : "acc + v") +
+      ";\n    acc = " +
+      (kind == 2   ? "modelc_gpu::Max()(acc, v)"
+       : kind == 3 ? "acc * v"
+                   : "acc + v") +
       ";\n  }\n  acc = modelc_gpu::block_reduce(acc, modelc_gpu::" +
-      (kind == 2 ? "Max" : "Sum") + "());\n  if (threadIdx.x == 0)\n    " +
-      out + "[r] = " +
+      (kind == 2   ? "Max"
+       : kind == 3 ? "Prod"
+                   : "Sum") +
+      "());\n  if (threadIdx.x == 0)\n    " + out + "[r] = " +
       e.store(op->getResult(0),
               kind == 1 ? "acc / " + floatLiteral(static_cast<double>(len))
                         : std::string("acc")) +
       ";\n";
   k.launch(e.task, body, product(keptDims), rowThreads(len), true);
+  return success();
+}
+
+/// One thread per line along the axis, adding in order: f32 for floats, the
+/// unsigned type for integers (wrapping around on overflow).
+LogicalResult emitCumsum(CumsumOp cumsum, Emit &e) {
+  ArrayRef<int64_t> x = tensorType(cumsum.getInput()).getShape();
+  int64_t axis = cumsum.getNormalizedAxis();
+  int64_t len = x[axis], inner = product(x.drop_front(axis + 1));
+  int64_t lines = product(x) / std::max<int64_t>(len, 1);
+  Type element = tensorType(cumsum.getInput()).getElementType();
+  std::string acc = isa<FloatType>(element)         ? "float"
+                    : element.isSignlessInteger(64) ? "uint64_t"
+                                                    : "uint32_t";
+  auto str = [](int64_t v) { return std::to_string(v); };
+  KernelBuilder k(e.module, e.context);
+  std::string in = k.input(cumsum.getInput()),
+              out = k.output(cumsum.getResult());
+  std::string at = "(i / " + str(inner) + " * " + str(len) + " + j) * " +
+                   str(inner) + " + i % " + str(inner);
+  std::string body =
+      "    " + acc + " sum = 0;\n    for (int64_t step = 0; step < " +
+      str(len) + "; ++step) {\n      const int64_t j = " +
+      (cumsum.getReverse() ? str(len - 1) + " - step" : std::string("step")) +
+      ", at = " + at + ";\n      const " + acc + " v = static_cast<" + acc +
+      ">(" + e.load(cumsum.getInput(), in + "[at]") + ");\n" +
+      (cumsum.getExclusive() ? "" : "      sum += v;\n") + "      " + out +
+      "[at] = " +
+      e.store(cumsum.getResult(),
+              isa<FloatType>(element)
+                  ? std::string("sum")
+                  : "static_cast<" + cType(element) + ">(sum)") +
+      ";\n" + (cumsum.getExclusive() ? "      sum += v;\n" : "") + "    }\n";
+  k.launchMap(e.task, lines, product(x), body);
   return success();
 }
 
@@ -1192,6 +1233,12 @@ const KernelTable<Emit> &cudaKernels() {
               return emitReduce(o, o.getAxes(), 2, e);
             },
             floatOperands)
+        .add<ReduceProdOp>(
+            [](ReduceProdOp o, Emit &e) {
+              return emitReduce(o, o.getAxes(), 3, e);
+            },
+            floatOperands)
+        .add<CumsumOp>(emitCumsum)
         .add<CrossEntropyOp>(emitCrossEntropy);
     return t;
   }();

@@ -154,6 +154,7 @@ private:
   LogicalResult emitSlice(SliceOp slice);
   LogicalResult emitGather(GatherOp gather);
   template <typename OpTy> LogicalResult emitReduce(OpTy reduce);
+  LogicalResult emitCumsum(CumsumOp cumsum);
   LogicalResult emitCrossEntropy(CrossEntropyOp loss);
   std::string out(Operation *op, unsigned i = 0) {
     return name(op->getResult(i));
@@ -648,7 +649,10 @@ LogicalResult FunctionEmitter::emitReduce(OpTy reduce) {
     (reduced[d] ? redDims : keptDims).push_back(x[d]);
     (reduced[d] ? redStrides : keptStrides).push_back(strides[d]);
   }
-  int kind = isa<ReduceSumOp>(op) ? 0 : isa<ReduceMeanOp>(op) ? 1 : 2;
+  int kind = isa<ReduceSumOp>(op)    ? 0
+             : isa<ReduceMeanOp>(op) ? 1
+             : isa<ReduceMaxOp>(op)  ? 2
+                                     : 3;
   // f16/bf16 inputs arrive converted to f32 (emitWithConversions).
   os << "  modelc_cpu::reduce<"
      << computeType(tensorType(reduce.getInput()).getElementType()) << ">(ctx, "
@@ -656,6 +660,20 @@ LogicalResult FunctionEmitter::emitReduce(OpTy reduce) {
      << staticArray(keptDims) << ", " << staticArray(keptStrides) << ", "
      << redDims.size() << ", " << staticArray(redDims) << ", "
      << staticArray(redStrides) << ", " << kind << ");\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitCumsum(CumsumOp cumsum) {
+  Operation *op = cumsum;
+  ArrayRef<int64_t> x = shapeOf(cumsum.getInput());
+  int64_t axis = cumsum.getNormalizedAxis();
+  // f16/bf16 inputs arrive converted to f32 (emitWithConversions).
+  os << "  modelc_cpu::cumsum<"
+     << computeType(tensorType(cumsum.getInput()).getElementType()) << ">(ctx, "
+     << in(op, 0) << ", " << out(op) << ", " << product(x.take_front(axis))
+     << ", " << x[axis] << ", " << product(x.drop_front(axis + 1)) << ", "
+     << (cumsum.getExclusive() ? "true" : "false") << ", "
+     << (cumsum.getReverse() ? "true" : "false") << ");\n";
   return success();
 }
 
@@ -695,6 +713,8 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
         .add<ReduceSumOp>(&E::emitReduce<ReduceSumOp>, anyTypes, f32)
         .add<ReduceMeanOp>(&E::emitReduce<ReduceMeanOp>, anyTypes, f32)
         .add<ReduceMaxOp>(&E::emitReduce<ReduceMaxOp>, anyTypes, f32)
+        .add<ReduceProdOp>(&E::emitReduce<ReduceProdOp>, anyTypes, f32)
+        .add<CumsumOp>(&E::emitCumsum, anyTypes, f32)
         .add<CrossEntropyOp>(&E::emitCrossEntropy, anyTypes, f32);
     return t;
   }();

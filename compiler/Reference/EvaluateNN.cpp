@@ -22,30 +22,22 @@ using namespace modelc::reference;
 // Matrix products
 //===----------------------------------------------------------------------===//
 
-/// Integer arithmetic of `type`'s width (i32 or i64), exact: it wraps
+/// An integer dot product of `type`'s width (i32 or i64), exact: it wraps
 /// around on overflow as the kernels do, where doubles would round.
 class WrappingInteger {
 public:
-  explicit WrappingInteger(Type type) : bits(type.getIntOrFloatBitWidth()) {}
+  explicit WrappingInteger(Type type) : type(type) {}
 
-  void add(double x, double y) { acc += wrapped(x) * wrapped(y); }
+  void add(double x, double y) { acc += wrappedBits(x) * wrappedBits(y); }
   /// alpha * the sum + beta * c.
   double result(int64_t alpha = 1, int64_t beta = 0, double c = 0) const {
-    uint64_t v = static_cast<uint64_t>(alpha) * acc +
-                 static_cast<uint64_t>(beta) * wrapped(c);
-    if (bits == 32)
-      return static_cast<double>(static_cast<int32_t>(v));
-    return static_cast<double>(static_cast<int64_t>(v));
+    return wrappedValue(static_cast<uint64_t>(alpha) * acc +
+                            static_cast<uint64_t>(beta) * wrappedBits(c),
+                        type);
   }
 
 private:
-  /// A whole double (an i64 rounded to 2^63 included) modulo 2^64.
-  static uint64_t wrapped(double x) {
-    return x < 0 ? static_cast<uint64_t>(static_cast<int64_t>(x))
-                 : static_cast<uint64_t>(x);
-  }
-
-  unsigned bits;
+  Type type;
   uint64_t acc = 0;
 };
 

@@ -215,6 +215,26 @@ def shapes(w, x, y, t, ids):
             x.sum((0, 2)), x.mean(1, keepdim=True), x.amax(-1))
 
 
+def cumsum(x, dim, exclusive=False, reverse=False):
+    """ONNX CumSum's exclusive and reverse forms from torch.cumsum."""
+    if reverse:
+        x = x.flip(dim)
+    y = torch.cumsum(x, dim, dtype=x.dtype)
+    if exclusive:
+        y = y - x
+    return y.flip(dim) if reverse else y
+
+
+# i and j: products of values up to 2^(bits - 2) overflow; PyTorch's
+# integer products wrap around as modelc's do.
+@entry("products_and_cumsums", i=wide_integers(32), j=wide_integers(64))
+def products_and_cumsums(w, x, i, j):
+    return (x.prod(1, keepdim=True), x.prod(), i.prod(0, dtype=i.dtype),
+            j.prod(-1),
+            cumsum(x, 1), cumsum(x, -1, exclusive=True, reverse=True),
+            cumsum(i, 0, exclusive=True), cumsum(j, 1, reverse=True))
+
+
 @entry("loss", t=every_class(5), t32=integers(0, 4))
 def loss(w, logits, t, t32):
     return (F.cross_entropy(logits, t, weight=w["classes"]),

@@ -517,6 +517,26 @@ LogicalResult reduce(Importer &im, const NodeProto &n, bool axesInput) {
   return emit<ReduceOp>(im, n, {x}, attrs);
 }
 
+/// CumSum: the axis is input 1 and must be a constant.
+LogicalResult cumsum(Importer &im, const NodeProto &n) {
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  std::optional<SmallVector<int64_t>> axis = im.constantInts(n, 1);
+  if (!axis || axis->size() != 1) {
+    im.error(n) << "an axis given at run time is not supported (it must be "
+                   "one constant integer)";
+    return failure();
+  }
+  return emit<CumsumOp>(
+      im, n, {x},
+      {named(im, "axis", im.builder.getI64IntegerAttr(axis->front())),
+       named(im, "exclusive",
+             im.builder.getBoolAttr(Importer::intAttr(n, "exclusive", 0))),
+       named(im, "reverse",
+             im.builder.getBoolAttr(Importer::intAttr(n, "reverse", 0)))});
+}
+
 LogicalResult castTo(Importer &im, const NodeProto &n) {
   Value x = im.input(n, 0);
   int64_t to = Importer::intAttr(n, "to", 0);
@@ -613,6 +633,10 @@ const llvm::StringMap<NodeConverter> &modelc::onnx_import::nodeConverters() {
     t["ReduceMax"] = [](Importer &im, const NodeProto &n) {
       return reduce<ReduceMaxOp>(im, n, false);
     };
+    t["ReduceProd"] = [](Importer &im, const NodeProto &n) {
+      return reduce<ReduceProdOp>(im, n, im.opset() >= 18);
+    };
+    t["CumSum"] = cumsum;
     t["Identity"] = passThrough;
     t["Dropout"] = dropout;
     t["Constant"] = constant;

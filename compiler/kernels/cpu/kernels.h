@@ -636,7 +636,18 @@ inline int gather(modelc_run_ctx *ctx, const T *data, const I *indices, T *y,
   return 0;
 }
 
-/// Reduction over some axes (kind: 0 sum, 1 mean, 2 max). Output element r
+/// What a sum or product of T accumulates in: double for floats, the
+/// unsigned type for integers (overflow wraps around instead of being
+/// undefined).
+template <typename T, bool = std::is_integral_v<T>> struct accumulator {
+  using type = double;
+};
+template <typename T> struct accumulator<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+
+/// Reduction over some axes (kind: 0 sum, 1 mean, 2 max, 3 product). Output
+/// element r
 /// reads the input at kept_strides-derived base offset plus every offset of
 /// the reduced dimensions.
 template <typename T>
@@ -658,6 +669,13 @@ inline void reduce(modelc_run_ctx *ctx, const T *x, T *y, int kept_rank,
           m = std::max(m, xr[broadcast_offset(j, reduced_rank, reduced_dims,
                                               reduced_strides)]);
         y[r] = m;
+      } else if (kind == 3) {
+        using A = typename accumulator<T>::type;
+        A p = 1;
+        for (int64_t j = 0; j < len; ++j)
+          p *= static_cast<A>(xr[broadcast_offset(j, reduced_rank, reduced_dims,
+                                                  reduced_strides)]);
+        y[r] = static_cast<T>(p);
       } else {
         double sum = 0.0;
         for (int64_t j = 0; j < len; ++j)
@@ -669,6 +687,32 @@ inline void reduce(modelc_run_ctx *ctx, const T *x, T *y, int kept_rank,
       }
     }
   });
+}
+
+/// Cumulative sum along the middle dimension of [outer, len, inner]:
+/// `exclusive` leaves each element out of its own sum, `reverse` sums from
+/// the end. Floats add in double, integers wrap around.
+template <typename T>
+inline void cumsum(modelc_run_ctx *ctx, const T *x, T *y, int64_t outer,
+                   int64_t len, int64_t inner, bool exclusive, bool reverse) {
+  using A = typename accumulator<T>::type;
+  parallel_for(ctx, outer * inner, grain_for(len),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t r = begin; r < end; ++r) {
+                   const int64_t o = r / inner, in = r % inner;
+                   A sum = 0;
+                   for (int64_t step = 0; step < len; ++step) {
+                     const int64_t j = reverse ? len - 1 - step : step;
+                     const int64_t at = (o * len + j) * inner + in;
+                     const A v = static_cast<A>(x[at]);
+                     if (!exclusive)
+                       sum += v;
+                     y[at] = static_cast<T>(sum);
+                     if (exclusive)
+                       sum += v;
+                   }
+                 }
+               });
 }
 
 /// Cross-entropy of logits [n, c] against class indices (reduction: 0 none,

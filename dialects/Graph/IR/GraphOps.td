@@ -767,6 +767,38 @@ class Graph_ReduceOp<string mnemonic, string semantics>
 def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", "Sum">;
 def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", "Mean">;
 def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", "Maximum">;
+// Integers multiply in their own type, wrapping around on overflow.
+def Graph_ReduceProdOp : Graph_ReduceOp<"reduce_prod", "Product">;
+
+def Graph_CumsumOp : Graph_Op<"cumsum", [Pure, SameOperandsAndResultType,
+    Graph_OwnCost, Graph_SplitWhen]> {
+  let summary = "Cumulative sum along one axis (ONNX CumSum, torch.cumsum).";
+  let description = [{
+    Element `j` along `axis` is the sum of the elements `0..j` (inclusive);
+    `exclusive` leaves element `j` itself out (the first is 0), `reverse`
+    sums from the end instead (`j..n-1`). Integers add in their own type,
+    wrapping around on overflow.
+
+    Verifier: `axis` is in [-rank, rank).
+
+    ```mlir
+    %s = graph.cumsum %x {axis = 1, exclusive = true} : tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$input, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                       DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// `axis` made non-negative.
+    int64_t getNormalizedAxis() {
+      return ::modelc::graph::normalizeAxis(static_cast<int64_t>(getAxis()),
+                                            getInput().getType().getRank());
+    }
+  }];
+}
 
 def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure, Graph_InferTypeFromProperties,
     Graph_OwnCost, Graph_SplitWhen]> {

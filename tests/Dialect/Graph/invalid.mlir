@@ -816,6 +816,30 @@ func.func @reduce_axis_range(%x: tensor<2x3xf32>) {
 
 // -----
 
+func.func @reduce_prod_bool(%x: tensor<2x3xi1>) {
+  // expected-error @+1 {{'graph.reduce_prod' op input must have a numeric element type (f32, f16, bf16, i32, i64), got i1}}
+  %0 = graph.reduce_prod %x : tensor<2x3xi1>
+  return
+}
+
+// -----
+
+func.func @cumsum_axis(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'graph.cumsum' op axis -3 is out of range for rank 2; expected a value in [-2, 1]}}
+  %0 = graph.cumsum %x {axis = -3} : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @cumsum_missing_axis(%x: tensor<2x3xi32>) {
+  // expected-error @+1 {{'graph.cumsum' op requires attribute 'axis'}}
+  %0 = graph.cumsum %x : tensor<2x3xi32>
+  return
+}
+
+// -----
+
 func.func @cross_entropy_rank(%x: tensor<4x10x2xf32>, %t: tensor<4xi64>) {
   // expected-error @+1 {{'graph.cross_entropy' op logits must have rank 2 ([N, C]), got [4, 10, 2]}}
   %0 = graph.cross_entropy %x, %t : tensor<4x10x2xf32>, tensor<4xi64>

@@ -180,6 +180,19 @@ func.func @shapes(%x: tensor<2x3x4xf32>, %y: tensor<2x5x4xf32>, %table: tensor<1
   return %0, %1, %3, %4, %5, %6, %2 : tensor<6x4xf32>, tensor<2x12xf32>, tensor<4x2x3xf32>, tensor<2x8x4xf32>, tensor<2x1x2xf32>, tensor<2x3x6xf32>, tensor<24xf32>
 }
 
+// CHECK-LABEL: func.func @products_and_cumulative_sums
+func.func @products_and_cumulative_sums(%x: tensor<4x10xf32>, %i: tensor<4x10xi64>) -> (tensor<4x1xf32>, tensor<i64>, tensor<4x10xf32>, tensor<4x10xi64>) {
+  // CHECK: graph.reduce_prod %{{.*}} {axes = array<i64: 1>, keepdims = true} : tensor<4x10xf32>
+  %0 = graph.reduce_prod %x {axes = array<i64: 1>, keepdims = true} : tensor<4x10xf32>
+  // CHECK: graph.reduce_prod %{{.*}} : tensor<4x10xi64>
+  %1 = graph.reduce_prod %i : tensor<4x10xi64>
+  // CHECK: graph.cumsum %{{.*}} {axis = 1 : i64} : tensor<4x10xf32>
+  %2 = graph.cumsum %x {axis = 1} : tensor<4x10xf32>
+  // CHECK: graph.cumsum %{{.*}} {axis = -2 : i64, exclusive = true, reverse = true} : tensor<4x10xi64>
+  %3 = graph.cumsum %i {axis = -2, exclusive = true, reverse = true} : tensor<4x10xi64>
+  return %0, %1, %2, %3 : tensor<4x1xf32>, tensor<i64>, tensor<4x10xf32>, tensor<4x10xi64>
+}
+
 // CHECK-LABEL: func.func @reductions_and_loss
 func.func @reductions_and_loss(%x: tensor<4x10xf32>, %t: tensor<4xi64>, %w: tensor<10xf32>) -> (tensor<f32>, tensor<4x1xf32>, tensor<10xf32>, tensor<f32>, tensor<4xf32>) {
   // CHECK: graph.reduce_sum %{{.*}} : tensor<4x10xf32>
