@@ -138,7 +138,7 @@ std::string offsetExpr(const std::string &var, ArrayRef<int64_t> shape,
 /// __device__ arrays).
 SmallVector<Value> constantMatrixOperands(Operation *op) {
   SmallVector<Value> constants;
-  if (!isa<LinearOp, MatmulOp, GemmOp, Conv2dOp>(op))
+  if (!isa<LinearOp, MatmulOp, GemmOp, Conv2dOp>(op) || !floatOperands(op))
     return constants;
   for (Value operand : op->getOperands())
     if (operand.getDefiningOp<ConstantOp>() &&
@@ -473,7 +473,83 @@ LogicalResult emitLinear(LinearOp linear, Emit &e) {
   return success();
 }
 
+/// An integer matrix product (batched, broadcast batch dimensions as
+/// matmul's, or gemm's alpha, beta and c): one thread per output element,
+/// accumulating in the unsigned type so that overflow wraps around.
+struct IntegerProduct {
+  Value a, b, c, y;
+  bool transA = false, transB = false;
+  int64_t alpha = 1, beta = 0;
+};
+
+LogicalResult emitIntegerProduct(Operation *op, const IntegerProduct &p,
+                                 Emit &e) {
+  SmallVector<Value> values = {p.a, p.b, p.y};
+  if (p.c)
+    values.push_back(p.c);
+  Type element = tensorType(p.y).getElementType();
+  if (llvm::any_of(values, [&](Value v) {
+        return tensorType(v).getElementType() != element;
+      }))
+    return mixedTypes(op);
+  auto str = [](int64_t v) { return std::to_string(v); };
+  ArrayRef<int64_t> as = tensorType(p.a).getShape(),
+                    bs = tensorType(p.b).getShape(),
+                    ys = tensorType(p.y).getShape();
+  ArrayRef<int64_t> batch = ys.drop_back(2);
+  int64_t m = ys[ys.size() - 2], n = ys.back();
+  int64_t k = p.transA ? as[as.size() - 2] : as.back();
+  std::string t = cType(element),
+              u = element.isSignlessInteger(64) ? "uint64_t" : "uint32_t";
+  KernelBuilder k1(e.module, e.context);
+  std::string pa = k1.input(p.a), pb = k1.input(p.b);
+  std::string pc = p.c ? k1.input(p.c) : "";
+  std::string py = k1.output(p.y);
+  std::string aBase =
+      "(" + offsetExpr("bi", batch, broadcastStrides(as.drop_back(2), batch)) +
+      " * " + str(m * k) + ")";
+  std::string bBase =
+      "(" + offsetExpr("bi", batch, broadcastStrides(bs.drop_back(2), batch)) +
+      " * " + str(k * n) + ")";
+  std::string aAt =
+      pa + "[" + aBase + " + " +
+      (p.transA ? "p * " + str(m) + " + row" : "row * " + str(k) + " + p") +
+      "]";
+  std::string bAt =
+      pb + "[" + bBase + " + " +
+      (p.transB ? "col * " + str(k) + " + p" : "p * " + str(n) + " + col") +
+      "]";
+  std::string body = "    const int64_t col = i % " + str(n) + ", row = (i / " +
+                     str(n) + ") % " + str(m) + ", bi = i / " + str(m * n) +
+                     ";\n    (void)bi;\n    " + u + " acc = 0;\n" +
+                     "    for (int64_t p = 0; p < " + str(k) +
+                     "; ++p)\n      acc += static_cast<" + u + ">(" + aAt +
+                     ") * static_cast<" + u + ">(" + bAt + ");\n";
+  if (p.alpha != 1)
+    body += "    acc *= static_cast<" + u + ">(" + str(p.alpha) + "LL);\n";
+  if (p.c && p.beta != 0) {
+    ArrayRef<int64_t> cs = tensorType(p.c).getShape();
+    int64_t rows = cs.size() == 2 ? cs[0] : 1;
+    int64_t cols = cs.size() == 2 ? cs[1] : cs.size() == 1 ? cs[0] : 1;
+    body += "    acc += static_cast<" + u + ">(" + str(p.beta) +
+            "LL) * static_cast<" + u + ">(" + pc + "[" +
+            (rows == 1 ? "0" : "row") + " * " + str(cols) + " + " +
+            (cols == 1 ? "0" : "col") + "]);\n";
+  }
+  body += "    " + py + "[i] = static_cast<" + t + ">(acc);\n";
+  int64_t count = tensorType(p.y).getNumElements();
+  k1.named(op->getName().stripDialect().str());
+  k1.launchMap(e.task, count,
+               std::max({count, tensorType(p.a).getNumElements(),
+                         tensorType(p.b).getNumElements()}),
+               body);
+  return success();
+}
+
 LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
+  if (isa<IntegerType>(tensorType(matmul.getLhs()).getElementType()))
+    return emitIntegerProduct(
+        matmul, {matmul.getLhs(), matmul.getRhs(), {}, matmul.getResult()}, e);
   if (failed(requireOneFloatType(matmul)))
     return failure();
   ArrayRef<int64_t> a = tensorType(matmul.getLhs()).getShape(),
@@ -542,6 +618,15 @@ LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
 }
 
 LogicalResult emitGemmOp(GemmOp op, Emit &e) {
+  if (isa<IntegerType>(tensorType(op.getA()).getElementType())) {
+    // Whole alpha and beta (the verifier checks).
+    IntegerProduct p{op.getA(), op.getB(), op.getC(), op.getResult()};
+    p.transA = op.getTransposeA();
+    p.transB = op.getTransposeB();
+    p.alpha = static_cast<int64_t>(op.getAlpha().convertToDouble());
+    p.beta = static_cast<int64_t>(op.getBeta().convertToDouble());
+    return emitIntegerProduct(op, p, e);
+  }
   if (failed(requireOneFloatType(op)))
     return failure();
   ArrayRef<int64_t> y = tensorType(op.getResult()).getShape();
@@ -988,21 +1073,62 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
   std::string in = k.input(input), out = k.output(op->getResult(0));
   std::string body =
       "  const int64_t r = blockIdx.x;\n  const int64_t base = " +
-      offsetExpr("r", keptDims, keptStrides) +
-      ";\n  float acc = " + (kind == 2 ? "-modelc_gpu::infinity()" : "0.0f") +
+      offsetExpr("r", keptDims, keptStrides) + ";\n  float acc = " +
+      (kind == 2   ? "-modelc_gpu::infinity()"
+       : kind == 3 ? "1.0f"
+                   : "0.0f") +
       ";\n  for (int64_t j = threadIdx.x; j < " + std::to_string(len) +
       "; j += blockDim.x) {\n    const float v = " +
       e.load(input,
              in + "[base + " + offsetExpr("j", redDims, redStrides) + "]") +
-      ";\n    acc = " + (kind == 2 ? "modelc_gpu::Max()(acc, v)" : "acc + v") +
+      ";\n    acc = " +
+      (kind == 2   ? "modelc_gpu::Max()(acc, v)"
+       : kind == 3 ? "acc * v"
+                   : "acc + v") +
       ";\n  }\n  acc = modelc_gpu::block_reduce(acc, modelc_gpu::" +
-      (kind == 2 ? "Max" : "Sum") + "());\n  if (threadIdx.x == 0)\n    " +
-      out + "[r] = " +
+      (kind == 2   ? "Max"
+       : kind == 3 ? "Prod"
+                   : "Sum") +
+      "());\n  if (threadIdx.x == 0)\n    " + out + "[r] = " +
       e.store(op->getResult(0),
               kind == 1 ? "acc / " + floatLiteral(static_cast<double>(len))
                         : std::string("acc")) +
       ";\n";
   k.launch(e.task, body, product(keptDims), rowThreads(len), true);
+  return success();
+}
+
+/// One thread per line along the axis, adding in order: f32 for floats, the
+/// unsigned type for integers (wrapping around on overflow).
+LogicalResult emitCumsum(CumsumOp cumsum, Emit &e) {
+  ArrayRef<int64_t> x = tensorType(cumsum.getInput()).getShape();
+  int64_t axis = cumsum.getNormalizedAxis();
+  int64_t len = x[axis], inner = product(x.drop_front(axis + 1));
+  int64_t lines = product(x) / std::max<int64_t>(len, 1);
+  Type element = tensorType(cumsum.getInput()).getElementType();
+  std::string acc = isa<FloatType>(element)         ? "float"
+                    : element.isSignlessInteger(64) ? "uint64_t"
+                                                    : "uint32_t";
+  auto str = [](int64_t v) { return std::to_string(v); };
+  KernelBuilder k(e.module, e.context);
+  std::string in = k.input(cumsum.getInput()),
+              out = k.output(cumsum.getResult());
+  std::string at = "(i / " + str(inner) + " * " + str(len) + " + j) * " +
+                   str(inner) + " + i % " + str(inner);
+  std::string body =
+      "    " + acc + " sum = 0;\n    for (int64_t step = 0; step < " +
+      str(len) + "; ++step) {\n      const int64_t j = " +
+      (cumsum.getReverse() ? str(len - 1) + " - step" : std::string("step")) +
+      ", at = " + at + ";\n      const " + acc + " v = static_cast<" + acc +
+      ">(" + e.load(cumsum.getInput(), in + "[at]") + ");\n" +
+      (cumsum.getExclusive() ? "" : "      sum += v;\n") + "      " + out +
+      "[at] = " +
+      e.store(cumsum.getResult(),
+              isa<FloatType>(element)
+                  ? std::string("sum")
+                  : "static_cast<" + cType(element) + ">(sum)") +
+      ";\n" + (cumsum.getExclusive() ? "      sum += v;\n" : "") + "    }\n";
+  k.launchMap(e.task, lines, product(x), body);
   return success();
 }
 
@@ -1071,8 +1197,8 @@ const KernelTable<Emit> &cudaKernels() {
   static const KernelTable<Emit> table = [] {
     KernelTable<Emit> t;
     t.add<LinearOp>(emitLinear, floatOperands)
-        .add<MatmulOp>(emitMatmul, floatOperands)
-        .add<GemmOp>(emitGemmOp, floatOperands)
+        .add<MatmulOp>(emitMatmul)
+        .add<GemmOp>(emitGemmOp)
         .add<SoftmaxOp>([](SoftmaxOp o, Emit &e) {
           return emitSoftmax(o, o.getInput(), o.getNormalizedAxis(), false, e);
         })
@@ -1107,6 +1233,12 @@ const KernelTable<Emit> &cudaKernels() {
               return emitReduce(o, o.getAxes(), 2, e);
             },
             floatOperands)
+        .add<ReduceProdOp>(
+            [](ReduceProdOp o, Emit &e) {
+              return emitReduce(o, o.getAxes(), 3, e);
+            },
+            floatOperands)
+        .add<CumsumOp>(emitCumsum)
         .add<CrossEntropyOp>(emitCrossEntropy);
     return t;
   }();

@@ -154,6 +154,7 @@ private:
   LogicalResult emitSlice(SliceOp slice);
   LogicalResult emitGather(GatherOp gather);
   template <typename OpTy> LogicalResult emitReduce(OpTy reduce);
+  LogicalResult emitCumsum(CumsumOp cumsum);
   LogicalResult emitCrossEntropy(CrossEntropyOp loss);
   std::string out(Operation *op, unsigned i = 0) {
     return name(op->getResult(i));
@@ -425,9 +426,12 @@ LogicalResult FunctionEmitter::emitMatmul(MatmulOp matmul) {
   auto batchStrides = [&](ArrayRef<int64_t> operand) {
     return broadcastStrides(operand.drop_back(2), batch);
   };
-  os << "  modelc_cpu::matmul(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
-     << out(op) << ", " << a[a.size() - 2] << ", " << b.back() << ", "
-     << a.back() << ", " << batch.size() << ", " << staticArray(batch) << ", "
+  // Integers: a loop that wraps around on overflow (BLAS is for floats).
+  bool integers = !isa<FloatType>(tensorType(matmul.getLhs()).getElementType());
+  os << "  modelc_cpu::" << (integers ? "int_matmul" : "matmul") << "(ctx, "
+     << in(op, 0) << ", " << in(op, 1) << ", " << out(op) << ", "
+     << a[a.size() - 2] << ", " << b.back() << ", " << a.back() << ", "
+     << batch.size() << ", " << staticArray(batch) << ", "
      << staticArray(batchStrides(a)) << ", " << staticArray(batchStrides(b))
      << ");\n";
   return success();
@@ -448,12 +452,22 @@ LogicalResult FunctionEmitter::emitGemm(GemmOp gemm) {
       cols = cs[0];
     }
   }
+  double alpha = gemm.getAlpha().convertToDouble(),
+         beta = gemm.getBeta().convertToDouble();
+  if (!isa<FloatType>(tensorType(gemm.getA()).getElementType())) {
+    // Whole alpha and beta (the verifier checks).
+    os << "  modelc_cpu::int_gemm<" << typeName(gemm.getA()) << ">(ctx, "
+       << in(op, 0) << ", " << in(op, 1) << ", " << nullable(gemm.getC())
+       << ", " << out(op) << ", " << y[0] << ", " << y[1] << ", " << k << ", "
+       << ta << ", " << tb << ", " << static_cast<int64_t>(alpha) << "LL, "
+       << static_cast<int64_t>(beta) << "LL, " << rows << ", " << cols
+       << ");\n";
+    return success();
+  }
   os << "  modelc_cpu::gemm(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
      << nullable(gemm.getC()) << ", " << out(op) << ", " << y[0] << ", " << y[1]
-     << ", " << k << ", " << ta << ", " << tb << ", "
-     << floatLiteral(gemm.getAlpha().convertToDouble()) << ", "
-     << floatLiteral(gemm.getBeta().convertToDouble()) << ", " << rows << ", "
-     << cols << ");\n";
+     << ", " << k << ", " << ta << ", " << tb << ", " << floatLiteral(alpha)
+     << ", " << floatLiteral(beta) << ", " << rows << ", " << cols << ");\n";
   return success();
 }
 
@@ -635,7 +649,10 @@ LogicalResult FunctionEmitter::emitReduce(OpTy reduce) {
     (reduced[d] ? redDims : keptDims).push_back(x[d]);
     (reduced[d] ? redStrides : keptStrides).push_back(strides[d]);
   }
-  int kind = isa<ReduceSumOp>(op) ? 0 : isa<ReduceMeanOp>(op) ? 1 : 2;
+  int kind = isa<ReduceSumOp>(op)    ? 0
+             : isa<ReduceMeanOp>(op) ? 1
+             : isa<ReduceMaxOp>(op)  ? 2
+                                     : 3;
   // f16/bf16 inputs arrive converted to f32 (emitWithConversions).
   os << "  modelc_cpu::reduce<"
      << computeType(tensorType(reduce.getInput()).getElementType()) << ">(ctx, "
@@ -643,6 +660,20 @@ LogicalResult FunctionEmitter::emitReduce(OpTy reduce) {
      << staticArray(keptDims) << ", " << staticArray(keptStrides) << ", "
      << redDims.size() << ", " << staticArray(redDims) << ", "
      << staticArray(redStrides) << ", " << kind << ");\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitCumsum(CumsumOp cumsum) {
+  Operation *op = cumsum;
+  ArrayRef<int64_t> x = shapeOf(cumsum.getInput());
+  int64_t axis = cumsum.getNormalizedAxis();
+  // f16/bf16 inputs arrive converted to f32 (emitWithConversions).
+  os << "  modelc_cpu::cumsum<"
+     << computeType(tensorType(cumsum.getInput()).getElementType()) << ">(ctx, "
+     << in(op, 0) << ", " << out(op) << ", " << product(x.take_front(axis))
+     << ", " << x[axis] << ", " << product(x.drop_front(axis + 1)) << ", "
+     << (cumsum.getExclusive() ? "true" : "false") << ", "
+     << (cumsum.getReverse() ? "true" : "false") << ");\n";
   return success();
 }
 
@@ -664,8 +695,8 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
     KernelTable<E> t;
     const Compute f32 = Compute::InF32;
     t.add<LinearOp>(&E::emitLinear, floatOperands, f32)
-        .add<MatmulOp>(&E::emitMatmul, floatOperands, f32)
-        .add<GemmOp>(&E::emitGemm, floatOperands, f32)
+        .add<MatmulOp>(&E::emitMatmul, anyTypes, f32)
+        .add<GemmOp>(&E::emitGemm, anyTypes, f32)
         .add<SoftmaxOp>(&E::emitSoftmax<SoftmaxOp>, anyTypes, f32)
         .add<LogSoftmaxOp>(&E::emitSoftmax<LogSoftmaxOp>, anyTypes, f32)
         .add<LayerNormOp>(&E::emitLayerNorm, anyTypes, f32)
@@ -682,6 +713,8 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
         .add<ReduceSumOp>(&E::emitReduce<ReduceSumOp>, anyTypes, f32)
         .add<ReduceMeanOp>(&E::emitReduce<ReduceMeanOp>, anyTypes, f32)
         .add<ReduceMaxOp>(&E::emitReduce<ReduceMaxOp>, anyTypes, f32)
+        .add<ReduceProdOp>(&E::emitReduce<ReduceProdOp>, anyTypes, f32)
+        .add<CumsumOp>(&E::emitCumsum, anyTypes, f32)
         .add<CrossEntropyOp>(&E::emitCrossEntropy, anyTypes, f32);
     return t;
   }();
@@ -743,7 +776,7 @@ LogicalResult FunctionEmitter::emitWithConversions(Operation *op) {
 
 LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
   // Placement (modelc-place) has rejected ops that no device has a kernel
-  // for, such as integer matrix products.
+  // for.
   if (!function->hasAttr("sched.arenas"))
     return function.emitError("internal error: '")
            << function.getSymName()

@@ -17,6 +17,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <cassert>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -60,6 +61,14 @@ int64_t product(const Shape &shape, size_t begin, size_t end);
 /// Element of `t` read at output coordinates `coords` under numpy
 /// broadcasting (t's shape aligned at the right).
 double broadcastRead(const RefTensor &t, const Shape &coords);
+
+/// Integer arithmetic as the kernels do it, exactly: in uint64_t (modulo
+/// 2^64), where doubles would round. `x` (a whole double: an integer
+/// element, an i64 rounded up to 2^63 included) modulo 2^64.
+uint64_t wrappedBits(double x);
+/// `bits` as an integer of `type` (i32 or i64: modulo its width), as the
+/// interpreter holds it.
+double wrappedValue(uint64_t bits, mlir::Type type);
 
 //===----------------------------------------------------------------------===//
 // The evaluation functions, by op

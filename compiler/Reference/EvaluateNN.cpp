@@ -9,7 +9,9 @@
 #include "compiler/Reference/Evaluate.h"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace modelc;
@@ -20,22 +22,50 @@ using namespace modelc::reference;
 // Matrix products
 //===----------------------------------------------------------------------===//
 
+/// An integer dot product of `type`'s width (i32 or i64), exact: it wraps
+/// around on overflow as the kernels do, where doubles would round.
+class WrappingInteger {
+public:
+  explicit WrappingInteger(Type type) : type(type) {}
+
+  void add(double x, double y) { acc += wrappedBits(x) * wrappedBits(y); }
+  /// alpha * the sum + beta * c.
+  double result(int64_t alpha = 1, int64_t beta = 0, double c = 0) const {
+    return wrappedValue(static_cast<uint64_t>(alpha) * acc +
+                            static_cast<uint64_t>(beta) * wrappedBits(c),
+                        type);
+  }
+
+private:
+  Type type;
+  uint64_t acc = 0;
+};
+
 static RefTensor evaluate(MatmulOp op, const Values &values) {
   const RefTensor &a = values.get(op.getLhs()), &b = values.get(op.getRhs());
   Shape out = shapeOf(op.getResult());
   size_t r = out.size();
   int64_t k = a.shape.back();
+  Type element = elementOf(op.getResult());
+  bool integers = isa<IntegerType>(element);
   RefTensor y = make(out);
   for (int64_t i = 0; i < y.numel(); ++i) {
     Shape c = coordsOf(i, out);
     double sum = 0;
+    std::optional<WrappingInteger> exact;
+    if (integers)
+      exact.emplace(element);
     for (int64_t kk = 0; kk < k; ++kk) {
       Shape ca = c, cb = c;
       ca[r - 1] = kk;
       cb[r - 2] = kk;
-      sum += broadcastRead(a, ca) * broadcastRead(b, cb);
+      double x = broadcastRead(a, ca), w = broadcastRead(b, cb);
+      if (integers)
+        exact->add(x, w);
+      else
+        sum += x * w;
     }
-    y.data[i] = sum;
+    y.data[i] = integers ? exact->result() : sum;
   }
   return y;
 }
@@ -62,15 +92,29 @@ static RefTensor evaluate(GemmOp op, const Values &values) {
   int64_t m = out[0], n = out[1], k = a.shape[ta ? 0 : 1];
   double alpha = op.getAlpha().convertToDouble();
   double beta = op.getBeta().convertToDouble();
+  Type element = elementOf(op.getResult());
+  bool integers = isa<IntegerType>(element);
   RefTensor y = make(out);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double sum = 0;
-      for (int64_t kk = 0; kk < k; ++kk)
-        sum += a.data[ta ? kk * m + i : i * k + kk] *
-               b.data[tb ? j * k + kk : kk * n + j];
+      std::optional<WrappingInteger> exact;
+      if (integers)
+        exact.emplace(element);
+      for (int64_t kk = 0; kk < k; ++kk) {
+        double x = a.data[ta ? kk * m + i : i * k + kk],
+               w = b.data[tb ? j * k + kk : kk * n + j];
+        if (integers)
+          exact->add(x, w);
+        else
+          sum += x * w;
+      }
       double c = op.getC() ? broadcastRead(values.get(op.getC()), {i, j}) : 0;
-      y.data[i * n + j] = alpha * sum + beta * c;
+      // Integers: whole alpha and beta (the verifier checks).
+      y.data[i * n + j] = integers
+                              ? exact->result(static_cast<int64_t>(alpha),
+                                              static_cast<int64_t>(beta), c)
+                              : alpha * sum + beta * c;
     }
   return y;
 }

@@ -1,8 +1,9 @@
-//===- EvaluateShape.cpp - shape ops, data movement, reductions -----------===//
+//===- EvaluateShape.cpp - shape ops, data movement, reductions, cumsum ---===//
 //
 // Reference evaluation of the ops that move elements (reshape, transpose,
-// concat, slice, gather) and of the reductions. Attributes are read through
-// the ops' normalised accessors (GraphOps.td), as shape inference reads them.
+// concat, slice, gather), of the reductions and of cumsum. Attributes are read
+// through the ops' normalised accessors (GraphOps.td), as shape inference reads
+// them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -175,6 +176,73 @@ static RefTensor evaluate(ReduceMaxOp op, const Values &values) {
   return reduce(op, values, ReduceKind::Max);
 }
 
+/// The product over the reduced dimensions; integers multiply exactly,
+/// wrapping around on overflow.
+static RefTensor evaluate(ReduceProdOp op, const Values &values) {
+  const RefTensor &x = values.get(op.getInput());
+  size_t rank = x.shape.size();
+  llvm::SmallBitVector reduced = op.getReducedDims();
+  Shape kept = x.shape;
+  for (size_t d = 0; d < rank; ++d)
+    if (reduced[d])
+      kept[d] = 1;
+  Type element = elementOf(op.getInput());
+  bool integers = isa<IntegerType>(element);
+  RefTensor y = make(kept);
+  std::vector<uint64_t> exact(y.numel(), 1);
+  std::fill(y.data.begin(), y.data.end(), 1.0);
+  Shape ks = stridesOf(kept);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    Shape c = coordsOf(i, x.shape);
+    int64_t o = 0;
+    for (size_t d = 0; d < rank; ++d)
+      o += (reduced[d] ? 0 : c[d]) * ks[d];
+    if (integers)
+      exact[o] *= wrappedBits(x.data[i]);
+    else
+      y.data[o] *= x.data[i];
+  }
+  if (integers)
+    for (int64_t o = 0; o < y.numel(); ++o)
+      y.data[o] = wrappedValue(exact[o], element);
+  y.shape = shapeOf(op.getResult());
+  return y;
+}
+
+//===----------------------------------------------------------------------===//
+// Cumulative sums
+//===----------------------------------------------------------------------===//
+
+static RefTensor evaluate(CumsumOp op, const Values &values) {
+  const RefTensor &x = values.get(op.getInput());
+  int64_t axis = op.getNormalizedAxis();
+  int64_t len = x.shape[axis];
+  int64_t inner = product(x.shape, axis + 1, x.shape.size());
+  int64_t outer = product(x.shape, 0, axis);
+  Type element = elementOf(op.getInput());
+  bool integers = isa<IntegerType>(element);
+  RefTensor y = make(x.shape);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      double sum = 0;
+      uint64_t exact = 0;
+      for (int64_t step = 0; step < len; ++step) {
+        int64_t j = op.getReverse() ? len - 1 - step : step;
+        int64_t at = (o * len + j) * inner + in;
+        // Exclusive: the sum before this element is added.
+        if (op.getExclusive())
+          y.data[at] = integers ? wrappedValue(exact, element) : sum;
+        if (integers)
+          exact += wrappedBits(x.data[at]);
+        else
+          sum += x.data[at];
+        if (!op.getExclusive())
+          y.data[at] = integers ? wrappedValue(exact, element) : sum;
+      }
+    }
+  return y;
+}
+
 //===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
@@ -189,4 +257,6 @@ void modelc::reference::addShapeEvaluators(Evaluators &evaluators) {
   evaluators.add<ReduceSumOp>(evaluate);
   evaluators.add<ReduceMeanOp>(evaluate);
   evaluators.add<ReduceMaxOp>(evaluate);
+  evaluators.add<ReduceProdOp>(evaluate);
+  evaluators.add<CumsumOp>(evaluate);
 }

@@ -77,6 +77,17 @@ double modelc::reference::broadcastRead(const RefTensor &t,
   return t.data[offset];
 }
 
+uint64_t modelc::reference::wrappedBits(double x) {
+  return x < 0 ? static_cast<uint64_t>(static_cast<int64_t>(x))
+               : static_cast<uint64_t>(x);
+}
+
+double modelc::reference::wrappedValue(uint64_t bits, Type type) {
+  if (type.getIntOrFloatBitWidth() == 32)
+    return static_cast<double>(static_cast<int32_t>(bits));
+  return static_cast<double>(static_cast<int64_t>(bits));
+}
+
 //===----------------------------------------------------------------------===//
 // The interpreter
 //===----------------------------------------------------------------------===//

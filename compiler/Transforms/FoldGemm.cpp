@@ -129,7 +129,9 @@ private:
     if (checked)
       return;
     for (Operation &op : function.getBody().front()) {
-      if (!isa<MatmulOp>(op) || !onGpu(&op))
+      // Integer products are generated kernels, not cuBLASLt calls.
+      if (!isa<MatmulOp>(op) || !onGpu(&op) ||
+          !isa<FloatType>(tensorType(op.getResult(0)).getElementType()))
         continue;
       auto foldable = [&](Operation *o) {
         return sameGpu(o, &op) && !folded.count(o);

@@ -102,3 +102,23 @@ func.func @conv_transpose_split(%x: tensor<4x4x5x5xf32>) -> tensor<4x3x11x11xf32
   %y = graph.conv_transpose2d %x, %w {strides = array<i64: 2, 2>} : tensor<4x4x5x5xf32>, tensor<4x3x3x3xf32>
   return %y : tensor<4x3x11x11xf32>
 }
+
+// -----
+
+func.func @cumsum_over_batch(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{cannot split the batch: it accumulates along the batch}}
+  %0 = graph.cumsum %x {axis = 0} : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// A cumulative sum along another axis works on each sample alone.
+// CHECK-LABEL: func.func @cumsum_split
+// CHECK: graph.cumsum {{.*}} {axis = -1 : i64, device = "sim:0"} : tensor<4x16xf32>
+// CHECK: graph.cumsum {{.*}} {axis = -1 : i64, device = "sim:1"} : tensor<4x16xf32>
+// CHECK: graph.concat {{.*}} {axis = 0 : i64, device = "cpu"}
+func.func @cumsum_split(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = graph.cumsum %x {axis = -1} : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}

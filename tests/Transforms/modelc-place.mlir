@@ -89,10 +89,10 @@ func.func @pin_sim_on_gpu_target(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @pin_without_kernel(%x: tensor<64x64xi32>) -> tensor<64x64xi32> {
-  // expected-error @+1 {{pinned to 'cuda:0', but 'graph.matmul' has no kernel there for these element types}}
-  %0 = graph.matmul %x, %x {device = "cuda:0"} : tensor<64x64xi32>, tensor<64x64xi32>
-  return %0 : tensor<64x64xi32>
+func.func @pin_without_kernel(%x: tensor<64x64xi32>) -> tensor<64xi32> {
+  // expected-error @+1 {{pinned to 'cuda:0', but 'graph.reduce_max' has no kernel there for these element types}}
+  %0 = graph.reduce_max %x {axes = array<i64: 1>, device = "cuda:0"} : tensor<64x64xi32>
+  return %0 : tensor<64xi32>
 }
 
 // -----
@@ -123,8 +123,14 @@ func.func @int_reduce_pinned(%x: tensor<64x64xi32>) -> tensor<64xi32> {
 
 // -----
 
-func.func @no_kernel_anywhere(%x: tensor<64x64xi32>) -> tensor<64x64xi32> {
-  // expected-error @+1 {{'graph.matmul' has no kernel on any device of target 'h200x2' for these element types}}
-  %0 = graph.matmul %x, %x : tensor<64x64xi32>, tensor<64x64xi32>
-  return %0 : tensor<64x64xi32>
+// Integer matrix products have kernels on the CPU and on GPUs (generated
+// loops that wrap around on overflow): a large one goes to a GPU, a pinned
+// one where it is pinned.
+// CHECK-LABEL: func.func @integer_products
+// CHECK: graph.matmul {{.*}} {device = #device.dev<cuda:{{[01]}}>}
+// CHECK: graph.gemm {{.*}} {device = #device.dev<cuda:1>, transpose_b = true}
+func.func @integer_products(%x: tensor<1024x1024xi32>, %y: tensor<256x256xi64>) -> (tensor<1024x1024xi32>, tensor<256x256xi64>) {
+  %0 = graph.matmul %x, %x : tensor<1024x1024xi32>, tensor<1024x1024xi32>
+  %1 = graph.gemm %y, %y {device = "cuda:1", transpose_b = true} : tensor<256x256xi64>, tensor<256x256xi64>
+  return %0, %1 : tensor<1024x1024xi32>, tensor<256x256xi64>
 }

@@ -247,6 +247,21 @@ def products(w, a, b, x, g, c):
             g @ pw)
 
 
+def wide_integers(bits):
+    """Integers of magnitude up to 2^(bits - 2): their products overflow."""
+    def generate(rng, shape, dtype):
+        bound = 2 ** (bits - 2)
+        return rng.integers(-bound, bound, shape, dtype=np.int64).astype(dtype)
+    return generate
+
+
+@entry("integer_products", a=wide_integers(32), b=wide_integers(32),
+       g=wide_integers(64), h=wide_integers(64), c=wide_integers(64))
+def integer_products(w, a, b, g, h, c):
+    # PyTorch's integer products wrap around as modelc's do.
+    return (torch.matmul(a, b), 3 * (g.t() @ h.t()) - 2 * c, g @ h)
+
+
 @entry("norms")
 def norms(w, x, g, img, p):
     return (torch.softmax(x, 1), torch.log_softmax(x, -1),
@@ -293,6 +308,25 @@ def shapes(w, x, y, t, ids):
     return (x.reshape(4, -1), torch.flatten(x, 1), x.permute(2, 0, 1),
             torch.cat([x, y, x], 1), x[:, -2:100, 0:4:3], t[:, ids],
             x.sum((0, 2)), x.mean(1, keepdim=True), x.amax(-1))
+
+
+def cumsum(x, dim, exclusive=False, reverse=False):
+    """ONNX CumSum's exclusive and reverse forms from torch.cumsum."""
+    if reverse:
+        x = x.flip(dim)
+    y = torch.cumsum(x, dim, dtype=x.dtype)
+    if exclusive:
+        y = y - x
+    return y.flip(dim) if reverse else y
+
+
+# i and j: sums of values up to 2^(bits - 2) overflow; PyTorch's integer
+# sums wrap around as modelc's do.
+@entry("products_and_cumsums", i=wide_integers(32), j=wide_integers(64))
+def products_and_cumsums(w, x, i, j):
+    return (x.prod(1, keepdim=True), x.prod(),
+            cumsum(x, 1), cumsum(x, -1, exclusive=True, reverse=True),
+            cumsum(i, 0, exclusive=True), cumsum(j, 1, reverse=True))
 
 
 @entry("loss", t=every_class(5), t32=integers(0, 4))

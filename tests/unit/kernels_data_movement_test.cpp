@@ -1,6 +1,6 @@
 // kernels_data_movement_test.cpp - transpose, slice, copy_columns, gather
-// (with index errors) and reduce of compiler/kernels/cpu/kernels.h against
-// plain loops, for float and integer element types.
+// (with index errors), reduce and cumsum of compiler/kernels/cpu/kernels.h
+// against plain loops, for float and integer element types.
 #include "kernel_test_context.h"
 
 #include <numeric>
@@ -233,4 +233,52 @@ TEST(CpuKernels, ReduceIntegers) {
   modelc_cpu::reduce<int32_t>(ctx.get(), x.data(), y.data(), 1, keptDims,
                               keptStrides, 1, reducedDims, reducedStrides, 2);
   EXPECT_EQ(y, (std::vector<int32_t>{4, 31}));
+}
+
+TEST(CpuKernels, ReduceProductWrapsAround) {
+  // Products of int32 rows: the second overflows and wraps around.
+  const int64_t keptDims[] = {2}, keptStrides[] = {3}, reducedDims[] = {3},
+                reducedStrides[] = {1};
+  std::vector<int32_t> x = {-3, 5, 7, 65536, 65536, 3}, y(2);
+  KernelTestContext ctx;
+  modelc_cpu::reduce<int32_t>(ctx.get(), x.data(), y.data(), 1, keptDims,
+                              keptStrides, 1, reducedDims, reducedStrides, 3);
+  EXPECT_EQ(y, (std::vector<int32_t>{-105, 0}));
+  std::vector<float> f = {0.5f, -2.0f, 3.0f, 1.5f, 2.0f, -1.0f}, g(2);
+  modelc_cpu::reduce<float>(ctx.get(), f.data(), g.data(), 1, keptDims,
+                            keptStrides, 1, reducedDims, reducedStrides, 3);
+  EXPECT_EQ(g, (std::vector<float>{-3.0f, -3.0f}));
+}
+
+TEST(CpuKernels, Cumsum) {
+  // [outer 2, len 3, inner 2]: every form along the middle dimension.
+  std::vector<int64_t> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  struct Case {
+    bool exclusive, reverse;
+    std::vector<int64_t> want;
+  } cases[] = {
+      {false, false, {1, 2, 4, 6, 9, 12, 7, 8, 16, 18, 27, 30}},
+      {true, false, {0, 0, 1, 2, 4, 6, 0, 0, 7, 8, 16, 18}},
+      {false, true, {9, 12, 8, 10, 5, 6, 27, 30, 20, 22, 11, 12}},
+      {true, true, {8, 10, 5, 6, 0, 0, 20, 22, 11, 12, 0, 0}},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(testing::Message()
+                 << "exclusive " << c.exclusive << ", reverse " << c.reverse);
+    std::vector<int64_t> y(x.size(), -1);
+    KernelTestContext ctx;
+    modelc_cpu::cumsum<int64_t>(ctx.get(), x.data(), y.data(), 2, 3, 2,
+                                c.exclusive, c.reverse);
+    EXPECT_EQ(y, c.want);
+  }
+  // int32 sums wrap around; floats add in double.
+  std::vector<int32_t> i = {INT32_MAX, 1, 1}, j(3);
+  KernelTestContext ctx;
+  modelc_cpu::cumsum<int32_t>(ctx.get(), i.data(), j.data(), 1, 3, 1, false,
+                              false);
+  EXPECT_EQ(j, (std::vector<int32_t>{INT32_MAX, INT32_MIN, INT32_MIN + 1}));
+  std::vector<float> f = {1e8f, 1.0f, -1e8f}, g(3);
+  modelc_cpu::cumsum<float>(ctx.get(), f.data(), g.data(), 1, 3, 1, false,
+                            false);
+  EXPECT_EQ(g[2], 1.0f);
 }

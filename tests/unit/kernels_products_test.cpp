@@ -115,3 +115,87 @@ TEST(CpuKernels, Gemm) {
           expectNear(y, want);
         }
 }
+
+/// Integer products wrap around modulo 2^bits, computed here in 128 bits
+/// (exact) and reduced.
+template <typename T> static T wrap(__int128 v) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<unsigned __int128>(v)));
+}
+
+template <typename T> static std::vector<T> bigIntegers(size_t n, T scale) {
+  std::vector<T> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<T>((static_cast<int64_t>(i * 7919 % 23) - 11) *
+                          (scale / 16));
+  return v;
+}
+
+template <typename T> static void checkIntMatmul() {
+  // a [2, 1, m, k] times b [3, k, n] as in MatmulWithBroadcastBatches, with
+  // values whose products overflow T.
+  const int64_t m = 3, n = 5, k = 4;
+  const int64_t batchDims[] = {2, 3};
+  const int64_t aStrides[] = {1, 0}, bStrides[] = {0, 1};
+  T big = std::numeric_limits<T>::max() / 3;
+  std::vector<T> a = bigIntegers<T>(2 * m * k, big),
+                 b = bigIntegers<T>(3 * k * n, T(big / 7));
+  KernelTestContext ctx;
+  std::vector<T> c(6 * m * n, T(-1));
+  modelc_cpu::int_matmul(ctx.get(), a.data(), b.data(), c.data(), m, n, k, 2,
+                         batchDims, aStrides, bStrides);
+  for (int64_t b0 = 0; b0 < 2; ++b0)
+    for (int64_t b1 = 0; b1 < 3; ++b1)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          __int128 sum = 0;
+          for (int64_t p = 0; p < k; ++p)
+            sum += static_cast<__int128>(a[(b0 * m + i) * k + p]) *
+                   b[(b1 * k + p) * n + j];
+          EXPECT_EQ(c[((b0 * 3 + b1) * m + i) * n + j], wrap<T>(sum))
+              << "batch " << b0 << "," << b1 << " at " << i << "," << j;
+        }
+}
+
+TEST(CpuKernels, IntMatmulWrapsAround) {
+  checkIntMatmul<int32_t>();
+  checkIntMatmul<int64_t>();
+}
+
+template <typename T> static void checkIntGemm() {
+  const int64_t m = 4, n = 3, k = 5;
+  T big = std::numeric_limits<T>::max() / 5;
+  std::vector<T> a = bigIntegers<T>(m * k, big),
+                 b = bigIntegers<T>(k * n, T(big / 3)),
+                 cValues = bigIntegers<T>(m * n, big);
+  for (int transA : {0, 1})
+    for (int transB : {0, 1})
+      for (int64_t cCols : {int64_t(0), int64_t(1), n}) {
+        SCOPED_TRACE(testing::Message() << "trans_a " << transA << " trans_b "
+                                        << transB << ", C cols " << cCols);
+        const T alpha = 3, beta = -2;
+        const T *c = cCols ? cValues.data() : nullptr;
+        KernelTestContext ctx;
+        std::vector<T> y(m * n, T(-1));
+        modelc_cpu::int_gemm<T>(ctx.get(), a.data(), b.data(), c, y.data(), m,
+                                n, k, transA, transB, alpha, beta, m, cCols);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            __int128 sum = 0;
+            for (int64_t p = 0; p < k; ++p)
+              sum +=
+                  static_cast<__int128>(transA ? a[p * m + i] : a[i * k + p]) *
+                  (transB ? b[j * k + p] : b[p * n + j]);
+            __int128 want = alpha * static_cast<__int128>(wrap<T>(sum));
+            if (c)
+              want += beta * static_cast<__int128>(
+                                 c[i * cCols + (cCols == 1 ? 0 : j)]);
+            EXPECT_EQ(y[i * n + j], wrap<T>(want)) << "at " << i << "," << j;
+          }
+      }
+}
+
+TEST(CpuKernels, IntGemmWrapsAround) {
+  checkIntGemm<int32_t>();
+  checkIntGemm<int64_t>();
+}

@@ -10,6 +10,8 @@
 
 #include "compiler/Import/Onnx/NodeBuilder.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace modelc;
 using namespace modelc::graph;
@@ -141,12 +143,39 @@ LogicalResult clip(Importer &im, const NodeProto &n) {
   return success();
 }
 
+/// Matrix products of floats, and of i32/i64 (computed in that type,
+/// wrapping around on overflow); not of booleans.
+LogicalResult checkProductType(Importer &im, const NodeProto &n, Value a) {
+  if (!a)
+    return failure();
+  Type element = typeOf(a).getElementType();
+  if (isa<FloatType>(element) || element.isSignlessInteger(32) ||
+      element.isSignlessInteger(64))
+    return success();
+  im.error(n) << "operands of type " << element
+              << " are not supported (float types, i32 and i64 are)";
+  return failure();
+}
+
 LogicalResult matmul(Importer &im, const NodeProto &n) {
+  if (failed(checkProductType(im, n, im.input(n, 0))))
+    return failure();
   return elementwise<MatmulOp>(im, n);
 }
 
 LogicalResult gemm(Importer &im, const NodeProto &n) {
   SmallVector<Value> operands = {im.input(n, 0), im.input(n, 1)};
+  if (failed(checkProductType(im, n, operands[0])))
+    return failure();
+  float alpha = Importer::floatAttr(n, "alpha", 1),
+        beta = Importer::floatAttr(n, "beta", 1);
+  if (isa<IntegerType>(typeOf(operands[0]).getElementType()) &&
+      (alpha != std::trunc(alpha) || beta != std::trunc(beta))) {
+    im.error(n) << "integer operands with a fractional alpha or beta are not "
+                   "supported (alpha "
+                << alpha << ", beta " << beta << ")";
+    return failure();
+  }
   if (Importer::hasInput(n, 2))
     operands.push_back(im.input(n, 2));
   return emit<GemmOp>(
@@ -155,10 +184,8 @@ LogicalResult gemm(Importer &im, const NodeProto &n) {
              im.builder.getBoolAttr(Importer::intAttr(n, "transA", 0))),
        named(im, "transpose_b",
              im.builder.getBoolAttr(Importer::intAttr(n, "transB", 0))),
-       named(im, "alpha",
-             im.builder.getF32FloatAttr(Importer::floatAttr(n, "alpha", 1))),
-       named(im, "beta",
-             im.builder.getF32FloatAttr(Importer::floatAttr(n, "beta", 1)))});
+       named(im, "alpha", im.builder.getF32FloatAttr(alpha)),
+       named(im, "beta", im.builder.getF32FloatAttr(beta))});
 }
 
 /// Checks what conv and pooling nodes share: 2-D, explicit padding.
@@ -621,6 +648,26 @@ LogicalResult reduce(Importer &im, const NodeProto &n, bool axesInput) {
   return emit<ReduceOp>(im, n, {x}, attrs);
 }
 
+/// CumSum: the axis is input 1 and must be a constant.
+LogicalResult cumsum(Importer &im, const NodeProto &n) {
+  Value x = im.input(n, 0);
+  if (!x)
+    return failure();
+  std::optional<SmallVector<int64_t>> axis = im.constantInts(n, 1);
+  if (!axis || axis->size() != 1) {
+    im.error(n) << "an axis given at run time is not supported (it must be "
+                   "one constant integer)";
+    return failure();
+  }
+  return emit<CumsumOp>(
+      im, n, {x},
+      {named(im, "axis", im.builder.getI64IntegerAttr(axis->front())),
+       named(im, "exclusive",
+             im.builder.getBoolAttr(Importer::intAttr(n, "exclusive", 0))),
+       named(im, "reverse",
+             im.builder.getBoolAttr(Importer::intAttr(n, "reverse", 0)))});
+}
+
 LogicalResult castTo(Importer &im, const NodeProto &n) {
   Value x = im.input(n, 0);
   int64_t to = Importer::intAttr(n, "to", 0);
@@ -737,6 +784,10 @@ const llvm::StringMap<NodeConverter> &modelc::onnx_import::nodeConverters() {
     t["ReduceMax"] = [](Importer &im, const NodeProto &n) {
       return reduce<ReduceMaxOp>(im, n, false);
     };
+    t["ReduceProd"] = [](Importer &im, const NodeProto &n) {
+      return reduce<ReduceProdOp>(im, n, im.opset() >= 18);
+    };
+    t["CumSum"] = cumsum;
     t["Identity"] = passThrough;
     t["Dropout"] = dropout;
     t["Constant"] = constant;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace modelc_cpu {
 
@@ -179,6 +180,76 @@ inline void gemm(modelc_run_ctx *ctx, const float *a, const float *b,
   }
   ctx->api->sgemm(ctx, trans_a, trans_b, m, n, k, alpha, a, trans_a ? m : k, b,
                   trans_b ? k : n, gemm_beta, y, n);
+}
+
+/// Rows [begin, end) of the integer y[M, N] = op(a) * op(b), accumulated in
+/// T's unsigned type: overflow wraps around (two's complement) instead of
+/// being undefined.
+template <typename T>
+inline void int_product_rows(const T *a, const T *b, T *y, int64_t begin,
+                             int64_t end, int64_t m, int64_t n, int64_t k,
+                             int trans_a, int trans_b) {
+  using U = std::make_unsigned_t<T>;
+  for (int64_t i = begin; i < end; ++i) {
+    // T and its unsigned type may alias each other.
+    U *yi = reinterpret_cast<U *>(y + i * n);
+    std::fill(yi, yi + n, U(0));
+    for (int64_t p = 0; p < k; ++p) {
+      const U aip = static_cast<U>(a[trans_a ? p * m + i : i * k + p]);
+      for (int64_t j = 0; j < n; ++j)
+        yi[j] += aip * static_cast<U>(b[trans_b ? j * k + p : p * n + j]);
+    }
+  }
+}
+
+/// matmul for i32/i64 (same arguments), wrapping around on overflow.
+template <typename T>
+inline void int_matmul(modelc_run_ctx *ctx, const T *a, const T *b, T *c,
+                       int64_t m, int64_t n, int64_t k, int batch_rank,
+                       const int64_t *batch_dims, const int64_t *a_strides,
+                       const int64_t *b_strides) {
+  int64_t batches = 1;
+  for (int d = 0; d < batch_rank; ++d)
+    batches *= batch_dims[d];
+  // One task per output row of every batch.
+  parallel_for(
+      ctx, batches * m, grain_for(n * k), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end;) {
+          int64_t i = r / m, row = r % m;
+          int64_t rows = std::min(end - r, m - row);
+          const T *ai =
+              a +
+              broadcast_offset(i, batch_rank, batch_dims, a_strides) * m * k;
+          const T *bi =
+              b +
+              broadcast_offset(i, batch_rank, batch_dims, b_strides) * k * n;
+          int_product_rows(ai, bi, c + i * m * n, row, row + rows, m, n, k, 0,
+                           0);
+          r += rows;
+        }
+      });
+}
+
+/// gemm for i32/i64: y = alpha * op(a) * op(b) + beta * c with whole alpha
+/// and beta, wrapping around on overflow.
+template <typename T>
+inline void int_gemm(modelc_run_ctx *ctx, const T *a, const T *b, const T *c,
+                     T *y, int64_t m, int64_t n, int64_t k, int trans_a,
+                     int trans_b, T alpha, T beta, int64_t c_rows,
+                     int64_t c_cols) {
+  using U = std::make_unsigned_t<T>;
+  parallel_for(ctx, m, grain_for(n * k), [&](int64_t begin, int64_t end) {
+    int_product_rows(a, b, y, begin, end, m, n, k, trans_a, trans_b);
+    for (int64_t i = begin; i < end; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        U v = static_cast<U>(alpha) * static_cast<U>(y[i * n + j]);
+        if (c)
+          v += static_cast<U>(beta) *
+               static_cast<U>(
+                   c[(c_rows == 1 ? 0 : i) * c_cols + (c_cols == 1 ? 0 : j)]);
+        y[i * n + j] = static_cast<T>(v);
+      }
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -581,7 +652,18 @@ inline int gather(modelc_run_ctx *ctx, const T *data, const I *indices, T *y,
   return 0;
 }
 
-/// Reduction over some axes (kind: 0 sum, 1 mean, 2 max). Output element r
+/// What a sum or product of T accumulates in: double for floats, the
+/// unsigned type for integers (overflow wraps around instead of being
+/// undefined).
+template <typename T, bool = std::is_integral_v<T>> struct accumulator {
+  using type = double;
+};
+template <typename T> struct accumulator<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+
+/// Reduction over some axes (kind: 0 sum, 1 mean, 2 max, 3 product). Output
+/// element r
 /// reads the input at kept_strides-derived base offset plus every offset of
 /// the reduced dimensions.
 template <typename T>
@@ -603,6 +685,13 @@ inline void reduce(modelc_run_ctx *ctx, const T *x, T *y, int kept_rank,
           m = std::max(m, xr[broadcast_offset(j, reduced_rank, reduced_dims,
                                               reduced_strides)]);
         y[r] = m;
+      } else if (kind == 3) {
+        using A = typename accumulator<T>::type;
+        A p = 1;
+        for (int64_t j = 0; j < len; ++j)
+          p *= static_cast<A>(xr[broadcast_offset(j, reduced_rank, reduced_dims,
+                                                  reduced_strides)]);
+        y[r] = static_cast<T>(p);
       } else {
         double sum = 0.0;
         for (int64_t j = 0; j < len; ++j)
@@ -614,6 +703,32 @@ inline void reduce(modelc_run_ctx *ctx, const T *x, T *y, int kept_rank,
       }
     }
   });
+}
+
+/// Cumulative sum along the middle dimension of [outer, len, inner]:
+/// `exclusive` leaves each element out of its own sum, `reverse` sums from
+/// the end. Floats add in double, integers wrap around.
+template <typename T>
+inline void cumsum(modelc_run_ctx *ctx, const T *x, T *y, int64_t outer,
+                   int64_t len, int64_t inner, bool exclusive, bool reverse) {
+  using A = typename accumulator<T>::type;
+  parallel_for(ctx, outer * inner, grain_for(len),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t r = begin; r < end; ++r) {
+                   const int64_t o = r / inner, in = r % inner;
+                   A sum = 0;
+                   for (int64_t step = 0; step < len; ++step) {
+                     const int64_t j = reverse ? len - 1 - step : step;
+                     const int64_t at = (o * len + j) * inner + in;
+                     const A v = static_cast<A>(x[at]);
+                     if (!exclusive)
+                       sum += v;
+                     y[at] = static_cast<T>(sum);
+                     if (exclusive)
+                       sum += v;
+                   }
+                 }
+               });
 }
 
 /// Cross-entropy of logits [n, c] against class indices (reduction: 0 none,

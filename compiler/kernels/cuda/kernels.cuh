@@ -162,6 +162,11 @@ struct Sum {
     return a + b;
   }
 };
+struct Prod {
+  __device__ __forceinline__ float operator()(float a, float b) const {
+    return a * b;
+  }
+};
 struct Max {
   __device__ __forceinline__ float operator()(float a, float b) const {
     return a < b ? b : a;

@@ -14,6 +14,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <cmath>
+#include <utility>
+
 using namespace mlir;
 using namespace modelc::graph;
 
@@ -283,11 +286,11 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
                                        SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, getOperationName());
   FailureOr<RankedTensorType> a =
-      diag.floatTensor(adaptor.getA().getType(), "a");
+      diag.numericTensor(adaptor.getA().getType(), "a");
   if (failed(a))
     return failure();
   FailureOr<RankedTensorType> b =
-      diag.floatTensor(adaptor.getB().getType(), "b");
+      diag.numericTensor(adaptor.getB().getType(), "b");
   if (failed(b) || failed(diag.sameElementType(*a, "a", *b, "b")))
     return failure();
   if (a->getRank() != 2 || b->getRank() != 2)
@@ -303,8 +306,16 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
   if (k != kB)
     return diag.fail("inner dimensions differ: op(a) is [", m, ", ", k,
                      "], op(b) is [", kB, ", ", n, "]");
+  if (isa<IntegerType>(a->getElementType()))
+    for (auto [name, value] : {std::pair{"alpha", adaptor.getAlpha()},
+                               std::pair{"beta", adaptor.getBeta()}})
+      if (double v = value.convertToDouble();
+          v != std::trunc(v) || std::fabs(v) >= 0x1p63)
+        return diag.fail(name, " must be a whole number for ",
+                         a->getElementType(), " operands, got ",
+                         value.convertToDouble());
   if (Value cValue = adaptor.getC()) {
-    FailureOr<RankedTensorType> c = diag.floatTensor(cValue.getType(), "c");
+    FailureOr<RankedTensorType> c = diag.numericTensor(cValue.getType(), "c");
     if (failed(c) || failed(diag.sameElementType(*a, "a", *c, "c")))
       return failure();
     FailureOr<SmallVector<int64_t>> shape =

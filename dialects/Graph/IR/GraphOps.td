@@ -323,7 +323,8 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor,
   let description = [{
     `[..., M, K] x [..., K, N] -> [..., M, N]`; the batch dimensions
     broadcast as in numpy. Both operands have rank >= 2 (a vector is a
-    reshape away).
+    reshape away). Integer operands (i32, i64) accumulate in their own
+    type, wrapping around on overflow.
 
     Verifier: same element type; rank >= 2; inner dimensions agree; batch
     dimensions broadcast.
@@ -365,22 +366,25 @@ def Graph_GemmOp : Graph_Op<"gemm", [Pure, Graph_InferTypeFromProperties,
   let description = [{
     `op(A)` is `A` or `A^T` (`transpose_a`), `op(B)` likewise; `op(A)` is
     `[M, K]` and `op(B)` is `[K, N]`; the optional `c` broadcasts to `[M, N]`.
-    `alpha` and `beta` default to 1.
+    `alpha` and `beta` default to 1. Integer operands (i32, i64) compute
+    in their own type, wrapping around on overflow; `alpha` and `beta` are
+    then whole numbers.
 
     Verifier: same element type; `a` and `b` have rank 2; inner dimensions
-    agree; `c` broadcasts to `[M, N]`.
+    agree; `c` broadcasts to `[M, N]`; whole `alpha` and `beta` for
+    integers.
 
     ```mlir
     %y = graph.gemm %a, %b, %c {transpose_b = true} : tensor<64x784xf32>, tensor<1024x784xf32>, tensor<1024xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$a, Graph_FloatTensor:$b,
-                       Optional<Graph_FloatTensor>:$c,
+  let arguments = (ins Graph_NumericTensor:$a, Graph_NumericTensor:$b,
+                       Optional<Graph_NumericTensor>:$c,
                        DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
                        DefaultValuedAttr<BoolAttr, "false">:$transpose_b,
                        DefaultValuedAttr<F32Attr, "1.0">:$alpha,
                        DefaultValuedAttr<F32Attr, "1.0">:$beta);
-  let results = (outs Graph_FloatTensor:$result);
+  let results = (outs Graph_NumericTensor:$result);
   let assemblyFormat = "$a `,` $b (`,` $c^)? attr-dict `:` type(operands)";
 }
 
@@ -816,6 +820,38 @@ class Graph_ReduceOp<string mnemonic, string semantics>
 def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", "Sum">;
 def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", "Mean">;
 def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", "Maximum">;
+// Integers multiply in their own type, wrapping around on overflow.
+def Graph_ReduceProdOp : Graph_ReduceOp<"reduce_prod", "Product">;
+
+def Graph_CumsumOp : Graph_Op<"cumsum", [Pure, SameOperandsAndResultType,
+    Graph_OwnCost, Graph_SplitWhen]> {
+  let summary = "Cumulative sum along one axis (ONNX CumSum, torch.cumsum).";
+  let description = [{
+    Element `j` along `axis` is the sum of the elements `0..j` (inclusive);
+    `exclusive` leaves element `j` itself out (the first is 0), `reverse`
+    sums from the end instead (`j..n-1`). Integers add in their own type,
+    wrapping around on overflow.
+
+    Verifier: `axis` is in [-rank, rank).
+
+    ```mlir
+    %s = graph.cumsum %x {axis = 1, exclusive = true} : tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$input, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                       DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// `axis` made non-negative.
+    int64_t getNormalizedAxis() {
+      return ::modelc::graph::normalizeAxis(static_cast<int64_t>(getAxis()),
+                                            getInput().getType().getRank());
+    }
+  }];
+}
 
 def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure, Graph_InferTypeFromProperties,
     Graph_OwnCost, Graph_SplitWhen]> {

@@ -319,6 +319,19 @@ ReduceMaxOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   return inferReduce(location, getOperationName(), adaptor, inferredTypes);
 }
 
+LogicalResult
+ReduceProdOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                               Adaptor adaptor,
+                               SmallVectorImpl<Type> &inferredTypes) {
+  return inferReduce(location, getOperationName(), adaptor, inferredTypes);
+}
+
+LogicalResult CumsumOp::verify() {
+  OpDiagnostics diag(getLoc(), getOperationName());
+  return diag.axis(static_cast<int64_t>(getAxis()),
+                   getInput().getType().getRank());
+}
+
 std::optional<int64_t> modelc::graph::getViewOffset(Operation *op) {
   if (isa<ReshapeOp, FlattenOp>(op))
     return 0;
@@ -414,4 +427,14 @@ std::string ReduceMeanOp::whyNotSplit(llvm::function_ref<bool(Value)>,
 }
 std::string ReduceMaxOp::whyNotSplit(llvm::function_ref<bool(Value)>, int64_t) {
   return reduceWhyNotSplit(*this);
+}
+double ReduceProdOp::getFlops() { return elementCount(getInput()); }
+std::string ReduceProdOp::whyNotSplit(llvm::function_ref<bool(Value)>,
+                                      int64_t) {
+  return reduceWhyNotSplit(*this);
+}
+
+double CumsumOp::getFlops() { return elementCount(getInput()); }
+std::string CumsumOp::whyNotSplit(llvm::function_ref<bool(Value)>, int64_t) {
+  return getNormalizedAxis() == 0 ? "it accumulates along the batch" : "";
 }

@@ -319,6 +319,22 @@ func.func @gemm_c(%a: tensor<6x8xf32>, %b: tensor<8x16xf32>, %c: tensor<6x1x1xf3
 
 // -----
 
+func.func @gemm_int_alpha(%a: tensor<6x8xi32>, %b: tensor<8x16xi32>) {
+  // expected-error @+1 {{'graph.gemm' op alpha must be a whole number for 'i32' operands, got 5.000000e-01}}
+  %0 = graph.gemm %a, %b {alpha = 0.5 : f32} : tensor<6x8xi32>, tensor<8x16xi32>
+  return
+}
+
+// -----
+
+func.func @gemm_bool(%a: tensor<6x8xi1>, %b: tensor<8x16xi1>) {
+  // expected-error @+1 {{'graph.gemm' op a must have a numeric element type (f32, f16, bf16, i32, i64), got i1}}
+  %0 = graph.gemm %a, %b : tensor<6x8xi1>, tensor<8x16xi1>
+  return
+}
+
+// -----
+
 func.func @gemm_bad_flag(%a: tensor<6x8xf32>, %b: tensor<8x16xf32>) {
   // expected-error @+1 {{'graph.gemm' op attribute 'transpose_a' failed to satisfy constraint: bool attribute}}
   %0 = graph.gemm %a, %b {transpose_a = 1} : tensor<6x8xf32>, tensor<8x16xf32>
@@ -805,6 +821,30 @@ func.func @reduce_repeated_axes(%x: tensor<2x3xf32>) {
 func.func @reduce_axis_range(%x: tensor<2x3xf32>) {
   // expected-error @+1 {{'graph.reduce_max' op axis 3 is out of range for rank 2; expected a value in [-2, 1]}}
   %0 = graph.reduce_max %x {axes = array<i64: 3>} : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_prod_bool(%x: tensor<2x3xi1>) {
+  // expected-error @+1 {{'graph.reduce_prod' op input must have a numeric element type (f32, f16, bf16, i32, i64), got i1}}
+  %0 = graph.reduce_prod %x : tensor<2x3xi1>
+  return
+}
+
+// -----
+
+func.func @cumsum_axis(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'graph.cumsum' op axis -3 is out of range for rank 2; expected a value in [-2, 1]}}
+  %0 = graph.cumsum %x {axis = -3} : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @cumsum_missing_axis(%x: tensor<2x3xi32>) {
+  // expected-error @+1 {{'graph.cumsum' op requires attribute 'axis'}}
+  %0 = graph.cumsum %x : tensor<2x3xi32>
   return
 }
 

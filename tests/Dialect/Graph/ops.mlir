@@ -112,6 +112,15 @@ func.func @products(%a: tensor<2x1x4x8xf32>, %b: tensor<3x8x5xf32>, %x: tensor<6
   return %0, %1, %2, %3 : tensor<2x3x4x5xf32>, tensor<6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>
 }
 
+// CHECK-LABEL: func.func @integer_products
+func.func @integer_products(%a: tensor<2x4x8xi32>, %b: tensor<8x5xi32>, %x: tensor<6x8xi64>, %w: tensor<16x8xi64>, %c: tensor<16xi64>) -> (tensor<2x4x5xi32>, tensor<6x16xi64>) {
+  // CHECK: graph.matmul %{{.*}}, %{{.*}} : tensor<2x4x8xi32>, tensor<8x5xi32>
+  %0 = graph.matmul %a, %b : tensor<2x4x8xi32>, tensor<8x5xi32>
+  // CHECK: graph.gemm %{{.*}}, %{{.*}}, %{{.*}} {alpha = 3.000000e+00 : f32, beta = -2.000000e+00 : f32, transpose_b = true} : tensor<6x8xi64>, tensor<16x8xi64>, tensor<16xi64>
+  %1 = graph.gemm %x, %w, %c {transpose_b = true, alpha = 3.0 : f32, beta = -2.0 : f32} : tensor<6x8xi64>, tensor<16x8xi64>, tensor<16xi64>
+  return %0, %1 : tensor<2x4x5xi32>, tensor<6x16xi64>
+}
+
 // CHECK-LABEL: func.func @normalization
 func.func @normalization(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>, %img: tensor<1x4x5x5xf32>, %c: tensor<4xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<1x4x5x5xf32>) {
   // CHECK: graph.softmax %{{.*}} : tensor<2x4x8xf32>
@@ -169,6 +178,19 @@ func.func @shapes(%x: tensor<2x3x4xf32>, %y: tensor<2x5x4xf32>, %table: tensor<1
   // CHECK: graph.gather %{{.*}}, %{{.*}} : tensor<10x6xf32>, tensor<2x3xi64>
   %6 = graph.gather %table, %ids : tensor<10x6xf32>, tensor<2x3xi64>
   return %0, %1, %3, %4, %5, %6, %2 : tensor<6x4xf32>, tensor<2x12xf32>, tensor<4x2x3xf32>, tensor<2x8x4xf32>, tensor<2x1x2xf32>, tensor<2x3x6xf32>, tensor<24xf32>
+}
+
+// CHECK-LABEL: func.func @products_and_cumulative_sums
+func.func @products_and_cumulative_sums(%x: tensor<4x10xf32>, %i: tensor<4x10xi64>) -> (tensor<4x1xf32>, tensor<i64>, tensor<4x10xf32>, tensor<4x10xi64>) {
+  // CHECK: graph.reduce_prod %{{.*}} {axes = array<i64: 1>, keepdims = true} : tensor<4x10xf32>
+  %0 = graph.reduce_prod %x {axes = array<i64: 1>, keepdims = true} : tensor<4x10xf32>
+  // CHECK: graph.reduce_prod %{{.*}} : tensor<4x10xi64>
+  %1 = graph.reduce_prod %i : tensor<4x10xi64>
+  // CHECK: graph.cumsum %{{.*}} {axis = 1 : i64} : tensor<4x10xf32>
+  %2 = graph.cumsum %x {axis = 1} : tensor<4x10xf32>
+  // CHECK: graph.cumsum %{{.*}} {axis = -2 : i64, exclusive = true, reverse = true} : tensor<4x10xi64>
+  %3 = graph.cumsum %i {axis = -2, exclusive = true, reverse = true} : tensor<4x10xi64>
+  return %0, %1, %2, %3 : tensor<4x1xf32>, tensor<i64>, tensor<4x10xf32>, tensor<4x10xi64>
 }
 
 // CHECK-LABEL: func.func @reductions_and_loss

@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""Writes ONNX models for converters the backend node tests do not reach
+(their cases use types modelc does not take, such as double), with inputs
+and numpy's expected outputs as NAME.<input>.npy / NAME.y.npy:
+  int_matmul.onnx   MatMul of i32 (broadcast batch) whose products overflow
+  int_gemm.onnx     Gemm of i64, transA, alpha 3, beta -2, a row C
+  cumsum.onnx       CumSum of f32 along a constant axis, exclusive, reverse
+  int_cumsum.onnx   CumSum of i64 along a negative constant axis
+  reduce_prod.onnx  ReduceProd of i32 (overflowing), axes [1], keepdims 0
+  cumsum_axis.onnx  CumSum whose axis is a graph input (not supported)
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+TYPES = {np.dtype(np.float32): TensorProto.FLOAT,
+         np.dtype(np.int32): TensorProto.INT32,
+         np.dtype(np.int64): TensorProto.INT64}
+
+
+def save(out, name, node, inputs, y, initializers=(), opset=17):
+    """A one-node model reading `inputs` (name -> array), writing y."""
+    graph = helper.make_graph(
+        [node], name,
+        [helper.make_tensor_value_info(k, TYPES[v.dtype], v.shape)
+         for k, v in inputs.items()],
+        [helper.make_tensor_value_info("y", TYPES[y.dtype], y.shape)],
+        list(initializers))
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, name + ".onnx"))
+    for k, v in inputs.items():
+        np.save(os.path.join(out, "%s.%s.npy" % (name, k)), v)
+    np.save(os.path.join(out, name + ".y.npy"), y)
+
+
+def wrapping(values, dtype):
+    """Python integers modulo the width of dtype, as dtype."""
+    bits = np.iinfo(dtype).bits
+    wrapped = [(int(v) + 2 ** (bits - 1)) % 2 ** bits - 2 ** (bits - 1)
+               for v in np.asarray(values, dtype=object).ravel()]
+    return np.array(wrapped, dtype=dtype).reshape(np.shape(values))
+
+
+def cumsum(x, axis, exclusive=False, reverse=False):
+    x = np.asarray(x, dtype=object)
+    if reverse:
+        x = np.flip(x, axis)
+    y = np.cumsum(x, axis)
+    if exclusive:
+        y = y - x
+    return np.flip(y, axis) if reverse else y
+
+
+def main():
+    out = sys.argv[1]
+    rng = np.random.default_rng(11)
+    big32 = lambda shape: rng.integers(-2 ** 30, 2 ** 30, shape).astype(
+        np.int32)
+    big64 = lambda shape: rng.integers(-2 ** 62, 2 ** 62, shape).astype(
+        np.int64)
+
+    a, b = big32((2, 1, 3, 4)), big32((3, 4, 5))
+    exact = np.matmul(a.astype(object), b.astype(object))
+    save(out, "int_matmul", helper.make_node("MatMul", ["a", "b"], ["y"]),
+         {"a": a, "b": b}, wrapping(exact, np.int32))
+
+    a, b, c = big64((4, 3)), big64((4, 5)), big64((5,))
+    exact = 3 * np.matmul(a.T.astype(object), b.astype(object)) - 2 * c.astype(
+        object)
+    save(out, "int_gemm",
+         helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1, alpha=3.0,
+                          beta=-2.0),
+         {"a": a, "b": b, "c": c}, wrapping(exact, np.int64))
+
+    x = rng.uniform(-1, 1, (2, 3, 4)).astype(np.float32)
+    axis = numpy_helper.from_array(np.array(1, np.int64), "axis")
+    save(out, "cumsum",
+         helper.make_node("CumSum", ["x", "axis"], ["y"], exclusive=1,
+                          reverse=1),
+         {"x": x},
+         cumsum(x.astype(np.float64), 1, True, True).astype(np.float32),
+         [axis])
+
+    x = big64((3, 4))
+    axis = numpy_helper.from_array(np.array(-1, np.int32), "axis")
+    save(out, "int_cumsum", helper.make_node("CumSum", ["x", "axis"], ["y"]),
+         {"x": x}, wrapping(cumsum(x, -1), np.int64), [axis])
+
+    x = big32((2, 3, 4))
+    exact = np.prod(x.astype(object), axis=1)
+    save(out, "reduce_prod",
+         helper.make_node("ReduceProd", ["x"], ["y"], axes=[1], keepdims=0),
+         {"x": x}, wrapping(exact, np.int32))
+
+    x = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    save(out, "cumsum_axis", helper.make_node("CumSum", ["x", "axis"], ["y"]),
+         {"x": x, "axis": np.array(0, np.int64)}, cumsum(x, 0).astype(
+             np.float32))
+
+
+if __name__ == "__main__":
+    main()
