@@ -16,6 +16,11 @@ namespace modelc::onnx_import {
 
 using mlir::Value;
 
+/// The ranked tensor type of `v` (every graph value has one).
+inline mlir::RankedTensorType typeOf(Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType());
+}
+
 /// A builder of graph ops at one node: every op it makes is located there.
 /// An operand that is null (an earlier failure) makes the result null.
 struct At {

@@ -32,8 +32,6 @@ Value boolScalar(At &at, bool value) {
   return splat(at, RankedTensorType::get({}, at.im.builder.getI1Type()), value);
 }
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// Expand(x, shape): x broadcast with `shape` (numpy rules), as a select of
 /// x under an all-true condition of that shape.
 LogicalResult expand(Importer &im, const NodeProto &n) {

@@ -24,8 +24,6 @@ using onnx::NodeProto;
 
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// One operand: its value and a label per dimension.
 struct Term {
   Value value;

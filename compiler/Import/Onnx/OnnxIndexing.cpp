@@ -22,8 +22,6 @@ using onnx::NodeProto;
 
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// 0, 1, ..., size - 1 along `axis` of a rank-`rank` i64 tensor whose other
 /// dimensions are 1.
 Value iota(At &at, int64_t rank, int64_t axis, int64_t size) {
@@ -467,12 +465,21 @@ bool checkLossOperands(Importer &im, const NodeProto &n, Value x, Value target,
   return true;
 }
 
+/// A loss node's operands: input, target and the optional weight; false
+/// after an error.
+bool readLossOperands(Importer &im, const NodeProto &n, Value &x, Value &target,
+                      Value &weight) {
+  x = im.input(n, 0);
+  target = im.input(n, 1);
+  weight = Importer::hasInput(n, 2) ? im.input(n, 2) : Value();
+  return x && target && (!Importer::hasInput(n, 2) || weight) &&
+         checkLossOperands(im, n, x, target, weight);
+}
+
 LogicalResult nll(Importer &im, const NodeProto &n) {
   At at{im, n};
-  Value x = im.input(n, 0), target = im.input(n, 1);
-  Value weight = Importer::hasInput(n, 2) ? im.input(n, 2) : Value();
-  if (!x || !target || (Importer::hasInput(n, 2) && !weight) ||
-      !checkLossOperands(im, n, x, target, weight))
+  Value x, target, weight;
+  if (!readLossOperands(im, n, x, target, weight))
     return failure();
   return at.define(nllLoss(at, n, x, target, weight));
 }
@@ -482,10 +489,8 @@ LogicalResult nll(Importer &im, const NodeProto &n) {
 /// output is graph.cross_entropy itself.
 LogicalResult softmaxCrossEntropy(Importer &im, const NodeProto &n) {
   At at{im, n};
-  Value x = im.input(n, 0), target = im.input(n, 1);
-  Value weight = Importer::hasInput(n, 2) ? im.input(n, 2) : Value();
-  if (!x || !target || (Importer::hasInput(n, 2) && !weight) ||
-      !checkLossOperands(im, n, x, target, weight))
+  Value x, target, weight;
+  if (!readLossOperands(im, n, x, target, weight))
     return failure();
   bool logProbOut = n.output_size() > 1 && !n.output(1).empty();
   std::string reduction = Importer::stringAttr(n, "reduction", "mean");

@@ -43,8 +43,6 @@ Attribute ints(Importer &im, ArrayRef<int64_t> values) {
   return im.builder.getDenseI64ArrayAttr(values);
 }
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// A node whose only result is the elementwise OpT of its inputs.
 template <typename OpT>
 LogicalResult elementwise(Importer &im, const NodeProto &n) {

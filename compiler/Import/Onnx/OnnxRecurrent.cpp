@@ -25,8 +25,6 @@ using onnx::NodeProto;
 
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 enum class Cell { Rnn, Gru, Lstm };
 
 /// Gates per cell: RNN 1, GRU 3 (z, r, h), LSTM 4 (i, o, f, c).

@@ -25,8 +25,6 @@ using onnx::NodeProto;
 
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// The input coordinate that output coordinate `x` maps to along an axis
 /// resized from `in` to `out` with `scale`, by ONNX's
 /// coordinate_transformation_mode.
