@@ -17,6 +17,7 @@ Models built with onnx.helper for the errors:
   tied.onnx         two inputs whose first dimension is 'batch' in both
   shapes.onnx       a MatMul whose shapes do not agree
   floatmod.onnx     a Mod of floats without fmod=1
+  conv_rank.onnx    a Conv on rank-2 tensors
   undefined.onnx    a node reading a tensor nothing defines
   truncated.onnx    the first half of cnn.onnx
 External data (initializers in a file beside the model):
@@ -134,6 +135,12 @@ def error_models(out):
         helper.make_node("Mod", ["p", "p"], ["m"], name="mod")],
         "g", [p], [helper.make_tensor_value_info("m", TensorProto.FLOAT,
                                                  [2, 3])]))
+
+    flat = helper.make_tensor("flat", TensorProto.FLOAT, [3, 4],
+                              np.ones(12, np.float32).tolist())
+    save(out, "conv_rank", helper.make_graph([
+        helper.make_node("Conv", ["x", "flat"], ["y"], name="conv_flat")],
+        "g", [x], [y], [flat]))
 
     save(out, "undefined", helper.make_graph([
         helper.make_node("Relu", ["nowhere"], ["y"], name="relu")],

@@ -143,6 +143,18 @@ struct At {
                                                   &im.context, predicate))});
   }
 
+  /// The mean over `axes`, x - mean and the variance (the mean of its
+  /// square), the axes kept as size 1.
+  struct Moments {
+    Value mean, centered, variance;
+  };
+  Moments moments(Value x, llvm::ArrayRef<int64_t> axes) {
+    Value mean = reduce<graph::ReduceMeanOp>(x, axes, true);
+    Value centered = sub(x, mean);
+    return {mean, centered,
+            reduce<graph::ReduceMeanOp>(mul(centered, centered), axes, true)};
+  }
+
   Value add(Value a, Value b) { return op<graph::AddOp>({a, b}); }
   Value sub(Value a, Value b) { return op<graph::SubOp>({a, b}); }
   Value mul(Value a, Value b) { return op<graph::MulOp>({a, b}); }

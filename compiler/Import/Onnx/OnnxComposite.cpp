@@ -66,14 +66,6 @@ bool isFloat(At &at, Value x) {
   return false;
 }
 
-/// (x - mean) and the variance over `axes`, both with the axes kept.
-std::pair<Value, Value> centeredAndVariance(At &at, Value x,
-                                            ArrayRef<int64_t> axes) {
-  Value centered = at.sub(x, at.reduce<ReduceMeanOp>(x, axes, true));
-  return {centered,
-          at.reduce<ReduceMeanOp>(at.mul(centered, centered), axes, true)};
-}
-
 SmallVector<int64_t> spatialAxes(Value x) {
   SmallVector<int64_t> axes;
   for (int64_t d = 2; d < cast<RankedTensorType>(x.getType()).getRank(); ++d)
@@ -101,7 +93,7 @@ LogicalResult instanceNorm(Importer &im, const NodeProto &n) {
       im.error(n) << "scale and B must be [C] = [" << channels << "]";
       return failure();
     }
-  auto [centered, variance] = centeredAndVariance(at, x, spatialAxes(x));
+  auto [mean, centered, variance] = at.moments(x, spatialAxes(x));
   float epsilon = attr(n, "epsilon", 1e-5f);
   Value normalized = at.mul(
       centered, at.op<RsqrtOp>({at.add(variance, at.scalar(x, epsilon))}));
@@ -157,14 +149,16 @@ LogicalResult meanVarianceNorm(Importer &im, const NodeProto &n) {
     return failure();
   SmallVector<int64_t> axes =
       Importer::intsAttr(n, "axes").value_or(SmallVector<int64_t>{0, 2, 3});
-  auto [centered, variance] = centeredAndVariance(at, x, axes);
+  auto [mean, centered, variance] = at.moments(x, axes);
   return at.define(
       at.div(centered, at.add(at.op<SqrtOp>({variance}), at.scalar(x, 1e-9))));
 }
 } // namespace
 
-void modelc::onnx_import::addCompositeConverters(
-    llvm::StringMap<NodeConverter> &t) {
+namespace {
+
+/// The activations and elementwise formulas (HardSigmoid ... Mean).
+void addElementwiseFormulas(llvm::StringMap<NodeConverter> &t) {
   // max(0, min(1, alpha * x + beta))
   t["HardSigmoid"] = [](Importer &im, const NodeProto &n) {
     float alpha = attr(n, "alpha", 0.2f), beta = attr(n, "beta", 0.5f);
@@ -258,6 +252,13 @@ void modelc::onnx_import::addCompositeConverters(
     return at.define(sum ? at.div(sum, at.scalar(sum, n.input_size()))
                          : Value());
   };
+}
+
+} // namespace
+
+void modelc::onnx_import::addCompositeConverters(
+    llvm::StringMap<NodeConverter> &t) {
+  addElementwiseFormulas(t);
   // Reductions by their ONNX definitions.
   t["ReduceL1"] = [](Importer &im, const NodeProto &n) {
     return reduceOf<ReduceSumOp>(

@@ -302,18 +302,14 @@ LogicalResult conv(Importer &im, const NodeProto &n) {
     return failure();
   ArrayRef<int64_t> weightShape = typeOf(w).getShape();
   int64_t rank = typeOf(x).getRank();
-  if (rank != 3 && rank != 4) {
-    im.error(n) << "inputs of rank " << rank
-                << " are not supported yet (1-D and 2-D windows, rank 3 "
-                   "and 4, are)";
-    return failure();
-  }
-  if (weightShape.size() != static_cast<size_t>(rank)) {
+  if (rank >= 3 && weightShape.size() != static_cast<size_t>(rank)) {
     im.error(n) << "the weight must have the input's rank";
     return failure();
   }
-  std::optional<Window> window =
-      windowOf(im, n, x, weightShape.drop_front(2), transposed);
+  // windowOf refuses ranks other than 3 and 4 (its kernel is then empty).
+  std::optional<Window> window = windowOf(
+      im, n, x, rank >= 3 ? weightShape.drop_front(2) : ArrayRef<int64_t>(),
+      transposed);
   if (!window)
     return failure();
   SmallVector<Value> operands = {x, w};
@@ -461,10 +457,7 @@ LogicalResult layerNorm(Importer &im, const NodeProto &n) {
   }
   Value xs =
       typeOf(x).getElementType() == stashType ? x : at.cast(x, stashType);
-  Value mean = at.reduce<ReduceMeanOp>(xs, axes, true);
-  Value centered = at.sub(xs, mean);
-  Value variance =
-      at.reduce<ReduceMeanOp>(at.mul(centered, centered), axes, true);
+  auto [mean, centered, variance] = at.moments(xs, axes);
   Value inverse =
       at.op<RsqrtOp>({at.add(variance, at.scalar(variance, epsilon))});
   if (!mean || !inverse)
