@@ -164,3 +164,18 @@ func.func @sliced_transpose(%x: tensor<8x16xf32>, %w: tensor<16x48xf32>) -> tens
   %e = graph.exp %vt {device = #device.dev<cuda:0>} : tensor<4x8x4xf32>
   return %e : tensor<4x8x4xf32>
 }
+
+// -----
+
+// An integer matmul is a generated kernel, not a cuBLASLt call: its
+// scaling stays a separate op and no sched.gemm is made.
+// CHECK-LABEL: func.func @integer_product
+// CHECK-NOT: sched.gemm
+// CHECK: graph.matmul %{{.*}}, %{{.*}} {device = #device.dev<cuda:0>} : tensor<4x4xi32>, tensor<4x4xi32>
+// CHECK: return
+func.func @integer_product(%a: tensor<4x4xi32>, %b: tensor<4x4xi32>) -> tensor<4x4xi32> {
+  %p = graph.matmul %a, %b {device = #device.dev<cuda:0>} : tensor<4x4xi32>, tensor<4x4xi32>
+  %c = graph.constant dense<3> : tensor<i32> {device = #device.dev<cuda:0>}
+  %m = graph.mul %p, %c {device = #device.dev<cuda:0>} : tensor<4x4xi32>, tensor<i32>
+  return %m : tensor<4x4xi32>
+}
