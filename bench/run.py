@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """modelc against ONNX Runtime and PyTorch, in one run, on the same machine,
-with the same thread count. Run through bench/run.sh (which installs what
-this needs). Prints a table and appends it, dated, to bench/RESULTS.md.
+with the same thread count. modelc and ONNX Runtime read the same .onnx
+files, exported by PyTorch from fixed seeds (bench/models/export.py). Run
+through bench/run.sh (which installs what this needs). Prints a table and
+appends it, dated, to bench/RESULTS.md.
 """
 import argparse
 import datetime
@@ -14,17 +16,6 @@ import sys
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-MODELS = {
-    # name: (example IR, input shape, FLOPs of one run)
-    "mlp": ("examples/mlp.ir", (64, 784),
-            2 * 64 * (784 * 1024 + 1024 * 1024 + 1024 * 10)),
-    "transformer": ("examples/transformer.ir", (1, 128, 512),
-                    2 * 128 * (512 * 1536 + 512 * 512 + 2 * 512 * 2048)
-                    + 2 * 2 * 8 * 128 * 128 * 64),
-    "resnet18": ("examples/resnet18.ir", (1, 3, 224, 224), 2 * 1.814e9),
-}
-
 
 def run(cmd, env=None):
     result = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
@@ -40,32 +31,40 @@ def main():
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3,
                         help="alternating timing rounds of modelc and ONNX Runtime")
+    parser.add_argument("--only", default="",
+                        help="comma-separated model names (default: all)")
+    parser.add_argument("--modelc-flag", action="append", default=[],
+                        help="an extra modelc flag for every model (repeat)")
     parser.add_argument("--no-record", action="store_true",
                         help="print the table without appending it to RESULTS.md")
     args = parser.parse_args()
     out = args.out
     env = dict(os.environ)
-    run([sys.executable, "bench/models/export.py", out, "--threads",
-         str(args.threads), "--runs", str(args.runs)], env)
-    torch_info = json.load(open(os.path.join(out, "torch.json")))
+    export = [sys.executable, "bench/models/export.py", out, "--threads",
+              str(args.threads), "--runs", str(args.runs)]
+    if args.only:
+        export += ["--only", args.only]
+    run(export, env)
+    info = json.load(open(os.path.join(out, "models.json")))
 
     rows = []
-    for name, (ir, shape, flops) in MODELS.items():
+    for name, model in info["models"].items():
         base = os.path.join(out, name)
-        run(["build/bin/modelc", ir, "--target=cpu", "--weights", base + ".safetensors", "-o",
-             base + ".so"], env)
+        x = model["input"]
+        run(["build/bin/modelc", base + ".onnx", "--target=cpu"] + args.modelc_flag +
+            ["-o", base + ".so"], env)
         # This machine's speed drifts (a shared VM): modelc and ONNX Runtime
         # are timed in alternating rounds and the best median of each kept.
         modelc_ms, ort_ms = [], []
         for _ in range(args.rounds):
             text = run(["build/bin/modelc-run", base + ".so", "--input",
-                        f"x={base}.input.npy", "--output",
-                        f"output0={base}.modelc.npy", "--threads",
+                        f"{x['name']}={base}.input.npy", "--output",
+                        f"{model['output']}={base}.modelc.npy", "--threads",
                         str(args.threads), "--bench", str(args.runs)], env)
             modelc_ms.append(float(re.search(r"median ([0-9.]+) ms", text).group(1)))
             ort = json.loads(run(["node", "bench/ort/bench.js", base + ".onnx",
-                                  base + ".input.bin", ",".join(map(str, shape)),
-                                  str(args.threads), str(args.runs)], env))
+                                  base + ".input.bin", ",".join(map(str, x["shape"])),
+                                  str(args.threads), str(args.runs), x["dtype"]], env))
             ort_ms.append(ort["median_ms"])
         modelc_ms = min(modelc_ms)
         ort["median_ms"] = min(ort_ms)
@@ -78,10 +77,12 @@ def main():
         err = float(np.abs(got - want).max()) / scale
         ort_err = float(np.abs(ort_out - want).max()) / scale
         times = {"modelc": modelc_ms, "onnxruntime": ort["median_ms"],
-                 "pytorch": torch_info["median_ms"][name]}
+                 "pytorch": model["torch_ms"]}
         best_peer = min(times["onnxruntime"], times["pytorch"])
-        rows.append((name, times, flops, err, ort_err, best_peer))
+        rows.append((name, times, model["flops"], err, ort_err, best_peer))
         ort_version = ort["version"]
+        print(f"{name}: modelc {modelc_ms:.3f} ms, ONNX Runtime {ort['median_ms']:.3f} ms, "
+              f"PyTorch {model['torch_ms']:.3f} ms", flush=True)
 
     lines = []
     lines.append(f"| model | modelc ms | ONNX Runtime ms | PyTorch ms | modelc GFLOP/s "
@@ -98,8 +99,9 @@ def main():
               f"`bench/run.sh`: {args.threads} threads, f32, median of {args.runs} "
               f"runs after warm-up, best of {args.rounds} alternating rounds "
               f"(modelc, ONNX Runtime; PyTorch timed once), one machine; ONNX Runtime "
-              f"{ort_version} (onnxruntime-node, CPU), PyTorch {torch_info['version']} "
-              f"(Debian), {blas}. modelc is timed through its C++ API "
+              f"{ort_version} (onnxruntime-node, CPU), PyTorch {info['torch_version']} "
+              f"(Debian), {blas}. modelc and ONNX Runtime read the same .onnx files. "
+              f"modelc is timed through its C++ API "
               f"(modelc-run --bench), without process start-up. Errors: max "
               f"|out - PyTorch| / max |PyTorch|.\n")
     table = header + "\n" + "\n".join(lines) + "\n"

@@ -78,12 +78,12 @@ def main():
         return 3
     dtype = getattr(torch, args.dtype)
     wanted = set(args.models.split(","))
-    for name, model, shape in models():
+    for name, model, x, _ in models():
         if name not in wanted:
             continue
         model = model.eval().to(device=device, dtype=dtype)
-        torch.manual_seed(100)
-        x = (torch.rand(shape) * 2 - 1).to(dtype=dtype)
+        if x.is_floating_point():
+            x = x.to(dtype=dtype)
         if args.include_copies:
             median, p90 = time_with_copies(model, x, args.runs, device)
         else:

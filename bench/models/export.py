@@ -1,24 +1,31 @@
 #!/usr/bin/python3
-"""Builds the three reference models in PyTorch (fixed seeds), saves their
-weights as safetensors (keys = state_dict keys), exports them to ONNX, writes
-an input and PyTorch's output, and times PyTorch.
+"""Builds the benchmark models in PyTorch (fixed seeds), exports each to
+ONNX, writes an input and PyTorch's output, and times PyTorch eager.
+modelc and ONNX Runtime then read the very same .onnx file.
 
     /usr/bin/python3 bench/models/export.py OUT_DIR [--threads 2] [--runs 50]
+                                            [--only NAME,...]
 
 Needs Debian's python3-torch, python3-torchvision, python3-onnx. Writes per
-model NAME: NAME.safetensors, NAME.onnx, NAME.input.npy, NAME.input.bin,
-NAME.torch.npy, and OUT_DIR/torch.json with the timings.
+model NAME: NAME.onnx, NAME.input.npy, NAME.input.bin (raw little-endian),
+NAME.torch.npy, and OUT_DIR/models.json with each model's input (name,
+dtype, shape), FLOPs and PyTorch's median time.
 """
 import argparse
 import json
 import os
 import statistics
-import struct
+import sys
 import time
 
 import numpy as np
 import torch
 import torchvision
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tests", "onnx"))
+from real_models import Gpt2Block, perturb_norms, unit_scale  # noqa: E402
 
 
 class MLP(torch.nn.Module):
@@ -34,43 +41,49 @@ class MLP(torch.nn.Module):
         return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
 
 
+def encoder_flops(batch, seq, dim, ff):
+    # Q/K/V and output projections, the two FFN layers, scores and A*V.
+    return 2 * batch * seq * (4 * dim * dim + 2 * dim * ff) + 4 * batch * seq * seq * dim
+
+
+def image(seed, shape):
+    torch.manual_seed(seed)
+    return torch.randn(shape)
+
+
 def models():
+    """(name, module, input, FLOPs of one run)."""
     torch.manual_seed(0)
-    yield "mlp", MLP(), (64, 784)
+    yield ("mlp", MLP(), torch.rand(64, 784) * 2 - 1,
+           2 * 64 * (784 * 1024 + 1024 * 1024 + 1024 * 10))
     torch.manual_seed(1)
-    encoder = torch.nn.TransformerEncoderLayer(
+    layer = torch.nn.TransformerEncoderLayer(
         d_model=512, nhead=8, dim_feedforward=2048, dropout=0.0,
         activation="gelu", batch_first=True, norm_first=True)
-    yield "transformer", encoder, (1, 128, 512)
+    yield ("transformer", layer, image(101, (1, 128, 512)),
+           encoder_flops(1, 128, 512, 2048))
     torch.manual_seed(2)
+    layer = torch.nn.TransformerEncoderLayer(
+        d_model=256, nhead=4, dim_feedforward=1024, dropout=0.0,
+        batch_first=True)
+    yield ("encoder", layer, image(102, (4, 64, 256)),
+           encoder_flops(4, 64, 256, 1024))
+    x = image(103, (1, 3, 224, 224))
+    torch.manual_seed(3)
     resnet = torchvision.models.resnet18()
-    # Random but non-trivial batch-norm statistics, as a trained model has.
-    with torch.no_grad():
-        for m in resnet.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.running_mean.uniform_(-0.1, 0.1)
-                m.running_var.uniform_(0.5, 1.5)
-    yield "resnet18", resnet, (1, 3, 224, 224)
-
-
-def save_safetensors(path, state):
-    """The safetensors format: 8-byte header length, JSON header, data."""
-    header, chunks, offset = {}, [], 0
-    for name, tensor in state.items():
-        if name.endswith("num_batches_tracked"):
-            continue  # training bookkeeping, not a weight
-        data = tensor.detach().contiguous().numpy().astype(np.float32).tobytes()
-        header[name] = {"dtype": "F32", "shape": list(tensor.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        chunks.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for chunk in chunks:
-            f.write(chunk)
+    perturb_norms(resnet)
+    unit_scale(resnet, x)
+    yield "resnet18", resnet, x, 2 * 1.814e9
+    torch.manual_seed(4)
+    mobilenet = torchvision.models.mobilenet_v2()
+    perturb_norms(mobilenet)
+    unit_scale(mobilenet, x)
+    yield "mobilenet_v2", mobilenet, x, 2 * 0.300e9
+    torch.manual_seed(5)
+    gpt2 = Gpt2Block(vocab=2048, ctx=128, dim=256, heads=4)
+    ids = torch.randint(0, 2048, (4, 128))
+    yield ("gpt2", gpt2, ids,
+           encoder_flops(4, 128, 256, 1024) + 2 * 4 * 128 * 256 * 2048)
 
 
 def time_torch(model, x, runs):
@@ -90,27 +103,32 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--only", default="", help="comma-separated model names")
     args = parser.parse_args()
+    only = set(filter(None, args.only.split(",")))
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(args.threads)
-    timings = {}
-    for name, model, shape in models():
+    info = {"torch_version": torch.__version__, "models": {}}
+    for name, model, x, flops in models():
+        if only and name not in only:
+            continue
         model.eval()
         base = os.path.join(args.out, name)
-        save_safetensors(base + ".safetensors", model.state_dict())
-        torch.manual_seed(100)
-        x = torch.rand(shape) * 2 - 1
         np.save(base + ".input.npy", x.numpy())
-        x.numpy().astype("<f4").tofile(base + ".input.bin")
+        x.numpy().astype(x.numpy().dtype.newbyteorder("<")).tofile(base + ".input.bin")
         with torch.inference_mode():
             y = model(x)
         np.save(base + ".torch.npy", y.numpy())
         torch.onnx.export(model, (x,), base + ".onnx", input_names=["x"],
-                          output_names=["y"], opset_version=14)
-        timings[name] = time_torch(model, x, args.runs)
-        print(f"{name}: exported; PyTorch median {timings[name]:.3f} ms")
-    with open(os.path.join(args.out, "torch.json"), "w") as f:
-        json.dump({"version": torch.__version__, "median_ms": timings}, f)
+                          output_names=["y"], opset_version=17)
+        median = time_torch(model, x, args.runs)
+        info["models"][name] = {
+            "input": {"name": "x", "dtype": str(x.numpy().dtype),
+                      "shape": list(x.shape)},
+            "output": "y", "flops": flops, "torch_ms": median}
+        print(f"{name}: exported; PyTorch median {median:.3f} ms", flush=True)
+    with open(os.path.join(args.out, "models.json"), "w") as f:
+        json.dump(info, f, indent=1)
 
 
 if __name__ == "__main__":

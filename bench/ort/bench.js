@@ -1,21 +1,26 @@
 // bench.js - times ONNX Runtime (the onnxruntime-node npm package, CPU) on
-// one model: node bench.js MODEL.onnx INPUT.bin D0,D1,... THREADS RUNS
-// Prints the median in ms as JSON and writes the output next to the input.
+// one model: node bench.js MODEL.onnx INPUT.bin D0,D1,... THREADS RUNS [DTYPE]
+// DTYPE is float32 (default) or int64. Prints the median in ms as JSON and
+// writes the output next to the input.
 const ort = require('onnxruntime-node');
 const fs = require('fs');
 
 async function main() {
-  const [model, input, dims, threads, runs] = process.argv.slice(2);
+  const [model, input, dims, threads, runs, dtype = 'float32'] = process.argv.slice(2);
   const shape = dims.split(',').map(Number);
   const buffer = fs.readFileSync(input);
-  const data = new Float32Array(buffer.buffer, buffer.byteOffset, buffer.length / 4);
+  const arrays = {float32: Float32Array, int64: BigInt64Array};
+  if (!(dtype in arrays))
+    throw new Error(`bench.js: unsupported input dtype ${dtype}`);
+  const Array_ = arrays[dtype];
+  const data = new Array_(buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.length));
   const session = await ort.InferenceSession.create(model, {
     intraOpNumThreads: Number(threads),
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
   });
-  const feeds = {x: new ort.Tensor('float32', data, shape)};
+  const feeds = {x: new ort.Tensor(dtype, data, shape)};
   let out;
   for (let i = 0; i < 5; ++i)
     out = await session.run(feeds);
