@@ -266,6 +266,8 @@ Operation *namedOp(Operation *op) {
     return fused.getRoot();
   if (auto gemm = dyn_cast<sched::GemmOp>(op))
     return gemm.getProduct();
+  if (auto packed = dyn_cast<sched::PackedProductOp>(op))
+    return packed.getProduct();
   if (auto sliced = dyn_cast<sched::SlicedTransposeOp>(op))
     return sliced.getTranspose();
   return op;

@@ -12,11 +12,13 @@
 #include "compiler/Codegen/EmitHelpers.h"
 #include "dialects/Device/IR/DeviceOps.h"
 #include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Sched/IR/CpuPostOps.h"
 #include "dialects/Sched/IR/SchedOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 
 #include <array>
@@ -57,15 +59,6 @@ namespace {
 
 /// A view of its operand's memory (graph::getViewOffset): no code, no buffer.
 bool isAlias(Operation *op) { return getViewOffset(op).has_value(); }
-
-/// Whether a convolution runs in the runtime (api->conv2d, packed weight) or
-/// here (im2col + GEMM, with scratch in the arena).
-bool usesRuntimeConv(Conv2dOp conv) {
-  return conv.getWeight().getDefiningOp<WeightRefOp>() &&
-         cast<RankedTensorType>(conv.getWeight().getType())
-             .getElementType()
-             .isF32();
-}
 
 /// `base` advanced by the view offset of `op`.
 std::string viewOf(Operation *op, const std::string &base) {
@@ -169,6 +162,7 @@ private:
   /// around kernels that compute in f32.
   LogicalResult emitWithConversions(Operation *op);
   void emitFused(sched::FusedOp fused);
+  LogicalResult emitPackedProduct(sched::PackedProductOp packed);
   void emitConstant(ConstantOp op);
 
   /// Index into plan.devices of the device `op` runs on.
@@ -402,18 +396,76 @@ LogicalResult FunctionEmitter::emitLinear(LinearOp linear) {
   ArrayRef<int64_t> x = shapeOf(linear.getInput());
   int64_t k = x.back(), n = shapeOf(linear.getWeight())[0];
   int64_t m = product(x) / std::max<int64_t>(k, 1);
-  // A weight that never changes is packed once by the runtime
-  // (api->linear); anything else goes through plain GEMM.
-  bool constantWeight = linear.getWeight().getDefiningOp<WeightRefOp>() &&
-                        tensorType(linear.getWeight()).getElementType().isF32();
-  if (constantWeight)
-    os << "  ctx->api->linear(ctx, " << globalCounter++ << ", " << in(op, 0)
-       << ", " << in(op, 1) << ", " << nullable(linear.getBias()) << ", "
-       << out(op) << ", " << m << ", " << n << ", " << k << ");\n";
-  else
-    os << "  modelc_cpu::linear(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
-       << nullable(linear.getBias()) << ", " << out(op) << ", " << m << ", "
-       << n << ", " << k << ");\n";
+  // A constant weight is a sched.packed_product (modelc-fold-cpu-products).
+  os << "  modelc_cpu::linear(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
+     << nullable(linear.getBias()) << ", " << out(op) << ", " << m << ", " << n
+     << ", " << k << ");\n";
+  return success();
+}
+
+LogicalResult
+FunctionEmitter::emitPackedProduct(sched::PackedProductOp packed) {
+  Operation *prod = packed.getProduct();
+  Value x = prod->getOperand(0), w = prod->getOperand(1), bias;
+  std::string kind = "MODELC_PRODUCT_MATMUL", conv = "{0}";
+  int64_t m = 0, n = 0, k = 0, transW = 0;
+  if (auto c = dyn_cast<Conv2dOp>(prod)) {
+    ArrayRef<int64_t> xs = shapeOf(c.getInput()), ws = shapeOf(c.getWeight()),
+                      ys = shapeOf(c.getResult());
+    ArrayRef<int64_t> s = c.getStrides(), p = c.getPadding(),
+                      d = c.getDilations();
+    SmallVector<int64_t> shape = {
+        xs[0], xs[1], xs[2], xs[3], ws[0], ws[2],
+        ws[3], ys[2], ys[3], s[0],  s[1],  p[0],
+        p[1],  p[2],  p[3],  d[0],  d[1],  static_cast<int64_t>(c.getGroups())};
+    kind = "MODELC_PRODUCT_CONV2D";
+    conv = "{" + list(shape) + "}";
+    bias = c.getBias();
+  } else {
+    // Every product's x is row-major [..., K]: m rows of the result.
+    ArrayRef<int64_t> ys = shapeOf(prod->getResult(0));
+    n = ys.back();
+    m = product(ys) / std::max<int64_t>(n, 1);
+    k = shapeOf(x).back();
+    if (auto linear = dyn_cast<LinearOp>(prod)) {
+      transW = 1;
+      bias = linear.getBias();
+    } else if (auto gemm = dyn_cast<GemmOp>(prod)) {
+      transW = gemm.getTransposeB();
+      bias = gemm.getC();
+    }
+  }
+  bool isConv = kind == "MODELC_PRODUCT_CONV2D";
+  std::string postOps = newGlobal("post_ops_"), desc = newGlobal("product_");
+  SmallVector<std::string> operands;
+  globals << "const modelc_post_op " << postOps << "[] = {";
+  Value chain = prod->getResult(0);
+  for (Operation *op : packed.getPostOps()) {
+    sched::CpuPostOp post = *sched::cpuPostOp(op, chain, isConv);
+    globals << "{" << post.kind << ", " << post.alg << ", "
+            << floatLiteral(post.alpha) << ", "
+            << (post.operand ? post.broadcast : "0") << "}, ";
+    operands.push_back(post.operand ? name(post.operand) : "nullptr");
+    chain = op->getResult(0);
+  }
+  if (operands.empty())
+    globals << "{0, 0, 0.0f, 0}";
+  std::string what = prod->getName().getStringRef().str();
+  if (auto loc = dyn_cast<FileLineColLoc>(prod->getLoc()))
+    what += " (line " + std::to_string(loc.getLine()) + ")";
+  globals << "};\nconst modelc_product " << desc << " = {" << globalCounter++
+          << ", " << kind << ", " << transW << ", " << m << ", " << n << ", "
+          << k << ", " << conv << ", " << operands.size() << ", " << postOps
+          << ", \"" << what << "\"};\n";
+  std::string operandArray = "nullptr";
+  if (!operands.empty()) {
+    operandArray = newGlobal("operands_");
+    os << "  const float *" << operandArray << "[] = {"
+       << llvm::join(operands, ", ") << "};\n";
+  }
+  os << "  ctx->api->product(ctx, &" << desc << ", " << name(x) << ", "
+     << name(w) << ", " << nullable(bias) << ", " << name(packed.getResult())
+     << ", " << operandArray << ");\n";
   return success();
 }
 
@@ -513,18 +565,7 @@ LogicalResult FunctionEmitter::emitConv2d(Conv2dOp conv) {
   ArrayRef<int64_t> y = shapeOf(conv.getResult());
   ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(),
                     d = conv.getDilations();
-  // A weight that never changes: the runtime's packed convolution
-  // (api->conv2d). Anything else: im2col + GEMM here.
-  if (usesRuntimeConv(conv)) {
-    SmallVector<int64_t> shape = {
-        x[0], x[1], x[2], x[3], w[0], w[2],
-        w[3], y[2], y[3], s[0], s[1], p[0],
-        p[1], p[2], p[3], d[0], d[1], static_cast<int64_t>(conv.getGroups())};
-    os << "  ctx->api->conv2d(ctx, " << globalCounter++ << ", " << in(op, 0)
-       << ", " << in(op, 1) << ", " << nullable(conv.getBias()) << ", "
-       << out(op) << ", " << staticArray(shape) << ");\n";
-    return success();
-  }
+  // A constant weight is a sched.packed_product (modelc-fold-cpu-products).
   std::string scratch = im2colOffsets.count(op)
                             ? "reinterpret_cast<float *>(arena + " +
                                   std::to_string(im2colOffsets.lookup(op)) + ")"
@@ -726,6 +767,10 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
     emitFused(fused);
     return success();
   }
+  if (auto packed = dyn_cast<sched::PackedProductOp>(op)) {
+    ++kernelCalls;
+    return emitPackedProduct(packed);
+  }
   if (!kernels().prints(op))
     return op->emitError("the CPU backend does not support '")
            << op->getName() << "' with these operand types yet";
@@ -738,8 +783,7 @@ LogicalResult FunctionEmitter::emitWithConversions(Operation *op) {
   if (auto it = scratchOffsets.find(op); it != scratchOffsets.end())
     scratch = it->second;
   size_t next = 0;
-  if (auto conv = dyn_cast<Conv2dOp>(op);
-      conv && !usesRuntimeConv(conv) && !conv.isPointwise())
+  if (auto conv = dyn_cast<Conv2dOp>(op); conv && !conv.isPointwise())
     im2colOffsets[op] = scratch[next++];
   SmallVector<std::pair<Value, std::string>> saved;
   auto f32Copy = [&](Value v) {
@@ -1131,8 +1175,7 @@ bool modelc::hostPrinterPrints(Operation *op) {
 
 std::vector<uint64_t> modelc::cpuScratchBytes(Operation *op) {
   std::vector<uint64_t> bytes;
-  if (auto conv = dyn_cast<Conv2dOp>(op);
-      conv && !usesRuntimeConv(conv) && !conv.isPointwise()) {
+  if (auto conv = dyn_cast<Conv2dOp>(op); conv && !conv.isPointwise()) {
     ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
     ArrayRef<int64_t> y = tensorType(conv.getResult()).getShape();
     bytes.push_back(static_cast<uint64_t>(w[1] * w[2] * w[3]) *

@@ -19,6 +19,7 @@ void modelc::buildGraphPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createVerifyModelPass());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  pm.addPass(createRaiseCompositesPass());
 }
 
 void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,
@@ -43,6 +44,7 @@ void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,
 }
 
 void modelc::buildSchedulePipeline(mlir::OpPassManager &pm, bool checked) {
+  pm.addPass(createFoldCpuProductsPass());
   pm.addPass(createFuseElementwisePass());
   FoldGemmPassOptions gemm;
   gemm.checked = checked;
@@ -57,7 +59,8 @@ void modelc::registerModelcPassesAndPipelines() {
   mlir::registerCSEPass();
   mlir::PassPipelineRegistration<>(
       "modelc-graph-pipeline",
-      "What `modelc --emit=graph` runs: verify the model, canonicalize, CSE",
+      "What `modelc --emit=graph` runs: verify the model, canonicalize, CSE, "
+      "raise composites",
       buildGraphPipeline);
   mlir::PassPipelineRegistration<>(
       "modelc-schedule-pipeline",

@@ -32,6 +32,38 @@ def VerifyModelPass : Pass<"modelc-verify-model", "::mlir::ModuleOp"> {
   }];
 }
 
+def RaiseCompositesPass : Pass<"modelc-raise-composites", "::mlir::ModuleOp"> {
+  let summary = "Raises formulas spelled op by op to the graph op they compute (GELU).";
+  let description = [{
+    Importers spell some functions as formulas: PyTorch exports `F.gelu`
+    to ONNX as Div, Erf, Add, Mul, Mul, and the tanh approximation as
+    seven ops. This pass finds those formulas and replaces each with the
+    one graph op, so that later passes see one elementwise op (a oneDNN
+    post-op on the CPU, one kernel on GPUs) instead of five passes over
+    memory:
+    * `0.5 * x * (1 + erf(x / sqrt(2)))` (or `x * 0.70710678`) becomes
+      `graph.gelu x`;
+    * `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))` becomes
+      `graph.gelu x approximate tanh`.
+    The factors may come in any order and grouping; constants must be
+    one-element f32 constants within 1e-6 (relative) of those values, and
+    every intermediate value must have no other reader.
+
+    Before:
+    ```mlir
+    %d = graph.div %x, %sqrt2 : tensor<8x64xf32>, tensor<f32>
+    %e = graph.erf %d : tensor<8x64xf32>
+    %a = graph.add %e, %one : tensor<8x64xf32>, tensor<f32>
+    %m = graph.mul %x, %a : tensor<8x64xf32>, tensor<8x64xf32>
+    %y = graph.mul %m, %half : tensor<8x64xf32>, tensor<f32>
+    ```
+    After:
+    ```mlir
+    %y = graph.gelu %x : tensor<8x64xf32>
+    ```
+  }];
+}
+
 def PlaceDevicesPass : Pass<"modelc-place", "::mlir::ModuleOp"> {
   let summary = "Assigns every graph op to a device of a target.";
   let description = [{
@@ -194,6 +226,42 @@ def FuseElementwisePass : Pass<"modelc-fuse-elementwise", "::mlir::ModuleOp"> {
     }
     %e = sched.fused (%r) {device = #device.dev<cpu>} : ... { graph.exp ... }
     %f = sched.fused (%r) {device = #device.dev<cpu>} : ... { graph.neg ... }
+    ```
+  }];
+  let dependentDialects = ["::modelc::sched::SchedDialect"];
+}
+
+def FoldCpuProductsPass : Pass<"modelc-fold-cpu-products", "::mlir::ModuleOp"> {
+  let summary = "On CPUs, packs constant weights and folds the ops after a product into its oneDNN call.";
+  let description = [{
+    Runs after modelc-insert-transfers and before modelc-fuse-elementwise.
+    For each `graph.linear`, `graph.matmul`, `graph.gemm` or `graph.conv2d`
+    of f32 tensors whose weight is a constant, on a `cpu` or `sim` device,
+    builds a `sched.packed_product`: the runtime packs the weight once into
+    oneDNN's layout and keeps it across runs. The product's value is then
+    followed as long as its only user is on the same device and is an op
+    oneDNN applies after the product (dialects/Sched/IR/CpuPostOps.h:
+    relu, leaky_relu, gelu, sigmoid, tanh, silu; add, sub, mul, div, max,
+    min with a bias-like, scalar or, after a matrix product, same-shape
+    value), and each such op joins the call as a post-op: the value never
+    goes through memory between them. Products of computed weights, GPU
+    ops, and ops after a product that oneDNN cannot apply are left as they
+    are (they print as the generic kernels).
+
+    Before (on the CPU):
+    ```mlir
+    %p = graph.matmul %x, %w {device = #device.dev<cpu>} : tensor<128x512xf32>, tensor<512x2048xf32>
+    %b = graph.add %p, %bias {device = #device.dev<cpu>} : tensor<128x2048xf32>, tensor<2048xf32>
+    %g = graph.gelu %b {device = #device.dev<cpu>} : tensor<128x2048xf32>
+    ```
+    After:
+    ```mlir
+    %g = sched.packed_product {device = #device.dev<cpu>} : tensor<128x2048xf32> {
+      %p = graph.matmul %x, %w : tensor<128x512xf32>, tensor<512x2048xf32>
+      %b = graph.add %p, %bias : tensor<128x2048xf32>, tensor<2048xf32>
+      %g = graph.gelu %b : tensor<128x2048xf32>
+      sched.yield %g : tensor<128x2048xf32>
+    }
     ```
   }];
   let dependentDialects = ["::modelc::sched::SchedDialect"];

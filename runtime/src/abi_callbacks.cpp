@@ -1,7 +1,7 @@
 // abi_callbacks.cpp - the function table generated code calls
 // (modelc_runtime_api). The scheduling callbacks find the Device of the
 // plan that they name and let it do the work; the host's compute helpers
-// (sgemm, linear, conv2d, parallel_for) run on the runtime's threads.
+// (sgemm, product, parallel_for) run on the runtime's threads.
 #include "abi_callbacks.hpp"
 
 #include "host_gemm.hpp"
@@ -46,29 +46,19 @@ void parallelForCallback(modelc_run_ctx *ctx, int64_t n, int64_t grain,
   parallelFor(runOf(ctx).impl->numThreads, n, grain, fn, arg);
 }
 
-void linear(modelc_run_ctx *ctx, uint32_t site, const float *x, const float *w,
-            const float *bias, float *y, int64_t m, int64_t n, int64_t k) {
+void product(modelc_run_ctx *ctx, const modelc_product *p, const float *x,
+             const float *w, const float *bias, float *y,
+             const float *const *operands) {
   RunState &run = runOf(ctx);
   std::string error;
   // oneDNN parallelises with OpenMP: as many threads as the pool.
   omp_set_num_threads(run.impl->numThreads);
-  PackedLinearSite *packed =
-      run.impl->packedLinear.site(site, w, bias != nullptr, m, n, k, error);
-  if (!packed || !run.resources->packedLinear.execute(
-                     run.impl->packedLinear, site, *packed, x, bias, y, error))
-    run.reportError("linear layer: " + error);
-}
-
-void conv2d(modelc_run_ctx *ctx, uint32_t site, const float *x, const float *w,
-            const float *bias, float *y, const int64_t *shape) {
-  RunState &run = runOf(ctx);
-  std::string error;
-  omp_set_num_threads(run.impl->numThreads);
-  PackedConvSite *packed =
-      run.impl->packedConv.site(site, w, bias != nullptr, shape, error);
-  if (!packed || !run.resources->packedConv.execute(run.impl->packedConv, site,
-                                                    *packed, x, bias, y, error))
-    run.reportError("convolution: " + error);
+  PackedProductSite *site =
+      run.impl->packedProducts.site(*p, w, bias != nullptr, error);
+  if (!site || !run.resources->packedProducts.execute(run.impl->packedProducts,
+                                                      *p, *site, x, bias, y,
+                                                      operands, error))
+    run.reportError(std::string(p->what ? p->what : "product") + ": " + error);
 }
 
 void launch(modelc_run_ctx *ctx, uint32_t device, modelc_task_fn task) {
@@ -180,8 +170,7 @@ modelc_runtime_api runtimeApi() {
   api.struct_size = sizeof(modelc_runtime_api);
   api.sgemm = sgemm;
   api.parallel_for = parallelForCallback;
-  api.linear = linear;
-  api.conv2d = conv2d;
+  api.product = product;
   api.report_error = reportError;
   api.launch = launch;
   api.copy = copy;

@@ -11,18 +11,6 @@ bool ok(dnnl_status_t status, const char *what, std::string &error) {
   return false;
 }
 
-bool createPd(dnnl_primitive_desc_t *pd, const void *opDesc,
-              dnnl_engine_t engine, std::string &error) {
-  dnnl_primitive_attr_t attr;
-  if (!ok(dnnl_primitive_attr_create(&attr), "primitive attributes", error))
-    return false;
-  dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-  dnnl_status_t status =
-      dnnl_primitive_desc_create(pd, opDesc, attr, engine, nullptr);
-  dnnl_primitive_attr_destroy(attr);
-  return ok(status, "primitive description", error);
-}
-
 bool createReorder(dnnl_primitive_t *primitive, dnnl_memory_desc_t *scratch,
                    const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
                    dnnl_engine_t engine, std::string &error) {

@@ -1,6 +1,6 @@
-// dnnl_util.hpp - what the oneDNN-backed kernels (packed_linear,
-// packed_conv) share: status checks, primitives with a per-run scratchpad,
-// and packing a constant weight into a primitive's layout once.
+// dnnl_util.hpp - what the oneDNN-backed kernels (packed_product.cpp)
+// use: status checks, reorders with a per-run scratchpad, and packing a
+// constant weight into a primitive's layout once.
 #ifndef MODELC_RUNTIME_DNNL_UTIL_HPP
 #define MODELC_RUNTIME_DNNL_UTIL_HPP
 
@@ -12,11 +12,6 @@ namespace modelc::dnnl {
 
 /// True on success; otherwise sets `error` to "oneDNN WHAT failed (status N)".
 bool ok(dnnl_status_t status, const char *what, std::string &error);
-
-/// A primitive description whose scratchpad each run provides (so that runs
-/// from several threads may execute the primitive at once).
-bool createPd(dnnl_primitive_desc_t *pd, const void *opDesc,
-              dnnl_engine_t engine, std::string &error);
 
 /// A reorder primitive from `from` to `to`, with its scratchpad description.
 bool createReorder(dnnl_primitive_t *primitive, dnnl_memory_desc_t *scratch,

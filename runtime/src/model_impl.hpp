@@ -7,8 +7,7 @@
 #include "loader.hpp"
 #include "modelc/abi.h"
 #include "modelc/runtime.hpp"
-#include "packed_conv.hpp"
-#include "packed_linear.hpp"
+#include "packed_product.hpp"
 #include "run_state.hpp"
 #include "weights.hpp"
 
@@ -30,8 +29,7 @@ struct Model::Impl {
   std::vector<EntryInfo> entries;
   detail::HostWeights weights;
   int numThreads = 1;
-  PackedLinearCache packedLinear;
-  PackedConvCache packedConv;
+  PackedProductCache packedProducts;
   modelc_runtime_api api{};
 
   // Per entry point: run resources not in use by a run.

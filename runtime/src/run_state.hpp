@@ -6,8 +6,7 @@
 
 #include "device.hpp"
 #include "modelc/runtime.hpp"
-#include "packed_conv.hpp"
-#include "packed_linear.hpp"
+#include "packed_product.hpp"
 
 #include <memory>
 #include <mutex>
@@ -29,8 +28,7 @@ struct RunResources {
   std::vector<const void *> stagedPointers;
   RunEvents events;
   RunCapture capture;
-  PackedLinearRun packedLinear;
-  PackedConvRun packedConv;
+  PackedProductRun packedProducts;
 
   RunResources() = default;
   RunResources(const RunResources &) = delete;

@@ -2,6 +2,7 @@
 // the public API. Fixtures (built by tests/CMakeLists.txt with modelc):
 // mlp1.so and mlp2.so (examples/mlp.ir with random weights, seeds 1 and 2),
 // their weights as safetensors, and three hand-made broken libraries.
+#include "modelc/abi.h"
 #include "modelc/runtime.hpp"
 
 #include <gtest/gtest.h>
@@ -127,7 +128,8 @@ TEST(Load, LibraryWithoutTheEntrySymbol) {
 TEST(Load, AbiVersionMismatchReportsBothVersions) {
   expectError([] { Model::load(fixture("abi_mismatch.so")); },
               "was built for modelc ABI version 99; this runtime supports "
-              "version 3");
+              "version " +
+                  std::to_string(MODELC_ABI_VERSION));
 }
 
 TEST(Load, TruncatedDescriptor) {

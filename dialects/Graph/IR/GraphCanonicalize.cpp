@@ -113,6 +113,28 @@ struct MergeTransposes : OpRewritePattern<TransposeOp> {
     return success();
   }
 };
+
+/// transpose(x, p) that keeps the order of x's dimensions of size > 1 ==>
+/// reshape(x): the elements stay where they are, and a reshape is a view.
+struct TransposeOfUnitDimsToReshape : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> input = op.getInput().getType().getShape();
+    int64_t last = -1;
+    for (int64_t p : op.getPerm()) {
+      if (input[p] == 1)
+        continue;
+      if (p < last)
+        return failure();
+      last = p;
+    }
+    auto reshape = rewriter.replaceOpWithNewOp<ReshapeOp>(
+        op, op.getInput(), op.getType().getShape());
+    reshape->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    return success();
+  }
+};
 } // namespace
 
 void NegOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
@@ -132,5 +154,5 @@ void FlattenOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                               MLIRContext *context) {
-  patterns.add<MergeTransposes>(context);
+  patterns.add<MergeTransposes, TransposeOfUnitDimsToReshape>(context);
 }

@@ -2,6 +2,7 @@
 
 #include "dialects/Sched/IR/SchedOps.h"
 #include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Sched/IR/CpuPostOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -208,5 +209,48 @@ LogicalResult SlicedTransposeOp::verify() {
     return emitOpError("yields ")
            << yield.getValue().getType() << " but its result is "
            << getResult().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PackedProductOp
+//===----------------------------------------------------------------------===//
+
+Operation *PackedProductOp::getProduct() {
+  Block &body = getBody().front();
+  return body.empty() ? nullptr : &body.front();
+}
+
+SmallVector<Operation *> PackedProductOp::getPostOps() {
+  SmallVector<Operation *> ops = bodyOps(getBody());
+  if (!ops.empty())
+    ops.erase(ops.begin());
+  return ops;
+}
+
+LogicalResult PackedProductOp::verify() {
+  Block &body = getBody().front();
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError("body must end in 'sched.yield'");
+  Operation *product = getProduct();
+  if (product == yield || !isPackableProduct(product))
+    return emitOpError("body must start with a linear, matmul, gemm or "
+                       "conv2d of f32 tensors and a constant weight");
+  bool conv = isa<graph::Conv2dOp>(product);
+  Value chain = product->getResult(0);
+  for (Operation *op : getPostOps()) {
+    if (!cpuPostOp(op, chain, conv))
+      return op->emitOpError("cannot be applied by oneDNN after the product "
+                             "(or does not read the value before it)");
+    if (!chain.hasOneUse())
+      return op->emitOpError("reads a value that another op also reads");
+    chain = op->getResult(0);
+  }
+  if (yield.getValue() != chain)
+    return emitOpError("must yield the value of its last op");
+  if (chain.getType() != getResult().getType())
+    return emitOpError("yields ")
+           << chain.getType() << " but its result is " << getResult().getType();
   return success();
 }

@@ -186,8 +186,48 @@ def Sched_SlicedTransposeOp : Sched_Op<"sliced_transpose",
   }];
 }
 
+def Sched_PackedProductOp : Sched_Op<"packed_product",
+    [RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "A CPU product of a constant weight and the ops oneDNN applies after it.";
+  let description = [{
+    One call into the runtime (`api->product`, oneDNN) computes the body:
+    a `graph.linear`, `graph.matmul`, `graph.gemm` or `graph.conv2d` whose
+    weight is a constant f32 tensor (the runtime packs it once into
+    oneDNN's layout and keeps it across runs), then a chain of post-ops,
+    each reading the value before it: elementwise functions (relu, gelu,
+    sigmoid, ...) and binary ops with one value from above (a bias, a
+    residual, a scalar). `modelc-fold-cpu-products` builds it on CPU
+    devices; which ops can follow a product, and how each is spelled for
+    oneDNN, is the table in `dialects/Sched/IR/CpuPostOps.h`.
+
+    ```mlir
+    %y = sched.packed_product {device = #device.dev<cpu>} : tensor<128x2048xf32> {
+      %p = graph.matmul %x, %w : tensor<128x512xf32>, tensor<512x2048xf32>
+      %b = graph.add %p, %bias : tensor<128x2048xf32>, tensor<2048xf32>
+      %g = graph.gelu %b : tensor<128x2048xf32>
+      sched.yield %g : tensor<128x2048xf32>
+    }
+    ```
+
+    Verifier: the body starts with one product; every later op reads the
+    value before it and is a post-op the table accepts; the body yields
+    the last value.
+  }];
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "attr-dict `:` type($result) $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The linear, matmul, gemm or conv2d the body starts with.
+    ::mlir::Operation *getProduct();
+    /// The ops after the product, in order.
+    ::llvm::SmallVector<::mlir::Operation *> getPostOps();
+  }];
+}
+
 def Sched_YieldOp : Sched_Op<"yield", [Pure, Terminator, ReturnLike,
-    ParentOneOf<["FusedOp", "GemmOp", "SlicedTransposeOp"]>]> {
+    ParentOneOf<["FusedOp", "GemmOp", "SlicedTransposeOp",
+                "PackedProductOp"]>]> {
   let summary = "The value a `sched` group's body computes.";
   let description = [{
     ```mlir

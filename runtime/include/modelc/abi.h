@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 3u
+#define MODELC_ABI_VERSION 4u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -86,6 +86,64 @@ typedef struct modelc_gemm {
   const void *c_in;
 } modelc_gemm;
 
+/* A product of a weight that does not change between runs, on the CPU
+ * (ABI 4), f32:
+ *   MODELC_PRODUCT_MATMUL: y[m, n] = x[m, k] * W (+ bias[n]), W = w^T for
+ *     w [n, k] (trans_w = 1) or W = w [k, n] (trans_w = 0);
+ *   MODELC_PRODUCT_CONV2D: y = conv2d(x, w) (+ bias[o]), NCHW, w
+ *     [o, c/groups, kh, kw]; `conv` holds n, c, h, w, o, kh, kw, oh, ow,
+ *     stride_h, stride_w, pad_top, pad_left, pad_bottom, pad_right,
+ *     dilation_h, dilation_w, groups;
+ * then each of `post_ops` in order, on every element of y:
+ *   MODELC_POST_ELTWISE: y = f(y), f = `alg` (a MODELC_ELTWISE_*) with
+ *     parameter alpha (leaky relu's slope, swish's beta);
+ *   MODELC_POST_BINARY: y = y `alg` v (a MODELC_BINARY_*), v =
+ *     operands[i] for post-op i, of y's shape (MODELC_BROADCAST_FULL), one
+ *     value per column of a matmul or per channel of a convolution
+ *     (_CHANNEL), or one value (_SCALAR).
+ * bias may be NULL. `site` numbers the call site, unique in the model: the
+ * runtime keeps w packed per site, made on the first run. `what` names the
+ * op for error messages. */
+enum { MODELC_PRODUCT_MATMUL = 0, MODELC_PRODUCT_CONV2D = 1 };
+enum { MODELC_POST_ELTWISE = 0, MODELC_POST_BINARY = 1 };
+enum {
+  MODELC_ELTWISE_RELU = 0,
+  MODELC_ELTWISE_GELU_ERF = 1,
+  MODELC_ELTWISE_GELU_TANH = 2,
+  MODELC_ELTWISE_LOGISTIC = 3,
+  MODELC_ELTWISE_TANH = 4,
+  MODELC_ELTWISE_SWISH = 5
+};
+enum {
+  MODELC_BINARY_ADD = 0,
+  MODELC_BINARY_SUB = 1,
+  MODELC_BINARY_MUL = 2,
+  MODELC_BINARY_DIV = 3,
+  MODELC_BINARY_MAX = 4,
+  MODELC_BINARY_MIN = 5
+};
+enum {
+  MODELC_BROADCAST_FULL = 0,
+  MODELC_BROADCAST_CHANNEL = 1,
+  MODELC_BROADCAST_SCALAR = 2
+};
+typedef struct modelc_post_op {
+  uint32_t kind; /* MODELC_POST_* */
+  uint32_t alg;  /* MODELC_ELTWISE_* or MODELC_BINARY_* */
+  float alpha;
+  uint32_t broadcast; /* MODELC_BROADCAST_* (binary) */
+} modelc_post_op;
+typedef struct modelc_product {
+  uint32_t site;
+  uint32_t kind;    /* MODELC_PRODUCT_* */
+  int32_t trans_w;  /* matmul */
+  int64_t m, n, k;  /* matmul */
+  int64_t conv[18]; /* conv2d */
+  uint32_t num_post_ops;
+  const modelc_post_op *post_ops;
+  const char *what;
+} modelc_product;
+
 /* Callbacks from generated code into the runtime. */
 typedef struct modelc_runtime_api {
   uint32_t struct_size;
@@ -123,21 +181,11 @@ typedef struct modelc_runtime_api {
   /* Holds the stream here until `event` is done. */
   void (*wait)(struct modelc_run_ctx *ctx, uint32_t device, int stream,
                uint32_t event);
-  /* y[m, n] = x[m, k] * w^T (+ bias[n]) for a weight w ([n, k], f32) that
-   * does not change between runs. `site` numbers the call site, unique in
-   * the model: the runtime keeps w pre-packed for its GEMM per site, made on
-   * the first run. bias may be NULL. */
-  void (*linear)(struct modelc_run_ctx *ctx, uint32_t site, const float *x,
-                 const float *w, const float *bias, float *y, int64_t m,
-                 int64_t n, int64_t k);
-  /* 2-D convolution, NCHW, of a weight w ([o, c/groups, kh, kw], f32) that
-   * does not change between runs; bias NULL or [o]. `shape` holds n, c, h,
-   * w, o, kh, kw, oh, ow, stride_h, stride_w, pad_top, pad_left,
-   * pad_bottom, pad_right, dilation_h, dilation_w, groups. The runtime keeps
-   * w packed per call site `site`, made on the first run. */
-  void (*conv2d)(struct modelc_run_ctx *ctx, uint32_t site, const float *x,
-                 const float *w, const float *bias, float *y,
-                 const int64_t *shape);
+  /* A matrix product or 2-D convolution of a constant weight, with the
+   * ops oneDNN applies after it (ABI 4): see modelc_product. */
+  void (*product)(struct modelc_run_ctx *ctx, const modelc_product *p,
+                  const float *x, const float *w, const float *bias, float *y,
+                  const float *const *operands);
   /* Checked builds: the task `what` on `device` touches [ptr, ptr + bytes);
    * the runtime reports an error unless that memory belongs to `device`. */
   void (*check)(struct modelc_run_ctx *ctx, uint32_t device, const void *ptr,

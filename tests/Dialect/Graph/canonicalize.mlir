@@ -99,6 +99,22 @@ func.func @transposes_cancel(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
+// A transpose that only moves dimensions of size 1 keeps every element in
+// place: a reshape (a view, no copy). One that reorders two dimensions of
+// size > 1 stays a transpose.
+// CHECK-LABEL: func.func @unit_dims_transpose
+// CHECK-SAME: (%[[X:.*]]: tensor<1x128x512xf32>, %[[Y:.*]]: tensor<2x1x3xf32>)
+// CHECK-NEXT: %[[R:.*]] = graph.reshape %[[X]] to [128, 1, 512] {device = "cpu"} : tensor<1x128x512xf32>
+// CHECK-NEXT: %[[T:.*]] = graph.transpose %[[Y]] perm [2, 1, 0] : tensor<2x1x3xf32>
+// CHECK-NEXT: return %[[R]], %[[T]]
+func.func @unit_dims_transpose(%x: tensor<1x128x512xf32>, %y: tensor<2x1x3xf32>) -> (tensor<128x1x512xf32>, tensor<3x1x2xf32>) {
+  %0 = graph.transpose %x perm [1, 0, 2] {device = "cpu"} : tensor<1x128x512xf32>
+  %1 = graph.transpose %y perm [2, 1, 0] : tensor<2x1x3xf32>
+  return %0, %1 : tensor<128x1x512xf32>, tensor<3x1x2xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @concat_of_one
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
 // CHECK-NEXT: return %[[X]]

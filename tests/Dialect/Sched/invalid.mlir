@@ -60,7 +60,7 @@ func.func @result_type(%x: tensor<4xf32>) -> tensor<4xf16> {
 // -----
 
 func.func @yield_outside(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'sched.yield' op expects parent op to be one of 'sched.fused, sched.gemm, sched.sliced_transpose'}}
+  // expected-error @+1 {{'sched.yield' op expects parent op to be one of 'sched.fused, sched.gemm, sched.sliced_transpose, sched.packed_product'}}
   sched.yield %x : tensor<4xf32>
 }
 
@@ -245,4 +245,73 @@ func.func @unknown_sched_attribute(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'graph.exp' op has an unknown sched attribute 'sched.bogus'}}
   %a = graph.exp %x {sched.bogus} : tensor<4xf32>
   return %a : tensor<4xf32>
+}
+
+// -----
+
+graph.weight @w : tensor<4x4xf32>
+func.func @packed_needs_constant_weight(%x: tensor<4x4xf32>, %v: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'sched.packed_product' op body must start with a linear, matmul, gemm or conv2d of f32 tensors and a constant weight}}
+  %p = sched.packed_product : tensor<4x4xf32> {
+    %m = graph.matmul %x, %v : tensor<4x4xf32>, tensor<4x4xf32>
+    sched.yield %m : tensor<4x4xf32>
+  }
+  return %p : tensor<4x4xf32>
+}
+
+// -----
+
+graph.weight @w : tensor<4x4xf32>
+func.func @packed_post_op(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %w = graph.weight_ref @w : tensor<4x4xf32>
+  %p = sched.packed_product : tensor<4x4xf32> {
+    %m = graph.linear %x, %w : tensor<4x4xf32>, tensor<4x4xf32>
+    // expected-error @+1 {{'graph.exp' op cannot be applied by oneDNN after the product (or does not read the value before it)}}
+    %e = graph.exp %m : tensor<4x4xf32>
+    sched.yield %e : tensor<4x4xf32>
+  }
+  return %p : tensor<4x4xf32>
+}
+
+// -----
+
+graph.weight @w : tensor<4x4xf32>
+func.func @packed_chain(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %w = graph.weight_ref @w : tensor<4x4xf32>
+  %p = sched.packed_product : tensor<4x4xf32> {
+    %m = graph.linear %x, %w : tensor<4x4xf32>, tensor<4x4xf32>
+    // expected-error @+1 {{'graph.relu' op reads a value that another op also reads}}
+    %r = graph.relu %m : tensor<4x4xf32>
+    %s = graph.relu %m : tensor<4x4xf32>
+    sched.yield %s : tensor<4x4xf32>
+  }
+  return %p : tensor<4x4xf32>
+}
+
+// -----
+
+graph.weight @w : tensor<4x4xf32>
+func.func @packed_yield(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %w = graph.weight_ref @w : tensor<4x4xf32>
+  // expected-error @+1 {{'sched.packed_product' op must yield the value of its last op}}
+  %p = sched.packed_product : tensor<4x4xf32> {
+    %m = graph.linear %x, %w : tensor<4x4xf32>, tensor<4x4xf32>
+    %r = graph.relu %m : tensor<4x4xf32>
+    sched.yield %x : tensor<4x4xf32>
+  }
+  return %p : tensor<4x4xf32>
+}
+
+// -----
+
+graph.weight @k : tensor<4x4x1x1xf32>
+func.func @packed_conv_residual(%x: tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> {
+  %k = graph.weight_ref @k : tensor<4x4x1x1xf32>
+  %p = sched.packed_product : tensor<1x4x2x2xf32> {
+    %c = graph.conv2d %x, %k : tensor<1x4x2x2xf32>, tensor<4x4x1x1xf32>
+    // expected-error @+1 {{'graph.add' op cannot be applied by oneDNN after the product (or does not read the value before it)}}
+    %a = graph.add %c, %x : tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>
+    sched.yield %a : tensor<1x4x2x2xf32>
+  }
+  return %p : tensor<1x4x2x2xf32>
 }

@@ -1,0 +1,143 @@
+//===- CpuPostOps.cpp - ops oneDNN applies after a CPU product ------------===//
+
+#include "dialects/Sched/IR/CpuPostOps.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::graph;
+
+namespace {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// How `other` broadcasts to `chain`'s shape in a binary post-op, or null
+/// when oneDNN takes no such operand. A convolution's output is in a
+/// blocked layout inside oneDNN: only per-channel and scalar operands.
+const char *broadcastOf(Value other, Value chain, bool conv) {
+  ArrayRef<int64_t> y = typeOf(chain).getShape();
+  ArrayRef<int64_t> v = typeOf(other).getShape();
+  if (typeOf(other).getElementType() != typeOf(chain).getElementType())
+    return nullptr;
+  if (typeOf(other).getNumElements() == 1)
+    return "MODELC_BROADCAST_SCALAR";
+  if (!conv && v == y)
+    return "MODELC_BROADCAST_FULL";
+  // Drop leading ones; what is left must be one dimension per output
+  // column ([N]) or per channel ([O, 1, 1]).
+  while (!v.empty() && v.front() == 1)
+    v = v.drop_front();
+  if (!conv)
+    return v.size() == 1 && !y.empty() && v[0] == y.back()
+               ? "MODELC_BROADCAST_CHANNEL"
+               : nullptr;
+  return y.size() == 4 && v.size() == 3 && v[0] == y[1] && v[1] == 1 &&
+                 v[2] == 1
+             ? "MODELC_BROADCAST_CHANNEL"
+             : nullptr;
+}
+
+std::optional<sched::CpuPostOp> eltwise(const char *alg, float alpha = 0.0f) {
+  sched::CpuPostOp post{"MODELC_POST_ELTWISE", alg};
+  post.alpha = alpha;
+  return post;
+}
+
+std::optional<sched::CpuPostOp> binary(Operation *op, Value chain, bool conv,
+                                       const char *alg, bool commutative) {
+  // The result keeps the product's shape: the other operand broadcasts.
+  if (op->getResult(0).getType() != chain.getType())
+    return std::nullopt;
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  if (lhs == rhs)
+    return std::nullopt;
+  Value other;
+  if (lhs == chain)
+    other = rhs;
+  else if (commutative && rhs == chain)
+    other = lhs;
+  else
+    return std::nullopt;
+  const char *broadcast = broadcastOf(other, chain, conv);
+  if (!broadcast)
+    return std::nullopt;
+  sched::CpuPostOp post{"MODELC_POST_BINARY", alg};
+  post.operand = other;
+  post.broadcast = broadcast;
+  return post;
+}
+
+bool isF32(Value v) { return typeOf(v).getElementType().isF32(); }
+
+bool isConstant(Value v) {
+  return v.getDefiningOp<WeightRefOp>() || v.getDefiningOp<ConstantOp>();
+}
+
+} // namespace
+
+std::optional<sched::CpuPostOp> sched::cpuPostOp(Operation *op, Value chain,
+                                                 bool conv) {
+  if (op->getNumResults() != 1 || !isF32(op->getResult(0)) ||
+      !llvm::is_contained(op->getOperands(), chain))
+    return std::nullopt;
+  return llvm::TypeSwitch<Operation *, std::optional<CpuPostOp>>(op)
+      .Case([](ReluOp) { return eltwise("MODELC_ELTWISE_RELU"); })
+      .Case([](LeakyReluOp relu) {
+        return eltwise("MODELC_ELTWISE_RELU",
+                       static_cast<float>(relu.getAlpha().convertToDouble()));
+      })
+      .Case([](GeluOp gelu) {
+        return eltwise(gelu.getApproximate() == GeluApproximation::tanh
+                           ? "MODELC_ELTWISE_GELU_TANH"
+                           : "MODELC_ELTWISE_GELU_ERF");
+      })
+      .Case([](SigmoidOp) { return eltwise("MODELC_ELTWISE_LOGISTIC"); })
+      .Case([](TanhOp) { return eltwise("MODELC_ELTWISE_TANH"); })
+      .Case([](SiluOp) { return eltwise("MODELC_ELTWISE_SWISH", 1.0f); })
+      .Case([&](AddOp) {
+        return binary(op, chain, conv, "MODELC_BINARY_ADD", true);
+      })
+      .Case([&](MulOp) {
+        return binary(op, chain, conv, "MODELC_BINARY_MUL", true);
+      })
+      .Case([&](SubOp) {
+        return binary(op, chain, conv, "MODELC_BINARY_SUB", false);
+      })
+      .Case([&](DivOp) {
+        return binary(op, chain, conv, "MODELC_BINARY_DIV", false);
+      })
+      .Case([&](MaxOp) {
+        return binary(op, chain, conv, "MODELC_BINARY_MAX", true);
+      })
+      .Case([&](MinOp) {
+        return binary(op, chain, conv, "MODELC_BINARY_MIN", true);
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+bool sched::isPackableProduct(Operation *op) {
+  if (op->getNumResults() != 1 || !isF32(op->getResult(0)) ||
+      !llvm::all_of(op->getOperands(), isF32))
+    return false;
+  if (auto linear = dyn_cast<LinearOp>(op))
+    return isConstant(linear.getWeight());
+  if (auto matmul = dyn_cast<MatmulOp>(op))
+    return isConstant(matmul.getRhs()) &&
+           typeOf(matmul.getRhs()).getRank() == 2;
+  if (auto gemm = dyn_cast<GemmOp>(op)) {
+    // y = a op(b) (+ c per column): the forms a packed matmul computes.
+    Value c = gemm.getC();
+    bool columnBias =
+        !c ||
+        (gemm.getBeta().convertToDouble() == 1.0 && typeOf(c).getRank() == 1 &&
+         typeOf(c).getDimSize(0) == typeOf(gemm.getResult()).getDimSize(1));
+    return isConstant(gemm.getB()) && !gemm.getTransposeA() &&
+           gemm.getAlpha().convertToDouble() == 1.0 && columnBias;
+  }
+  if (auto conv = dyn_cast<Conv2dOp>(op))
+    return isConstant(conv.getWeight());
+  return false;
+}

@@ -1,0 +1,408 @@
+// packed_product.cpp - products of constant weights through oneDNN, with
+// the weight packed once and the ops after the product as post-ops.
+#include "packed_product.hpp"
+
+#include "dnnl_util.hpp"
+
+namespace modelc {
+
+using dnnl::createReorder;
+using dnnl::ok;
+
+namespace {
+
+/// Most post-ops one product takes (the compiler folds a handful).
+constexpr uint32_t kMaxPostOps = 32;
+
+bool eltwiseAlg(uint32_t alg, dnnl_alg_kind_t &out) {
+  switch (alg) {
+  case MODELC_ELTWISE_RELU:
+    out = dnnl_eltwise_relu;
+    return true;
+  case MODELC_ELTWISE_GELU_ERF:
+    out = dnnl_eltwise_gelu_erf;
+    return true;
+  case MODELC_ELTWISE_GELU_TANH:
+    out = dnnl_eltwise_gelu_tanh;
+    return true;
+  case MODELC_ELTWISE_LOGISTIC:
+    out = dnnl_eltwise_logistic;
+    return true;
+  case MODELC_ELTWISE_TANH:
+    out = dnnl_eltwise_tanh;
+    return true;
+  case MODELC_ELTWISE_SWISH:
+    out = dnnl_eltwise_swish;
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool binaryAlg(uint32_t alg, dnnl_alg_kind_t &out) {
+  switch (alg) {
+  case MODELC_BINARY_ADD:
+    out = dnnl_binary_add;
+    return true;
+  case MODELC_BINARY_SUB:
+    out = dnnl_binary_sub;
+    return true;
+  case MODELC_BINARY_MUL:
+    out = dnnl_binary_mul;
+    return true;
+  case MODELC_BINARY_DIV:
+    out = dnnl_binary_div;
+    return true;
+  case MODELC_BINARY_MAX:
+    out = dnnl_binary_max;
+    return true;
+  case MODELC_BINARY_MIN:
+    out = dnnl_binary_min;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// The description of a binary post-op's operand for a destination of
+/// `dims` (2-D [m, n] or NCHW), by how it broadcasts.
+bool operandDesc(uint32_t broadcast, int ndims, const dnnl_dims_t dims,
+                 dnnl_memory_desc_t *desc, std::string &error) {
+  dnnl_dims_t v;
+  for (int i = 0; i < ndims; ++i)
+    v[i] = 1;
+  switch (broadcast) {
+  case MODELC_BROADCAST_FULL:
+    for (int i = 0; i < ndims; ++i)
+      v[i] = dims[i];
+    break;
+  case MODELC_BROADCAST_CHANNEL:
+    v[1] = dims[1]; // a matmul's columns, a convolution's channels
+    break;
+  case MODELC_BROADCAST_SCALAR:
+    break;
+  default:
+    error = "unknown broadcast " + std::to_string(broadcast) +
+            " of a post-op (a model.so from a newer modelc?)";
+    return false;
+  }
+  return ok(dnnl_memory_desc_init_by_tag(desc, ndims, v, dnnl_f32,
+                                         ndims == 2 ? dnnl_ab : dnnl_nchw),
+            "memory description", error);
+}
+
+/// The primitive attributes of `p`: a scratchpad per run and the
+/// post-ops, whose operand descriptions go into `site`.
+bool makeAttr(const modelc_product &p, int ndims, const dnnl_dims_t dstDims,
+              PackedProductSite &site, dnnl_primitive_attr_t *attr,
+              std::string &error) {
+  if (p.num_post_ops > kMaxPostOps) {
+    error = std::to_string(p.num_post_ops) + " post-ops (at most " +
+            std::to_string(kMaxPostOps) + ")";
+    return false;
+  }
+  dnnl_post_ops_t postOps;
+  if (!ok(dnnl_post_ops_create(&postOps), "post-ops", error))
+    return false;
+  bool good = true;
+  site.operands.assign(p.num_post_ops, dnnl_memory_desc_t{});
+  site.binary.assign(p.num_post_ops, false);
+  for (uint32_t i = 0; good && i < p.num_post_ops; ++i) {
+    const modelc_post_op &post = p.post_ops[i];
+    dnnl_alg_kind_t alg;
+    if (post.kind == MODELC_POST_ELTWISE && eltwiseAlg(post.alg, alg)) {
+      good =
+          ok(dnnl_post_ops_append_eltwise(postOps, 1.0f, alg, post.alpha, 0.0f),
+             "eltwise post-op", error);
+    } else if (post.kind == MODELC_POST_BINARY && binaryAlg(post.alg, alg)) {
+      site.binary[i] = true;
+      good = operandDesc(post.broadcast, ndims, dstDims, &site.operands[i],
+                         error) &&
+             ok(dnnl_post_ops_append_binary(postOps, alg, &site.operands[i]),
+                "binary post-op", error);
+    } else {
+      error = "unknown post-op " + std::to_string(post.kind) + "/" +
+              std::to_string(post.alg) + " (a model.so from a newer modelc?)";
+      good = false;
+    }
+  }
+  good = good && ok(dnnl_primitive_attr_create(attr), "attributes", error);
+  if (good) {
+    dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user);
+    good =
+        ok(dnnl_primitive_attr_set_post_ops(*attr, postOps), "post-ops", error);
+    if (!good)
+      dnnl_primitive_attr_destroy(*attr);
+  }
+  dnnl_post_ops_destroy(postOps);
+  return good;
+}
+
+bool desc(dnnl_memory_desc_t *d, int ndims, const dnnl_dims_t dims,
+          dnnl_format_tag_t tag, std::string &error) {
+  return ok(dnnl_memory_desc_init_by_tag(d, ndims, dims, dnnl_f32, tag),
+            "memory description", error);
+}
+
+/// Makes the primitive of `opDesc` with `attr`, packs `w` (laid out as
+/// `weightPlain`) into its layout, and adds reorders where a convolution
+/// chose blocked layouts for its input and output.
+bool finish(PackedProductSite &site, const void *opDesc,
+            dnnl_primitive_attr_t attr, const float *w,
+            const dnnl_memory_desc_t &weightPlain, dnnl_engine_t engine,
+            std::string &error) {
+  dnnl_primitive_desc_t pd;
+  dnnl_status_t status =
+      dnnl_primitive_desc_create(&pd, opDesc, attr, engine, nullptr);
+  dnnl_primitive_attr_destroy(attr);
+  if (!ok(status, "primitive description", error))
+    return false;
+  site.src = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+  site.dst = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+  site.scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  bool good =
+      ok(dnnl_primitive_create(&site.primitive, pd), "primitive", error) &&
+      dnnl::packWeight(
+          w, &weightPlain,
+          dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), engine,
+          &site.packedWeight, error);
+  dnnl_primitive_desc_destroy(pd);
+  if (good && !dnnl_memory_desc_equal(&site.src, &site.plainSrc))
+    good = createReorder(&site.reorderIn, &site.inScratch, &site.plainSrc,
+                         &site.src, engine, error);
+  if (good && !dnnl_memory_desc_equal(&site.dst, &site.plainDst))
+    good = createReorder(&site.reorderOut, &site.outScratch, &site.dst,
+                         &site.plainDst, engine, error);
+  return good;
+}
+
+bool matmulSite(const modelc_product &p, const float *w,
+                PackedProductSite &site, dnnl_engine_t engine,
+                std::string &error) {
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0) {
+    error = "empty matrix product";
+    return false;
+  }
+  dnnl_dims_t srcDims = {p.m, p.k}, weightDims = {p.k, p.n},
+              dstDims = {p.m, p.n}, biasDims = {1, p.n};
+  dnnl_memory_desc_t weightAny, weightPlain;
+  dnnl_primitive_attr_t attr;
+  // w [n, k] row-major is the k x n matrix W^T in layout "ba".
+  if (!desc(&site.plainSrc, 2, srcDims, dnnl_ab, error) ||
+      !desc(&site.plainDst, 2, dstDims, dnnl_ab, error) ||
+      !desc(&weightAny, 2, weightDims, dnnl_format_tag_any, error) ||
+      !desc(&weightPlain, 2, weightDims, p.trans_w ? dnnl_ba : dnnl_ab,
+            error) ||
+      !desc(&site.bias, 2, biasDims, dnnl_ab, error) ||
+      !makeAttr(p, 2, dstDims, site, &attr, error))
+    return false;
+  dnnl_matmul_desc_t op;
+  if (!ok(dnnl_matmul_desc_init(&op, &site.plainSrc, &weightAny,
+                                site.hasBias ? &site.bias : nullptr,
+                                &site.plainDst),
+          "matmul description", error)) {
+    dnnl_primitive_attr_destroy(attr);
+    return false;
+  }
+  return finish(site, &op, attr, w, weightPlain, engine, error);
+}
+
+bool convSite(const modelc_product &p, const float *w, PackedProductSite &site,
+              dnnl_engine_t engine, std::string &error) {
+  const int64_t *s = p.conv;
+  int64_t n = s[0], c = s[1], h = s[2], wd = s[3], o = s[4], kh = s[5],
+          kw = s[6], oh = s[7], ow = s[8], groups = s[17];
+  if (groups <= 0 || c % groups || o % groups) {
+    error = "bad convolution groups " + std::to_string(groups);
+    return false;
+  }
+  dnnl_dims_t srcDims = {n, c, h, wd}, dstDims = {n, o, oh, ow}, biasDims = {o};
+  dnnl_dims_t strides = {s[9], s[10]}, padL = {s[11], s[12]},
+              padR = {s[13], s[14]}, dilation = {s[15] - 1, s[16] - 1};
+  dnnl_memory_desc_t weightAny, weightPlain, srcAny, dstAny;
+  bool good;
+  if (groups == 1) {
+    dnnl_dims_t weightDims = {o, c, kh, kw};
+    good = desc(&weightAny, 4, weightDims, dnnl_format_tag_any, error) &&
+           desc(&weightPlain, 4, weightDims, dnnl_oihw, error);
+  } else {
+    dnnl_dims_t weightDims = {groups, o / groups, c / groups, kh, kw};
+    good = desc(&weightAny, 5, weightDims, dnnl_format_tag_any, error) &&
+           desc(&weightPlain, 5, weightDims, dnnl_goihw, error);
+  }
+  dnnl_primitive_attr_t attr;
+  if (!good || !desc(&site.plainSrc, 4, srcDims, dnnl_nchw, error) ||
+      !desc(&site.plainDst, 4, dstDims, dnnl_nchw, error) ||
+      !desc(&srcAny, 4, srcDims, dnnl_format_tag_any, error) ||
+      !desc(&dstAny, 4, dstDims, dnnl_format_tag_any, error) ||
+      !desc(&site.bias, 1, biasDims, dnnl_x, error) ||
+      !makeAttr(p, 4, dstDims, site, &attr, error))
+    return false;
+  dnnl_convolution_desc_t op;
+  if (!ok(dnnl_dilated_convolution_forward_desc_init(
+              &op, dnnl_forward_inference, dnnl_convolution_direct, &srcAny,
+              &weightAny, site.hasBias ? &site.bias : nullptr, &dstAny, strides,
+              dilation, padL, padR),
+          "convolution description", error)) {
+    dnnl_primitive_attr_destroy(attr);
+    return false;
+  }
+  return finish(site, &op, attr, w, weightPlain, engine, error);
+}
+
+} // namespace
+
+PackedProductSite::~PackedProductSite() {
+  for (dnnl_primitive_t p : {primitive, reorderIn, reorderOut})
+    if (p)
+      dnnl_primitive_destroy(p);
+  if (packedWeight)
+    dnnl_memory_destroy(packedWeight);
+}
+
+PackedProductHandles::~PackedProductHandles() {
+  for (dnnl_memory_t m :
+       {plainSrc, plainDst, src, dst, bias, scratch, inScratch, outScratch})
+    if (m)
+      dnnl_memory_destroy(m);
+  for (dnnl_memory_t m : operands)
+    if (m)
+      dnnl_memory_destroy(m);
+  if (stream)
+    dnnl_stream_destroy(stream);
+}
+
+PackedProductCache::PackedProductCache() {
+  if (dnnl_engine_create(&engine_, dnnl_cpu, 0) != dnnl_success)
+    engine_ = nullptr;
+}
+
+PackedProductCache::~PackedProductCache() {
+  sites_.clear();
+  if (engine_)
+    dnnl_engine_destroy(engine_);
+}
+
+PackedProductSite *PackedProductCache::site(const modelc_product &p,
+                                            const float *w, bool hasBias,
+                                            std::string &error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = sites_.find(p.site); it != sites_.end())
+    return it->second.get();
+  if (!engine_) {
+    error = "oneDNN has no CPU engine";
+    return nullptr;
+  }
+  auto site = std::make_unique<PackedProductSite>();
+  site->hasBias = hasBias;
+  bool good;
+  if (p.kind == MODELC_PRODUCT_MATMUL)
+    good = matmulSite(p, w, *site, engine_, error);
+  else if (p.kind == MODELC_PRODUCT_CONV2D)
+    good = convSite(p, w, *site, engine_, error);
+  else {
+    error = "unknown product kind " + std::to_string(p.kind) +
+            " (a model.so from a newer modelc?)";
+    good = false;
+  }
+  if (!good)
+    return nullptr;
+  PackedProductSite *result = site.get();
+  sites_[p.site] = std::move(site);
+  return result;
+}
+
+PackedProductRun::~PackedProductRun() { handles_.clear(); }
+
+namespace {
+
+/// The run's handles and buffers of `site`, made on its first run.
+bool prepare(PackedProductHandles &h, const PackedProductSite &site,
+             dnnl_engine_t engine, std::string &error) {
+  auto allocate = [&](dnnl_memory_t *m, const dnnl_memory_desc_t *d) {
+    return ok(dnnl_memory_create(m, d, engine, DNNL_MEMORY_ALLOCATE),
+              "run memory", error);
+  };
+  auto handle = [&](dnnl_memory_t *m, const dnnl_memory_desc_t *d) {
+    return ok(dnnl_memory_create(m, d, engine, DNNL_MEMORY_NONE),
+              "memory handle", error);
+  };
+  bool good =
+      ok(dnnl_stream_create(&h.stream, engine, dnnl_stream_default_flags),
+         "stream", error) &&
+      handle(&h.plainSrc, &site.plainSrc) &&
+      handle(&h.plainDst, &site.plainDst) &&
+      (!site.reorderIn || (allocate(&h.src, &site.src) &&
+                           allocate(&h.inScratch, &site.inScratch))) &&
+      (!site.reorderOut || (allocate(&h.dst, &site.dst) &&
+                            allocate(&h.outScratch, &site.outScratch))) &&
+      allocate(&h.scratch, &site.scratch) &&
+      (!site.hasBias || handle(&h.bias, &site.bias));
+  h.operands.assign(site.operands.size(), nullptr);
+  for (size_t i = 0; good && i < site.operands.size(); ++i)
+    if (site.binary[i])
+      good = handle(&h.operands[i], &site.operands[i]);
+  return good;
+}
+
+} // namespace
+
+bool PackedProductRun::execute(PackedProductCache &cache,
+                               const modelc_product &p, PackedProductSite &site,
+                               const float *x, const float *bias, float *y,
+                               const float *const *operands,
+                               std::string &error) {
+  PackedProductHandles *handles;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    handles = &handles_[p.site]; // references stay valid across rehashing
+  }
+  PackedProductHandles &h = *handles;
+  if (!h.stream && !prepare(h, site, cache.engine(), error))
+    return false;
+  dnnl_memory_set_data_handle_v2(h.plainSrc, const_cast<float *>(x), h.stream);
+  dnnl_memory_set_data_handle_v2(h.plainDst, y, h.stream);
+  if (site.hasBias)
+    dnnl_memory_set_data_handle_v2(h.bias, const_cast<float *>(bias), h.stream);
+  dnnl_memory_t src = site.reorderIn ? h.src : h.plainSrc;
+  dnnl_memory_t dst = site.reorderOut ? h.dst : h.plainDst;
+  if (site.reorderIn) {
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, h.plainSrc},
+                              {DNNL_ARG_TO, h.src},
+                              {DNNL_ARG_SCRATCHPAD, h.inScratch}};
+    if (!ok(dnnl_primitive_execute(site.reorderIn, h.stream, 3, args),
+            "input reorder", error))
+      return false;
+  }
+  dnnl_exec_arg_t args[5 + kMaxPostOps] = {
+      {DNNL_ARG_SRC, src},
+      {DNNL_ARG_WEIGHTS, site.packedWeight},
+      {DNNL_ARG_DST, dst},
+      {DNNL_ARG_SCRATCHPAD, h.scratch}};
+  int count = 4;
+  if (site.hasBias)
+    args[count++] = {DNNL_ARG_BIAS, h.bias};
+  for (size_t i = 0; i < h.operands.size(); ++i) {
+    if (!site.binary[i])
+      continue;
+    dnnl_memory_set_data_handle_v2(h.operands[i],
+                                   const_cast<float *>(operands[i]), h.stream);
+    args[count++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) |
+                         DNNL_ARG_SRC_1,
+                     h.operands[i]};
+  }
+  if (!ok(dnnl_primitive_execute(site.primitive, h.stream, count, args),
+          p.kind == MODELC_PRODUCT_CONV2D ? "convolution" : "matmul", error))
+    return false;
+  if (site.reorderOut) {
+    dnnl_exec_arg_t out[] = {{DNNL_ARG_FROM, h.dst},
+                             {DNNL_ARG_TO, h.plainDst},
+                             {DNNL_ARG_SCRATCHPAD, h.outScratch}};
+    if (!ok(dnnl_primitive_execute(site.reorderOut, h.stream, 3, out),
+            "output reorder", error))
+      return false;
+  }
+  return ok(dnnl_stream_wait(h.stream), "stream wait", error);
+}
+
+} // namespace modelc

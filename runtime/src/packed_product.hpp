@@ -1,0 +1,90 @@
+// packed_product.hpp - products of constant weights through oneDNN, with
+// the weight packed once and the ops after the product as post-ops.
+//
+// Linear layers and convolutions read a weight that never changes between
+// runs. oneDNN's matmul and direct convolution with weights in their own
+// blocked layout ("format any", reordered once) run ~500 GFLOP/s on the
+// bench shapes where OpenBLAS sgemm, which packs its operand again on every
+// call, runs 300-390, and im2col + GEMM 145-355 (bench/RESULTS.md). The ops
+// the compiler folded after the product (modelc-fold-cpu-products: bias,
+// activation, residual) run as oneDNN post-ops on values still in cache.
+// A convolution reorders its NCHW input into the blocked layout oneDNN
+// chose and its output back. The primitive and the packed weight are made
+// on the first run of a call site and shared by every run; each run keeps
+// its own memory handles and scratchpads, so runs from many threads need no
+// lock once warm and allocate nothing.
+#ifndef MODELC_RUNTIME_PACKED_PRODUCT_HPP
+#define MODELC_RUNTIME_PACKED_PRODUCT_HPP
+
+#include "modelc/abi.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace modelc {
+
+/// One call site: the primitive, its packed weight, a convolution's
+/// reorders, and the descriptions of the post-ops' operands.
+struct PackedProductSite {
+  dnnl_primitive_t primitive = nullptr, reorderIn = nullptr,
+                   reorderOut = nullptr;
+  dnnl_memory_t packedWeight = nullptr;
+  dnnl_memory_desc_t plainSrc{}, plainDst{}, src{}, dst{}, bias{};
+  dnnl_memory_desc_t scratch{}, inScratch{}, outScratch{};
+  /// Per post-op: its operand's description (binary post-ops only).
+  std::vector<dnnl_memory_desc_t> operands;
+  std::vector<bool> binary;
+  bool hasBias = false;
+  ~PackedProductSite();
+};
+
+/// What one run keeps per site: handles, blocked buffers, scratchpads.
+struct PackedProductHandles {
+  dnnl_memory_t plainSrc = nullptr, plainDst = nullptr, src = nullptr,
+                dst = nullptr, bias = nullptr;
+  dnnl_memory_t scratch = nullptr, inScratch = nullptr, outScratch = nullptr;
+  std::vector<dnnl_memory_t> operands;
+  dnnl_stream_t stream = nullptr;
+  ~PackedProductHandles();
+};
+
+/// The sites of one model, and the engine they run on.
+class PackedProductCache {
+public:
+  PackedProductCache();
+  ~PackedProductCache();
+  /// The site of `p`, made (and its weight packed) on first use; null on
+  /// failure.
+  PackedProductSite *site(const modelc_product &p, const float *w, bool hasBias,
+                          std::string &error);
+  dnnl_engine_t engine() const { return engine_; }
+
+private:
+  dnnl_engine_t engine_ = nullptr;
+  std::mutex mutex_;
+  std::unordered_map<uint32_t, std::unique_ptr<PackedProductSite>> sites_;
+};
+
+/// Per run: a stream and the handles of each site.
+class PackedProductRun {
+public:
+  ~PackedProductRun();
+  /// Runs `site` (the product `p`); false (with `error`) on failure.
+  bool execute(PackedProductCache &cache, const modelc_product &p,
+               PackedProductSite &site, const float *x, const float *bias,
+               float *y, const float *const *operands, std::string &error);
+
+private:
+  std::mutex mutex_; // tasks of several devices may run at once
+  std::unordered_map<uint32_t, PackedProductHandles> handles_;
+};
+
+} // namespace modelc
+
+#endif // MODELC_RUNTIME_PACKED_PRODUCT_HPP

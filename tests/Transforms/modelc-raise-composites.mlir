@@ -1,0 +1,83 @@
+// RUN: modelc-opt %s --split-input-file --modelc-raise-composites | FileCheck %s
+
+// GELU as PyTorch exports it to ONNX: x / sqrt(2), erf, + 1, * x, * 0.5.
+// CHECK-LABEL: func.func @gelu_erf
+// CHECK-NEXT: %[[G:.*]] = graph.gelu %arg0 : tensor<8x64xf32>
+// CHECK-NEXT: return %[[G]]
+func.func @gelu_erf(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %sqrt2 = graph.constant dense<1.41421354> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %d = graph.div %x, %sqrt2 : tensor<8x64xf32>, tensor<f32>
+  %e = graph.erf %d : tensor<8x64xf32>
+  %a = graph.add %e, %one : tensor<8x64xf32>, tensor<f32>
+  %m = graph.mul %x, %a : tensor<8x64xf32>, tensor<8x64xf32>
+  %y = graph.mul %m, %half : tensor<8x64xf32>, tensor<f32>
+  return %y : tensor<8x64xf32>
+}
+
+// -----
+
+// Other orders and groupings: (0.5 * x) * (1 + erf(x * 0.7071...)).
+// CHECK-LABEL: func.func @gelu_erf_regrouped
+// CHECK-NEXT: %[[G:.*]] = graph.gelu %arg0 : tensor<4xf32>
+// CHECK-NEXT: return %[[G]]
+func.func @gelu_erf_regrouped(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = graph.constant dense<0.707106769> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %hx = graph.mul %half, %x : tensor<f32>, tensor<4xf32>
+  %d = graph.mul %r, %x : tensor<f32>, tensor<4xf32>
+  %e = graph.erf %d : tensor<4xf32>
+  %a = graph.add %one, %e : tensor<f32>, tensor<4xf32>
+  %y = graph.mul %a, %hx : tensor<4xf32>, tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// The tanh approximation as PyTorch 1.13 exports it (opset 17).
+// CHECK-LABEL: func.func @gelu_tanh
+// CHECK-NEXT: %[[G:.*]] = graph.gelu %arg0 approximate tanh : tensor<2x8xf32>
+// CHECK-NEXT: return %[[G]]
+func.func @gelu_tanh(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %k = graph.constant dense<0.797884583> : tensor<f32>
+  %c = graph.constant dense<0.044715> : tensor<f32>
+  %sq = graph.mul %x, %x : tensor<2x8xf32>, tensor<2x8xf32>
+  %cube = graph.mul %x, %sq : tensor<2x8xf32>, tensor<2x8xf32>
+  %cc = graph.mul %c, %cube : tensor<f32>, tensor<2x8xf32>
+  %in = graph.add %x, %cc : tensor<2x8xf32>, tensor<2x8xf32>
+  %s = graph.mul %k, %in : tensor<f32>, tensor<2x8xf32>
+  %t = graph.tanh %s : tensor<2x8xf32>
+  %a = graph.add %one, %t : tensor<f32>, tensor<2x8xf32>
+  %m = graph.mul %x, %a : tensor<2x8xf32>, tensor<2x8xf32>
+  %y = graph.mul %half, %m : tensor<f32>, tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// Not GELU: a wrong constant (0.6 instead of 0.5), and a formula whose
+// erf another op also reads (raising it would compute erf twice).
+// CHECK-LABEL: func.func @not_gelu
+// CHECK-NOT: graph.gelu
+// CHECK: return
+func.func @not_gelu(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %sqrt2 = graph.constant dense<1.41421354> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %other = graph.constant dense<0.6> : tensor<f32>
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %d = graph.div %x, %sqrt2 : tensor<4xf32>, tensor<f32>
+  %e = graph.erf %d : tensor<4xf32>
+  %a = graph.add %e, %one : tensor<4xf32>, tensor<f32>
+  %m = graph.mul %x, %a : tensor<4xf32>, tensor<4xf32>
+  %y = graph.mul %m, %other : tensor<4xf32>, tensor<f32>
+  %d2 = graph.div %x, %sqrt2 : tensor<4xf32>, tensor<f32>
+  %e2 = graph.erf %d2 : tensor<4xf32>
+  %a2 = graph.add %e2, %one : tensor<4xf32>, tensor<f32>
+  %m2 = graph.mul %x, %a2 : tensor<4xf32>, tensor<4xf32>
+  %y2 = graph.mul %m2, %half : tensor<4xf32>, tensor<f32>
+  return %y, %y2, %e2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
