@@ -224,6 +224,8 @@ private:
   llvm::DenseMap<Value, unsigned> bufferDevice;
   llvm::DenseMap<Operation *, SmallVector<uint64_t>> scratchOffsets;
   llvm::DenseMap<Operation *, uint64_t> im2colOffsets;
+  /// The runtime call site of each sched.packed_product printed.
+  llvm::DenseMap<Operation *, unsigned> productSites;
   uint64_t arenaBytes = 0;
   unsigned kernelCalls = 0, fusedLoops = 0, fusedOps = 0;
 };
@@ -453,10 +455,29 @@ FunctionEmitter::emitPackedProduct(sched::PackedProductOp packed) {
   std::string what = prod->getName().getStringRef().str();
   if (auto loc = dyn_cast<FileLineColLoc>(prod->getLoc()))
     what += " (line " + std::to_string(loc.getLine()) + ")";
-  globals << "};\nconst modelc_product " << desc << " = {" << globalCounter++
-          << ", " << kind << ", " << transW << ", " << m << ", " << n << ", "
-          << k << ", " << conv << ", " << operands.size() << ", " << postOps
-          << ", \"" << what << "\"};\n";
+  // A convolution chain in oneDNN's layout (modelc-keep-cpu-layouts): this
+  // call keeps its output's layout, or reads the one its producer kept.
+  std::string flags = "0";
+  unsigned srcSite = 0;
+  uint64_t yBytes = 0;
+  if (packed.getKeepLayout()) {
+    flags = "MODELC_PRODUCT_KEEP_LAYOUT";
+    yBytes =
+        packed->getAttrOfType<sched::BufferAttr>("sched.buffer").getBytes();
+  }
+  if (auto producer = x.getDefiningOp<sched::PackedProductOp>();
+      producer && producer.getKeepLayout()) {
+    flags = flags == "0" ? "MODELC_PRODUCT_SRC_OF_SITE"
+                         : flags + " | MODELC_PRODUCT_SRC_OF_SITE";
+    srcSite = productSites.lookup(producer);
+  }
+  unsigned site = globalCounter++;
+  productSites[packed] = site;
+  globals << "};\nconst modelc_product " << desc << " = {" << site << ", "
+          << kind << ", " << transW << ", " << m << ", " << n << ", " << k
+          << ", " << conv << ", " << flags << ", " << srcSite << ", " << yBytes
+          << "ULL, " << operands.size() << ", " << postOps << ", \"" << what
+          << "\"};\n";
   std::string operandArray = "nullptr";
   if (!operands.empty()) {
     operandArray = newGlobal("operands_");

@@ -45,6 +45,7 @@ void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,
 
 void modelc::buildSchedulePipeline(mlir::OpPassManager &pm, bool checked) {
   pm.addPass(createFoldCpuProductsPass());
+  pm.addPass(createKeepCpuLayoutsPass());
   pm.addPass(createFuseElementwisePass());
   FoldGemmPassOptions gemm;
   gemm.checked = checked;

@@ -267,6 +267,35 @@ def FoldCpuProductsPass : Pass<"modelc-fold-cpu-products", "::mlir::ModuleOp"> {
   let dependentDialects = ["::modelc::sched::SchedDialect"];
 }
 
+def KeepCpuLayoutsPass : Pass<"modelc-keep-cpu-layouts", "::mlir::ModuleOp"> {
+  let summary = "Keeps a convolution's output in oneDNN's layout when the next convolution alone reads it.";
+  let description = [{
+    Runs after modelc-fold-cpu-products. oneDNN computes convolutions in
+    its own layouts (NHWC or channel blocks); a `sched.packed_product`
+    convolution reorders its NCHW input into that layout and its output
+    back to NCHW, two passes over memory. When a packed convolution's
+    result has one reader and that reader is the input of another packed
+    convolution (a MobileNet block's expand, depthwise and project
+    convolutions; a ResNet block's first and second), this pass sets
+    `keep_layout` on the first: its buffer holds oneDNN's layout and the
+    second reads it as it is. Values read by anything else (an add, a
+    pool, an output, another device) stay NCHW.
+
+    Before:
+    ```mlir
+    %a = sched.packed_product {device = #device.dev<cpu>} : tensor<1x96x56x56xf32> {
+      %c = graph.conv2d %x, %w1 : ...
+      ...
+    }
+    %b = sched.packed_product {device = #device.dev<cpu>} : tensor<1x96x56x56xf32> {
+      %c = graph.conv2d %a, %w2 {groups = 96 : i64, ...} : ...
+      ...
+    }
+    ```
+    After: the first is `sched.packed_product {device = ..., keep_layout}`.
+  }];
+}
+
 def FoldGemmPass : Pass<"modelc-fold-gemm", "::mlir::ModuleOp"> {
   let summary = "On GPUs, folds a product's neighbours into its cuBLASLt call.";
   let description = [{

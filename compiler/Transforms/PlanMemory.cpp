@@ -80,6 +80,19 @@ private:
     return last;
   }
 
+  /// The bytes of `op`'s result buffer: a convolution's output kept in
+  /// oneDNN's layout pads its channels to whole blocks.
+  static uint64_t resultBytes(Operation *op) {
+    Value result = op->getResult(0);
+    auto packed = dyn_cast<sched::PackedProductOp>(op);
+    if (!packed || !packed.getKeepLayout())
+      return valueBytes(result);
+    ArrayRef<int64_t> y = cast<ShapedType>(result.getType()).getShape();
+    int64_t block = sched::kKeptLayoutChannelBlock;
+    int64_t channels = (y[1] + block - 1) / block * block;
+    return static_cast<uint64_t>(y[0] * channels * y[2] * y[3]) * 4;
+  }
+
   /// A buffer per result of every op but views (which share their source's
   /// memory), weights and constants; then the op's scratch, alive while it
   /// runs, as its device's printer needs it. A transfer's buffer is written
@@ -97,7 +110,7 @@ private:
       device::DeviceAttr device = sched::runningDevice(&op);
       Value result = op.getResult(0);
       requests[device].push_back(
-          {{valueBytes(result), position[&op], lastUse(result)}, &op, false});
+          {{resultBytes(&op), position[&op], lastUse(result)}, &op, false});
       bool gpu = device.getKind() == device::DeviceKind::cuda;
       for (uint64_t bytes : gpu ? gpuScratchBytes(&op) : cpuScratchBytes(&op))
         requests[device].push_back(

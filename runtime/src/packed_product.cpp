@@ -150,7 +150,7 @@ bool desc(dnnl_memory_desc_t *d, int ndims, const dnnl_dims_t dims,
 bool finish(PackedProductSite &site, const void *opDesc,
             dnnl_primitive_attr_t attr, const float *w,
             const dnnl_memory_desc_t &weightPlain, dnnl_engine_t engine,
-            std::string &error) {
+            bool keepLayout, uint64_t yBytes, std::string &error) {
   dnnl_primitive_desc_t pd;
   dnnl_status_t status =
       dnnl_primitive_desc_create(&pd, opDesc, attr, engine, nullptr);
@@ -170,6 +170,16 @@ bool finish(PackedProductSite &site, const void *opDesc,
   if (good && !dnnl_memory_desc_equal(&site.src, &site.plainSrc))
     good = createReorder(&site.reorderIn, &site.inScratch, &site.plainSrc,
                          &site.src, engine, error);
+  if (good && keepLayout) {
+    // y holds the convolution's own layout; its reader takes it as it is.
+    size_t bytes = dnnl_memory_desc_get_size(&site.dst);
+    if (bytes > yBytes) {
+      error = "the output's layout needs " + std::to_string(bytes) +
+              " bytes; the compiler reserved " + std::to_string(yBytes);
+      return false;
+    }
+    site.plainDst = site.dst;
+  }
   if (good && !dnnl_memory_desc_equal(&site.dst, &site.plainDst))
     good = createReorder(&site.reorderOut, &site.outScratch, &site.dst,
                          &site.plainDst, engine, error);
@@ -204,11 +214,14 @@ bool matmulSite(const modelc_product &p, const float *w,
     dnnl_primitive_attr_destroy(attr);
     return false;
   }
-  return finish(site, &op, attr, w, weightPlain, engine, error);
+  return finish(site, &op, attr, w, weightPlain, engine, false, 0, error);
 }
 
+/// `keptSrc`: the layout x is in (the producer's kept output), or null for
+/// NCHW.
 bool convSite(const modelc_product &p, const float *w, PackedProductSite &site,
-              dnnl_engine_t engine, std::string &error) {
+              const dnnl_memory_desc_t *keptSrc, dnnl_engine_t engine,
+              std::string &error) {
   const int64_t *s = p.conv;
   int64_t n = s[0], c = s[1], h = s[2], wd = s[3], o = s[4], kh = s[5],
           kw = s[6], oh = s[7], ow = s[8], groups = s[17];
@@ -238,16 +251,29 @@ bool convSite(const modelc_product &p, const float *w, PackedProductSite &site,
       !desc(&site.bias, 1, biasDims, dnnl_x, error) ||
       !makeAttr(p, 4, dstDims, site, &attr, error))
     return false;
+  if (keptSrc)
+    site.plainSrc = *keptSrc;
+  auto describe = [&](dnnl_convolution_desc_t *op,
+                      const dnnl_memory_desc_t *src) {
+    return dnnl_dilated_convolution_forward_desc_init(
+        op, dnnl_forward_inference, dnnl_convolution_direct, src, &weightAny,
+        site.hasBias ? &site.bias : nullptr, &dstAny, strides, dilation, padL,
+        padR);
+  };
+  // Read a kept layout as it is where oneDNN can; else any layout, and a
+  // reorder from the kept one.
   dnnl_convolution_desc_t op;
-  if (!ok(dnnl_dilated_convolution_forward_desc_init(
-              &op, dnnl_forward_inference, dnnl_convolution_direct, &srcAny,
-              &weightAny, site.hasBias ? &site.bias : nullptr, &dstAny, strides,
-              dilation, padL, padR),
-          "convolution description", error)) {
+  dnnl_primitive_desc_t probe = nullptr;
+  if (keptSrc && describe(&op, keptSrc) == dnnl_success &&
+      dnnl_primitive_desc_create(&probe, &op, attr, engine, nullptr) ==
+          dnnl_success) {
+    dnnl_primitive_desc_destroy(probe);
+  } else if (!ok(describe(&op, &srcAny), "convolution description", error)) {
     dnnl_primitive_attr_destroy(attr);
     return false;
   }
-  return finish(site, &op, attr, w, weightPlain, engine, error);
+  return finish(site, &op, attr, w, weightPlain, engine,
+                p.flags & MODELC_PRODUCT_KEEP_LAYOUT, p.y_bytes, error);
 }
 
 } // namespace
@@ -296,11 +322,25 @@ PackedProductSite *PackedProductCache::site(const modelc_product &p,
   auto site = std::make_unique<PackedProductSite>();
   site->hasBias = hasBias;
   bool good;
-  if (p.kind == MODELC_PRODUCT_MATMUL)
+  if (p.kind == MODELC_PRODUCT_MATMUL && p.flags) {
+    error = "layout flags on a matrix product";
+    good = false;
+  } else if (p.kind == MODELC_PRODUCT_MATMUL)
     good = matmulSite(p, w, *site, engine_, error);
-  else if (p.kind == MODELC_PRODUCT_CONV2D)
-    good = convSite(p, w, *site, engine_, error);
-  else {
+  else if (p.kind == MODELC_PRODUCT_CONV2D) {
+    const dnnl_memory_desc_t *keptSrc = nullptr;
+    if (p.flags & MODELC_PRODUCT_SRC_OF_SITE) {
+      // The producer ran earlier in this run: its site exists.
+      auto producer = sites_.find(p.src_site);
+      if (producer == sites_.end()) {
+        error = "reads the layout of call site " + std::to_string(p.src_site) +
+                ", which has not run";
+        return nullptr;
+      }
+      keptSrc = &producer->second->dst;
+    }
+    good = convSite(p, w, *site, keptSrc, engine_, error);
+  } else {
     error = "unknown product kind " + std::to_string(p.kind) +
             " (a model.so from a newer modelc?)";
     good = false;

@@ -252,5 +252,19 @@ LogicalResult PackedProductOp::verify() {
   if (chain.getType() != getResult().getType())
     return emitOpError("yields ")
            << chain.getType() << " but its result is " << getResult().getType();
+  if (getKeepLayout() && !conv)
+    return emitOpError("keeps oneDNN's layout only for a convolution");
+  if (getKeepLayout() && !readsKeptLayout(getResult()))
+    return emitOpError("keeps oneDNN's layout, so its one reader must be "
+                       "the input of another packed convolution");
   return success();
+}
+
+bool modelc::sched::readsKeptLayout(Value v) {
+  if (!v.hasOneUse())
+    return false;
+  OpOperand &use = *v.getUses().begin();
+  auto reader = use.getOwner()->getParentOfType<PackedProductOp>();
+  return reader && use.getOwner() == reader.getProduct() &&
+         isa<graph::Conv2dOp>(use.getOwner()) && use.getOperandNumber() == 0;
 }

@@ -23,6 +23,14 @@ namespace modelc::sched {
 /// The device whose streams run `op`, and in whose arena its buffers live:
 /// a transfer's destination, an op's `device`, or the host.
 device::DeviceAttr runningDevice(mlir::Operation *op);
+
+/// Whether `v`'s one reader is the input of the convolution of a
+/// sched.packed_product (which can read oneDNN's layout as it is).
+bool readsKeptLayout(mlir::Value v);
+
+/// Channels of a convolution output kept in oneDNN's layout are blocked by
+/// up to this many, the last block padded: its buffer is sized for it.
+constexpr int64_t kKeptLayoutChannelBlock = 16;
 } // namespace modelc::sched
 
 #endif // MODELC_DIALECTS_SCHED_IR_SCHEDOPS_H

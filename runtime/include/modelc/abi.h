@@ -103,7 +103,11 @@ typedef struct modelc_gemm {
  *     (_CHANNEL), or one value (_SCALAR).
  * bias may be NULL. `site` numbers the call site, unique in the model: the
  * runtime keeps w packed per site, made on the first run. `what` names the
- * op for error messages. */
+ * op for error messages. A convolution with MODELC_PRODUCT_KEEP_LAYOUT
+ * leaves y in the layout oneDNN computed it in (at most `y_bytes`); one
+ * with MODELC_PRODUCT_SRC_OF_SITE reads x in the layout that site keeps
+ * (`src_site`, a convolution run earlier in the same run). */
+enum { MODELC_PRODUCT_KEEP_LAYOUT = 1u, MODELC_PRODUCT_SRC_OF_SITE = 2u };
 enum { MODELC_PRODUCT_MATMUL = 0, MODELC_PRODUCT_CONV2D = 1 };
 enum { MODELC_POST_ELTWISE = 0, MODELC_POST_BINARY = 1 };
 enum {
@@ -139,6 +143,9 @@ typedef struct modelc_product {
   int32_t trans_w;  /* matmul */
   int64_t m, n, k;  /* matmul */
   int64_t conv[18]; /* conv2d */
+  uint32_t flags;    /* MODELC_PRODUCT_KEEP_LAYOUT, _SRC_OF_SITE */
+  uint32_t src_site; /* with MODELC_PRODUCT_SRC_OF_SITE */
+  uint64_t y_bytes;  /* with MODELC_PRODUCT_KEEP_LAYOUT */
   uint32_t num_post_ops;
   const modelc_post_op *post_ops;
   const char *what;

@@ -315,3 +315,30 @@ func.func @packed_conv_residual(%x: tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> 
   }
   return %p : tensor<1x4x2x2xf32>
 }
+
+// -----
+
+graph.weight @w : tensor<4x4xf32>
+func.func @keep_layout_matmul(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %w = graph.weight_ref @w : tensor<4x4xf32>
+  // expected-error @+1 {{'sched.packed_product' op keeps oneDNN's layout only for a convolution}}
+  %p = sched.packed_product {keep_layout} : tensor<4x4xf32> {
+    %m = graph.linear %x, %w : tensor<4x4xf32>, tensor<4x4xf32>
+    sched.yield %m : tensor<4x4xf32>
+  }
+  return %p : tensor<4x4xf32>
+}
+
+// -----
+
+graph.weight @k : tensor<4x4x1x1xf32>
+func.func @keep_layout_reader(%x: tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> {
+  %k = graph.weight_ref @k : tensor<4x4x1x1xf32>
+  // expected-error @+1 {{'sched.packed_product' op keeps oneDNN's layout, so its one reader must be the input of another packed convolution}}
+  %p = sched.packed_product {keep_layout} : tensor<1x4x2x2xf32> {
+    %c = graph.conv2d %x, %k : tensor<1x4x2x2xf32>, tensor<4x4x1x1xf32>
+    sched.yield %c : tensor<1x4x2x2xf32>
+  }
+  %r = graph.relu %p : tensor<1x4x2x2xf32>
+  return %r : tensor<1x4x2x2xf32>
+}
