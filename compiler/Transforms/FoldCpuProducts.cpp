@@ -42,12 +42,16 @@ SmallVector<Operation *> chainFrom(Operation *product) {
   SmallVector<Operation *> chain = {product};
   bool conv = isa<graph::Conv2dOp>(product);
   Value value = product->getResult(0);
+  bool summed = false; // oneDNN takes one sum per product
   while (value.hasOneUse()) {
     Operation *user = *value.getUsers().begin();
     if (user->getBlock() != product->getBlock() ||
-        deviceOf(user) != deviceOf(product) ||
-        !sched::cpuPostOp(user, value, conv))
+        deviceOf(user) != deviceOf(product))
       break;
+    std::optional<sched::CpuPostOp> post = sched::cpuPostOp(user, value, conv);
+    if (!post || (post->isSum() && summed))
+      break;
+    summed |= post->isSum();
     chain.push_back(user);
     value = user->getResult(0);
   }

@@ -243,7 +243,8 @@ def FoldCpuProductsPass : Pass<"modelc-fold-cpu-products", "::mlir::ModuleOp"> {
     oneDNN applies after the product (dialects/Sched/IR/CpuPostOps.h:
     relu, leaky_relu, gelu, sigmoid, tanh, silu; add, sub, mul, div, max,
     min with a bias-like, scalar or, after a matrix product, same-shape
-    value), and each such op joins the call as a post-op: the value never
+    value; after a convolution, one add or subtraction of a same-shape
+    value, as oneDNN's sum), and each such op joins the call as a post-op: the value never
     goes through memory between them. Products of computed weights, GPU
     ops, and ops after a product that oneDNN cannot apply are left as they
     are (they print as the generic kernels).

@@ -91,6 +91,9 @@ bool operandDesc(uint32_t broadcast, int ndims, const dnnl_dims_t dims,
             "memory description", error);
 }
 
+bool desc(dnnl_memory_desc_t *d, int ndims, const dnnl_dims_t dims,
+          dnnl_format_tag_t tag, std::string &error);
+
 /// The primitive attributes of `p`: a scratchpad per run and the
 /// post-ops, whose operand descriptions go into `site`.
 bool makeAttr(const modelc_product &p, int ndims, const dnnl_dims_t dstDims,
@@ -114,6 +117,11 @@ bool makeAttr(const modelc_product &p, int ndims, const dnnl_dims_t dstDims,
       good =
           ok(dnnl_post_ops_append_eltwise(postOps, 1.0f, alg, post.alpha, 0.0f),
              "eltwise post-op", error);
+    } else if (post.kind == MODELC_POST_SUM && ndims == 4 && site.sum < 0) {
+      site.sum = static_cast<int>(i);
+      good = desc(&site.sumSrc, 4, dstDims, dnnl_nchw, error) &&
+             ok(dnnl_post_ops_append_sum(postOps, post.alpha), "sum post-op",
+                error);
     } else if (post.kind == MODELC_POST_BINARY && binaryAlg(post.alg, alg)) {
       site.binary[i] = true;
       good = operandDesc(post.broadcast, ndims, dstDims, &site.operands[i],
@@ -180,6 +188,9 @@ bool finish(PackedProductSite &site, const void *opDesc,
     }
     site.plainDst = site.dst;
   }
+  if (good && site.sum >= 0)
+    good = createReorder(&site.reorderSum, &site.sumScratch, &site.sumSrc,
+                         &site.dst, engine, error);
   if (good && !dnnl_memory_desc_equal(&site.dst, &site.plainDst))
     good = createReorder(&site.reorderOut, &site.outScratch, &site.dst,
                          &site.plainDst, engine, error);
@@ -279,7 +290,7 @@ bool convSite(const modelc_product &p, const float *w, PackedProductSite &site,
 } // namespace
 
 PackedProductSite::~PackedProductSite() {
-  for (dnnl_primitive_t p : {primitive, reorderIn, reorderOut})
+  for (dnnl_primitive_t p : {primitive, reorderIn, reorderOut, reorderSum})
     if (p)
       dnnl_primitive_destroy(p);
   if (packedWeight)
@@ -287,8 +298,8 @@ PackedProductSite::~PackedProductSite() {
 }
 
 PackedProductHandles::~PackedProductHandles() {
-  for (dnnl_memory_t m :
-       {plainSrc, plainDst, src, dst, bias, scratch, inScratch, outScratch})
+  for (dnnl_memory_t m : {plainSrc, plainDst, src, dst, bias, scratch,
+                          inScratch, outScratch, sumSrc, sumScratch})
     if (m)
       dnnl_memory_destroy(m);
   for (dnnl_memory_t m : operands)
@@ -378,6 +389,9 @@ bool prepare(PackedProductHandles &h, const PackedProductSite &site,
                             allocate(&h.outScratch, &site.outScratch))) &&
       allocate(&h.scratch, &site.scratch) &&
       (!site.hasBias || handle(&h.bias, &site.bias));
+  if (good && site.reorderSum)
+    good = handle(&h.sumSrc, &site.sumSrc) &&
+           allocate(&h.sumScratch, &site.sumScratch);
   h.operands.assign(site.operands.size(), nullptr);
   for (size_t i = 0; good && i < site.operands.size(); ++i)
     if (site.binary[i])
@@ -412,6 +426,18 @@ bool PackedProductRun::execute(PackedProductCache &cache,
                               {DNNL_ARG_SCRATCHPAD, h.inScratch}};
     if (!ok(dnnl_primitive_execute(site.reorderIn, h.stream, 3, args),
             "input reorder", error))
+      return false;
+  }
+  if (site.reorderSum) {
+    // The sum's operand, in the output's layout, is what the product adds
+    // to.
+    dnnl_memory_set_data_handle_v2(
+        h.sumSrc, const_cast<float *>(operands[site.sum]), h.stream);
+    dnnl_exec_arg_t sum[] = {{DNNL_ARG_FROM, h.sumSrc},
+                             {DNNL_ARG_TO, dst},
+                             {DNNL_ARG_SCRATCHPAD, h.sumScratch}};
+    if (!ok(dnnl_primitive_execute(site.reorderSum, h.stream, 3, sum),
+            "sum reorder", error))
       return false;
   }
   dnnl_exec_arg_t args[5 + kMaxPostOps] = {

@@ -34,6 +34,11 @@ namespace modelc {
 struct PackedProductSite {
   dnnl_primitive_t primitive = nullptr, reorderIn = nullptr,
                    reorderOut = nullptr;
+  /// A sum post-op (`sum` >= 0, its index): its NCHW operand is reordered
+  /// into the output's layout before the product adds to it.
+  dnnl_primitive_t reorderSum = nullptr;
+  dnnl_memory_desc_t sumSrc{}, sumScratch{};
+  int sum = -1;
   dnnl_memory_t packedWeight = nullptr;
   dnnl_memory_desc_t plainSrc{}, plainDst{}, src{}, dst{}, bias{};
   dnnl_memory_desc_t scratch{}, inScratch{}, outScratch{};
@@ -49,6 +54,7 @@ struct PackedProductHandles {
   dnnl_memory_t plainSrc = nullptr, plainDst = nullptr, src = nullptr,
                 dst = nullptr, bias = nullptr;
   dnnl_memory_t scratch = nullptr, inScratch = nullptr, outScratch = nullptr;
+  dnnl_memory_t sumSrc = nullptr, sumScratch = nullptr;
   std::vector<dnnl_memory_t> operands;
   dnnl_stream_t stream = nullptr;
   ~PackedProductHandles();

@@ -53,17 +53,18 @@ func.func @after_fusion(%x: tensor<8x32xf32>) -> tensor<8x16xf32> {
 // -----
 
 // Convolutions take per-channel and scalar operands (ReLU6 as max and min
-// with constants), not a same-shape residual: oneDNN keeps the output in
-// a blocked layout.
+// with constants) as binary post-ops, and one same-shape value (a
+// residual) as oneDNN's sum; a second same-shape value is not folded.
 // CHECK-LABEL: func.func @conv
 // CHECK: %[[P:.*]] = sched.packed_product {device = #device.dev<sim:1>} : tensor<1x4x6x6xf32> {
 // CHECK-NEXT: graph.conv2d
 // CHECK-NEXT: graph.mul %{{.*}}, %{{.*}} : tensor<1x4x6x6xf32>, tensor<4x1x1xf32>
 // CHECK-NEXT: graph.max
-// CHECK-NEXT: %[[MIN:.*]] = graph.min
-// CHECK-NEXT: sched.yield %[[MIN]]
+// CHECK-NEXT: graph.min
+// CHECK-NEXT: %[[ADD:.*]] = graph.add %{{.*}}, %arg0
+// CHECK-NEXT: sched.yield %[[ADD]]
 // CHECK-NEXT: }
-// CHECK-NEXT: graph.add %[[P]], %arg0 {device = #device.dev<sim:1>}
+// CHECK-NEXT: graph.sub %[[P]], %arg0 {device = #device.dev<sim:1>}
 graph.weight @k : tensor<4x4x3x3xf32>
 func.func @conv(%x: tensor<1x4x6x6xf32>, %s: tensor<4x1x1xf32>) -> tensor<1x4x6x6xf32> {
   %k = graph.weight_ref @k {device = #device.dev<sim:1>} : tensor<4x4x3x3xf32>
@@ -74,7 +75,8 @@ func.func @conv(%x: tensor<1x4x6x6xf32>, %s: tensor<4x1x1xf32>) -> tensor<1x4x6x
   %lo = graph.max %m, %zero {device = #device.dev<sim:1>} : tensor<1x4x6x6xf32>, tensor<f32>
   %hi = graph.min %lo, %six {device = #device.dev<sim:1>} : tensor<1x4x6x6xf32>, tensor<f32>
   %r = graph.add %hi, %x {device = #device.dev<sim:1>} : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>
-  return %r : tensor<1x4x6x6xf32>
+  %r2 = graph.sub %r, %x {device = #device.dev<sim:1>} : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>
+  return %r2 : tensor<1x4x6x6xf32>
 }
 
 // -----

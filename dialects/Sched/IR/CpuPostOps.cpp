@@ -16,7 +16,8 @@ RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
 /// How `other` broadcasts to `chain`'s shape in a binary post-op, or null
 /// when oneDNN takes no such operand. A convolution's output is in a
-/// blocked layout inside oneDNN: only per-channel and scalar operands.
+/// blocked layout inside oneDNN: only per-channel and scalar operands (a
+/// same-shape value is added as a sum instead, below).
 const char *broadcastOf(Value other, Value chain, bool conv) {
   ArrayRef<int64_t> y = typeOf(chain).getShape();
   ArrayRef<int64_t> v = typeOf(other).getShape();
@@ -61,6 +62,17 @@ std::optional<sched::CpuPostOp> binary(Operation *op, Value chain, bool conv,
     other = lhs;
   else
     return std::nullopt;
+  // A convolution adds (or subtracts) a same-shape value as oneDNN's sum:
+  // the runtime reorders it into the output's layout first.
+  bool add = StringRef(alg) == "MODELC_BINARY_ADD",
+       sub = StringRef(alg) == "MODELC_BINARY_SUB";
+  if (conv && (add || sub) && other.getType() == chain.getType()) {
+    sched::CpuPostOp post{"MODELC_POST_SUM", "0"};
+    post.alpha = add ? 1.0f : -1.0f;
+    post.operand = other;
+    post.broadcast = "MODELC_BROADCAST_FULL";
+    return post;
+  }
   const char *broadcast = broadcastOf(other, chain, conv);
   if (!broadcast)
     return std::nullopt;

@@ -13,6 +13,7 @@
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <optional>
 
@@ -20,7 +21,9 @@ namespace modelc::sched {
 
 /// How one op applies to the product's value `y` (ABI modelc_post_op).
 struct CpuPostOp {
-  /// MODELC_POST_ELTWISE (y = f(y)) or MODELC_POST_BINARY (y = y op v).
+  /// MODELC_POST_ELTWISE (y = f(y)), MODELC_POST_BINARY (y = y op v), or
+  /// MODELC_POST_SUM (a convolution's y = y + alpha * v, v of y's shape;
+  /// at most one per product: isSum).
   const char *kind;
   /// MODELC_ELTWISE_* or MODELC_BINARY_*.
   const char *alg;
@@ -31,6 +34,7 @@ struct CpuPostOp {
   /// matrix product or per output channel of a convolution, _SCALAR).
   mlir::Value operand;
   const char *broadcast = "";
+  bool isSum() const { return llvm::StringRef(kind) == "MODELC_POST_SUM"; }
 };
 
 /// The post-op `op` is when it reads `chain`, the product's value so far

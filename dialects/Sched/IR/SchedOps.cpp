@@ -239,8 +239,13 @@ LogicalResult PackedProductOp::verify() {
                        "conv2d of f32 tensors and a constant weight");
   bool conv = isa<graph::Conv2dOp>(product);
   Value chain = product->getResult(0);
+  bool summed = false;
   for (Operation *op : getPostOps()) {
-    if (!cpuPostOp(op, chain, conv))
+    std::optional<CpuPostOp> post = cpuPostOp(op, chain, conv);
+    if (post && post->isSum() && summed)
+      return op->emitOpError("is a second sum: oneDNN takes one per product");
+    summed |= post && post->isSum();
+    if (!post)
       return op->emitOpError("cannot be applied by oneDNN after the product "
                              "(or does not read the value before it)");
     if (!chain.hasOneUse())

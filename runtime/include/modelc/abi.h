@@ -100,7 +100,9 @@ typedef struct modelc_gemm {
  *   MODELC_POST_BINARY: y = y `alg` v (a MODELC_BINARY_*), v =
  *     operands[i] for post-op i, of y's shape (MODELC_BROADCAST_FULL), one
  *     value per column of a matmul or per channel of a convolution
- *     (_CHANNEL), or one value (_SCALAR).
+ *     (_CHANNEL), or one value (_SCALAR);
+ *   MODELC_POST_SUM (convolutions, at most one): y = y + alpha * v, v =
+ *     operands[i] of y's shape, NCHW.
  * bias may be NULL. `site` numbers the call site, unique in the model: the
  * runtime keeps w packed per site, made on the first run. `what` names the
  * op for error messages. A convolution with MODELC_PRODUCT_KEEP_LAYOUT
@@ -109,7 +111,7 @@ typedef struct modelc_gemm {
  * (`src_site`, a convolution run earlier in the same run). */
 enum { MODELC_PRODUCT_KEEP_LAYOUT = 1u, MODELC_PRODUCT_SRC_OF_SITE = 2u };
 enum { MODELC_PRODUCT_MATMUL = 0, MODELC_PRODUCT_CONV2D = 1 };
-enum { MODELC_POST_ELTWISE = 0, MODELC_POST_BINARY = 1 };
+enum { MODELC_POST_ELTWISE = 0, MODELC_POST_BINARY = 1, MODELC_POST_SUM = 2 };
 enum {
   MODELC_ELTWISE_RELU = 0,
   MODELC_ELTWISE_GELU_ERF = 1,
