@@ -1,14 +1,25 @@
 #!/usr/bin/env python3
-"""Compile-time benchmark: generated models of 1k and 10k ops through modelc,
+"""Compile-time benchmark: full builds of model.so (modelc, g++ included)
 with the time of each stage (modelc --time-stages; the pass manager's own
 report is available with --mlir-timing).
 
-    python3 bench/compile_time.py [--sizes 1000,10000] [--build-so]
+    python3 bench/compile_time.py [--models resnet50,dag1000,dag10000,chain10000]
+                                  [--no-build] [--jobs N]
+    python3 bench/compile_time.py --generate dag:1000 > model.ir
 
-The models are DAGs on 8x64 activations: every 8th op a linear layer (one of
-four shared 64x64 weights), the rest elementwise ops, some reading a value
-several ops back (residual edges), so fusion, liveness and placement all
-have work to do.
+The models:
+* resnet50: torchvision's ResNet-50 (random weights from seed 0, 1x3x224x224),
+  exported to ONNX by PyTorch (opset 17) and imported by modelc; needs
+  /usr/bin/python3 with torch and torchvision (skipped with a note without).
+* dagN: N ops on 8x64 activations: every 8th op a linear layer (one of four
+  shared 64x64 weights), the rest elementwise ops, some reading a value
+  several ops back (residual edges), so fusion, liveness and placement all
+  have work to do.
+* chainN: N unary elementwise ops in a row, each the only user of the one
+  before: one fused group unless modelc-fuse-elementwise caps it.
+
+Prints one row per model; exits non-zero only when a build fails (no timed
+assertion: the figures go to bench/RESULTS.md).
 """
 import argparse
 import os
@@ -17,13 +28,14 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 T = "tensor<8x64xf32>"
 W = "tensor<64x64xf32>"
 
 
-def generate(ops, seed=0):
+def generate_dag(ops, seed=0):
     rng = random.Random(seed)
     lines = [f"graph.weight @w{i} : {W}" for i in range(4)]
     lines.append(f"func.func @forward(%x: {T}) -> {T} {{")
@@ -48,6 +60,50 @@ def generate(ops, seed=0):
     return "\n".join(lines) + "\n"
 
 
+def generate_chain(ops):
+    # Values stay in range: tanh and sigmoid squash what neg and relu pass.
+    names = ["tanh", "neg", "sigmoid", "relu"]
+    lines = [f"func.func @forward(%x: {T}) -> {T} {{"]
+    previous = "%x"
+    for i in range(ops):
+        lines.append(f"  %v{i} = graph.{names[i % 4]} {previous} : {T}")
+        previous = f"%v{i}"
+    lines.append(f"  return {previous} : {T}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+EXPORT_RESNET50 = """
+import sys, torch, torchvision
+torch.manual_seed(0)
+model = torchvision.models.resnet50().eval()
+x = torch.randn(1, 3, 224, 224)
+torch.onnx.export(model, (x,), sys.argv[1], input_names=["x"],
+                  output_names=["y"], opset_version=17)
+"""
+
+
+def model_file(name, tmp):
+    """The model file for `name`, or None (with a note) when it cannot be made."""
+    if name == "resnet50":
+        path = os.path.join(tmp, "resnet50.onnx")
+        result = subprocess.run(["/usr/bin/python3", "-c", EXPORT_RESNET50, path],
+                                capture_output=True, text=True)
+        if result.returncode:
+            print(f"note: resnet50 skipped: the export failed (needs torch and "
+                  f"torchvision):\n{result.stderr[-2000:]}", file=sys.stderr)
+            return None
+        return path
+    match = re.fullmatch(r"(dag|chain)(\d+)", name)
+    if not match:
+        sys.exit(f"unknown model '{name}' (resnet50, dagN, chainN)")
+    path = os.path.join(tmp, name + ".ir")
+    n = int(match.group(2))
+    with open(path, "w") as f:
+        f.write(generate_dag(n) if match.group(1) == "dag" else generate_chain(n))
+    return path
+
+
 def stages(text):
     return {m.group(1).strip(): float(m.group(2))
             for m in re.finditer(r"^  (.+?)\s+([0-9.]+) ms$", text, re.M)}
@@ -55,33 +111,47 @@ def stages(text):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", default="1000,10000")
-    parser.add_argument("--build-so", action="store_true",
-                        help="also run the C++ compiler (slow for 10k ops)")
+    parser.add_argument("--models", default="resnet50,dag1000,dag10000,chain10000")
+    parser.add_argument("--no-build", action="store_true",
+                        help="stop at the generated C++ (no C++ compiler)")
+    parser.add_argument("--jobs", type=int, default=0,
+                        help="modelc --jobs (0: one per hardware thread)")
+    parser.add_argument("--modelc", default=os.path.join(ROOT, "build", "bin", "modelc"))
+    parser.add_argument("--generate", metavar="KIND:N",
+                        help="print the model dag:N or chain:N and exit")
     args = parser.parse_args()
-    modelc = os.path.join(ROOT, "build", "bin", "modelc")
+    if args.generate:
+        kind, n = args.generate.split(":")
+        sys.stdout.write(generate_dag(int(n)) if kind == "dag" else generate_chain(int(n)))
+        return
+
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for n in map(int, args.sizes.split(",")):
-            path = os.path.join(tmp, f"gen{n}.ir")
-            open(path, "w").write(generate(n))
-            emit = ["--emit=so", "-o", os.path.join(tmp, f"gen{n}.so")] \
-                if args.build_so else ["--emit=cpp", "-o", os.devnull]
-            result = subprocess.run([modelc, path, "--random-weights", "--target=cpu",
-                                     "--time-stages"] + emit,
-                                    capture_output=True, text=True)
+        for name in filter(None, args.models.split(",")):
+            path = model_file(name, tmp)
+            if path is None:
+                continue
+            emit = ["--emit=cpp", "-o", os.devnull] if args.no_build else \
+                ["-o", os.path.join(tmp, name + ".so")]
+            weights = [] if path.endswith(".onnx") else ["--random-weights"]
+            command = [args.modelc, path, "--target=cpu", "--time-stages",
+                       f"--jobs={args.jobs}"] + weights + emit
+            start = time.perf_counter()
+            result = subprocess.run(command, capture_output=True, text=True)
+            wall = time.perf_counter() - start
             if result.returncode:
-                sys.exit(result.stderr)
-            rows.append((n, stages(result.stderr)))
-    names = [k for k in rows[0][1] if k != "total"] + ["total"]
-    print("| ops | " + " | ".join(names) + " |")
-    print("| --- " * (len(names) + 1) + "|")
-    for n, s in rows:
-        print(f"| {n} | " + " | ".join(f"{s.get(k, 0):.1f} ms" for k in names) + " |")
-    if len(rows) >= 2:
-        (n0, s0), (n1, s1) = rows[0], rows[-1]
-        print(f"\ntotal grows {s1['total'] / s0['total']:.1f}x for "
-              f"{n1 / n0:.0f}x the ops")
+                sys.exit(f"{name}: modelc failed:\n{result.stderr[-4000:]}")
+            rows.append((name, wall, stages(result.stderr)))
+    if not rows:
+        return
+    names = []
+    for _, _, s in rows:
+        names += [k for k in s if k != "total" and k not in names]
+    print("| model | wall | " + " | ".join(names) + " |")
+    print("| --- " * (len(names) + 2) + "|")
+    for name, wall, s in rows:
+        cells = [f"{s[k] / 1e3:.2f} s" if k in s else "" for k in names]
+        print(f"| {name} | {wall:.2f} s | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
