@@ -3,7 +3,7 @@
 with the time of each stage (modelc --time-stages; the pass manager's own
 report is available with --mlir-timing).
 
-    python3 bench/compile_time.py [--models resnet50,dag1000,dag10000,chain10000]
+    python3 bench/compile_time.py [--models resnet50,dag1000,dag10000,chain10000,relu10000]
                                   [--no-build] [--jobs N]
     python3 bench/compile_time.py --generate dag:1000 > model.ir
 
@@ -15,8 +15,11 @@ The models:
   shared 64x64 weights), the rest elementwise ops, some reading a value
   several ops back (residual edges), so fusion, liveness and placement all
   have work to do.
-* chainN: N unary elementwise ops in a row, each the only user of the one
-  before: one fused group unless modelc-fuse-elementwise caps it.
+* chainN: N elementwise ops in a row (relu, neg, add of the input, neg),
+  each the only user of the one before: one fused group unless
+  modelc-fuse-elementwise caps it.
+* reluN: N relus in a row, the worst case for g++ as one loop body (before
+  the cap, 3,000 took 15 s and 10,000 did not finish in 150 s).
 
 Prints one row per model; exits non-zero only when a build fails (no timed
 assertion: the figures go to bench/RESULTS.md).
@@ -60,17 +63,31 @@ def generate_dag(ops, seed=0):
     return "\n".join(lines) + "\n"
 
 
-def generate_chain(ops):
-    # Values stay in range: tanh and sigmoid squash what neg and relu pass.
-    names = ["tanh", "neg", "sigmoid", "relu"]
+def generate_chain(ops, cycle=("relu", "neg", "add", "neg")):
+    """`ops` elementwise ops in a row, each the only user of the one before;
+    `add` adds the input. The default cycle computes v = relu(v) - x, which
+    grows with the number of ops where x < 0: a missing or repeated op shows
+    in the result."""
     lines = [f"func.func @forward(%x: {T}) -> {T} {{"]
     previous = "%x"
     for i in range(ops):
-        lines.append(f"  %v{i} = graph.{names[i % 4]} {previous} : {T}")
+        op = cycle[i % len(cycle)]
+        operands = f"{previous}, %x : {T}, {T}" if op == "add" else f"{previous} : {T}"
+        lines.append(f"  %v{i} = graph.{op} {operands}")
         previous = f"%v{i}"
     lines.append(f"  return {previous} : {T}")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def generate(kind, n):
+    if kind == "dag":
+        return generate_dag(n)
+    if kind == "chain":
+        return generate_chain(n)
+    if kind == "relu":
+        return generate_chain(n, ("relu",))
+    sys.exit(f"unknown model kind '{kind}' (dag, chain, relu)")
 
 
 EXPORT_RESNET50 = """
@@ -94,13 +111,12 @@ def model_file(name, tmp):
                   f"torchvision):\n{result.stderr[-2000:]}", file=sys.stderr)
             return None
         return path
-    match = re.fullmatch(r"(dag|chain)(\d+)", name)
+    match = re.fullmatch(r"(dag|chain|relu)(\d+)", name)
     if not match:
-        sys.exit(f"unknown model '{name}' (resnet50, dagN, chainN)")
+        sys.exit(f"unknown model '{name}' (resnet50, dagN, chainN, reluN)")
     path = os.path.join(tmp, name + ".ir")
-    n = int(match.group(2))
     with open(path, "w") as f:
-        f.write(generate_dag(n) if match.group(1) == "dag" else generate_chain(n))
+        f.write(generate(match.group(1), int(match.group(2))))
     return path
 
 
@@ -111,7 +127,7 @@ def stages(text):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--models", default="resnet50,dag1000,dag10000,chain10000")
+    parser.add_argument("--models", default="resnet50,dag1000,dag10000,chain10000,relu10000")
     parser.add_argument("--no-build", action="store_true",
                         help="stop at the generated C++ (no C++ compiler)")
     parser.add_argument("--jobs", type=int, default=0,
@@ -122,7 +138,7 @@ def main():
     args = parser.parse_args()
     if args.generate:
         kind, n = args.generate.split(":")
-        sys.stdout.write(generate_dag(int(n)) if kind == "dag" else generate_chain(int(n)))
+        sys.stdout.write(generate(kind, int(n)))
         return
 
     rows = []

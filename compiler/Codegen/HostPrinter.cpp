@@ -924,14 +924,19 @@ static bool printsCode(Operation *op) {
 
 SmallVector<size_t> FunctionEmitter::partStarts() {
   SmallVector<size_t> starts = {0};
-  unsigned limit = std::max(1u, options.opsPerFunction);
-  unsigned inPart = 0;
   if (!parts)
     return starts;
+  unsigned total = llvm::count_if(ops, printsCode);
+  unsigned limit = std::max(1u, options.opsPerFunction);
+  // Parts of equal size, so that files compiled in parallel take as long.
+  unsigned count = (total + limit - 1) / limit;
+  if (count <= 1)
+    return starts;
+  unsigned size = (total + count - 1) / count, inPart = 0;
   for (auto [i, op] : llvm::enumerate(ops)) {
     if (!printsCode(op))
       continue;
-    if (inPart == limit) {
+    if (inPart == size) {
       starts.push_back(i);
       inPart = 0;
     }

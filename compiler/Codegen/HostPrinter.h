@@ -1,7 +1,8 @@
 //===- HostPrinter.h - the host C++ of a model's plans ----------*- C++ -*-===//
 //
-// Prints the scheduled IR (after buildSchedulePipeline) as one C++ source
-// file that implements the model.so ABI (runtime/include/modelc/abi.h): per
+// Prints the scheduled IR (after buildSchedulePipeline) as C++ (one source
+// file, or a main file and part files: HostParts.h) that implements the
+// model.so ABI (runtime/include/modelc/abi.h): per
 // plan and entry point, straight-line code on the CPU or tasks enqueued on
 // device streams, the CPU kernels' calls (compiler/kernels/cpu/kernels.h)
 // and fused loops, the descriptor and the weight table. It follows the
