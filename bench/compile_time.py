@@ -28,6 +28,7 @@ import argparse
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -44,6 +45,9 @@ def generate_dag(ops, seed=0):
     lines.append(f"func.func @forward(%x: {T}) -> {T} {{")
     for i in range(4):
         lines.append(f"  %w{i} = graph.weight_ref @w{i} : {W}")
+    # A constant read at the very end: long entry points are printed as
+    # parts, and the last part reads the first part's constant.
+    lines.append(f"  %c = graph.constant dense<0.5> : tensor<64xf32>")
     values = ["%x"]
     for i in range(ops):
         v = f"%v{i}"
@@ -58,7 +62,8 @@ def generate_dag(ops, seed=0):
             op = rng.choice(["relu", "tanh", "neg", "sigmoid"])
             lines.append(f"  {v} = graph.{op} {a} : {T}")
         values.append(v)
-    lines.append(f"  return {values[-1]} : {T}")
+    lines.append(f"  %y = graph.add {values[-1]}, %c : {T}, tensor<64xf32>")
+    lines.append(f"  return %y : {T}")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -131,8 +136,10 @@ def main():
     parser.add_argument("--no-build", action="store_true",
                         help="stop at the generated C++ (no C++ compiler)")
     parser.add_argument("--jobs", type=int, default=0,
-                        help="modelc --jobs (0: one per hardware thread)")
+                        help="modelc --jobs (default: modelc's, one per hardware thread)")
     parser.add_argument("--modelc", default=os.path.join(ROOT, "build", "bin", "modelc"))
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="stop a build after this many seconds (a failure)")
     parser.add_argument("--generate", metavar="KIND:N",
                         help="print the model dag:N or chain:N and exit")
     args = parser.parse_args()
@@ -141,7 +148,7 @@ def main():
         sys.stdout.write(generate(kind, int(n)))
         return
 
-    rows = []
+    rows, failed = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for name in filter(None, args.models.split(",")):
             path = model_file(name, tmp)
@@ -150,16 +157,35 @@ def main():
             emit = ["--emit=cpp", "-o", os.devnull] if args.no_build else \
                 ["-o", os.path.join(tmp, name + ".so")]
             weights = [] if path.endswith(".onnx") else ["--random-weights"]
-            command = [args.modelc, path, "--target=cpu", "--time-stages",
-                       f"--jobs={args.jobs}"] + weights + emit
+            jobs = [f"--jobs={args.jobs}"] if args.jobs else []
+            command = [args.modelc, path, "--target=cpu", "--time-stages"] + \
+                jobs + weights + emit
             start = time.perf_counter()
-            result = subprocess.run(command, capture_output=True, text=True)
+            # A session of its own, so that a timeout stops the C++ compilers too.
+            process = subprocess.Popen(command, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True,
+                                       start_new_session=True)
+            try:
+                _, stderr = process.communicate(timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.communicate()
+                print(f"{name}: stopped after {args.timeout:.0f} s", file=sys.stderr)
+                failed.append(name)
+                continue
             wall = time.perf_counter() - start
-            if result.returncode:
-                sys.exit(f"{name}: modelc failed:\n{result.stderr[-4000:]}")
-            rows.append((name, wall, stages(result.stderr)))
-    if not rows:
-        return
+            if process.returncode:
+                print(f"{name}: modelc failed:\n{stderr[-4000:]}", file=sys.stderr)
+                failed.append(name)
+                continue
+            rows.append((name, wall, stages(stderr)))
+    if rows:
+        print_table(rows)
+    if failed:
+        sys.exit("failed: " + ", ".join(failed))
+
+
+def print_table(rows):
     names = []
     for _, _, s in rows:
         names += [k for k in s if k != "total" and k not in names]
