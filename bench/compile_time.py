@@ -192,7 +192,7 @@ def print_table(rows):
     print("| model | wall | " + " | ".join(names) + " |")
     print("| --- " * (len(names) + 2) + "|")
     for name, wall, s in rows:
-        cells = [f"{s[k] / 1e3:.2f} s" if k in s else "" for k in names]
+        cells = [f"{s[k]:.0f} ms" if k in s else "" for k in names]
         print(f"| {name} | {wall:.2f} s | " + " | ".join(cells) + " |")
 
 
