@@ -10,6 +10,7 @@
 #include "compiler/Codegen/Backends.h"
 #include "compiler/Codegen/CudaPrinter.h"
 #include "compiler/Codegen/EmitHelpers.h"
+#include "compiler/Codegen/HostParts.h"
 #include "dialects/Device/IR/DeviceOps.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Sched/IR/CpuPostOps.h"
@@ -18,11 +19,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 
 #include <array>
 #include <cmath>
+#include <functional>
 #include <set>
 
 using namespace mlir;
@@ -110,6 +113,10 @@ public:
 
   LogicalResult emit(CpuEmitReport::Entry &report);
 
+  /// Where the parts of a long entry point go (HostParts.h); null: print
+  /// every entry point as one function.
+  std::vector<HostPart> *parts = nullptr;
+
   /// Per device of the plan, the arena bytes this entry point needs.
   std::vector<uint64_t> deviceArenaBytes;
   /// (device, weight index) pairs the entry point reads.
@@ -164,6 +171,21 @@ private:
   void emitFused(sched::FusedOp fused);
   LogicalResult emitPackedProduct(sched::PackedProductOp packed);
   void emitConstant(ConstantOp op);
+
+  /// The CPU plan: one op's declaration (a pointer to its result) and code.
+  LogicalResult emitStatement(Operation *op);
+  /// Prints `text`, the declaration of `v`'s pointer, and keeps it for the
+  /// parts after this one; `from`: the value it is a view of.
+  void declare(Value v, std::string text, Value from = Value());
+  /// Where each part of the entry point begins (indices into `ops`): one
+  /// part unless it has more than options.opsPerFunction ops printing code.
+  SmallVector<size_t> partStarts();
+  /// The entry point as functions of ops [starts[i], starts[i + 1]) and a
+  /// function calling them in turn.
+  LogicalResult emitParts(ArrayRef<size_t> starts);
+  /// The values that ops [begin, end) read from before `begin`, each after
+  /// the value it is a view of.
+  llvm::SetVector<Value> liveIns(size_t begin, size_t end);
 
   /// Index into plan.devices of the device `op` runs on.
   unsigned deviceOf(Operation *op);
@@ -228,6 +250,16 @@ private:
   llvm::DenseMap<Operation *, unsigned> productSites;
   uint64_t arenaBytes = 0;
   unsigned kernelCalls = 0, fusedLoops = 0, fusedOps = 0;
+
+  /// The CPU plan's pointer declarations, for parts that read them; and
+  /// the range of the globals text holding a constant's data.
+  struct Declaration {
+    std::string text;
+    Value from;
+  };
+  llvm::DenseMap<Value, Declaration> declarations;
+  llvm::DenseMap<Value, TextRange> constantData;
+  unsigned valueCounter = 0;
 };
 
 unsigned FunctionEmitter::deviceOf(Operation *op) {
@@ -311,6 +343,7 @@ void FunctionEmitter::emitConstant(ConstantOp op) {
   RankedTensorType type = op.getType();
   Type element = type.getElementType();
   std::string global = newGlobal("constant");
+  size_t dataBegin = globals.tell();
   globals << "alignas(64) const " << cType(element) << " " << global << "["
           << std::max<int64_t>(1, type.getNumElements()) << "] = {"
           << constantInitializer(op) << "};\n";
@@ -319,8 +352,9 @@ void FunctionEmitter::emitConstant(ConstantOp op) {
     names[op.getResult()] = global;
     return;
   }
-  os << "  const " << cType(element) << " *" << name(op.getResult()) << " = "
-     << global << ";\n";
+  constantData[op.getResult()] = {dataBegin, globals.tell()};
+  declare(op.getResult(), "  const " + cType(element) + " *" +
+                              name(op.getResult()) + " = " + global + ";\n");
 }
 
 void FunctionEmitter::emitFused(sched::FusedOp fused) {
@@ -370,9 +404,18 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
   for (Operation *op : group)
     os << " " << op->getName().getStringRef();
   os << "\n";
-  os << "  modelc_cpu::parallel_for(ctx, " << count
-     << ", 16384, [&](int64_t begin, int64_t end) {\n"
-     << "      for (int64_t i = begin; i < end; ++i) {\n";
+  // The runtime's parallel_for runs a loop no longer than its grain on the
+  // calling thread: such a loop is spelled as a plain loop, which costs the
+  // C++ compiler far less than a lambda and its trampoline.
+  const int64_t grain = 16384;
+  bool parallel = count > grain;
+  if (parallel)
+    os << "  modelc_cpu::parallel_for(ctx, " << count << ", " << grain
+       << ", [&](int64_t begin, int64_t end) {\n"
+       << "      for (int64_t i = begin; i < end; ++i) {\n";
+  else
+    os << "  {\n"
+       << "      for (int64_t i = 0; i < " << count << "; ++i) {\n";
   for (const std::string &load : loads)
     os << load;
   for (auto [index, op] : llvm::enumerate(group)) {
@@ -390,7 +433,7 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
                      element[fused.getRoot()->getResult(0)])
      << ";\n"
      << "      }\n"
-     << "  });\n";
+     << (parallel ? "  });\n" : "  }\n");
 }
 
 LogicalResult FunctionEmitter::emitLinear(LinearOp linear) {
@@ -859,66 +902,178 @@ LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
     return success();
   }
 
-  os << "// Entry point '" << function.getSymName() << "' on the CPU.\n"
-     << "int entry_" << plan.symbol << "_" << index
-     << "(modelc_run_ctx *ctx) {\n"
-     << "  unsigned char *arena = ctx->arena;\n"
-     << "  (void)arena;\n";
-  for (auto [index, arg] : llvm::enumerate(function.getArguments())) {
-    names[arg] = "in" + std::to_string(index);
-    os << "  const " << cType(tensorType(arg).getElementType()) << " *"
-       << names[arg] << " = static_cast<const "
-       << cType(tensorType(arg).getElementType()) << " *>(ctx->inputs[" << index
-       << "]);\n";
-  }
   // Weight indices follow the module's declaration order.
-  llvm::StringMap<unsigned> weightIndex;
   for (auto [index, slot] : llvm::enumerate(options.weights))
     weightIndex[slot.name] = index;
-
-  unsigned counter = 0;
-  for (Operation *op : ops) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
-        RankedTensorType type = tensorType(value);
-        os << "  std::memcpy(ctx->outputs[" << index << "], " << name(value)
-           << ", "
-           << type.getNumElements() * elementBytes(type.getElementType())
-           << ");\n";
-      }
-      os << "  return 0;\n}\n\n";
-      continue;
-    }
-    if (op->getNumResults() == 1) {
-      Value result = op->getResult(0);
-      std::string type = cType(tensorType(result).getElementType());
-      names[result] = "v" + std::to_string(counter++);
-      if (auto ref = dyn_cast<WeightRefOp>(op)) {
-        os << "  const " << type << " *" << names[result]
-           << " = static_cast<const " << type << " *>(ctx->weights["
-           << weightIndex.lookup(ref.getName()) << "]);\n";
-        continue;
-      }
-      if (auto constant = dyn_cast<ConstantOp>(op)) {
-        emitConstant(constant);
-        continue;
-      }
-      if (isAlias(op)) {
-        os << "  auto *" << names[result] << " = "
-           << viewOf(op, name(op->getOperand(0))) << ";\n";
-        continue;
-      }
-      os << "  " << type << " *" << names[result] << " = reinterpret_cast<"
-         << type << " *>(arena + " << offsets.lookup(result) << ");\n";
-    }
-    if (failed(emitWithConversions(op)))
+  for (auto [index, arg] : llvm::enumerate(function.getArguments())) {
+    std::string type = cType(tensorType(arg).getElementType());
+    names[arg] = "in" + std::to_string(index);
+    declarations[arg] = {
+        "  const " + type + " *" + names[arg] + " = static_cast<const " + type +
+            " *>(ctx->inputs[" + std::to_string(index) + "]);\n",
+        Value()};
+  }
+  SmallVector<size_t> starts = partStarts();
+  if (starts.size() > 1) {
+    if (failed(emitParts(starts)))
       return failure();
+  } else {
+    os << "// Entry point '" << function.getSymName() << "' on the CPU.\n"
+       << "int entry_" << plan.symbol << "_" << index
+       << "(modelc_run_ctx *ctx) {\n"
+       << "  unsigned char *arena = ctx->arena;\n"
+       << "  (void)arena;\n";
+    for (BlockArgument arg : function.getArguments())
+      os << declarations[arg].text;
+    for (Operation *op : ops)
+      if (failed(emitStatement(op)))
+        return failure();
+    os << "  return 0;\n}\n\n";
   }
   report.name = function.getSymName().str();
   report.arenaBytes = arenaBytes;
   report.kernelCalls = kernelCalls;
   report.fusedLoops = fusedLoops;
   report.fusedOps = fusedOps;
+  return success();
+}
+
+void FunctionEmitter::declare(Value v, std::string text, Value from) {
+  os << text;
+  declarations[v] = {std::move(text), from};
+}
+
+LogicalResult FunctionEmitter::emitStatement(Operation *op) {
+  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+      RankedTensorType type = tensorType(value);
+      os << "  std::memcpy(ctx->outputs[" << index << "], " << name(value)
+         << ", " << type.getNumElements() * elementBytes(type.getElementType())
+         << ");\n";
+    }
+    return success();
+  }
+  if (op->getNumResults() == 1) {
+    Value result = op->getResult(0);
+    std::string type = cType(tensorType(result).getElementType());
+    names[result] = "v" + std::to_string(valueCounter++);
+    if (auto ref = dyn_cast<WeightRefOp>(op)) {
+      declare(result, "  const " + type + " *" + names[result] +
+                          " = static_cast<const " + type + " *>(ctx->weights[" +
+                          std::to_string(weightIndex.lookup(ref.getName())) +
+                          "]);\n");
+      return success();
+    }
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      emitConstant(constant);
+      return success();
+    }
+    if (isAlias(op)) {
+      declare(result,
+              "  auto *" + names[result] + " = " +
+                  viewOf(op, name(op->getOperand(0))) + ";\n",
+              op->getOperand(0));
+      return success();
+    }
+    declare(result, "  " + type + " *" + names[result] +
+                        " = reinterpret_cast<" + type + " *>(arena + " +
+                        std::to_string(offsets.lookup(result)) + ");\n");
+  }
+  return emitWithConversions(op);
+}
+
+/// Whether `op` prints code (a kernel call or a loop), not only a pointer.
+static bool printsCode(Operation *op) {
+  return !isa<WeightRefOp, ConstantOp, func::ReturnOp>(op) && !isAlias(op);
+}
+
+SmallVector<size_t> FunctionEmitter::partStarts() {
+  SmallVector<size_t> starts = {0};
+  if (!parts)
+    return starts;
+  unsigned total = llvm::count_if(ops, printsCode);
+  unsigned limit = std::max(1u, options.opsPerFunction);
+  // Parts of equal size, so that files compiled in parallel take as long.
+  unsigned count = (total + limit - 1) / limit;
+  if (count <= 1)
+    return starts;
+  unsigned size = (total + count - 1) / count, inPart = 0;
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    if (!printsCode(op))
+      continue;
+    if (inPart == size) {
+      starts.push_back(i);
+      inPart = 0;
+    }
+    ++inPart;
+  }
+  return starts;
+}
+
+llvm::SetVector<Value> FunctionEmitter::liveIns(size_t begin, size_t end) {
+  Block *body = &function.getBody().front();
+  llvm::SetVector<Value> values;
+  std::function<void(Value)> add = [&](Value v) {
+    if (values.contains(v))
+      return;
+    if (Value from = declarations.lookup(v).from)
+      add(from);
+    values.insert(v);
+  };
+  for (size_t i = begin; i < end; ++i)
+    ops[i]->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands()) {
+        if (operand.getParentBlock() != body)
+          continue;
+        Operation *def = operand.getDefiningOp();
+        if (!def || position.lookup(def) < static_cast<int64_t>(begin))
+          add(operand);
+      }
+    });
+  return values;
+}
+
+LogicalResult FunctionEmitter::emitParts(ArrayRef<size_t> starts) {
+  std::string entry = "entry_" + plan.symbol + "_" + std::to_string(index);
+  std::vector<std::string> partNames;
+  for (auto [p, begin] : llvm::enumerate(starts)) {
+    size_t end = p + 1 < starts.size() ? starts[p + 1] : ops.size();
+    HostPart part;
+    part.name = entry + "_part" + std::to_string(p);
+    part.text.first = os.tell();
+    size_t globalsBegin = globals.tell();
+    std::vector<TextRange> readConstants;
+    os << "namespace modelc_parts {\n"
+       << "// Entry point '" << function.getSymName() << "', part " << p
+       << ".\n"
+       << "int " << part.name << "(modelc_run_ctx *ctx) {\n"
+       << "  unsigned char *arena = ctx->arena;\n"
+       << "  (void)arena;\n";
+    for (Value v : liveIns(begin, end)) {
+      os << declarations[v].text;
+      if (auto data = constantData.find(v); data != constantData.end())
+        readConstants.push_back(data->second);
+    }
+    for (size_t i = begin; i < end; ++i) {
+      part.ops += printsCode(ops[i]);
+      if (failed(emitStatement(ops[i])))
+        return failure();
+    }
+    os << "  return 0;\n}\n} // namespace modelc_parts\n\n";
+    part.text.second = os.tell();
+    // Its own globals first (HostParts.h).
+    part.globals.push_back({globalsBegin, globals.tell()});
+    llvm::append_range(part.globals, readConstants);
+    partNames.push_back(part.name);
+    parts->push_back(std::move(part));
+  }
+  os << "// Entry point '" << function.getSymName() << "' on the CPU, in "
+     << partNames.size() << " parts.\n"
+     << "int " << entry << "(modelc_run_ctx *ctx) {\n";
+  for (const std::string &part : partNames)
+    os << "  if (int status = modelc_parts::" << part << "(ctx))\n"
+       << "    return status;\n";
+  os << "  return 0;\n}\n\n";
   return success();
 }
 
@@ -1220,7 +1375,8 @@ static LogicalResult emitPlan(const PlanModule &planModule, unsigned planIndex,
                               llvm::raw_ostream &globals,
                               llvm::raw_ostream &plansOut,
                               unsigned &globalCounter, GpuModule &gpuModule,
-                              CpuEmitReport &localReport) {
+                              CpuEmitReport &localReport,
+                              std::vector<HostPart> &parts) {
   unsigned numWeights = options.weights.size();
   PlanSpec plan;
   plan.name = planModule.name;
@@ -1246,6 +1402,7 @@ static LogicalResult emitPlan(const PlanModule &planModule, unsigned planIndex,
     entry.plan = plan.name;
     FunctionEmitter emitter(function, index, plan, options, functions, globals,
                             globalCounter, gpuModule);
+    emitter.parts = &parts;
     if (failed(emitter.emit(entry)))
       return failure();
     localReport.entries.push_back(entry);
@@ -1404,41 +1561,56 @@ static void emitDescriptor(llvm::raw_ostream &out,
       << "modelc_model_v1(void) {\n  return &model;\n}\n";
 }
 
-LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
-                                const CpuEmitOptions &options,
-                                llvm::raw_ostream &out, CpuEmitReport *report,
-                                GpuCode *gpu) {
+LogicalResult modelc::emitModelSources(ArrayRef<PlanModule> planModules,
+                                       const CpuEmitOptions &options,
+                                       unsigned files, HostSources &sources,
+                                       CpuEmitReport *report, GpuCode *gpu) {
   GpuModule gpuModule;
-  std::string globalsText, functionsText, plansText;
-  llvm::raw_string_ostream globals(globalsText), functions(functionsText),
-      plansOut(plansText);
+  PrintedHost printed;
+  llvm::raw_string_ostream globals(printed.globals),
+      functions(printed.functions), embedded(printed.embedded),
+      tail(printed.tail);
+  std::string plansText;
+  llvm::raw_string_ostream plansOut(plansText);
   unsigned globalCounter = 0;
   CpuEmitReport localReport;
   for (auto [planIndex, planModule] : llvm::enumerate(planModules))
     if (failed(emitPlan(planModule, planIndex, options, gpu != nullptr,
                         functions, globals, plansOut, globalCounter, gpuModule,
-                        localReport)))
+                        localReport, printed.parts)))
       return failure();
 
-  out << "// Generated by modelc " << options.compilerVersion
-      << ": a model for the modelc runtime (ABI: modelc/abi.h). Do not "
-         "edit.\n"
-      << "#include \"modelc/abi.h\"\n"
-      << "#include \"cpu/kernels.h\"\n\n"
-      << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n"
-      << "#include <limits>\n\n";
-  emitEmbeddedData(out, options, gpuModule, gpu);
-  out << "namespace {\n\n" << globalsText << "\n" << functionsText;
+  printed.prelude =
+      "// Generated by modelc " + options.compilerVersion +
+      ": a model for the modelc runtime (ABI: modelc/abi.h). Do not "
+      "edit.\n"
+      "#include \"modelc/abi.h\"\n"
+      "#include \"cpu/kernels.h\"\n\n"
+      "#include <cmath>\n#include <cstdint>\n#include <cstring>\n"
+      "#include <limits>\n\n";
+  emitEmbeddedData(embedded, options, gpuModule, gpu);
   if (!gpuModule.empty()) {
-    out << "const char *const kernel_names[] = {";
+    tail << "const char *const kernel_names[] = {";
     for (auto [i, n] : llvm::enumerate(gpuModule.kernelNames()))
-      out << (i ? ", " : "") << cString(n);
-    out << "};\n";
+      tail << (i ? ", " : "") << cString(n);
+    tail << "};\n";
   }
   ModuleOp firstModule = planModules.front().module;
   SmallVector<func::FuncOp> entries(firstModule.getOps<func::FuncOp>());
-  emitDescriptor(out, planModules, options, entries, plansText, gpuModule);
+  emitDescriptor(tail, planModules, options, entries, plansText, gpuModule);
+  assembleHostSources(printed, files, sources.main, sources.parts);
   if (report)
     *report = std::move(localReport);
+  return success();
+}
+
+LogicalResult modelc::emitModel(ArrayRef<PlanModule> planModules,
+                                const CpuEmitOptions &options,
+                                llvm::raw_ostream &out, CpuEmitReport *report,
+                                GpuCode *gpu) {
+  HostSources sources;
+  if (failed(emitModelSources(planModules, options, 1, sources, report, gpu)))
+    return failure();
+  out << sources.main;
   return success();
 }

@@ -1,7 +1,8 @@
 //===- HostPrinter.h - the host C++ of a model's plans ----------*- C++ -*-===//
 //
-// Prints the scheduled IR (after buildSchedulePipeline) as one C++ source
-// file that implements the model.so ABI (runtime/include/modelc/abi.h): per
+// Prints the scheduled IR (after buildSchedulePipeline) as C++ (one source
+// file, or a main file and part files: HostParts.h) that implements the
+// model.so ABI (runtime/include/modelc/abi.h): per
 // plan and entry point, straight-line code on the CPU or tasks enqueued on
 // device streams, the CPU kernels' calls (compiler/kernels/cpu/kernels.h)
 // and fused loops, the descriptor and the weight table. It follows the
@@ -45,6 +46,11 @@ struct CpuEmitOptions {
   bool checked = false;
   /// GPU plans: cuBLASLt may use TF32 for f32 matrix products.
   bool allowTf32 = false;
+  /// A CPU entry point with more ops than this that print code (kernel
+  /// calls, loops) is printed as functions of at most this many such ops
+  /// (its parts), called in turn: the C++ compiler's time grows faster than
+  /// the size of a function, and parts can go to separate files.
+  unsigned opsPerFunction = 100;
 };
 
 /// One plan to emit: a placed module (ops carry `device` attributes and
@@ -91,6 +97,21 @@ mlir::LogicalResult emitModel(llvm::ArrayRef<PlanModule> plans,
                               llvm::raw_ostream &os,
                               CpuEmitReport *report = nullptr,
                               GpuCode *gpu = nullptr);
+
+/// The host C++ of a model as translation units that compile in parallel:
+/// `main` (descriptor, embedded data, entry points) and `parts`, files with
+/// the parts of long CPU entry points (CpuEmitOptions::opsPerFunction),
+/// their ops balanced across at most the `files` asked for. With `files` at
+/// most 1, or no long entry point, `main` is the whole model.
+struct HostSources {
+  std::string main;
+  std::vector<std::string> parts;
+};
+mlir::LogicalResult emitModelSources(llvm::ArrayRef<PlanModule> plans,
+                                     const CpuEmitOptions &options,
+                                     unsigned files, HostSources &sources,
+                                     CpuEmitReport *report = nullptr,
+                                     GpuCode *gpu = nullptr);
 
 /// Bytes of scratch `op` needs on the CPU (or a sim device) while it runs,
 /// in the order the printer uses them: conv2d's im2col columns, then f32

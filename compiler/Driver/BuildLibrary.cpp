@@ -9,7 +9,11 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
 
 using namespace mlir;
 
@@ -103,9 +107,51 @@ LogicalResult modelc::buildFatbin(StringRef nvcc, StringRef source,
   return success();
 }
 
-LogicalResult modelc::buildSharedLibrary(StringRef source, StringRef output,
-                                         StringRef logPath,
-                                         StringRef emulatedKernels) {
+/// Runs each command of `commands` (its log next to it), up to `jobs` at a
+/// time; fails when any fails.
+static LogicalResult runInParallel(
+    const std::vector<std::pair<std::vector<std::string>, std::string>>
+        &commands,
+    unsigned jobs) {
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failedAny{false};
+  std::mutex reporting;
+  auto worker = [&] {
+    for (size_t i; (i = next++) < commands.size();) {
+      const auto &[args, log] = commands[i];
+      SmallVector<StringRef> argRefs(args.begin(), args.end());
+      std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
+                                              StringRef(log)};
+      std::string errorMessage;
+      int status = llvm::sys::ExecuteAndWait(
+          args.front(), argRefs, std::nullopt, redirects, 0, 0, &errorMessage);
+      if (status == 0)
+        continue;
+      failedAny = true;
+      // One report at a time, as runTool gives it.
+      std::lock_guard<std::mutex> lock(reporting);
+      llvm::WithColor::error(llvm::errs(), "modelc")
+          << "the C++ compiler failed on the generated code ("
+          << (errorMessage.empty() ? "exit status " + std::to_string(status)
+                                   : errorMessage)
+          << "); its output is in " << log << "\n";
+      if (auto text = llvm::MemoryBuffer::getFile(log))
+        llvm::errs() << (*text)->getBuffer().take_front(4000);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < std::min<size_t>(jobs, commands.size()); ++t)
+    threads.emplace_back(worker);
+  worker();
+  for (std::thread &thread : threads)
+    thread.join();
+  return failure(failedAny);
+}
+
+LogicalResult modelc::buildSharedLibrary(ArrayRef<std::string> sources,
+                                         StringRef output, StringRef logPath,
+                                         StringRef emulatedKernels,
+                                         unsigned jobs) {
   const char *cxxEnv = std::getenv("CXX");
   std::string cxxName = cxxEnv && *cxxEnv ? cxxEnv : "c++";
   llvm::ErrorOr<std::string> cxx = llvm::sys::findProgramByName(cxxName);
@@ -115,25 +161,49 @@ LogicalResult modelc::buildSharedLibrary(StringRef source, StringRef output,
         << "' (set CXX, or install g++)\n";
     return failure();
   }
-  std::vector<std::string> args = {*cxx,
-                                   "-std=c++17",
-                                   "-O3",
-                                   "-fPIC",
-                                   "-shared",
-                                   "-fvisibility=hidden",
-                                   "-fno-math-errno",
-                                   "-w"};
+  std::vector<std::string> flags = {"-std=c++17",      "-O3",
+                                    "-fPIC",           "-fvisibility=hidden",
+                                    "-fno-math-errno", "-w"};
   for (const std::string &dir : generatedCodeIncludeDirs())
-    args.push_back("-I" + dir);
-  args.push_back(source.str());
-  if (!emulatedKernels.empty()) {
-    // The CUDA kernels as host functions (cuda/emulation.h).
-    args.push_back("-DMODELC_GPU_EMULATION");
-    args.push_back("-x");
-    args.push_back("c++");
-    args.push_back(emulatedKernels.str());
-    args.push_back("-x");
-    args.push_back("none");
+    flags.push_back("-I" + dir);
+  if (!emulatedKernels.empty())
+    flags.push_back("-DMODELC_GPU_EMULATION");
+  std::vector<std::string> args = {*cxx, "-shared"};
+  llvm::append_range(args, flags);
+  if (sources.size() > 1) {
+    // One object per source, compiled in parallel, then one link.
+    if (jobs == 0)
+      jobs = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::pair<std::vector<std::string>, std::string>> compiles;
+    auto compile = [&](StringRef source, bool cuda) {
+      llvm::SmallString<256> object(source), log(source);
+      llvm::sys::path::replace_extension(object, ".o");
+      llvm::sys::path::replace_extension(log, ".log");
+      std::vector<std::string> command = {*cxx, "-c"};
+      llvm::append_range(command, flags);
+      if (cuda)
+        llvm::append_range(command, std::vector<std::string>{"-x", "c++"});
+      llvm::append_range(command, std::vector<std::string>{source.str(), "-o",
+                                                           object.str().str()});
+      compiles.push_back({std::move(command), log.str().str()});
+      args.push_back(object.str().str());
+    };
+    for (const std::string &source : sources)
+      compile(source, false);
+    if (!emulatedKernels.empty())
+      compile(emulatedKernels, true);
+    if (failed(runInParallel(compiles, jobs)))
+      return failure();
+  } else {
+    args.push_back(sources.front());
+    if (!emulatedKernels.empty()) {
+      // The CUDA kernels as host functions (cuda/emulation.h).
+      args.push_back("-x");
+      args.push_back("c++");
+      args.push_back(emulatedKernels.str());
+      args.push_back("-x");
+      args.push_back("none");
+    }
   }
   args.push_back("-o");
   args.push_back(output.str());

@@ -4,6 +4,7 @@
 #define MODELC_COMPILER_DRIVER_BUILDLIBRARY_H
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -23,15 +24,19 @@ std::vector<std::string> generatedCodeIncludeDirs();
 /// failure `why` says where it looked.
 std::optional<std::string> findNvcc(std::string &why);
 
-/// Runs the system C++ compiler ($CXX, else c++) on `source` to produce the
-/// shared library `output` (-O3, PIC, hidden visibility but for the entry
-/// symbol, no link-time dependency). Its output goes to `logPath`; on
-/// failure an error says where to look. `emulatedKernels`: a CUDA source
-/// to compile as host code into the library (--cuda-emulation).
+/// Runs the system C++ compiler ($CXX, else c++) on `sources` to produce
+/// the shared library `output` (-O3, PIC, hidden visibility but for the
+/// entry symbol, no link-time dependency). One source compiles and links in
+/// one command; several compile to objects next to them (their output in
+/// SOURCE.log), up to `jobs` at a time (0: one per hardware thread), then
+/// link. The link's output (or the single command's) goes to `logPath`; on
+/// failure an error says where to look. `emulatedKernels`: a CUDA source to
+/// compile as host code into the library (--cuda-emulation).
 mlir::LogicalResult
-buildSharedLibrary(llvm::StringRef source, llvm::StringRef output,
+buildSharedLibrary(llvm::ArrayRef<std::string> sources, llvm::StringRef output,
                    llvm::StringRef logPath,
-                   llvm::StringRef emulatedKernels = llvm::StringRef());
+                   llvm::StringRef emulatedKernels = llvm::StringRef(),
+                   unsigned jobs = 0);
 
 /// Compiles CUDA source `source` with `nvcc` into a fatbin at `output`: SASS
 /// for sm_80 and sm_90 and PTX for later GPUs. Its output goes to logPath,

@@ -13,6 +13,10 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <algorithm>
+#include <functional>
 
 namespace modelc {
 #define GEN_PASS_DEF_FUSEELEMENTWISEPASS
@@ -38,19 +42,39 @@ bool joinsUser(Operation *op) {
              cast<ShapedType>(op->getResult(0).getType()).getShape();
 }
 
-/// The ops of the group `root` ends, operands before users, `root` last.
-void collectGroup(Operation *root, SmallVectorImpl<Operation *> &group) {
-  for (Value operand : root->getOperands())
-    if (Operation *def = operand.getDefiningOp();
-        def && joinsUser(def) && !llvm::is_contained(group, def))
-      collectGroup(def, group);
-  group.push_back(root);
+/// The ops of the group `root` ends, operands before users, `root` last: at
+/// most `maxOps` of them. A producer that would join but does not fit goes
+/// to `cut` and ends a group of its own.
+void collectGroup(Operation *root, unsigned maxOps,
+                  SmallVectorImpl<Operation *> &group,
+                  SmallVectorImpl<Operation *> &cut) {
+  llvm::SmallPtrSet<Operation *, 16> seen = {root};
+  unsigned budget = std::max(1u, maxOps) - 1; // the root takes one
+  // Depth first, each op after the producers that join it: the depth is
+  // bounded by maxOps, not by the length of a chain.
+  std::function<void(Operation *)> visit = [&](Operation *op) {
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || !joinsUser(def) || !seen.insert(def).second)
+        continue;
+      if (budget == 0) {
+        cut.push_back(def);
+        continue;
+      }
+      --budget;
+      visit(def);
+    }
+    group.push_back(op);
+  };
+  visit(root);
 }
 
-/// Replaces the group ending at `root` with one sched.fused.
-void fuseGroup(Operation *root) {
+/// Replaces the group ending at `root` with one sched.fused; the producers
+/// left out by the cap go to `cut`.
+void fuseGroup(Operation *root, unsigned maxOps,
+               SmallVectorImpl<Operation *> &cut) {
   SmallVector<Operation *> group;
-  collectGroup(root, group);
+  collectGroup(root, maxOps, group, cut);
   llvm::DenseSet<Operation *> members(group.begin(), group.end());
   // The values read from outside, in the order the group first reads them.
   SmallVector<Value> inputs;
@@ -83,16 +107,22 @@ void fuseGroup(Operation *root) {
 
 struct FuseElementwisePass
     : modelc::impl::FuseElementwisePassBase<FuseElementwisePass> {
+  using FuseElementwisePassBase::FuseElementwisePassBase;
+
   void runOnOperation() override {
-    getOperation().walk([](func::FuncOp function) {
+    getOperation().walk([&](func::FuncOp function) {
       if (function.isExternal())
         return;
       SmallVector<Operation *> roots;
       for (Operation &op : function.getBody().front())
         if (isElementwise(&op) && !joinsUser(&op))
           roots.push_back(&op);
-      for (Operation *root : roots)
-        fuseGroup(root);
+      // A group cut by the cap continues as the group its cut producer ends.
+      for (size_t i = 0; i < roots.size(); ++i) {
+        SmallVector<Operation *> cut;
+        fuseGroup(roots[i], maxOps, cut);
+        llvm::append_range(roots, cut);
+      }
     });
   }
 };

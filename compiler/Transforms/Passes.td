@@ -209,6 +209,12 @@ def FuseElementwisePass : Pass<"modelc-fuse-elementwise", "::mlir::ModuleOp"> {
     graph op is left outside a `sched.fused`: a printer emits one loop (one
     kernel) per `sched.fused`.
 
+    A group holds at most `max-ops` ops: past that, the producer that would
+    join next ends a group of its own, so that a chain of 10,000
+    elementwise ops becomes loops of `max-ops` statements each, not one loop
+    body that the C++ compiler cannot digest. Each cut costs one more pass
+    over the tensor in memory, which is negligible next to that many ops.
+
     Before:
     ```mlir
     %s = graph.add %x, %b {device = #device.dev<cpu>} : tensor<64x10xf32>, tensor<10xf32>
@@ -228,6 +234,10 @@ def FuseElementwisePass : Pass<"modelc-fuse-elementwise", "::mlir::ModuleOp"> {
     %f = sched.fused (%r) {device = #device.dev<cpu>} : ... { graph.neg ... }
     ```
   }];
+  let options = [
+    Option<"maxOps", "max-ops", "unsigned", /*default=*/"64",
+           "Most ops one sched.fused holds (at least 1)">,
+  ];
   let dependentDialects = ["::modelc::sched::SchedDialect"];
 }
 

@@ -1,4 +1,5 @@
 // RUN: modelc-opt %s --split-input-file --modelc-fuse-elementwise | FileCheck %s
+// RUN: modelc-opt %s --split-input-file --modelc-fuse-elementwise=max-ops=2 | FileCheck %s --check-prefix=CAP
 
 // A chain of elementwise ops of one shape is one group; the inputs are the
 // values it reads from outside, in the order it first reads them, and a
@@ -87,4 +88,47 @@ func.func @boundaries(%x: tensor<4x4xf32>, %zero: tensor<f32>) -> tensor<4x4xf16
   %h = graph.cast %s {device = #device.dev<cpu>} : tensor<4x4xf32> to f16
   %y = graph.softmax %h {device = #device.dev<cpu>} : tensor<4x4xf16>
   return %y : tensor<4x4xf16>
+}
+
+// -----
+
+// A group holds at most max-ops ops: a chain longer than that is cut, and
+// the producer left out ends the next group (the default cap keeps these
+// five ops together).
+// CHECK-LABEL: func.func @long_chain
+// CHECK: sched.fused(%{{.*}})
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: graph.neg
+// CHECK-NEXT: graph.relu
+// CHECK-NEXT: graph.exp
+// CHECK-NEXT: graph.tanh
+// CHECK-NEXT: graph.sigmoid
+// CHECK-NEXT: sched.yield
+// CAP-LABEL: func.func @long_chain
+// CAP-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CAP-NEXT: %[[F0:.*]] = sched.fused(%[[X]]) {device = #device.dev<cpu>}
+// CAP-NEXT: ^bb0
+// CAP-NEXT: graph.neg
+// CAP-NEXT: sched.yield
+// CAP-NEXT: }
+// CAP-NEXT: %[[F1:.*]] = sched.fused(%[[F0]]) {device = #device.dev<cpu>}
+// CAP-NEXT: ^bb0
+// CAP-NEXT: graph.relu
+// CAP-NEXT: graph.exp
+// CAP-NEXT: sched.yield
+// CAP-NEXT: }
+// CAP-NEXT: %[[F2:.*]] = sched.fused(%[[F1]]) {device = #device.dev<cpu>}
+// CAP-NEXT: ^bb0
+// CAP-NEXT: graph.tanh
+// CAP-NEXT: graph.sigmoid
+// CAP-NEXT: sched.yield
+// CAP-NEXT: }
+// CAP-NEXT: return %[[F2]]
+func.func @long_chain(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = graph.neg %x {device = #device.dev<cpu>} : tensor<4x8xf32>
+  %1 = graph.relu %0 {device = #device.dev<cpu>} : tensor<4x8xf32>
+  %2 = graph.exp %1 {device = #device.dev<cpu>} : tensor<4x8xf32>
+  %3 = graph.tanh %2 {device = #device.dev<cpu>} : tensor<4x8xf32>
+  %4 = graph.sigmoid %3 {device = #device.dev<cpu>} : tensor<4x8xf32>
+  return %4 : tensor<4x8xf32>
 }

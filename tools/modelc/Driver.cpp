@@ -37,7 +37,9 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <set>
+#include <thread>
 
 using namespace mlir;
 using namespace modelc::driver;
@@ -558,15 +560,31 @@ LogicalResult Driver::emitSource() {
 /// Generates the sources, builds the GPU kernels with nvcc (or as host code
 /// under --cuda-emulation) and links model.so.
 LogicalResult Driver::build() {
-  std::string source = tempFile("model.cpp");
-  {
+  // As many files for the parts of long entry points as the C++ compiler
+  // runs at once.
+  unsigned jobs = options.jobs
+                      ? options.jobs
+                      : std::max(1u, std::thread::hardware_concurrency());
+  modelc::HostSources host;
+  if (failed(modelc::emitModelSources(plans, emitOptions, jobs, host, &report,
+                                      &gpu)))
+    return failure();
+  std::vector<std::string> sources;
+  auto write = [&](const std::string &path, const std::string &text) {
     std::error_code ec;
-    llvm::raw_fd_ostream os(source, ec);
+    llvm::raw_fd_ostream os(path, ec);
     if (ec)
-      return fail("cannot write '" + source + "': " + ec.message());
-    if (failed(modelc::emitModel(plans, emitOptions, os, &report, &gpu)))
+      return fail("cannot write '" + path + "': " + ec.message());
+    os << text;
+    sources.push_back(path);
+    return success();
+  };
+  if (failed(write(tempFile("model.cpp"), host.main)))
+    return failure();
+  for (auto [i, part] : llvm::enumerate(host.parts))
+    if (failed(
+            write(tempFile("model_part" + std::to_string(i) + ".cpp"), part)))
       return failure();
-  }
   timer->stop("code generation");
   std::string kernels;
   if (!gpu.source.empty()) {
@@ -590,8 +608,9 @@ LogicalResult Driver::build() {
     llvm::sys::path::replace_extension(path, ".so");
     output = std::string(path);
   }
-  if (failed(modelc::buildSharedLibrary(source, output, tempFile("build.log"),
-                                        options.cudaEmulation ? kernels : "")))
+  if (failed(modelc::buildSharedLibrary(sources, output, tempFile("build.log"),
+                                        options.cudaEmulation ? kernels : "",
+                                        jobs)))
     return failure();
   timer->stop("C++ compiler");
   if (options.verbose)

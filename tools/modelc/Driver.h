@@ -44,6 +44,8 @@ struct DriverOptions {
   bool allowTf32 = false;
   int debugDropTransfer = -1;
   bool timeStages = false;
+  /// C++ compiler processes at once; 0: one per hardware thread.
+  unsigned jobs = 0;
   bool verbose = false;
   /// The whole command line, recorded in model.so as its provenance.
   std::string flags;

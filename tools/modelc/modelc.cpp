@@ -153,6 +153,13 @@ cl::opt<bool> timeStages(
              "placement, code generation, C++ compiler) to stderr"),
     cl::cat(modelcCategory));
 
+cl::opt<unsigned>
+    jobs("jobs",
+         cl::desc("Run up to N C++ compiler processes at once on the generated "
+                  "code (default: one per hardware thread); long entry points "
+                  "are split across that many files"),
+         cl::value_desc("N"), cl::init(0), cl::cat(modelcCategory));
+
 cl::opt<bool> verbose("v",
                       cl::desc("Print what was built: per entry point "
                                "its arena size and fused loops"),
@@ -212,6 +219,7 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.allowTf32 = allowTf32;
   options.debugDropTransfer = debugDropTransfer;
   options.timeStages = timeStages;
+  options.jobs = jobs;
   options.verbose = verbose;
   options.flags = flags;
   return options;
