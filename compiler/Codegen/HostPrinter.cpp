@@ -485,8 +485,29 @@ FunctionEmitter::emitPackedProduct(sched::PackedProductOp packed) {
   SmallVector<std::string> operands;
   globals << "const modelc_post_op " << postOps << "[] = {";
   Value chain = prod->getResult(0);
+  // A convolution chain in oneDNN's layout (modelc-keep-cpu-layouts): this
+  // call keeps its output's layout, or reads the one its producer kept, as
+  // its input or its sum's operand.
+  auto keptBy = [&](Value v) -> std::optional<unsigned> {
+    auto producer = v.getDefiningOp<sched::PackedProductOp>();
+    if (!producer || !producer.getKeepLayout())
+      return std::nullopt;
+    return productSites.lookup(producer);
+  };
+  SmallVector<std::string> flags;
+  std::optional<unsigned> srcSite = keptBy(x), sumSite;
+  uint64_t yBytes = 0;
+  if (packed.getKeepLayout()) {
+    flags.push_back("MODELC_PRODUCT_KEEP_LAYOUT");
+    yBytes =
+        packed->getAttrOfType<sched::BufferAttr>("sched.buffer").getBytes();
+  }
+  if (srcSite)
+    flags.push_back("MODELC_PRODUCT_SRC_OF_SITE");
   for (Operation *op : packed.getPostOps()) {
     sched::CpuPostOp post = *sched::cpuPostOp(op, chain, isConv);
+    if (post.isSum() && (sumSite = keptBy(post.operand)))
+      flags.push_back("MODELC_PRODUCT_SUM_OF_SITE");
     globals << "{" << post.kind << ", " << post.alg << ", "
             << floatLiteral(post.alpha) << ", "
             << (post.operand ? post.broadcast : "0") << "}, ";
@@ -498,29 +519,15 @@ FunctionEmitter::emitPackedProduct(sched::PackedProductOp packed) {
   std::string what = prod->getName().getStringRef().str();
   if (auto loc = dyn_cast<FileLineColLoc>(prod->getLoc()))
     what += " (line " + std::to_string(loc.getLine()) + ")";
-  // A convolution chain in oneDNN's layout (modelc-keep-cpu-layouts): this
-  // call keeps its output's layout, or reads the one its producer kept.
-  std::string flags = "0";
-  unsigned srcSite = 0;
-  uint64_t yBytes = 0;
-  if (packed.getKeepLayout()) {
-    flags = "MODELC_PRODUCT_KEEP_LAYOUT";
-    yBytes =
-        packed->getAttrOfType<sched::BufferAttr>("sched.buffer").getBytes();
-  }
-  if (auto producer = x.getDefiningOp<sched::PackedProductOp>();
-      producer && producer.getKeepLayout()) {
-    flags = flags == "0" ? "MODELC_PRODUCT_SRC_OF_SITE"
-                         : flags + " | MODELC_PRODUCT_SRC_OF_SITE";
-    srcSite = productSites.lookup(producer);
-  }
   unsigned site = globalCounter++;
   productSites[packed] = site;
   globals << "};\nconst modelc_product " << desc << " = {" << site << ", "
           << kind << ", " << transW << ", " << m << ", " << n << ", " << k
-          << ", " << conv << ", " << flags << ", " << srcSite << ", " << yBytes
-          << "ULL, " << operands.size() << ", " << postOps << ", \"" << what
-          << "\"};\n";
+          << ", " << conv << ", "
+          << (flags.empty() ? "0" : llvm::join(flags, " | ")) << ", "
+          << srcSite.value_or(0) << ", " << sumSite.value_or(0) << ", "
+          << yBytes << "ULL, " << operands.size() << ", " << postOps << ", \""
+          << what << "\"};\n";
   std::string operandArray = "nullptr";
   if (!operands.empty()) {
     operandArray = newGlobal("operands_");

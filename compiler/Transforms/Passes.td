@@ -279,18 +279,19 @@ def FoldCpuProductsPass : Pass<"modelc-fold-cpu-products", "::mlir::ModuleOp"> {
 }
 
 def KeepCpuLayoutsPass : Pass<"modelc-keep-cpu-layouts", "::mlir::ModuleOp"> {
-  let summary = "Keeps a convolution's output in oneDNN's layout when the next convolution alone reads it.";
+  let summary = "Keeps a convolution's output in oneDNN's layout when only convolutions read it.";
   let description = [{
     Runs after modelc-fold-cpu-products. oneDNN computes convolutions in
     its own layouts (NHWC or channel blocks); a `sched.packed_product`
     convolution reorders its NCHW input into that layout and its output
-    back to NCHW, two passes over memory. When a packed convolution's
-    result has one reader and that reader is the input of another packed
-    convolution (a MobileNet block's expand, depthwise and project
-    convolutions; a ResNet block's first and second), this pass sets
-    `keep_layout` on the first: its buffer holds oneDNN's layout and the
-    second reads it as it is. Values read by anything else (an add, a
-    pool, an output, another device) stay NCHW.
+    back to NCHW, two passes over memory. When every reader of a packed
+    convolution's result is another packed convolution reading it as its
+    input or as the operand of its sum (a MobileNet block's expand,
+    depthwise and project convolutions; a ResNet block's output, read by
+    the next block's first convolution and by its residual sum), this pass
+    sets `keep_layout` on it: its buffer holds oneDNN's layout and the
+    readers take it as it is. Values read by anything else (an elementwise
+    op, a pool, an output, another device) stay NCHW.
 
     Before:
     ```mlir

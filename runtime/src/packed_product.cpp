@@ -97,8 +97,8 @@ bool desc(dnnl_memory_desc_t *d, int ndims, const dnnl_dims_t dims,
 /// The primitive attributes of `p`: a scratchpad per run and the
 /// post-ops, whose operand descriptions go into `site`.
 bool makeAttr(const modelc_product &p, int ndims, const dnnl_dims_t dstDims,
-              PackedProductSite &site, dnnl_primitive_attr_t *attr,
-              std::string &error) {
+              const dnnl_memory_desc_t *keptSum, PackedProductSite &site,
+              dnnl_primitive_attr_t *attr, std::string &error) {
   if (p.num_post_ops > kMaxPostOps) {
     error = std::to_string(p.num_post_ops) + " post-ops (at most " +
             std::to_string(kMaxPostOps) + ")";
@@ -119,7 +119,10 @@ bool makeAttr(const modelc_product &p, int ndims, const dnnl_dims_t dstDims,
              "eltwise post-op", error);
     } else if (post.kind == MODELC_POST_SUM && ndims == 4 && site.sum < 0) {
       site.sum = static_cast<int>(i);
-      good = desc(&site.sumSrc, 4, dstDims, dnnl_nchw, error) &&
+      // NCHW, or the layout the producer of the operand kept.
+      if (keptSum)
+        site.sumSrc = *keptSum;
+      good = (keptSum || desc(&site.sumSrc, 4, dstDims, dnnl_nchw, error)) &&
              ok(dnnl_post_ops_append_sum(postOps, post.alpha), "sum post-op",
                 error);
     } else if (post.kind == MODELC_POST_BINARY && binaryAlg(post.alg, alg)) {
@@ -215,7 +218,7 @@ bool matmulSite(const modelc_product &p, const float *w,
       !desc(&weightPlain, 2, weightDims, p.trans_w ? dnnl_ba : dnnl_ab,
             error) ||
       !desc(&site.bias, 2, biasDims, dnnl_ab, error) ||
-      !makeAttr(p, 2, dstDims, site, &attr, error))
+      !makeAttr(p, 2, dstDims, nullptr, site, &attr, error))
     return false;
   dnnl_matmul_desc_t op;
   if (!ok(dnnl_matmul_desc_init(&op, &site.plainSrc, &weightAny,
@@ -228,10 +231,11 @@ bool matmulSite(const modelc_product &p, const float *w,
   return finish(site, &op, attr, w, weightPlain, engine, false, 0, error);
 }
 
-/// `keptSrc`: the layout x is in (the producer's kept output), or null for
-/// NCHW.
+/// `keptSrc`, `keptSum`: the layout x and the sum's operand are in (their
+/// producers' kept outputs), or null for NCHW.
 bool convSite(const modelc_product &p, const float *w, PackedProductSite &site,
-              const dnnl_memory_desc_t *keptSrc, dnnl_engine_t engine,
+              const dnnl_memory_desc_t *keptSrc,
+              const dnnl_memory_desc_t *keptSum, dnnl_engine_t engine,
               std::string &error) {
   const int64_t *s = p.conv;
   int64_t n = s[0], c = s[1], h = s[2], wd = s[3], o = s[4], kh = s[5],
@@ -260,7 +264,7 @@ bool convSite(const modelc_product &p, const float *w, PackedProductSite &site,
       !desc(&srcAny, 4, srcDims, dnnl_format_tag_any, error) ||
       !desc(&dstAny, 4, dstDims, dnnl_format_tag_any, error) ||
       !desc(&site.bias, 1, biasDims, dnnl_x, error) ||
-      !makeAttr(p, 4, dstDims, site, &attr, error))
+      !makeAttr(p, 4, dstDims, keptSum, site, &attr, error))
     return false;
   if (keptSrc)
     site.plainSrc = *keptSrc;
@@ -339,18 +343,25 @@ PackedProductSite *PackedProductCache::site(const modelc_product &p,
   } else if (p.kind == MODELC_PRODUCT_MATMUL)
     good = matmulSite(p, w, *site, engine_, error);
   else if (p.kind == MODELC_PRODUCT_CONV2D) {
-    const dnnl_memory_desc_t *keptSrc = nullptr;
-    if (p.flags & MODELC_PRODUCT_SRC_OF_SITE) {
-      // The producer ran earlier in this run: its site exists.
-      auto producer = sites_.find(p.src_site);
+    // The producers ran earlier in this run: their sites exist.
+    auto kept = [&](uint32_t flag, uint32_t id,
+                    const dnnl_memory_desc_t *&out) {
+      if (!(p.flags & flag))
+        return true;
+      auto producer = sites_.find(id);
       if (producer == sites_.end()) {
-        error = "reads the layout of call site " + std::to_string(p.src_site) +
+        error = "reads the layout of call site " + std::to_string(id) +
                 ", which has not run";
-        return nullptr;
+        return false;
       }
-      keptSrc = &producer->second->dst;
-    }
-    good = convSite(p, w, *site, keptSrc, engine_, error);
+      out = &producer->second->dst;
+      return true;
+    };
+    const dnnl_memory_desc_t *keptSrc = nullptr, *keptSum = nullptr;
+    if (!kept(MODELC_PRODUCT_SRC_OF_SITE, p.src_site, keptSrc) ||
+        !kept(MODELC_PRODUCT_SUM_OF_SITE, p.sum_site, keptSum))
+      return nullptr;
+    good = convSite(p, w, *site, keptSrc, keptSum, engine_, error);
   } else {
     error = "unknown product kind " + std::to_string(p.kind) +
             " (a model.so from a newer modelc?)";

@@ -31,6 +31,30 @@ func.func @chain(%x: tensor<1x8x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x4x
 
 // -----
 
+// A residual block: its input (a convolution's output) is read by the
+// block's first convolution and by the sum after its second: kept. The
+// block's output goes to a pool: not kept.
+// CHECK-LABEL: func.func @residual
+// CHECK: %[[IN:.*]] = sched.packed_product {device = #device.dev<cpu>, keep_layout} : tensor<1x4x4x4xf32>
+// CHECK: %[[A:.*]] = sched.packed_product {device = #device.dev<cpu>, keep_layout} : tensor<1x4x4x4xf32>
+// CHECK-NEXT: graph.conv2d %[[IN]]
+// CHECK: sched.packed_product {device = #device.dev<cpu>} : tensor<1x4x4x4xf32>
+// CHECK-NEXT: graph.conv2d %[[A]]
+// CHECK-NEXT: graph.add %{{.*}}, %[[IN]]
+graph.weight @k : tensor<4x4x3x3xf32>
+func.func @residual(%x: tensor<1x4x4x4xf32>) -> tensor<1x4x1x1xf32> {
+  %k = graph.weight_ref @k {device = #device.dev<cpu>} : tensor<4x4x3x3xf32>
+  %in = graph.conv2d %x, %k {device = #device.dev<cpu>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x4x4xf32>, tensor<4x4x3x3xf32>
+  %a = graph.conv2d %in, %k {device = #device.dev<cpu>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x4x4xf32>, tensor<4x4x3x3xf32>
+  %ra = graph.relu %a {device = #device.dev<cpu>} : tensor<1x4x4x4xf32>
+  %b = graph.conv2d %ra, %k {device = #device.dev<cpu>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x4x4xf32>, tensor<4x4x3x3xf32>
+  %s = graph.add %b, %in {device = #device.dev<cpu>} : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>
+  %p = graph.global_avg_pool %s {device = #device.dev<cpu>} : tensor<1x4x4x4xf32>
+  return %p : tensor<1x4x1x1xf32>
+}
+
+// -----
+
 // Not kept: a convolution read by a convolution as its weight, one read by
 // a matrix product, one whose reader is on another device.
 // CHECK-LABEL: func.func @not_kept

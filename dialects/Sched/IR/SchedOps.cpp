@@ -260,16 +260,34 @@ LogicalResult PackedProductOp::verify() {
   if (getKeepLayout() && !conv)
     return emitOpError("keeps oneDNN's layout only for a convolution");
   if (getKeepLayout() && !readsKeptLayout(getResult()))
-    return emitOpError("keeps oneDNN's layout, so its one reader must be "
-                       "the input of another packed convolution");
+    return emitOpError("keeps oneDNN's layout, so every reader must be "
+                       "a packed convolution reading it as its input or "
+                       "as the operand of its sum");
   return success();
 }
 
-bool modelc::sched::readsKeptLayout(Value v) {
-  if (!v.hasOneUse())
+/// Whether `use` reads its value as a convolution's input, or as the
+/// operand of a sum after a convolution, in a sched.packed_product.
+static bool takesKeptLayout(OpOperand &use) {
+  Operation *user = use.getOwner();
+  auto reader = user->getParentOfType<PackedProductOp>();
+  if (!reader || !isa<graph::Conv2dOp>(reader.getProduct()))
     return false;
-  OpOperand &use = *v.getUses().begin();
-  auto reader = use.getOwner()->getParentOfType<PackedProductOp>();
-  return reader && use.getOwner() == reader.getProduct() &&
-         isa<graph::Conv2dOp>(use.getOwner()) && use.getOperandNumber() == 0;
+  if (user == reader.getProduct())
+    return use.getOperandNumber() == 0;
+  // A post-op: its other operand is the value before it, in the body.
+  for (Value chain : user->getOperands()) {
+    Operation *def = chain.getDefiningOp();
+    if (chain == use.get() || !def || def->getParentOp() != reader)
+      continue;
+    std::optional<CpuPostOp> post = cpuPostOp(user, chain, true);
+    return post && post->isSum() && post->operand == use.get();
+  }
+  return false;
+}
+
+bool modelc::sched::readsKeptLayout(Value v) {
+  return !v.use_empty() && llvm::all_of(v.getUses(), [](OpOperand &use) {
+    return takesKeptLayout(use);
+  });
 }

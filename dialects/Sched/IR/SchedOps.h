@@ -24,8 +24,9 @@ namespace modelc::sched {
 /// a transfer's destination, an op's `device`, or the host.
 device::DeviceAttr runningDevice(mlir::Operation *op);
 
-/// Whether `v`'s one reader is the input of the convolution of a
-/// sched.packed_product (which can read oneDNN's layout as it is).
+/// Whether every reader of `v` is a sched.packed_product convolution that
+/// reads it as its input or as the operand of its sum (and so can take
+/// oneDNN's layout as it is).
 bool readsKeptLayout(mlir::Value v);
 
 /// Channels of a convolution output kept in oneDNN's layout are blocked by

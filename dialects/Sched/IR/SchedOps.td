@@ -210,17 +210,18 @@ def Sched_PackedProductOp : Sched_Op<"packed_product",
     ```
 
     `keep_layout` (set by `modelc-keep-cpu-layouts`): the product is a
-    convolution whose result only the next packed convolution reads, as
-    its input. The result's buffer then holds the layout oneDNN chose for
-    the convolution's output (NHWC, or channels blocked by up to 16 and
-    padded), and the reader takes it as it is, with no reorders to NCHW and
-    back in between; the buffer is sized for 16-channel blocks.
+    convolution whose result only packed convolutions read, as their input
+    or as the operand of their sum (a residual). The result's buffer then
+    holds the layout oneDNN chose for the convolution's output (NHWC, or
+    channels blocked by up to 16 and padded), and the readers take it as
+    it is, with no reorders to NCHW and back in between; the buffer is
+    sized for 16-channel blocks.
 
     Verifier: the body starts with one product; every later op reads the
     value before it and is a post-op the table accepts; the body yields
     the last value; with `keep_layout`, the product is a convolution and
-    the result's one reader is the input of the convolution of another
-    `sched.packed_product`.
+    every reader of the result is the input or the sum's operand of the
+    convolution of another `sched.packed_product`.
   }];
   let arguments = (ins UnitAttr:$keep_layout);
   let results = (outs AnyRankedTensor:$result);

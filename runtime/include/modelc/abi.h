@@ -107,9 +107,15 @@ typedef struct modelc_gemm {
  * runtime keeps w packed per site, made on the first run. `what` names the
  * op for error messages. A convolution with MODELC_PRODUCT_KEEP_LAYOUT
  * leaves y in the layout oneDNN computed it in (at most `y_bytes`); one
- * with MODELC_PRODUCT_SRC_OF_SITE reads x in the layout that site keeps
- * (`src_site`, a convolution run earlier in the same run). */
-enum { MODELC_PRODUCT_KEEP_LAYOUT = 1u, MODELC_PRODUCT_SRC_OF_SITE = 2u };
+ * with MODELC_PRODUCT_SRC_OF_SITE reads x in the layout site `src_site`
+ * keeps, one with MODELC_PRODUCT_SUM_OF_SITE its sum's operand in the
+ * layout site `sum_site` keeps (convolutions run earlier in the same
+ * run). */
+enum {
+  MODELC_PRODUCT_KEEP_LAYOUT = 1u,
+  MODELC_PRODUCT_SRC_OF_SITE = 2u,
+  MODELC_PRODUCT_SUM_OF_SITE = 4u
+};
 enum { MODELC_PRODUCT_MATMUL = 0, MODELC_PRODUCT_CONV2D = 1 };
 enum { MODELC_POST_ELTWISE = 0, MODELC_POST_BINARY = 1, MODELC_POST_SUM = 2 };
 enum {
@@ -145,8 +151,9 @@ typedef struct modelc_product {
   int32_t trans_w;  /* matmul */
   int64_t m, n, k;  /* matmul */
   int64_t conv[18]; /* conv2d */
-  uint32_t flags;    /* MODELC_PRODUCT_KEEP_LAYOUT, _SRC_OF_SITE */
+  uint32_t flags;    /* MODELC_PRODUCT_KEEP_LAYOUT, _SRC_OF_SITE, ... */
   uint32_t src_site; /* with MODELC_PRODUCT_SRC_OF_SITE */
+  uint32_t sum_site; /* with MODELC_PRODUCT_SUM_OF_SITE */
   uint64_t y_bytes;  /* with MODELC_PRODUCT_KEEP_LAYOUT */
   uint32_t num_post_ops;
   const modelc_post_op *post_ops;

@@ -335,7 +335,7 @@ func.func @keep_layout_matmul(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 graph.weight @k : tensor<4x4x1x1xf32>
 func.func @keep_layout_reader(%x: tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> {
   %k = graph.weight_ref @k : tensor<4x4x1x1xf32>
-  // expected-error @+1 {{'sched.packed_product' op keeps oneDNN's layout, so its one reader must be the input of another packed convolution}}
+  // expected-error @+1 {{'sched.packed_product' op keeps oneDNN's layout, so every reader must be a packed convolution reading it as its input or as the operand of its sum}}
   %p = sched.packed_product {keep_layout} : tensor<1x4x2x2xf32> {
     %c = graph.conv2d %x, %k : tensor<1x4x2x2xf32>, tensor<4x4x1x1xf32>
     sched.yield %c : tensor<1x4x2x2xf32>
