@@ -147,10 +147,10 @@ typedef struct modelc_post_op {
 } modelc_post_op;
 typedef struct modelc_product {
   uint32_t site;
-  uint32_t kind;    /* MODELC_PRODUCT_* */
-  int32_t trans_w;  /* matmul */
-  int64_t m, n, k;  /* matmul */
-  int64_t conv[18]; /* conv2d */
+  uint32_t kind;     /* MODELC_PRODUCT_* */
+  int32_t trans_w;   /* matmul */
+  int64_t m, n, k;   /* matmul */
+  int64_t conv[18];  /* conv2d */
   uint32_t flags;    /* MODELC_PRODUCT_KEEP_LAYOUT, _SRC_OF_SITE, ... */
   uint32_t src_site; /* with MODELC_PRODUCT_SRC_OF_SITE */
   uint32_t sum_site; /* with MODELC_PRODUCT_SUM_OF_SITE */
