@@ -480,7 +480,7 @@ FunctionEmitter::emitPackedProduct(sched::PackedProductOp packed) {
       bias = gemm.getC();
     }
   }
-  bool isConv = kind == "MODELC_PRODUCT_CONV2D";
+  bool isConv = isa<Conv2dOp>(prod);
   std::string postOps = newGlobal("post_ops_"), desc = newGlobal("product_");
   SmallVector<std::string> operands;
   globals << "const modelc_post_op " << postOps << "[] = {";

@@ -128,6 +128,16 @@ namespace {
 enum class ReduceKind { Sum, Mean, Max };
 } // namespace
 
+/// `shape` with the `reduced` dimensions set to 1 (keepdims).
+static Shape keptShape(const Shape &shape,
+                       const llvm::SmallBitVector &reduced) {
+  Shape kept = shape;
+  for (size_t d = 0; d < kept.size(); ++d)
+    if (reduced[d])
+      kept[d] = 1;
+  return kept;
+}
+
 /// Reduces the input of `op` over its reduced dimensions.
 template <typename ReduceOp>
 static RefTensor reduce(ReduceOp op, const Values &values, ReduceKind kind) {
@@ -135,10 +145,7 @@ static RefTensor reduce(ReduceOp op, const Values &values, ReduceKind kind) {
   size_t rank = x.shape.size();
   llvm::SmallBitVector reduced = op.getReducedDims();
   // Accumulate into the keepdims shape, then take the declared shape.
-  Shape kept = x.shape;
-  for (size_t d = 0; d < rank; ++d)
-    if (reduced[d])
-      kept[d] = 1;
+  Shape kept = keptShape(x.shape, reduced);
   RefTensor y = make(kept);
   bool isMax = kind == ReduceKind::Max;
   if (isMax)
@@ -182,10 +189,7 @@ static RefTensor evaluate(ReduceProdOp op, const Values &values) {
   const RefTensor &x = values.get(op.getInput());
   size_t rank = x.shape.size();
   llvm::SmallBitVector reduced = op.getReducedDims();
-  Shape kept = x.shape;
-  for (size_t d = 0; d < rank; ++d)
-    if (reduced[d])
-      kept[d] = 1;
+  Shape kept = keptShape(x.shape, reduced);
   Type element = elementOf(op.getInput());
   bool integers = isa<IntegerType>(element);
   RefTensor y = make(kept);

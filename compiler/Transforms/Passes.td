@@ -293,18 +293,28 @@ def KeepCpuLayoutsPass : Pass<"modelc-keep-cpu-layouts", "::mlir::ModuleOp"> {
     readers take it as it is. Values read by anything else (an elementwise
     op, a pool, an output, another device) stay NCHW.
 
-    Before:
+    Before (a 1x1 convolution read only by a depthwise one):
     ```mlir
-    %a = sched.packed_product {device = #device.dev<cpu>} : tensor<1x96x56x56xf32> {
-      %c = graph.conv2d %x, %w1 : ...
-      ...
+    %a = sched.packed_product {device = #device.dev<cpu>} : tensor<1x20x4x4xf32> {
+      %c = graph.conv2d %x, %e : tensor<1x8x4x4xf32>, tensor<20x8x1x1xf32>
+      sched.yield %c : tensor<1x20x4x4xf32>
     }
-    %b = sched.packed_product {device = #device.dev<cpu>} : tensor<1x96x56x56xf32> {
-      %c = graph.conv2d %a, %w2 {groups = 96 : i64, ...} : ...
-      ...
+    %b = sched.packed_product {device = #device.dev<cpu>} : tensor<1x20x4x4xf32> {
+      %c = graph.conv2d %a, %d {groups = 20 : i64, padding = array<i64: 1, 1, 1, 1>} : tensor<1x20x4x4xf32>, tensor<20x1x3x3xf32>
+      sched.yield %c : tensor<1x20x4x4xf32>
     }
     ```
-    After: the first is `sched.packed_product {device = ..., keep_layout}`.
+    After:
+    ```mlir
+    %a = sched.packed_product {device = #device.dev<cpu>, keep_layout} : tensor<1x20x4x4xf32> {
+      %c = graph.conv2d %x, %e : tensor<1x8x4x4xf32>, tensor<20x8x1x1xf32>
+      sched.yield %c : tensor<1x20x4x4xf32>
+    }
+    %b = sched.packed_product {device = #device.dev<cpu>} : tensor<1x20x4x4xf32> {
+      %c = graph.conv2d %a, %d {groups = 20 : i64, padding = array<i64: 1, 1, 1, 1>} : tensor<1x20x4x4xf32>, tensor<20x1x3x3xf32>
+      sched.yield %c : tensor<1x20x4x4xf32>
+    }
+    ```
   }];
 }
 

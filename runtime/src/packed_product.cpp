@@ -64,10 +64,16 @@ bool binaryAlg(uint32_t alg, dnnl_alg_kind_t &out) {
   }
 }
 
+bool desc(dnnl_memory_desc_t *d, int ndims, const dnnl_dims_t dims,
+          dnnl_format_tag_t tag, std::string &error) {
+  return ok(dnnl_memory_desc_init_by_tag(d, ndims, dims, dnnl_f32, tag),
+            "memory description", error);
+}
+
 /// The description of a binary post-op's operand for a destination of
 /// `dims` (2-D [m, n] or NCHW), by how it broadcasts.
 bool operandDesc(uint32_t broadcast, int ndims, const dnnl_dims_t dims,
-                 dnnl_memory_desc_t *desc, std::string &error) {
+                 dnnl_memory_desc_t *out, std::string &error) {
   dnnl_dims_t v;
   for (int i = 0; i < ndims; ++i)
     v[i] = 1;
@@ -86,13 +92,8 @@ bool operandDesc(uint32_t broadcast, int ndims, const dnnl_dims_t dims,
             " of a post-op (a model.so from a newer modelc?)";
     return false;
   }
-  return ok(dnnl_memory_desc_init_by_tag(desc, ndims, v, dnnl_f32,
-                                         ndims == 2 ? dnnl_ab : dnnl_nchw),
-            "memory description", error);
+  return desc(out, ndims, v, ndims == 2 ? dnnl_ab : dnnl_nchw, error);
 }
-
-bool desc(dnnl_memory_desc_t *d, int ndims, const dnnl_dims_t dims,
-          dnnl_format_tag_t tag, std::string &error);
 
 /// The primitive attributes of `p`: a scratchpad per run and the
 /// post-ops, whose operand descriptions go into `site`.
@@ -109,7 +110,6 @@ bool makeAttr(const modelc_product &p, int ndims, const dnnl_dims_t dstDims,
     return false;
   bool good = true;
   site.operands.assign(p.num_post_ops, dnnl_memory_desc_t{});
-  site.binary.assign(p.num_post_ops, false);
   for (uint32_t i = 0; good && i < p.num_post_ops; ++i) {
     const modelc_post_op &post = p.post_ops[i];
     dnnl_alg_kind_t alg;
@@ -126,7 +126,6 @@ bool makeAttr(const modelc_product &p, int ndims, const dnnl_dims_t dstDims,
              ok(dnnl_post_ops_append_sum(postOps, post.alpha), "sum post-op",
                 error);
     } else if (post.kind == MODELC_POST_BINARY && binaryAlg(post.alg, alg)) {
-      site.binary[i] = true;
       good = operandDesc(post.broadcast, ndims, dstDims, &site.operands[i],
                          error) &&
              ok(dnnl_post_ops_append_binary(postOps, alg, &site.operands[i]),
@@ -147,12 +146,6 @@ bool makeAttr(const modelc_product &p, int ndims, const dnnl_dims_t dstDims,
   }
   dnnl_post_ops_destroy(postOps);
   return good;
-}
-
-bool desc(dnnl_memory_desc_t *d, int ndims, const dnnl_dims_t dims,
-          dnnl_format_tag_t tag, std::string &error) {
-  return ok(dnnl_memory_desc_init_by_tag(d, ndims, dims, dnnl_f32, tag),
-            "memory description", error);
 }
 
 /// Makes the primitive of `opDesc` with `attr`, packs `w` (laid out as
@@ -405,7 +398,7 @@ bool prepare(PackedProductHandles &h, const PackedProductSite &site,
            allocate(&h.sumScratch, &site.sumScratch);
   h.operands.assign(site.operands.size(), nullptr);
   for (size_t i = 0; good && i < site.operands.size(); ++i)
-    if (site.binary[i])
+    if (site.hasOperand(i))
       good = handle(&h.operands[i], &site.operands[i]);
   return good;
 }
@@ -460,7 +453,7 @@ bool PackedProductRun::execute(PackedProductCache &cache,
   if (site.hasBias)
     args[count++] = {DNNL_ARG_BIAS, h.bias};
   for (size_t i = 0; i < h.operands.size(); ++i) {
-    if (!site.binary[i])
+    if (!site.hasOperand(i))
       continue;
     dnnl_memory_set_data_handle_v2(h.operands[i],
                                    const_cast<float *>(operands[i]), h.stream);

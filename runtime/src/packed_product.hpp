@@ -42,9 +42,10 @@ struct PackedProductSite {
   dnnl_memory_t packedWeight = nullptr;
   dnnl_memory_desc_t plainSrc{}, plainDst{}, src{}, dst{}, bias{};
   dnnl_memory_desc_t scratch{}, inScratch{}, outScratch{};
-  /// Per post-op: its operand's description (binary post-ops only).
+  /// Per post-op: its operand's description (binary post-ops only; empty,
+  /// ndims 0, for the others).
   std::vector<dnnl_memory_desc_t> operands;
-  std::vector<bool> binary;
+  bool hasOperand(size_t i) const { return operands[i].ndims > 0; }
   bool hasBias = false;
   ~PackedProductSite();
 };

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -310,6 +311,36 @@ TEST(Plans, SimulatedPlanRunsFromManyThreadsAndMatchesTheCpuPlan) {
   for (auto &t : threads)
     t.join();
   EXPECT_EQ(mismatches.load(), 0);
+}
+
+// Product descriptors a modelc would not write (a newer or corrupted
+// model.so) fail the run with a clear error naming the op; a valid one in
+// the same model runs.
+TEST(Products, MalformedDescriptorsAreRunErrors) {
+  auto run = [](const std::string &plan) {
+    modelc::LoadOptions options;
+    options.plan = plan;
+    Model model = Model::load(fixture("bad_products.so"), options);
+    Tensor x = Tensor::zeros({1, 4}, DType::F32);
+    for (int i = 0; i < 4; ++i)
+      x.mutable_data_as<float>()[i] = float(i) - 1.5f;
+    return model.run("main", {x});
+  };
+  std::vector<Tensor> good = run("good");
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(good[0].data_as<float>()[i], std::max(float(i) - 1.5f, 0.0f));
+  expectError([&] { run("bad_post_op"); },
+              "graph.linear (line 1): unknown post-op 7/0 (a model.so from "
+              "a newer modelc?)");
+  expectError([&] { run("layout_on_matmul"); },
+              "graph.linear (line 1): layout flags on a matrix product");
+  expectError([&] { run("bad_kind"); },
+              "graph.conv2d (line 2): unknown product kind 9");
+  expectError([&] { run("unknown_source"); },
+              "graph.conv2d (line 3): reads the layout of call site 99, "
+              "which has not run");
+  expectError([&] { run("small_buffer"); },
+              "graph.conv2d (line 4): the output's layout needs");
 }
 
 TEST(Plans, GpuPlansOnTheStandInDriverRunFromManyThreads) {
