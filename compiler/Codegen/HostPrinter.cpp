@@ -504,6 +504,8 @@ FunctionEmitter::emitPackedProduct(sched::PackedProductOp packed) {
   }
   if (srcSite)
     flags.push_back("MODELC_PRODUCT_SRC_OF_SITE");
+  if (packed.getWinograd())
+    flags.push_back("MODELC_PRODUCT_WINOGRAD");
   for (Operation *op : packed.getPostOps()) {
     sched::CpuPostOp post = *sched::cpuPostOp(op, chain, isConv);
     if (post.isSum() && (sumSite = keptBy(post.operand)))

@@ -43,12 +43,16 @@ void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,
   pm.addPass(createInsertTransfersPass(transfers));
 }
 
-void modelc::buildSchedulePipeline(mlir::OpPassManager &pm, bool checked) {
+void modelc::buildSchedulePipeline(mlir::OpPassManager &pm,
+                                   const ScheduleOptions &options) {
   pm.addPass(createFoldCpuProductsPass());
+  SelectConvAlgorithmsPassOptions algorithms;
+  algorithms.winograd = options.winograd;
+  pm.addPass(createSelectConvAlgorithmsPass(algorithms));
   pm.addPass(createKeepCpuLayoutsPass());
   pm.addPass(createFuseElementwisePass());
   FoldGemmPassOptions gemm;
-  gemm.checked = checked;
+  gemm.checked = options.checked;
   pm.addPass(createFoldGemmPass(gemm));
   pm.addPass(createPlanMemoryPass());
   pm.addPass(createScheduleStreamsPass());

@@ -38,9 +38,16 @@ void buildPlacementPipeline(mlir::OpPassManager &pm, llvm::StringRef target,
 /// `--emit=scheduled`: after placement, the lowering passes that take every
 /// decision the printers need (elementwise fusion, what a GPU's cuBLASLt
 /// calls compute, the memory plan, streams and events) and write it into
-/// the sched dialect. `checked`: the plan
-/// checks each op's buffers (modelc --checked).
-void buildSchedulePipeline(mlir::OpPassManager &pm, bool checked = false);
+/// the sched dialect.
+struct ScheduleOptions {
+  /// The plan checks each op's buffers (modelc --checked).
+  bool checked = false;
+  /// 3x3 CPU convolutions may use Winograd's algorithm (modelc
+  /// --no-winograd clears it).
+  bool winograd = true;
+};
+void buildSchedulePipeline(mlir::OpPassManager &pm,
+                           const ScheduleOptions &options = {});
 
 } // namespace modelc
 

@@ -261,22 +261,33 @@ bool convSite(const modelc_product &p, const float *w, PackedProductSite &site,
     return false;
   if (keptSrc)
     site.plainSrc = *keptSrc;
-  auto describe = [&](dnnl_convolution_desc_t *op,
+  auto describe = [&](dnnl_convolution_desc_t *op, dnnl_alg_kind_t alg,
                       const dnnl_memory_desc_t *src) {
     return dnnl_dilated_convolution_forward_desc_init(
-        op, dnnl_forward_inference, dnnl_convolution_direct, src, &weightAny,
+        op, dnnl_forward_inference, alg, src, &weightAny,
         site.hasBias ? &site.bias : nullptr, &dstAny, strides, dilation, padL,
         padR);
   };
-  // Read a kept layout as it is where oneDNN can; else any layout, and a
-  // reorder from the kept one.
-  dnnl_convolution_desc_t op;
-  dnnl_primitive_desc_t probe = nullptr;
-  if (keptSrc && describe(&op, keptSrc) == dnnl_success &&
-      dnnl_primitive_desc_create(&probe, &op, attr, engine, nullptr) ==
-          dnnl_success) {
+  auto works = [&](dnnl_convolution_desc_t *op, dnnl_alg_kind_t alg,
+                   const dnnl_memory_desc_t *src) {
+    dnnl_primitive_desc_t probe = nullptr;
+    if (!src || describe(op, alg, src) != dnnl_success ||
+        dnnl_primitive_desc_create(&probe, op, attr, engine, nullptr) !=
+            dnnl_success)
+      return false;
     dnnl_primitive_desc_destroy(probe);
-  } else if (!ok(describe(&op, &srcAny), "convolution description", error)) {
+    return true;
+  };
+  // Winograd where asked and oneDNN has it for this CPU and shape, else
+  // direct; each reads a kept layout as it is where oneDNN can, else any
+  // layout, and a reorder from the kept one.
+  bool winograd = p.flags & MODELC_PRODUCT_WINOGRAD;
+  dnnl_convolution_desc_t op;
+  if (!(winograd && works(&op, dnnl_convolution_winograd, keptSrc)) &&
+      !(winograd && works(&op, dnnl_convolution_winograd, &srcAny)) &&
+      !works(&op, dnnl_convolution_direct, keptSrc) &&
+      !ok(describe(&op, dnnl_convolution_direct, &srcAny),
+          "convolution description", error)) {
     dnnl_primitive_attr_destroy(attr);
     return false;
   }
@@ -330,8 +341,15 @@ PackedProductSite *PackedProductCache::site(const modelc_product &p,
   auto site = std::make_unique<PackedProductSite>();
   site->hasBias = hasBias;
   bool good;
-  if (p.kind == MODELC_PRODUCT_MATMUL && p.flags) {
-    error = "layout flags on a matrix product";
+  const uint32_t known = MODELC_PRODUCT_KEEP_LAYOUT |
+                         MODELC_PRODUCT_SRC_OF_SITE |
+                         MODELC_PRODUCT_SUM_OF_SITE | MODELC_PRODUCT_WINOGRAD;
+  if (p.flags & ~known) {
+    error = "unknown product flags " + std::to_string(p.flags & ~known) +
+            " (a model.so from a newer modelc?)";
+    good = false;
+  } else if (p.kind == MODELC_PRODUCT_MATMUL && p.flags) {
+    error = "convolution flags on a matrix product";
     good = false;
   } else if (p.kind == MODELC_PRODUCT_MATMUL)
     good = matmulSite(p, w, *site, engine_, error);

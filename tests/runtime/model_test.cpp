@@ -333,7 +333,7 @@ TEST(Products, MalformedDescriptorsAreRunErrors) {
               "graph.linear (line 1): unknown post-op 7/0 (a model.so from "
               "a newer modelc?)");
   expectError([&] { run("layout_on_matmul"); },
-              "graph.linear (line 1): layout flags on a matrix product");
+              "graph.linear (line 1): convolution flags on a matrix product");
   expectError([&] { run("bad_kind"); },
               "graph.conv2d (line 2): unknown product kind 9");
   expectError([&] { run("unknown_source"); },
@@ -341,6 +341,12 @@ TEST(Products, MalformedDescriptorsAreRunErrors) {
               "which has not run");
   expectError([&] { run("small_buffer"); },
               "graph.conv2d (line 4): the output's layout needs");
+  expectError([&] { run("unknown_flags"); },
+              "graph.linear (line 1): unknown product flags 64 (a model.so "
+              "from a newer modelc?)");
+  std::vector<Tensor> direct = run("winograd_fallback");
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(direct[0].data_as<float>()[i], float(i) - 1.5f);
 }
 
 TEST(Plans, GpuPlansOnTheStandInDriverRunFromManyThreads) {

@@ -400,8 +400,6 @@ LogicalResult Driver::place() {
   return success();
 }
 
-/// The plans' devices, from the targets the placement recorded; finds nvcc
-/// when a plan has GPUs whose kernels it must build.
 /// The lowering passes on every placed module: the decisions the printers
 /// follow, written into the sched dialect.
 LogicalResult Driver::lower() {
@@ -409,13 +407,18 @@ LogicalResult Driver::lower() {
     PassManager lowering(&context);
     if (failed(applyPassManagerCLOptions(lowering)))
       return failure();
-    modelc::buildSchedulePipeline(lowering, options.checked);
+    modelc::ScheduleOptions schedule;
+    schedule.checked = options.checked;
+    schedule.winograd = options.winograd;
+    modelc::buildSchedulePipeline(lowering, schedule);
     if (failed(lowering.run(*module)))
       return failure();
   }
   return success();
 }
 
+/// The plans' devices, from the targets the placement recorded; finds nvcc
+/// when a plan has GPUs whose kernels it must build.
 LogicalResult Driver::collectPlans() {
   std::string nvccMissing;
   for (auto [i, target] : llvm::enumerate(targetNames)) {

@@ -37,6 +37,8 @@ struct DriverOptions {
   std::string saveTemps;
   bool dataParallel = false;
   bool checked = false;
+  /// --no-winograd clears it.
+  bool winograd = true;
   std::string placeAll;
   /// --input-shape NAME=D0xD1x...: shapes of an ONNX model's dynamic inputs.
   std::vector<std::string> inputShapes;

@@ -115,6 +115,13 @@ cl::opt<bool> checked(
              "only memory of its own device (slower; for testing)"),
     cl::cat(modelcCategory));
 
+cl::opt<bool> noWinograd(
+    "no-winograd",
+    cl::desc("Compute every CPU convolution directly (by default 3x3 "
+             "convolutions of 16k channels use Winograd's algorithm where "
+             "the CPU has it: faster, rounded slightly differently)"),
+    cl::cat(modelcCategory));
+
 cl::opt<std::string> placeAll(
     "place-all",
     cl::desc("Put every op that has a kernel there on DEVICE of each target "
@@ -213,6 +220,7 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.saveTemps = saveTemps;
   options.dataParallel = dataParallel;
   options.checked = checked;
+  options.winograd = !noWinograd;
   options.placeAll = placeAll;
   options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   options.cudaEmulation = cudaEmulation;

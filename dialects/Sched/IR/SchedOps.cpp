@@ -259,6 +259,11 @@ LogicalResult PackedProductOp::verify() {
            << chain.getType() << " but its result is " << getResult().getType();
   if (getKeepLayout() && !conv)
     return emitOpError("keeps oneDNN's layout only for a convolution");
+  if (getWinograd() &&
+      (!conv || !suitsWinograd(cast<graph::Conv2dOp>(product))))
+    return emitOpError("asks for Winograd's algorithm, which applies only "
+                       "to a 3x3 convolution with stride 1, dilation 1, one "
+                       "group and a multiple of 16 channels in and out");
   if (getKeepLayout() && !readsKeptLayout(getResult()))
     return emitOpError("keeps oneDNN's layout, so every reader must be "
                        "a packed convolution reading it as its input or "
@@ -284,6 +289,19 @@ static bool takesKeptLayout(OpOperand &use) {
     return post && post->isSum() && post->operand == use.get();
   }
   return false;
+}
+
+bool modelc::sched::suitsWinograd(graph::Conv2dOp conv) {
+  auto is = [](ArrayRef<int64_t> values, int64_t want) {
+    return llvm::all_of(values, [&](int64_t v) { return v == want; });
+  };
+  auto input = cast<RankedTensorType>(conv.getInput().getType());
+  auto weight = cast<RankedTensorType>(conv.getWeight().getType());
+  ArrayRef<int64_t> w = weight.getShape();
+  return input.getElementType().isF32() && conv.getGroups() == 1 &&
+         is(conv.getStrides(), 1) && is(conv.getDilations(), 1) &&
+         w.size() == 4 && w[2] == 3 && w[3] == 3 && w[0] % 16 == 0 &&
+         w[1] % 16 == 0;
 }
 
 bool modelc::sched::readsKeptLayout(Value v) {

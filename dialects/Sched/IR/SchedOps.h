@@ -29,6 +29,11 @@ device::DeviceAttr runningDevice(mlir::Operation *op);
 /// oneDNN's layout as it is).
 bool readsKeptLayout(mlir::Value v);
 
+/// Whether Winograd's algorithm applies to `conv` (oneDNN's, on AVX-512):
+/// f32, 3x3, stride 1, dilation 1, one group, a multiple of 16 channels in
+/// and out.
+bool suitsWinograd(graph::Conv2dOp conv);
+
 /// Channels of a convolution output kept in oneDNN's layout are blocked by
 /// up to this many, the last block padded: its buffer is sized for it.
 constexpr int64_t kKeptLayoutChannelBlock = 16;

@@ -217,13 +217,21 @@ def Sched_PackedProductOp : Sched_Op<"packed_product",
     it is, with no reorders to NCHW and back in between; the buffer is
     sized for 16-channel blocks.
 
+    `winograd` (set by `modelc-select-conv-algorithms`): the product is a
+    3x3 convolution with stride 1, dilation 1 and one group, of a multiple
+    of 16 channels in and out, which the runtime computes with Winograd's
+    algorithm where oneDNN has it for the CPU at hand (AVX-512), directly
+    elsewhere.
+
     Verifier: the body starts with one product; every later op reads the
     value before it and is a post-op the table accepts; the body yields
     the last value; with `keep_layout`, the product is a convolution and
     every reader of the result is the input or the sum's operand of the
-    convolution of another `sched.packed_product`.
+    convolution of another `sched.packed_product`; with `winograd`, the
+    product is a convolution Winograd's algorithm applies to
+    (`sched::suitsWinograd`).
   }];
-  let arguments = (ins UnitAttr:$keep_layout);
+  let arguments = (ins UnitAttr:$keep_layout, UnitAttr:$winograd);
   let results = (outs AnyRankedTensor:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "attr-dict `:` type($result) $body";

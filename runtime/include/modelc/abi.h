@@ -110,11 +110,14 @@ typedef struct modelc_gemm {
  * with MODELC_PRODUCT_SRC_OF_SITE reads x in the layout site `src_site`
  * keeps, one with MODELC_PRODUCT_SUM_OF_SITE its sum's operand in the
  * layout site `sum_site` keeps (convolutions run earlier in the same
- * run). */
+ * run). A convolution with MODELC_PRODUCT_WINOGRAD (3x3, stride 1) is
+ * computed with Winograd's algorithm where oneDNN has it for this CPU,
+ * directly elsewhere. */
 enum {
   MODELC_PRODUCT_KEEP_LAYOUT = 1u,
   MODELC_PRODUCT_SRC_OF_SITE = 2u,
-  MODELC_PRODUCT_SUM_OF_SITE = 4u
+  MODELC_PRODUCT_SUM_OF_SITE = 4u,
+  MODELC_PRODUCT_WINOGRAD = 8u
 };
 enum { MODELC_PRODUCT_MATMUL = 0, MODELC_PRODUCT_CONV2D = 1 };
 enum { MODELC_POST_ELTWISE = 0, MODELC_POST_BINARY = 1, MODELC_POST_SUM = 2 };

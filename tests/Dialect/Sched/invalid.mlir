@@ -343,3 +343,29 @@ func.func @keep_layout_reader(%x: tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> {
   %r = graph.relu %p : tensor<1x4x2x2xf32>
   return %r : tensor<1x4x2x2xf32>
 }
+
+// -----
+
+graph.weight @w : tensor<16x16xf32>
+func.func @winograd_matmul(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %w = graph.weight_ref @w : tensor<16x16xf32>
+  // expected-error @+1 {{'sched.packed_product' op asks for Winograd's algorithm, which applies only to a 3x3 convolution with stride 1, dilation 1, one group and a multiple of 16 channels in and out}}
+  %p = sched.packed_product {winograd} : tensor<4x16xf32> {
+    %m = graph.linear %x, %w : tensor<4x16xf32>, tensor<16x16xf32>
+    sched.yield %m : tensor<4x16xf32>
+  }
+  return %p : tensor<4x16xf32>
+}
+
+// -----
+
+graph.weight @k : tensor<16x16x3x3xf32>
+func.func @winograd_strided(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  %k = graph.weight_ref @k : tensor<16x16x3x3xf32>
+  // expected-error @+1 {{'sched.packed_product' op asks for Winograd's algorithm}}
+  %p = sched.packed_product {winograd} : tensor<1x16x4x4xf32> {
+    %c = graph.conv2d %x, %k {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>
+    sched.yield %c : tensor<1x16x4x4xf32>
+  }
+  return %p : tensor<1x16x4x4xf32>
+}
