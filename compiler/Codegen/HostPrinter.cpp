@@ -85,6 +85,15 @@ SmallVector<Value> halfOperands(Operation *op) {
   return operands;
 }
 
+/// The modelc_cpu::Storage of `op`'s first operand, for the row kernels'
+/// template argument.
+const char *storageOf(Operation *op) {
+  Type element = tensorType(op->getOperand(0)).getElementType();
+  return element.isF16()    ? "modelc_cpu::kF16"
+         : element.isBF16() ? "modelc_cpu::kBF16"
+                            : "modelc_cpu::kF32";
+}
+
 bool hasHalfResult(Operation *op) {
   return computesInF32(op) &&
          isHalf(tensorType(op->getResult(0)).getElementType());
@@ -506,6 +515,11 @@ FunctionEmitter::emitPackedProduct(sched::PackedProductOp packed) {
     flags.push_back("MODELC_PRODUCT_SRC_OF_SITE");
   if (packed.getWinograd())
     flags.push_back("MODELC_PRODUCT_WINOGRAD");
+  Type element = packed.getType().getElementType();
+  if (element.isF16())
+    flags.push_back("MODELC_PRODUCT_F16");
+  else if (element.isBF16())
+    flags.push_back("MODELC_PRODUCT_BF16");
   for (Operation *op : packed.getPostOps()) {
     sched::CpuPostOp post = *sched::cpuPostOp(op, chain, isConv);
     if (post.isSum() && (sumSite = keptBy(post.operand)))
@@ -533,7 +547,7 @@ FunctionEmitter::emitPackedProduct(sched::PackedProductOp packed) {
   std::string operandArray = "nullptr";
   if (!operands.empty()) {
     operandArray = newGlobal("operands_");
-    os << "  const float *" << operandArray << "[] = {"
+    os << "  const void *" << operandArray << "[] = {"
        << llvm::join(operands, ", ") << "};\n";
   }
   os << "  ctx->api->product(ctx, &" << desc << ", " << name(x) << ", "
@@ -601,9 +615,9 @@ LogicalResult FunctionEmitter::emitSoftmax(OpTy softmax) {
   Operation *op = softmax;
   ArrayRef<int64_t> x = shapeOf(softmax.getInput());
   int64_t axis = softmax.getNormalizedAxis();
-  os << "  modelc_cpu::softmax(ctx, " << in(op, 0) << ", " << out(op) << ", "
-     << product(x.take_front(axis)) << ", " << x[axis] << ", "
-     << product(x.drop_front(axis + 1)) << ", "
+  os << "  modelc_cpu::softmax<" << storageOf(op) << ">(ctx, " << in(op, 0)
+     << ", " << out(op) << ", " << product(x.take_front(axis)) << ", "
+     << x[axis] << ", " << product(x.drop_front(axis + 1)) << ", "
      << (isa<LogSoftmaxOp>(op) ? "true" : "false") << ");\n";
   return success();
 }
@@ -612,9 +626,9 @@ LogicalResult FunctionEmitter::emitLayerNorm(LayerNormOp norm) {
   Operation *op = norm;
   ArrayRef<int64_t> x = shapeOf(norm.getInput());
   int64_t axis = norm.getNormalizedAxis();
-  os << "  modelc_cpu::layer_norm(ctx, " << in(op, 0) << ", "
-     << nullable(norm.getScale()) << ", " << nullable(norm.getBias()) << ", "
-     << out(op) << ", " << product(x.take_front(axis)) << ", "
+  os << "  modelc_cpu::layer_norm<" << storageOf(op) << ">(ctx, " << in(op, 0)
+     << ", " << nullable(norm.getScale()) << ", " << nullable(norm.getBias())
+     << ", " << out(op) << ", " << product(x.take_front(axis)) << ", "
      << product(x.drop_front(axis)) << ", "
      << floatLiteral(norm.getEpsilon().convertToDouble()) << ");\n";
   return success();
@@ -623,9 +637,9 @@ LogicalResult FunctionEmitter::emitLayerNorm(LayerNormOp norm) {
 LogicalResult FunctionEmitter::emitBatchNorm(BatchNormOp norm) {
   Operation *op = norm;
   ArrayRef<int64_t> x = shapeOf(norm.getInput());
-  os << "  modelc_cpu::batch_norm(ctx, " << in(op, 0) << ", " << in(op, 1)
-     << ", " << in(op, 2) << ", " << in(op, 3) << ", " << in(op, 4) << ", "
-     << out(op) << ", " << x[0] << ", " << x[1] << ", "
+  os << "  modelc_cpu::batch_norm<" << storageOf(op) << ">(ctx, " << in(op, 0)
+     << ", " << in(op, 1) << ", " << in(op, 2) << ", " << in(op, 3) << ", "
+     << in(op, 4) << ", " << out(op) << ", " << x[0] << ", " << x[1] << ", "
      << product(x.drop_front(2)) << ", "
      << floatLiteral(norm.getEpsilon().convertToDouble()) << ");\n";
   return success();
@@ -679,11 +693,11 @@ template <typename OpTy> LogicalResult FunctionEmitter::emitPool(OpTy pool) {
                       std::to_string(y[2]) + ", " + std::to_string(y[3]) +
                       ", " + list(k) + ", " + list(s) + ", " + list(p) + "}";
   if constexpr (std::is_same_v<decltype(pool), MaxPool2dOp>)
-    os << "  modelc_cpu::max_pool2d(ctx, " << in(op, 0) << ", " << out(op)
-       << ", " << shape << ");\n";
+    os << "  modelc_cpu::max_pool2d<" << storageOf(op) << ">(ctx, " << in(op, 0)
+       << ", " << out(op) << ", " << shape << ");\n";
   else
-    os << "  modelc_cpu::avg_pool2d(ctx, " << in(op, 0) << ", " << out(op)
-       << ", " << shape << ", "
+    os << "  modelc_cpu::avg_pool2d<" << storageOf(op) << ">(ctx, " << in(op, 0)
+       << ", " << out(op) << ", " << shape << ", "
        << (pool.getCountIncludePad() ? "true" : "false") << ");\n";
   return success();
 }
@@ -691,8 +705,9 @@ template <typename OpTy> LogicalResult FunctionEmitter::emitPool(OpTy pool) {
 LogicalResult FunctionEmitter::emitGlobalAvgPool(GlobalAvgPoolOp pool) {
   Operation *op = pool;
   ArrayRef<int64_t> x = shapeOf(pool.getInput());
-  os << "  modelc_cpu::global_avg_pool(ctx, " << in(op, 0) << ", " << out(op)
-     << ", " << x[0] * x[1] << ", " << product(x.drop_front(2)) << ");\n";
+  os << "  modelc_cpu::global_avg_pool<" << storageOf(op) << ">(ctx, "
+     << in(op, 0) << ", " << out(op) << ", " << x[0] * x[1] << ", "
+     << product(x.drop_front(2)) << ");\n";
   return success();
 }
 
@@ -811,15 +826,16 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
     t.add<LinearOp>(&E::emitLinear, floatOperands, f32)
         .add<MatmulOp>(&E::emitMatmul, anyTypes, f32)
         .add<GemmOp>(&E::emitGemm, anyTypes, f32)
-        .add<SoftmaxOp>(&E::emitSoftmax<SoftmaxOp>, anyTypes, f32)
-        .add<LogSoftmaxOp>(&E::emitSoftmax<LogSoftmaxOp>, anyTypes, f32)
-        .add<LayerNormOp>(&E::emitLayerNorm, anyTypes, f32)
-        .add<BatchNormOp>(&E::emitBatchNorm, anyTypes, f32)
+        // Row kernels read and write f16/bf16 as they are, in f32.
+        .add<SoftmaxOp>(&E::emitSoftmax<SoftmaxOp>)
+        .add<LogSoftmaxOp>(&E::emitSoftmax<LogSoftmaxOp>)
+        .add<LayerNormOp>(&E::emitLayerNorm)
+        .add<BatchNormOp>(&E::emitBatchNorm)
         .add<Conv2dOp>(&E::emitConv2d, floatOperands, f32)
         .add<ConvTranspose2dOp>(&E::emitConvTranspose2d, floatOperands, f32)
-        .add<MaxPool2dOp>(&E::emitPool<MaxPool2dOp>, anyTypes, f32)
-        .add<AvgPool2dOp>(&E::emitPool<AvgPool2dOp>, anyTypes, f32)
-        .add<GlobalAvgPoolOp>(&E::emitGlobalAvgPool, anyTypes, f32)
+        .add<MaxPool2dOp>(&E::emitPool<MaxPool2dOp>)
+        .add<AvgPool2dOp>(&E::emitPool<AvgPool2dOp>)
+        .add<GlobalAvgPoolOp>(&E::emitGlobalAvgPool)
         .add<TransposeOp>(&E::emitTranspose)
         .add<ConcatOp>(&E::emitConcat)
         .add<SliceOp>(&E::emitSlice)

@@ -96,12 +96,34 @@ static SmallVector<graph::WeightOp> declarations(ModuleOp module) {
   return SmallVector<graph::WeightOp>(module.getOps<graph::WeightOp>());
 }
 
-WeightSet modelc::declaredWeights(ModuleOp module) {
+WeightSet modelc::declaredWeights(ModuleOp module, bool sourceTypes) {
   WeightSet set;
-  for (graph::WeightOp decl : declarations(module))
-    set.weights.push_back({decl.getSymName().str(), decl.getTensorType(),
-                           nullptr, bytesOf(decl.getTensorType())});
+  for (graph::WeightOp decl : declarations(module)) {
+    RankedTensorType type =
+        sourceTypes ? decl.getSourceTensorType() : decl.getTensorType();
+    set.weights.push_back(
+        {decl.getSymName().str(), type, nullptr, bytesOf(type)});
+  }
   return set;
+}
+
+void modelc::roundToDeclared(WeightSet &set, ModuleOp module) {
+  for (auto [decl, w] : llvm::zip(declarations(module), set.weights)) {
+    RankedTensorType declared = decl.getTensorType();
+    if (w.type == declared)
+      continue;
+    // modelc-lower-precision: f32 data for an f16 or bf16 declaration.
+    bool bf16 = declared.getElementType().isBF16();
+    std::vector<unsigned char> bytes(bytesOf(declared));
+    for (int64_t i = 0; i < declared.getNumElements(); ++i) {
+      float f;
+      std::memcpy(&f, w.data + 4 * i, 4);
+      uint16_t h = bf16 ? modelc::float_to_bf16(f) : modelc::float_to_f16(f);
+      std::memcpy(&bytes[2 * i], &h, 2);
+    }
+    set.storage.push_back(std::move(bytes));
+    w = {w.name, declared, set.storage.back().data(), bytesOf(declared)};
+  }
 }
 
 FailureOr<WeightSet> modelc::readSafetensorsWeights(ModuleOp module,
@@ -145,7 +167,9 @@ FailureOr<WeightSet> modelc::readSafetensorsWeights(ModuleOp module,
   for (graph::WeightOp decl : declarations(module)) {
     std::string name = decl.getSymName().str();
     declared.insert(name);
-    RankedTensorType type = decl.getTensorType();
+    // The file holds the weight as the model had it before
+    // modelc-lower-precision, if that ran: f32.
+    RankedTensorType type = decl.getSourceTensorType();
     const llvm::json::Object *entry = object->getObject(name);
     if (!entry) {
       decl.emitError("weight '")
@@ -169,10 +193,13 @@ FailureOr<WeightSet> modelc::readSafetensorsWeights(ModuleOp module,
     found += "]";
     if (*dtype != safetensorsName(type.getElementType()) ||
         ArrayRef<int64_t>(dims) != type.getShape()) {
-      decl.emitError("weight '")
-          << name << "' in '" << path << "' is " << found
-          << "; the model declares " << describeType(type) << " ("
-          << safetensorsName(type.getElementType()) << ")";
+      InFlightDiagnostic diag = decl.emitError("weight '");
+      diag << name << "' in '" << path << "' is " << found
+           << "; the model declares " << describeType(type) << " ("
+           << safetensorsName(type.getElementType()) << ")";
+      if (decl.getSourceDtype())
+        diag << ", which --precision rounds to "
+             << decl.getTensorType().getElementType();
       return failure();
     }
     std::optional<int64_t> begin = (*offsets)[0].getAsInteger();
@@ -194,6 +221,7 @@ FailureOr<WeightSet> modelc::readSafetensorsWeights(ModuleOp module,
                   "' that the model does not declare (an extra weight)");
   }
   set.file = std::move(*buffer);
+  roundToDeclared(set, module);
   return set;
 }
 

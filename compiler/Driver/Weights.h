@@ -35,7 +35,8 @@ struct WeightSet {
 
 /// Reads `path` (safetensors) and matches it to the declarations: a missing,
 /// extra, mis-shaped or mis-typed weight is an error naming it (at the
-/// declaration when there is one).
+/// declaration when there is one). A weight declared `from f32` is read as
+/// f32 and rounded to its declared type.
 mlir::FailureOr<WeightSet> readSafetensorsWeights(mlir::ModuleOp module,
                                                   llvm::StringRef path);
 
@@ -45,8 +46,15 @@ mlir::FailureOr<WeightSet> readSafetensorsWeights(mlir::ModuleOp module,
 /// its name).
 WeightSet randomWeights(mlir::ModuleOp module, uint64_t seed);
 
-/// The module's declarations with no data (for --external-weights).
-WeightSet declaredWeights(mlir::ModuleOp module);
+/// The module's declarations with no data (for --external-weights); with
+/// `sourceTypes`, the types the model's weights hold them in (f32 for a
+/// weight `modelc-lower-precision` declared f16 or bf16).
+WeightSet declaredWeights(mlir::ModuleOp module, bool sourceTypes = false);
+
+/// Rounds each weight whose data holds f32 for an f16 or bf16 declaration
+/// (`graph.weight ... from f32`, `modelc --precision`) to the declared type,
+/// to nearest even. `set` is in declaration order.
+void roundToDeclared(WeightSet &set, mlir::ModuleOp module);
 
 /// Writes the weights one after another at 64-byte aligned offsets and
 /// returns their slots; `totalBytes` receives the file size.

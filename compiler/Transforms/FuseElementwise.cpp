@@ -32,12 +32,13 @@ bool isElementwise(Operation *op) { return op->hasTrait<graph::Elementwise>(); }
 
 /// Whether elementwise `op` is computed inside its only user's loop: the
 /// user is elementwise with the same result shape, so element i of the user
-/// reads element i of `op`.
+/// reads element i of `op`, and is an op of the function's body (not a
+/// post-op inside a sched.packed_product, which reads `op` from memory).
 bool joinsUser(Operation *op) {
   if (!isElementwise(op) || !op->getResult(0).hasOneUse())
     return false;
   Operation *user = *op->getResult(0).getUsers().begin();
-  return isElementwise(user) &&
+  return user->getBlock() == op->getBlock() && isElementwise(user) &&
          cast<ShapedType>(user->getResult(0).getType()).getShape() ==
              cast<ShapedType>(op->getResult(0).getType()).getShape();
 }

@@ -26,7 +26,10 @@ struct KeepCpuLayoutsPass
     : modelc::impl::KeepCpuLayoutsPassBase<KeepCpuLayoutsPass> {
   void runOnOperation() override {
     getOperation().walk([](sched::PackedProductOp packed) {
+      // Only f32: an f16 or bf16 product may run in f32 on CPUs that lack
+      // those types, and its buffer holds half the bytes.
       if (isa<graph::Conv2dOp>(packed.getProduct()) &&
+          packed.getType().getElementType().isF32() &&
           sched::readsKeptLayout(packed.getResult()))
         packed.setKeepLayout(true);
     });

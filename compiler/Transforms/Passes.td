@@ -64,6 +64,59 @@ def RaiseCompositesPass : Pass<"modelc-raise-composites", "::mlir::ModuleOp"> {
   }];
 }
 
+def LowerPrecisionPass : Pass<"modelc-lower-precision", "::mlir::ModuleOp"> {
+  let summary = "Stores an f32 model's weights and activations in f16 or bf16 (model.half() at compile time).";
+  let description = [{
+    `modelc --precision=f16|bf16` runs it after the graph passes, before
+    placement. Every f32 tensor of the model becomes `precision`:
+    the weights (`graph.weight ... from f32`: modelc rounds the f32 data it
+    is given when it builds model.so, which then stores half the bytes),
+    constants (rounded to nearest even), casts to f32 (now casts to
+    `precision`), and every op's f32 result, so every buffer in the arenas
+    halves. The entry points keep their declared types: each f32 input is
+    cast to `precision` where the body starts, each f32 output cast back
+    to f32 before it returns; an input returned as it is stays f32.
+    Integer and boolean tensors are left alone.
+
+    What is computed in f32 is up to the kernels, which take f16 and bf16
+    operands everywhere: elementwise loops load into f32 registers and
+    round on store; reductions, softmax, layer and batch norm statistics,
+    pools and matrix products accumulate in f32 (CPU kernels read an f32
+    copy of a half operand, oneDNN and cuBLASLt accumulate in f32, the
+    CUDA row kernels load into f32). As with PyTorch's `model.half()`, a
+    value is rounded each time it is stored; f16's range ends at 65504
+    (bf16 keeps f32's range with 8 bits of mantissa).
+
+    Before (`precision=bf16`):
+    ```mlir
+    graph.weight @w : tensor<10x4xf32>
+    func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x10xf32> {
+      %w = graph.weight_ref @w : tensor<10x4xf32>
+      %y = graph.linear %x, %w : tensor<2x4xf32>, tensor<10x4xf32>
+      %s = graph.softmax %y {axis = 1 : i64} : tensor<2x10xf32>
+      return %s : tensor<2x10xf32>
+    }
+    ```
+    After:
+    ```mlir
+    graph.weight @w : tensor<10x4xbf16> from f32
+    func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x10xf32> {
+      %0 = graph.cast %x : tensor<2x4xf32> to bf16
+      %w = graph.weight_ref @w : tensor<10x4xbf16>
+      %y = graph.linear %0, %w : tensor<2x4xbf16>, tensor<10x4xbf16>
+      %s = graph.softmax %y {axis = 1 : i64} : tensor<2x10xbf16>
+      %1 = graph.cast %s : tensor<2x10xbf16> to f32
+      return %1 : tensor<2x10xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
+           "The element type f32 tensors are stored in: f16, bf16, or f32 "
+           "(nothing changes)">,
+  ];
+}
+
 def PlaceDevicesPass : Pass<"modelc-place", "::mlir::ModuleOp"> {
   let summary = "Assigns every graph op to a device of a target.";
   let description = [{
@@ -246,7 +299,8 @@ def FoldCpuProductsPass : Pass<"modelc-fold-cpu-products", "::mlir::ModuleOp"> {
   let description = [{
     Runs after modelc-insert-transfers and before modelc-fuse-elementwise.
     For each `graph.linear`, `graph.matmul`, `graph.gemm` or `graph.conv2d`
-    of f32 tensors whose weight is a constant, on a `cpu` or `sim` device,
+    of f32, f16 or bf16 tensors (one type) whose weight is a constant, on a
+    `cpu` or `sim` device,
     builds a `sched.packed_product`: the runtime packs the weight once into
     oneDNN's layout and keeps it across runs. The product's value is then
     followed as long as its only user is on the same device and is an op
@@ -330,7 +384,9 @@ def KeepCpuLayoutsPass : Pass<"modelc-keep-cpu-layouts", "::mlir::ModuleOp"> {
     the next block's first convolution and by its residual sum), this pass
     sets `keep_layout` on it: its buffer holds oneDNN's layout and the
     readers take it as it is. Values read by anything else (an elementwise
-    op, a pool, an output, another device) stay NCHW.
+    op, a pool, an output, another device) stay NCHW, and so do f16 and
+    bf16 convolutions (on a CPU without them they run in f32, whose layout
+    would not fit their buffer).
 
     Before (a 1x1 convolution read only by a depthwise one):
     ```mlir

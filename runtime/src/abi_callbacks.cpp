@@ -46,9 +46,9 @@ void parallelForCallback(modelc_run_ctx *ctx, int64_t n, int64_t grain,
   parallelFor(runOf(ctx).impl->numThreads, n, grain, fn, arg);
 }
 
-void product(modelc_run_ctx *ctx, const modelc_product *p, const float *x,
-             const float *w, const float *bias, float *y,
-             const float *const *operands) {
+void product(modelc_run_ctx *ctx, const modelc_product *p, const void *x,
+             const void *w, const void *bias, void *y,
+             const void *const *operands) {
   RunState &run = runOf(ctx);
   std::string error;
   // oneDNN parallelises with OpenMP: as many threads as the pool.

@@ -30,7 +30,7 @@ bool createReorder(dnnl_primitive_t *primitive, dnnl_memory_desc_t *scratch,
   return ok(status, "reorder", error);
 }
 
-bool packWeight(const float *w, const dnnl_memory_desc_t *plain,
+bool packWeight(const void *w, const dnnl_memory_desc_t *plain,
                 const dnnl_memory_desc_t *packedDesc, dnnl_engine_t engine,
                 dnnl_memory_t *packed, std::string &error) {
   dnnl_memory_t plainMem = nullptr, scratchMem = nullptr;
@@ -40,7 +40,7 @@ bool packWeight(const float *w, const dnnl_memory_desc_t *plain,
   bool good =
       ok(dnnl_memory_create(packed, packedDesc, engine, DNNL_MEMORY_ALLOCATE),
          "packed weight", error) &&
-      ok(dnnl_memory_create(&plainMem, plain, engine, const_cast<float *>(w)),
+      ok(dnnl_memory_create(&plainMem, plain, engine, const_cast<void *>(w)),
          "weight memory", error) &&
       createReorder(&reorder, &scratch, plain, packedDesc, engine, error) &&
       ok(dnnl_memory_create(&scratchMem, &scratch, engine,

@@ -20,7 +20,7 @@ bool createReorder(dnnl_primitive_t *primitive, dnnl_memory_desc_t *scratch,
 
 /// Copies the weight `w` (laid out as `plain`) into new memory `*packed`
 /// laid out as `packedDesc`, once, on `engine`.
-bool packWeight(const float *w, const dnnl_memory_desc_t *plain,
+bool packWeight(const void *w, const dnnl_memory_desc_t *plain,
                 const dnnl_memory_desc_t *packedDesc, dnnl_engine_t engine,
                 dnnl_memory_t *packed, std::string &error);
 

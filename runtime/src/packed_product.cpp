@@ -65,15 +65,16 @@ bool binaryAlg(uint32_t alg, dnnl_alg_kind_t &out) {
 }
 
 bool desc(dnnl_memory_desc_t *d, int ndims, const dnnl_dims_t dims,
-          dnnl_format_tag_t tag, std::string &error) {
-  return ok(dnnl_memory_desc_init_by_tag(d, ndims, dims, dnnl_f32, tag),
+          dnnl_data_type_t type, dnnl_format_tag_t tag, std::string &error) {
+  return ok(dnnl_memory_desc_init_by_tag(d, ndims, dims, type, tag),
             "memory description", error);
 }
 
 /// The description of a binary post-op's operand for a destination of
 /// `dims` (2-D [m, n] or NCHW), by how it broadcasts.
 bool operandDesc(uint32_t broadcast, int ndims, const dnnl_dims_t dims,
-                 dnnl_memory_desc_t *out, std::string &error) {
+                 dnnl_data_type_t type, dnnl_memory_desc_t *out,
+                 std::string &error) {
   dnnl_dims_t v;
   for (int i = 0; i < ndims; ++i)
     v[i] = 1;
@@ -92,7 +93,7 @@ bool operandDesc(uint32_t broadcast, int ndims, const dnnl_dims_t dims,
             " of a post-op (a model.so from a newer modelc?)";
     return false;
   }
-  return desc(out, ndims, v, ndims == 2 ? dnnl_ab : dnnl_nchw, error);
+  return desc(out, ndims, v, type, ndims == 2 ? dnnl_ab : dnnl_nchw, error);
 }
 
 /// The primitive attributes of `p`: a scratchpad per run and the
@@ -110,6 +111,7 @@ bool makeAttr(const modelc_product &p, int ndims, const dnnl_dims_t dstDims,
     return false;
   bool good = true;
   site.operands.assign(p.num_post_ops, dnnl_memory_desc_t{});
+  site.computeOperands.assign(p.num_post_ops, dnnl_memory_desc_t{});
   for (uint32_t i = 0; good && i < p.num_post_ops; ++i) {
     const modelc_post_op &post = p.post_ops[i];
     dnnl_alg_kind_t alg;
@@ -122,13 +124,17 @@ bool makeAttr(const modelc_product &p, int ndims, const dnnl_dims_t dstDims,
       // NCHW, or the layout the producer of the operand kept.
       if (keptSum)
         site.sumSrc = *keptSum;
-      good = (keptSum || desc(&site.sumSrc, 4, dstDims, dnnl_nchw, error)) &&
+      good = (keptSum ||
+              desc(&site.sumSrc, 4, dstDims, site.storage, dnnl_nchw, error)) &&
              ok(dnnl_post_ops_append_sum(postOps, post.alpha), "sum post-op",
                 error);
     } else if (post.kind == MODELC_POST_BINARY && binaryAlg(post.alg, alg)) {
-      good = operandDesc(post.broadcast, ndims, dstDims, &site.operands[i],
-                         error) &&
-             ok(dnnl_post_ops_append_binary(postOps, alg, &site.operands[i]),
+      good = operandDesc(post.broadcast, ndims, dstDims, site.storage,
+                         &site.operands[i], error) &&
+             operandDesc(post.broadcast, ndims, dstDims, site.compute,
+                         &site.computeOperands[i], error) &&
+             ok(dnnl_post_ops_append_binary(postOps, alg,
+                                            &site.computeOperands[i]),
                 "binary post-op", error);
     } else {
       error = "unknown post-op " + std::to_string(post.kind) + "/" +
@@ -152,7 +158,7 @@ bool makeAttr(const modelc_product &p, int ndims, const dnnl_dims_t dstDims,
 /// `weightPlain`) into its layout, and adds reorders where a convolution
 /// chose blocked layouts for its input and output.
 bool finish(PackedProductSite &site, const void *opDesc,
-            dnnl_primitive_attr_t attr, const float *w,
+            dnnl_primitive_attr_t attr, const void *w,
             const dnnl_memory_desc_t &weightPlain, dnnl_engine_t engine,
             bool keepLayout, uint64_t yBytes, std::string &error) {
   dnnl_primitive_desc_t pd;
@@ -174,6 +180,17 @@ bool finish(PackedProductSite &site, const void *opDesc,
   if (good && !dnnl_memory_desc_equal(&site.src, &site.plainSrc))
     good = createReorder(&site.reorderIn, &site.inScratch, &site.plainSrc,
                          &site.src, engine, error);
+  if (good && site.hasBias && site.storage != site.compute)
+    good = createReorder(&site.reorderBias, &site.biasScratch, &site.bias,
+                         &site.computeBias, engine, error);
+  size_t count = site.operands.size();
+  site.operandReorders.assign(count, nullptr);
+  site.operandScratch.assign(count, dnnl_memory_desc_t{});
+  for (size_t i = 0; good && i < count; ++i)
+    if (site.hasOperand(i) && site.storage != site.compute)
+      good = createReorder(&site.operandReorders[i], &site.operandScratch[i],
+                           &site.operands[i], &site.computeOperands[i], engine,
+                           error);
   if (good && keepLayout) {
     // y holds the convolution's own layout; its reader takes it as it is.
     size_t bytes = dnnl_memory_desc_get_size(&site.dst);
@@ -193,30 +210,33 @@ bool finish(PackedProductSite &site, const void *opDesc,
   return good;
 }
 
-bool matmulSite(const modelc_product &p, const float *w,
-                PackedProductSite &site, dnnl_engine_t engine,
-                std::string &error) {
+bool matmulSite(const modelc_product &p, const void *w, PackedProductSite &site,
+                dnnl_engine_t engine, std::string &error) {
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) {
     error = "empty matrix product";
     return false;
   }
   dnnl_dims_t srcDims = {p.m, p.k}, weightDims = {p.k, p.n},
               dstDims = {p.m, p.n}, biasDims = {1, p.n};
-  dnnl_memory_desc_t weightAny, weightPlain;
+  dnnl_memory_desc_t weightAny, weightPlain, src, dst;
   dnnl_primitive_attr_t attr;
+  dnnl_data_type_t t = site.storage, c = site.compute;
   // w [n, k] row-major is the k x n matrix W^T in layout "ba".
-  if (!desc(&site.plainSrc, 2, srcDims, dnnl_ab, error) ||
-      !desc(&site.plainDst, 2, dstDims, dnnl_ab, error) ||
-      !desc(&weightAny, 2, weightDims, dnnl_format_tag_any, error) ||
-      !desc(&weightPlain, 2, weightDims, p.trans_w ? dnnl_ba : dnnl_ab,
+  if (!desc(&site.plainSrc, 2, srcDims, t, dnnl_ab, error) ||
+      !desc(&site.plainDst, 2, dstDims, t, dnnl_ab, error) ||
+      !desc(&src, 2, srcDims, c, dnnl_ab, error) ||
+      !desc(&dst, 2, dstDims, c, dnnl_ab, error) ||
+      !desc(&weightAny, 2, weightDims, c, dnnl_format_tag_any, error) ||
+      !desc(&weightPlain, 2, weightDims, t, p.trans_w ? dnnl_ba : dnnl_ab,
             error) ||
-      !desc(&site.bias, 2, biasDims, dnnl_ab, error) ||
+      !desc(&site.bias, 2, biasDims, t, dnnl_ab, error) ||
+      !desc(&site.computeBias, 2, biasDims, c, dnnl_ab, error) ||
       !makeAttr(p, 2, dstDims, nullptr, site, &attr, error))
     return false;
   dnnl_matmul_desc_t op;
-  if (!ok(dnnl_matmul_desc_init(&op, &site.plainSrc, &weightAny,
-                                site.hasBias ? &site.bias : nullptr,
-                                &site.plainDst),
+  if (!ok(dnnl_matmul_desc_init(&op, &src, &weightAny,
+                                site.hasBias ? &site.computeBias : nullptr,
+                                &dst),
           "matmul description", error)) {
     dnnl_primitive_attr_destroy(attr);
     return false;
@@ -226,7 +246,7 @@ bool matmulSite(const modelc_product &p, const float *w,
 
 /// `keptSrc`, `keptSum`: the layout x and the sum's operand are in (their
 /// producers' kept outputs), or null for NCHW.
-bool convSite(const modelc_product &p, const float *w, PackedProductSite &site,
+bool convSite(const modelc_product &p, const void *w, PackedProductSite &site,
               const dnnl_memory_desc_t *keptSrc,
               const dnnl_memory_desc_t *keptSum, dnnl_engine_t engine,
               std::string &error) {
@@ -241,22 +261,24 @@ bool convSite(const modelc_product &p, const float *w, PackedProductSite &site,
   dnnl_dims_t strides = {s[9], s[10]}, padL = {s[11], s[12]},
               padR = {s[13], s[14]}, dilation = {s[15] - 1, s[16] - 1};
   dnnl_memory_desc_t weightAny, weightPlain, srcAny, dstAny;
+  dnnl_data_type_t t = site.storage, ct = site.compute;
   bool good;
   if (groups == 1) {
     dnnl_dims_t weightDims = {o, c, kh, kw};
-    good = desc(&weightAny, 4, weightDims, dnnl_format_tag_any, error) &&
-           desc(&weightPlain, 4, weightDims, dnnl_oihw, error);
+    good = desc(&weightAny, 4, weightDims, ct, dnnl_format_tag_any, error) &&
+           desc(&weightPlain, 4, weightDims, t, dnnl_oihw, error);
   } else {
     dnnl_dims_t weightDims = {groups, o / groups, c / groups, kh, kw};
-    good = desc(&weightAny, 5, weightDims, dnnl_format_tag_any, error) &&
-           desc(&weightPlain, 5, weightDims, dnnl_goihw, error);
+    good = desc(&weightAny, 5, weightDims, ct, dnnl_format_tag_any, error) &&
+           desc(&weightPlain, 5, weightDims, t, dnnl_goihw, error);
   }
   dnnl_primitive_attr_t attr;
-  if (!good || !desc(&site.plainSrc, 4, srcDims, dnnl_nchw, error) ||
-      !desc(&site.plainDst, 4, dstDims, dnnl_nchw, error) ||
-      !desc(&srcAny, 4, srcDims, dnnl_format_tag_any, error) ||
-      !desc(&dstAny, 4, dstDims, dnnl_format_tag_any, error) ||
-      !desc(&site.bias, 1, biasDims, dnnl_x, error) ||
+  if (!good || !desc(&site.plainSrc, 4, srcDims, t, dnnl_nchw, error) ||
+      !desc(&site.plainDst, 4, dstDims, t, dnnl_nchw, error) ||
+      !desc(&srcAny, 4, srcDims, ct, dnnl_format_tag_any, error) ||
+      !desc(&dstAny, 4, dstDims, ct, dnnl_format_tag_any, error) ||
+      !desc(&site.bias, 1, biasDims, t, dnnl_x, error) ||
+      !desc(&site.computeBias, 1, biasDims, ct, dnnl_x, error) ||
       !makeAttr(p, 4, dstDims, keptSum, site, &attr, error))
     return false;
   if (keptSrc)
@@ -265,8 +287,8 @@ bool convSite(const modelc_product &p, const float *w, PackedProductSite &site,
                       const dnnl_memory_desc_t *src) {
     return dnnl_dilated_convolution_forward_desc_init(
         op, dnnl_forward_inference, alg, src, &weightAny,
-        site.hasBias ? &site.bias : nullptr, &dstAny, strides, dilation, padL,
-        padR);
+        site.hasBias ? &site.computeBias : nullptr, &dstAny, strides, dilation,
+        padL, padR);
   };
   auto works = [&](dnnl_convolution_desc_t *op, dnnl_alg_kind_t alg,
                    const dnnl_memory_desc_t *src) {
@@ -298,7 +320,11 @@ bool convSite(const modelc_product &p, const float *w, PackedProductSite &site,
 } // namespace
 
 PackedProductSite::~PackedProductSite() {
-  for (dnnl_primitive_t p : {primitive, reorderIn, reorderOut, reorderSum})
+  for (dnnl_primitive_t p :
+       {primitive, reorderIn, reorderOut, reorderSum, reorderBias})
+    if (p)
+      dnnl_primitive_destroy(p);
+  for (dnnl_primitive_t p : operandReorders)
     if (p)
       dnnl_primitive_destroy(p);
   if (packedWeight)
@@ -306,13 +332,15 @@ PackedProductSite::~PackedProductSite() {
 }
 
 PackedProductHandles::~PackedProductHandles() {
-  for (dnnl_memory_t m : {plainSrc, plainDst, src, dst, bias, scratch,
-                          inScratch, outScratch, sumSrc, sumScratch})
+  for (dnnl_memory_t m :
+       {plainSrc, plainDst, src, dst, bias, scratch, inScratch, outScratch,
+        sumSrc, sumScratch, computeBias, biasScratch})
     if (m)
       dnnl_memory_destroy(m);
-  for (dnnl_memory_t m : operands)
-    if (m)
-      dnnl_memory_destroy(m);
+  for (const auto *list : {&operands, &computeOperands, &operandScratch})
+    for (dnnl_memory_t m : *list)
+      if (m)
+        dnnl_memory_destroy(m);
   if (stream)
     dnnl_stream_destroy(stream);
 }
@@ -329,7 +357,7 @@ PackedProductCache::~PackedProductCache() {
 }
 
 PackedProductSite *PackedProductCache::site(const modelc_product &p,
-                                            const float *w, bool hasBias,
+                                            const void *w, bool hasBias,
                                             std::string &error) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = sites_.find(p.site); it != sites_.end())
@@ -338,47 +366,75 @@ PackedProductSite *PackedProductCache::site(const modelc_product &p,
     error = "oneDNN has no CPU engine";
     return nullptr;
   }
-  auto site = std::make_unique<PackedProductSite>();
-  site->hasBias = hasBias;
-  bool good;
-  const uint32_t known = MODELC_PRODUCT_KEEP_LAYOUT |
-                         MODELC_PRODUCT_SRC_OF_SITE |
-                         MODELC_PRODUCT_SUM_OF_SITE | MODELC_PRODUCT_WINOGRAD;
+  const uint32_t layouts = MODELC_PRODUCT_KEEP_LAYOUT |
+                           MODELC_PRODUCT_SRC_OF_SITE |
+                           MODELC_PRODUCT_SUM_OF_SITE;
+  const uint32_t halves = MODELC_PRODUCT_F16 | MODELC_PRODUCT_BF16;
+  const uint32_t known = layouts | halves | MODELC_PRODUCT_WINOGRAD;
   if (p.flags & ~known) {
     error = "unknown product flags " + std::to_string(p.flags & ~known) +
             " (a model.so from a newer modelc?)";
-    good = false;
-  } else if (p.kind == MODELC_PRODUCT_MATMUL && p.flags) {
-    error = "convolution flags on a matrix product";
-    good = false;
-  } else if (p.kind == MODELC_PRODUCT_MATMUL)
-    good = matmulSite(p, w, *site, engine_, error);
-  else if (p.kind == MODELC_PRODUCT_CONV2D) {
-    // The producers ran earlier in this run: their sites exist.
-    auto kept = [&](uint32_t flag, uint32_t id,
-                    const dnnl_memory_desc_t *&out) {
-      if (!(p.flags & flag))
-        return true;
-      auto producer = sites_.find(id);
-      if (producer == sites_.end()) {
-        error = "reads the layout of call site " + std::to_string(id) +
-                ", which has not run";
-        return false;
-      }
-      out = &producer->second->dst;
-      return true;
-    };
-    const dnnl_memory_desc_t *keptSrc = nullptr, *keptSum = nullptr;
-    if (!kept(MODELC_PRODUCT_SRC_OF_SITE, p.src_site, keptSrc) ||
-        !kept(MODELC_PRODUCT_SUM_OF_SITE, p.sum_site, keptSum))
-      return nullptr;
-    good = convSite(p, w, *site, keptSrc, keptSum, engine_, error);
-  } else {
-    error = "unknown product kind " + std::to_string(p.kind) +
-            " (a model.so from a newer modelc?)";
-    good = false;
+    return nullptr;
   }
-  if (!good)
+  if (p.kind == MODELC_PRODUCT_MATMUL &&
+      (p.flags & (layouts | MODELC_PRODUCT_WINOGRAD))) {
+    error = "convolution flags on a matrix product";
+    return nullptr;
+  }
+  if ((p.flags & halves) == halves) {
+    error = "both f16 and bf16 flags";
+    return nullptr;
+  }
+  dnnl_data_type_t storage = (p.flags & MODELC_PRODUCT_F16)    ? dnnl_f16
+                             : (p.flags & MODELC_PRODUCT_BF16) ? dnnl_bf16
+                                                               : dnnl_f32;
+  if (storage != dnnl_f32 && (p.flags & layouts)) {
+    error = "a kept layout on an f16 or bf16 product (only f32 products "
+            "keep oneDNN's layout)";
+    return nullptr;
+  }
+  // The producers of kept layouts ran earlier in this run: their sites
+  // exist.
+  auto kept = [&](uint32_t flag, uint32_t id, const dnnl_memory_desc_t *&out) {
+    if (!(p.flags & flag))
+      return true;
+    auto producer = sites_.find(id);
+    if (producer == sites_.end()) {
+      error = "reads the layout of call site " + std::to_string(id) +
+              ", which has not run";
+      return false;
+    }
+    out = &producer->second->dst;
+    return true;
+  };
+  const dnnl_memory_desc_t *keptSrc = nullptr, *keptSum = nullptr;
+  if (!kept(MODELC_PRODUCT_SRC_OF_SITE, p.src_site, keptSrc) ||
+      !kept(MODELC_PRODUCT_SUM_OF_SITE, p.sum_site, keptSum))
+    return nullptr;
+  // f16 and bf16 compute in that type where oneDNN has it for this CPU,
+  // else in f32.
+  std::unique_ptr<PackedProductSite> site;
+  for (dnnl_data_type_t compute : {storage, dnnl_f32}) {
+    site = std::make_unique<PackedProductSite>();
+    site->hasBias = hasBias;
+    site->storage = storage;
+    site->compute = compute;
+    error.clear();
+    bool good = false;
+    if (p.kind == MODELC_PRODUCT_MATMUL)
+      good = matmulSite(p, w, *site, engine_, error);
+    else if (p.kind == MODELC_PRODUCT_CONV2D)
+      good = convSite(p, w, *site, keptSrc, keptSum, engine_, error);
+    else
+      error = "unknown product kind " + std::to_string(p.kind) +
+              " (a model.so from a newer modelc?)";
+    if (good)
+      break;
+    site.reset();
+    if (compute == dnnl_f32)
+      break;
+  }
+  if (!site)
     return nullptr;
   PackedProductSite *result = site.get();
   sites_[p.site] = std::move(site);
@@ -410,14 +466,23 @@ bool prepare(PackedProductHandles &h, const PackedProductSite &site,
       (!site.reorderOut || (allocate(&h.dst, &site.dst) &&
                             allocate(&h.outScratch, &site.outScratch))) &&
       allocate(&h.scratch, &site.scratch) &&
-      (!site.hasBias || handle(&h.bias, &site.bias));
+      (!site.hasBias || handle(&h.bias, &site.bias)) &&
+      (!site.reorderBias || (allocate(&h.computeBias, &site.computeBias) &&
+                             allocate(&h.biasScratch, &site.biasScratch)));
   if (good && site.reorderSum)
     good = handle(&h.sumSrc, &site.sumSrc) &&
            allocate(&h.sumScratch, &site.sumScratch);
-  h.operands.assign(site.operands.size(), nullptr);
-  for (size_t i = 0; good && i < site.operands.size(); ++i)
+  size_t count = site.operands.size();
+  h.operands.assign(count, nullptr);
+  h.computeOperands.assign(count, nullptr);
+  h.operandScratch.assign(count, nullptr);
+  for (size_t i = 0; good && i < count; ++i) {
     if (site.hasOperand(i))
       good = handle(&h.operands[i], &site.operands[i]);
+    if (good && site.operandReorders[i])
+      good = allocate(&h.computeOperands[i], &site.computeOperands[i]) &&
+             allocate(&h.operandScratch[i], &site.operandScratch[i]);
+  }
   return good;
 }
 
@@ -425,8 +490,8 @@ bool prepare(PackedProductHandles &h, const PackedProductSite &site,
 
 bool PackedProductRun::execute(PackedProductCache &cache,
                                const modelc_product &p, PackedProductSite &site,
-                               const float *x, const float *bias, float *y,
-                               const float *const *operands,
+                               const void *x, const void *bias, void *y,
+                               const void *const *operands,
                                std::string &error) {
   PackedProductHandles *handles;
   {
@@ -436,10 +501,18 @@ bool PackedProductRun::execute(PackedProductCache &cache,
   PackedProductHandles &h = *handles;
   if (!h.stream && !prepare(h, site, cache.engine(), error))
     return false;
-  dnnl_memory_set_data_handle_v2(h.plainSrc, const_cast<float *>(x), h.stream);
+  dnnl_memory_set_data_handle_v2(h.plainSrc, const_cast<void *>(x), h.stream);
   dnnl_memory_set_data_handle_v2(h.plainDst, y, h.stream);
   if (site.hasBias)
-    dnnl_memory_set_data_handle_v2(h.bias, const_cast<float *>(bias), h.stream);
+    dnnl_memory_set_data_handle_v2(h.bias, const_cast<void *>(bias), h.stream);
+  if (site.reorderBias) {
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, h.bias},
+                              {DNNL_ARG_TO, h.computeBias},
+                              {DNNL_ARG_SCRATCHPAD, h.biasScratch}};
+    if (!ok(dnnl_primitive_execute(site.reorderBias, h.stream, 3, args),
+            "bias conversion", error))
+      return false;
+  }
   dnnl_memory_t src = site.reorderIn ? h.src : h.plainSrc;
   dnnl_memory_t dst = site.reorderOut ? h.dst : h.plainDst;
   if (site.reorderIn) {
@@ -454,7 +527,7 @@ bool PackedProductRun::execute(PackedProductCache &cache,
     // The sum's operand, in the output's layout, is what the product adds
     // to.
     dnnl_memory_set_data_handle_v2(
-        h.sumSrc, const_cast<float *>(operands[site.sum]), h.stream);
+        h.sumSrc, const_cast<void *>(operands[site.sum]), h.stream);
     dnnl_exec_arg_t sum[] = {{DNNL_ARG_FROM, h.sumSrc},
                              {DNNL_ARG_TO, dst},
                              {DNNL_ARG_SCRATCHPAD, h.sumScratch}};
@@ -469,15 +542,24 @@ bool PackedProductRun::execute(PackedProductCache &cache,
       {DNNL_ARG_SCRATCHPAD, h.scratch}};
   int count = 4;
   if (site.hasBias)
-    args[count++] = {DNNL_ARG_BIAS, h.bias};
+    args[count++] = {DNNL_ARG_BIAS, site.reorderBias ? h.computeBias : h.bias};
   for (size_t i = 0; i < h.operands.size(); ++i) {
     if (!site.hasOperand(i))
       continue;
     dnnl_memory_set_data_handle_v2(h.operands[i],
-                                   const_cast<float *>(operands[i]), h.stream);
-    args[count++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) |
-                         DNNL_ARG_SRC_1,
-                     h.operands[i]};
+                                   const_cast<void *>(operands[i]), h.stream);
+    if (site.operandReorders[i]) {
+      dnnl_exec_arg_t convert[] = {{DNNL_ARG_FROM, h.operands[i]},
+                                   {DNNL_ARG_TO, h.computeOperands[i]},
+                                   {DNNL_ARG_SCRATCHPAD, h.operandScratch[i]}};
+      if (!ok(dnnl_primitive_execute(site.operandReorders[i], h.stream, 3,
+                                     convert),
+              "operand conversion", error))
+        return false;
+    }
+    args[count++] = {
+        DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
+        site.operandReorders[i] ? h.computeOperands[i] : h.operands[i]};
   }
   if (!ok(dnnl_primitive_execute(site.primitive, h.stream, count, args),
           p.kind == MODELC_PRODUCT_CONV2D ? "convolution" : "matmul", error))

@@ -41,10 +41,22 @@ struct PackedProductSite {
   int sum = -1;
   dnnl_memory_t packedWeight = nullptr;
   dnnl_memory_desc_t plainSrc{}, plainDst{}, src{}, dst{}, bias{};
+  /// The type x, w, bias, y and the operands hold (f32, f16, bf16), and
+  /// the one the primitive computes in: the same where oneDNN has it for
+  /// this CPU, else f32, and reorders convert on the way in and out.
+  dnnl_data_type_t storage = dnnl_f32, compute = dnnl_f32;
+  /// Computing in f32 on f16 or bf16 data: the bias converted per run
+  /// (oneDNN's f32 primitives take only an f32 bias).
+  dnnl_primitive_t reorderBias = nullptr;
+  dnnl_memory_desc_t computeBias{}, biasScratch{};
   dnnl_memory_desc_t scratch{}, inScratch{}, outScratch{};
   /// Per post-op: its operand's description (binary post-ops only; empty,
   /// ndims 0, for the others).
   std::vector<dnnl_memory_desc_t> operands;
+  /// Computing in f32 on f16 or bf16 data: per operand, its conversion to
+  /// f32 each run (oneDNN 2.6 misreads f16 operands of f32 primitives).
+  std::vector<dnnl_primitive_t> operandReorders;
+  std::vector<dnnl_memory_desc_t> computeOperands, operandScratch;
   bool hasOperand(size_t i) const { return operands[i].ndims > 0; }
   bool hasBias = false;
   ~PackedProductSite();
@@ -56,7 +68,8 @@ struct PackedProductHandles {
                 dst = nullptr, bias = nullptr;
   dnnl_memory_t scratch = nullptr, inScratch = nullptr, outScratch = nullptr;
   dnnl_memory_t sumSrc = nullptr, sumScratch = nullptr;
-  std::vector<dnnl_memory_t> operands;
+  dnnl_memory_t computeBias = nullptr, biasScratch = nullptr;
+  std::vector<dnnl_memory_t> operands, computeOperands, operandScratch;
   dnnl_stream_t stream = nullptr;
   ~PackedProductHandles();
 };
@@ -68,7 +81,7 @@ public:
   ~PackedProductCache();
   /// The site of `p`, made (and its weight packed) on first use; null on
   /// failure.
-  PackedProductSite *site(const modelc_product &p, const float *w, bool hasBias,
+  PackedProductSite *site(const modelc_product &p, const void *w, bool hasBias,
                           std::string &error);
   dnnl_engine_t engine() const { return engine_; }
 
@@ -84,8 +97,8 @@ public:
   ~PackedProductRun();
   /// Runs `site` (the product `p`); false (with `error`) on failure.
   bool execute(PackedProductCache &cache, const modelc_product &p,
-               PackedProductSite &site, const float *x, const float *bias,
-               float *y, const float *const *operands, std::string &error);
+               PackedProductSite &site, const void *x, const void *bias,
+               void *y, const void *const *operands, std::string &error);
 
 private:
   std::mutex mutex_; // tasks of several devices may run at once

@@ -128,3 +128,35 @@ func.func @boundaries(%x: tensor<8x32xf32>) -> (tensor<8x16xf32>, tensor<8x16xf3
   %eb = graph.exp %b {device = #device.dev<cpu>} : tensor<8x16xf32>
   return %ra, %rb, %eb : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
 }
+
+// -----
+
+// modelc --precision: bf16 and f16 products pack as f32 ones do, with
+// their post-ops (a bias of their type); a cast to f32 between a product
+// and its relu ends the chain.
+// CHECK-LABEL: func.func @half
+// CHECK: sched.packed_product {device = #device.dev<cpu>} : tensor<8x16xbf16> {
+// CHECK-NEXT: graph.linear {{.*}} : tensor<8x32xbf16>, tensor<16x32xbf16>
+// CHECK-NEXT: graph.add {{.*}} : tensor<8x16xbf16>, tensor<16xbf16>
+// CHECK-NEXT: graph.gelu
+// CHECK-NEXT: sched.yield
+// CHECK: sched.packed_product {device = #device.dev<cpu>} : tensor<1x16x4x4xf16> {
+// CHECK-NEXT: graph.conv2d
+// CHECK-NEXT: sched.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: graph.cast
+graph.weight @w : tensor<16x32xbf16>
+graph.weight @b : tensor<16xbf16>
+graph.weight @k : tensor<16x8x3x3xf16>
+func.func @half(%x: tensor<8x32xbf16>, %img: tensor<1x8x4x4xf16>) -> (tensor<8x16xbf16>, tensor<1x16x4x4xf32>) {
+  %w = graph.weight_ref @w {device = #device.dev<cpu>} : tensor<16x32xbf16>
+  %b = graph.weight_ref @b {device = #device.dev<cpu>} : tensor<16xbf16>
+  %k = graph.weight_ref @k {device = #device.dev<cpu>} : tensor<16x8x3x3xf16>
+  %l = graph.linear %x, %w {device = #device.dev<cpu>} : tensor<8x32xbf16>, tensor<16x32xbf16>
+  %a = graph.add %l, %b {device = #device.dev<cpu>} : tensor<8x16xbf16>, tensor<16xbf16>
+  %g = graph.gelu %a {device = #device.dev<cpu>} : tensor<8x16xbf16>
+  %c = graph.conv2d %img, %k {device = #device.dev<cpu>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x8x4x4xf16>, tensor<16x8x3x3xf16>
+  %cf = graph.cast %c {device = #device.dev<cpu>} : tensor<1x16x4x4xf16> to f32
+  %r = graph.relu %cf {device = #device.dev<cpu>} : tensor<1x16x4x4xf32>
+  return %g, %r : tensor<8x16xbf16>, tensor<1x16x4x4xf32>
+}

@@ -132,3 +132,25 @@ func.func @long_chain(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %4 = graph.sigmoid %3 {device = #device.dev<cpu>} : tensor<4x8xf32>
   return %4 : tensor<4x8xf32>
 }
+
+// -----
+
+// An elementwise op whose only user is a post-op inside a
+// sched.packed_product (here the residual of an add) is a group of its
+// own: the product reads it from memory.
+// CHECK-LABEL: func.func @post_op_operand
+// CHECK: %[[T:.*]] = sched.fused(%arg1) {device = #device.dev<cpu>} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK: graph.tanh
+// CHECK: sched.packed_product {device = #device.dev<cpu>} : tensor<4x8xf32> {
+// CHECK: graph.add %{{.*}}, %[[T]] : tensor<4x8xf32>, tensor<4x8xf32>
+graph.weight @w : tensor<8x16xf32>
+func.func @post_op_operand(%x: tensor<4x16xf32>, %r: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %w = graph.weight_ref @w {device = #device.dev<cpu>} : tensor<8x16xf32>
+  %t = graph.tanh %r {device = #device.dev<cpu>} : tensor<4x8xf32>
+  %p = sched.packed_product {device = #device.dev<cpu>} : tensor<4x8xf32> {
+    %l = graph.linear %x, %w : tensor<4x16xf32>, tensor<8x16xf32>
+    %a = graph.add %l, %t : tensor<4x8xf32>, tensor<4x8xf32>
+    sched.yield %a : tensor<4x8xf32>
+  }
+  return %p : tensor<4x8xf32>
+}

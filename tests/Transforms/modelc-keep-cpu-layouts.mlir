@@ -74,3 +74,19 @@ func.func @not_kept(%x: tensor<1x4x2x2xf32>) -> (tensor<1x4x2x4xf32>, tensor<1x4
   %mm = graph.exp %m {device = #device.dev<cpu>} : tensor<1x4x2x4xf32>
   return %mm, %c : tensor<1x4x2x4xf32>, tensor<1x4x2x2xf32>
 }
+
+// -----
+
+// A bf16 convolution read only by another one stays NCHW: on a CPU
+// without bf16 it computes in f32, whose layout would not fit its buffer.
+// CHECK-LABEL: func.func @half
+// CHECK-NOT: keep_layout
+graph.weight @k1 : tensor<16x16x1x1xbf16>
+graph.weight @k2 : tensor<16x16x1x1xbf16>
+func.func @half(%x: tensor<1x16x4x4xbf16>) -> tensor<1x16x4x4xbf16> {
+  %k1 = graph.weight_ref @k1 {device = #device.dev<cpu>} : tensor<16x16x1x1xbf16>
+  %k2 = graph.weight_ref @k2 {device = #device.dev<cpu>} : tensor<16x16x1x1xbf16>
+  %a = graph.conv2d %x, %k1 {device = #device.dev<cpu>} : tensor<1x16x4x4xbf16>, tensor<16x16x1x1xbf16>
+  %b = graph.conv2d %a, %k2 {device = #device.dev<cpu>} : tensor<1x16x4x4xbf16>, tensor<16x16x1x1xbf16>
+  return %b : tensor<1x16x4x4xbf16>
+}

@@ -14,6 +14,7 @@
 #include "compiler/Import/Onnx/OnnxImport.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/Target.h"
+#include "compiler/Transforms/Passes.h"
 #include "compiler/Transforms/PlacementSummary.h"
 #include "dialects/Device/IR/DeviceAttrs.h"
 #include "dialects/Graph/IR/GraphOps.h"
@@ -28,6 +29,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -243,6 +245,12 @@ LogicalResult Driver::parse() {
     return failure();
   applyDefaultTimingPassManagerCLOptions(pm);
   modelc::buildGraphPipeline(pm);
+  if (options.precision != "f32") {
+    modelc::LowerPrecisionPassOptions precision;
+    precision.precision = options.precision;
+    pm.addPass(modelc::createLowerPrecisionPass(precision));
+    pm.addPass(mlir::createCanonicalizerPass());
+  }
   if (failed(pm.run(*module)))
     return failure();
   timer->stop("graph passes");
@@ -453,6 +461,11 @@ LogicalResult Driver::loadWeights() {
   hasWeights = !module->getOps<modelc::graph::WeightOp>().empty();
   if (!options.weightsPath.empty() && options.randomWeights.has_value())
     return fail("--weights and --random-weights exclude each other");
+  if (options.externalWeights && options.precision != "f32")
+    return fail("--precision=" + options.precision +
+                " with --external-weights is not supported yet: the model "
+                "would map the f32 file as it is; embed the weights (drop "
+                "--external-weights)");
   if (options.externalWeights && options.weightsPath.empty())
     return fail("--external-weights needs --weights FILE: the model records "
                 "that file and maps it when loaded");
@@ -470,13 +483,15 @@ LogicalResult Driver::loadWeights() {
                   *options.randomWeights + "'");
     weights = modelc::randomWeights(*module, seed);
   } else if (modelc::onnx_import::isOnnxPath(options.inputPath)) {
-    // An ONNX model's initializers, in declaration order.
-    weights = modelc::declaredWeights(*module);
+    // An ONNX model's initializers, in declaration order, as the file has
+    // them (f32 where --precision declares f16 or bf16).
+    weights = modelc::declaredWeights(*module, /*sourceTypes=*/true);
     for (auto [weight, data] : llvm::zip(weights.weights, onnxWeights)) {
       weights.storage.push_back(std::move(data.bytes));
       weight.data = weights.storage.back().data();
       weight.nbytes = weights.storage.back().size();
     }
+    modelc::roundToDeclared(weights, *module);
   } else if (hasWeights && options.emitKind == EmitKind::Library) {
     return fail("the model declares weights; give --weights FILE or "
                 "--random-weights[=SEED]");

@@ -39,6 +39,8 @@ struct DriverOptions {
   bool checked = false;
   /// --no-winograd clears it.
   bool winograd = true;
+  /// --precision: f32 (as the model is), f16 or bf16.
+  std::string precision = "f32";
   std::string placeAll;
   /// --input-shape NAME=D0xD1x...: shapes of an ONNX model's dynamic inputs.
   std::vector<std::string> inputShapes;

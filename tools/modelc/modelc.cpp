@@ -115,6 +115,18 @@ cl::opt<bool> checked(
              "only memory of its own device (slower; for testing)"),
     cl::cat(modelcCategory));
 
+enum class Precision { F32, F16, BF16 };
+cl::opt<Precision> precision(
+    "precision",
+    cl::desc("Store an f32 model's weights and activations in f16 or bf16, "
+             "as model.half() does: model.so and the arenas halve; "
+             "reductions, norms, softmax and matrix products accumulate in "
+             "f32; inputs and outputs keep their types"),
+    cl::values(clEnumValN(Precision::F32, "f32", "as the model is (default)"),
+               clEnumValN(Precision::F16, "f16", "IEEE half precision"),
+               clEnumValN(Precision::BF16, "bf16", "bfloat16")),
+    cl::init(Precision::F32), cl::cat(modelcCategory));
+
 cl::opt<bool> noWinograd(
     "no-winograd",
     cl::desc("Compute every CPU convolution directly (by default 3x3 "
@@ -221,6 +233,9 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.dataParallel = dataParallel;
   options.checked = checked;
   options.winograd = !noWinograd;
+  options.precision = precision == Precision::F16    ? "f16"
+                      : precision == Precision::BF16 ? "bf16"
+                                                     : "f32";
   options.placeAll = placeAll;
   options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   options.cudaEmulation = cudaEmulation;

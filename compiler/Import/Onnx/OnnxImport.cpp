@@ -234,13 +234,14 @@ Value Importer::weightOf(const onnx::TensorProto &tensor,
       std::next(module.getBody()->begin(), static_cast<long>(weights.size())));
   Location loc = NameLoc::get(
       StringAttr::get(&context, path + ":initializer '" + tensor.name() + "'"));
-  builder.create<graph::WeightOp>(loc, tensor.name(), type);
+  graph::WeightOp::create(builder, loc, tensor.name(), type,
+                          /*source_dtype=*/TypeAttr());
   weights.push_back(std::move(data));
   // The reference sits at the top of the entry block: every node may use it.
   auto function = *module.getOps<func::FuncOp>().begin();
   builder.setInsertionPointToStart(&function.getBody().front());
-  Value ref = builder.create<graph::WeightRefOp>(
-      loc, type, FlatSymbolRefAttr::get(&context, tensor.name()));
+  Value ref = graph::WeightRefOp::create(
+      builder, loc, type, FlatSymbolRefAttr::get(&context, tensor.name()));
   weightRefs[tensor.name()] = ref;
   return ref;
 }

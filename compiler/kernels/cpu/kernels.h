@@ -113,6 +113,26 @@ inline void from_f32(modelc_run_ctx *ctx, const float *x, uint16_t *y,
   });
 }
 
+/// How a float tensor is stored: the row kernels below (softmax, norms,
+/// pools) read and write any of them and compute in f32, so an f16 or bf16
+/// tensor needs no f32 copy.
+enum Storage { kF32 = 0, kF16 = 1, kBF16 = 2 };
+template <int S> struct storage {
+  using T = float;
+  static float load(float v) { return v; }
+  static float store(float v) { return v; }
+};
+template <> struct storage<kF16> {
+  using T = uint16_t;
+  static float load(uint16_t v) { return modelc::f16_to_float(v); }
+  static uint16_t store(float v) { return modelc::float_to_f16(v); }
+};
+template <> struct storage<kBF16> {
+  using T = uint16_t;
+  static float load(uint16_t v) { return modelc::bf16_to_float(v); }
+  static uint16_t store(float v) { return modelc::float_to_bf16(v); }
+};
+
 //===----------------------------------------------------------------------===//
 // Matrix products
 //===----------------------------------------------------------------------===//
@@ -257,83 +277,102 @@ inline void int_gemm(modelc_run_ctx *ctx, const T *a, const T *b, const T *c,
 //===----------------------------------------------------------------------===//
 
 /// Softmax (or log-softmax) over the middle dimension of [outer, len, inner].
-inline void softmax(modelc_run_ctx *ctx, const float *x, float *y,
-                    int64_t outer, int64_t len, int64_t inner, bool log) {
-  parallel_for(ctx, outer * inner, grain_for(len * 4),
-               [&](int64_t begin, int64_t end) {
-                 for (int64_t r = begin; r < end; ++r) {
-                   int64_t o = r / inner, in = r % inner;
-                   const float *xr = x + o * len * inner + in;
-                   float *yr = y + o * len * inner + in;
-                   float mx = -std::numeric_limits<float>::infinity();
-                   for (int64_t j = 0; j < len; ++j)
-                     mx = std::max(mx, xr[j * inner]);
-                   // One exp per element: kept in y, then scaled.
-                   float sum = 0.0f;
-                   for (int64_t j = 0; j < len; ++j) {
-                     float e = std::exp(xr[j * inner] - mx);
-                     yr[j * inner] = e;
-                     sum += e;
-                   }
-                   if (log) {
-                     float lse = mx + std::log(sum);
-                     for (int64_t j = 0; j < len; ++j)
-                       yr[j * inner] = xr[j * inner] - lse;
-                   } else {
-                     float inv = 1.0f / sum;
-                     for (int64_t j = 0; j < len; ++j)
-                       yr[j * inner] *= inv;
-                   }
-                 }
-               });
+template <int S = kF32>
+inline void softmax(modelc_run_ctx *ctx, const typename storage<S>::T *x,
+                    typename storage<S>::T *y, int64_t outer, int64_t len,
+                    int64_t inner, bool log) {
+  using D = storage<S>;
+  parallel_for(
+      ctx, outer * inner, grain_for(len * 4), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          int64_t o = r / inner, in = r % inner;
+          const typename D::T *xr = x + o * len * inner + in;
+          typename D::T *yr = y + o * len * inner + in;
+          float mx = -std::numeric_limits<float>::infinity();
+          for (int64_t j = 0; j < len; ++j)
+            mx = std::max(mx, D::load(xr[j * inner]));
+          // f32: one exp per element, kept in y, then scaled; f16/bf16 would
+          // round the kept value twice, so they compute it again.
+          float sum = 0.0f;
+          for (int64_t j = 0; j < len; ++j) {
+            float e = std::exp(D::load(xr[j * inner]) - mx);
+            if constexpr (S == kF32)
+              yr[j * inner] = e;
+            sum += e;
+          }
+          if (log) {
+            float lse = mx + std::log(sum);
+            for (int64_t j = 0; j < len; ++j)
+              yr[j * inner] = D::store(D::load(xr[j * inner]) - lse);
+          } else {
+            float inv = 1.0f / sum;
+            for (int64_t j = 0; j < len; ++j) {
+              if constexpr (S == kF32)
+                yr[j * inner] *= inv;
+              else
+                yr[j * inner] =
+                    D::store(std::exp(D::load(xr[j * inner]) - mx) * inv);
+            }
+          }
+        }
+      });
 }
 
 /// Normalizes each of `rows` rows of `cols` elements; scale/bias may be null.
-inline void layer_norm(modelc_run_ctx *ctx, const float *x, const float *scale,
-                       const float *bias, float *y, int64_t rows, int64_t cols,
+template <int S = kF32>
+inline void layer_norm(modelc_run_ctx *ctx, const typename storage<S>::T *x,
+                       const typename storage<S>::T *scale,
+                       const typename storage<S>::T *bias,
+                       typename storage<S>::T *y, int64_t rows, int64_t cols,
                        float epsilon) {
+  using D = storage<S>;
   parallel_for(ctx, rows, grain_for(cols * 4), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      const float *xr = x + r * cols;
-      float *yr = y + r * cols;
+      const typename D::T *xr = x + r * cols;
+      typename D::T *yr = y + r * cols;
       double mean = 0.0;
       for (int64_t j = 0; j < cols; ++j)
-        mean += xr[j];
+        mean += D::load(xr[j]);
       mean /= static_cast<double>(cols);
       double var = 0.0;
       for (int64_t j = 0; j < cols; ++j) {
-        double d = xr[j] - mean;
+        double d = D::load(xr[j]) - mean;
         var += d * d;
       }
       var /= static_cast<double>(cols);
       float inv = static_cast<float>(1.0 / std::sqrt(var + epsilon));
       float m = static_cast<float>(mean);
       for (int64_t j = 0; j < cols; ++j) {
-        float v = (xr[j] - m) * inv;
+        float v = (D::load(xr[j]) - m) * inv;
         if (scale)
-          v *= scale[j];
+          v *= D::load(scale[j]);
         if (bias)
-          v += bias[j];
-        yr[j] = v;
+          v += D::load(bias[j]);
+        yr[j] = D::store(v);
       }
     }
   });
 }
 
 /// Inference batch norm of [N, C, spatial].
-inline void batch_norm(modelc_run_ctx *ctx, const float *x, const float *scale,
-                       const float *bias, const float *mean,
-                       const float *variance, float *y, int64_t n, int64_t c,
+template <int S = kF32>
+inline void batch_norm(modelc_run_ctx *ctx, const typename storage<S>::T *x,
+                       const typename storage<S>::T *scale,
+                       const typename storage<S>::T *bias,
+                       const typename storage<S>::T *mean,
+                       const typename storage<S>::T *variance,
+                       typename storage<S>::T *y, int64_t n, int64_t c,
                        int64_t spatial, float epsilon) {
+  using D = storage<S>;
   parallel_for(ctx, n * c, grain_for(spatial), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       int64_t ch = r % c;
-      float a = scale[ch] / std::sqrt(variance[ch] + epsilon);
-      float b = bias[ch] - mean[ch] * a;
-      const float *xr = x + r * spatial;
-      float *yr = y + r * spatial;
+      float a = D::load(scale[ch]) / std::sqrt(D::load(variance[ch]) + epsilon);
+      float b = D::load(bias[ch]) - D::load(mean[ch]) * a;
+      const typename D::T *xr = x + r * spatial;
+      typename D::T *yr = y + r * spatial;
       for (int64_t j = 0; j < spatial; ++j)
-        yr[j] = xr[j] * a + b;
+        yr[j] = D::store(D::load(xr[j]) * a + b);
     }
   });
 }
@@ -484,13 +523,15 @@ struct Pool2dShape {
   int64_t kh, kw, stride_h, stride_w, pad_top, pad_left, pad_bottom, pad_right;
 };
 
-inline void max_pool2d(modelc_run_ctx *ctx, const float *x, float *y,
-                       const Pool2dShape &s) {
+template <int S = kF32>
+inline void max_pool2d(modelc_run_ctx *ctx, const typename storage<S>::T *x,
+                       typename storage<S>::T *y, const Pool2dShape &s) {
+  using D = storage<S>;
   parallel_for(ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
                [&](int64_t begin, int64_t end) {
                  for (int64_t p = begin; p < end; ++p) {
-                   const float *xp = x + p * s.h * s.w;
-                   float *yp = y + p * s.oh * s.ow;
+                   const typename D::T *xp = x + p * s.h * s.w;
+                   typename D::T *yp = y + p * s.oh * s.ow;
                    for (int64_t oy = 0; oy < s.oh; ++oy)
                      for (int64_t ox = 0; ox < s.ow; ++ox) {
                        float m = -std::numeric_limits<float>::infinity();
@@ -501,22 +542,25 @@ inline void max_pool2d(modelc_run_ctx *ctx, const float *x, float *y,
                          for (int64_t kx = 0; kx < s.kw; ++kx) {
                            int64_t ix = ox * s.stride_w - s.pad_left + kx;
                            if (ix >= 0 && ix < s.w)
-                             m = std::max(m, xp[iy * s.w + ix]);
+                             m = std::max(m, D::load(xp[iy * s.w + ix]));
                          }
                        }
-                       yp[oy * s.ow + ox] = m;
+                       yp[oy * s.ow + ox] = D::store(m);
                      }
                  }
                });
 }
 
-inline void avg_pool2d(modelc_run_ctx *ctx, const float *x, float *y,
-                       const Pool2dShape &s, bool count_include_pad) {
+template <int S = kF32>
+inline void avg_pool2d(modelc_run_ctx *ctx, const typename storage<S>::T *x,
+                       typename storage<S>::T *y, const Pool2dShape &s,
+                       bool count_include_pad) {
+  using D = storage<S>;
   parallel_for(ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
                [&](int64_t begin, int64_t end) {
                  for (int64_t p = begin; p < end; ++p) {
-                   const float *xp = x + p * s.h * s.w;
-                   float *yp = y + p * s.oh * s.ow;
+                   const typename D::T *xp = x + p * s.h * s.w;
+                   typename D::T *yp = y + p * s.oh * s.ow;
                    for (int64_t oy = 0; oy < s.oh; ++oy)
                      for (int64_t ox = 0; ox < s.ow; ++ox) {
                        int64_t y0 = oy * s.stride_h - s.pad_top;
@@ -532,26 +576,30 @@ inline void avg_pool2d(modelc_run_ctx *ctx, const float *x, float *y,
                             iy < std::min(y1, s.h); ++iy)
                          for (int64_t ix = std::max<int64_t>(x0, 0);
                               ix < std::min(x1, s.w); ++ix) {
-                           sum += xp[iy * s.w + ix];
+                           sum += D::load(xp[iy * s.w + ix]);
                            ++count;
                          }
                        int64_t divisor = count_include_pad ? padded : count;
-                       yp[oy * s.ow + ox] =
-                           divisor ? static_cast<float>(sum / divisor) : 0.0f;
+                       yp[oy * s.ow + ox] = D::store(
+                           divisor ? static_cast<float>(sum / divisor) : 0.0f);
                      }
                  }
                });
 }
 
-inline void global_avg_pool(modelc_run_ctx *ctx, const float *x, float *y,
-                            int64_t planes, int64_t spatial) {
+template <int S = kF32>
+inline void
+global_avg_pool(modelc_run_ctx *ctx, const typename storage<S>::T *x,
+                typename storage<S>::T *y, int64_t planes, int64_t spatial) {
+  using D = storage<S>;
   parallel_for(
       ctx, planes, grain_for(spatial), [&](int64_t begin, int64_t end) {
         for (int64_t p = begin; p < end; ++p) {
           double sum = 0.0;
           for (int64_t j = 0; j < spatial; ++j)
-            sum += x[p * spatial + j];
-          y[p] = static_cast<float>(sum / static_cast<double>(spatial));
+            sum += D::load(x[p * spatial + j]);
+          y[p] =
+              D::store(static_cast<float>(sum / static_cast<double>(spatial)));
         }
       });
 }

@@ -63,7 +63,16 @@ LogicalResult WeightOp::verify() {
   OpDiagnostics diag(getLoc(), getOperationName());
   if (getSymName().empty())
     return emitOpError("weight name must not be empty");
-  return diag.tensor(getType(), "weight '" + getSymName().str() + "'");
+  if (failed(diag.tensor(getType(), "weight '" + getSymName().str() + "'")))
+    return failure();
+  if (std::optional<Type> source = getSourceDtype()) {
+    Type element = getTensorType().getElementType();
+    if (!source->isF32() || !(element.isF16() || element.isBF16()))
+      return emitOpError("weight '")
+             << getSymName() << "' is rounded from " << *source << " to "
+             << element << "; only f32 rounds, to f16 or bf16";
+  }
+  return success();
 }
 
 LogicalResult

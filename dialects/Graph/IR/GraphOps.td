@@ -22,19 +22,35 @@ def Graph_WeightOp : Op<Graph_Dialect, "weight",
     safetensors file, so a PyTorch `state_dict` maps to the declarations one
     to one. Names that are not bare identifiers are quoted: `@"0.weight"`.
 
+    `from` (set by `modelc-lower-precision`, `modelc --precision`): the
+    weights a model is compiled with (a safetensors file,
+    `--random-weights`, an ONNX model's initializers) hold this weight in
+    that element type, f32; modelc rounds it to the declared f16 or bf16
+    (to nearest even) when it builds model.so, which stores it rounded.
+
     Verifier: the type is a statically shaped tensor of a supported element
-    type; the name is unique in the module.
+    type; the name is unique in the module; with `from`, the declared type
+    is f16 or bf16 and `from` is f32.
 
     ```mlir
     graph.weight @fc1.weight : tensor<1024x784xf32>
+    graph.weight @fc2.weight : tensor<10x1024xbf16> from f32
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttr:$type);
-  let assemblyFormat = "$sym_name attr-dict `:` $type";
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttr:$type,
+                       OptionalAttr<TypeAttr>:$source_dtype);
+  let assemblyFormat = "$sym_name attr-dict `:` $type (`from` $source_dtype^)?";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getTensorType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+    /// The type the model's weights hold this weight in: the declared type
+    /// with the `from` element type, if any.
+    ::mlir::RankedTensorType getSourceTensorType() {
+      if (auto source = getSourceDtype())
+        return getTensorType().clone(*source);
+      return getTensorType();
     }
   }];
 }

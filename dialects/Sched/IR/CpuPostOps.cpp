@@ -82,7 +82,11 @@ std::optional<sched::CpuPostOp> binary(Operation *op, Value chain, bool conv,
   return post;
 }
 
-bool isF32(Value v) { return typeOf(v).getElementType().isF32(); }
+/// f32, f16 or bf16: the types oneDNN's products take (f16 and bf16
+/// accumulate in f32).
+bool isFloat(Type element) {
+  return element.isF32() || element.isF16() || element.isBF16();
+}
 
 bool isConstant(Value v) {
   return v.getDefiningOp<WeightRefOp>() || v.getDefiningOp<ConstantOp>();
@@ -92,8 +96,10 @@ bool isConstant(Value v) {
 
 std::optional<sched::CpuPostOp> sched::cpuPostOp(Operation *op, Value chain,
                                                  bool conv) {
-  if (op->getNumResults() != 1 || !isF32(op->getResult(0)) ||
-      !llvm::is_contained(op->getOperands(), chain))
+  if (op->getNumResults() != 1 ||
+      !llvm::is_contained(op->getOperands(), chain) ||
+      typeOf(op->getResult(0)).getElementType() !=
+          typeOf(chain).getElementType())
     return std::nullopt;
   return llvm::TypeSwitch<Operation *, std::optional<CpuPostOp>>(op)
       .Case([](ReluOp) { return eltwise("MODELC_ELTWISE_RELU"); })
@@ -131,8 +137,12 @@ std::optional<sched::CpuPostOp> sched::cpuPostOp(Operation *op, Value chain,
 }
 
 bool sched::isPackableProduct(Operation *op) {
-  if (op->getNumResults() != 1 || !isF32(op->getResult(0)) ||
-      !llvm::all_of(op->getOperands(), isF32))
+  if (op->getNumResults() != 1)
+    return false;
+  Type element = typeOf(op->getResult(0)).getElementType();
+  if (!isFloat(element) || !llvm::all_of(op->getOperands(), [&](Value v) {
+        return typeOf(v).getElementType() == element;
+      }))
     return false;
   if (auto linear = dyn_cast<LinearOp>(op))
     return isConstant(linear.getWeight());

@@ -44,9 +44,10 @@ std::optional<CpuPostOp> cpuPostOp(mlir::Operation *op, mlir::Value chain,
                                    bool conv);
 
 /// Whether `op` is a product a sched.packed_product can start with: a
-/// linear, matmul, gemm or conv2d of f32 tensors whose weight is a
-/// constant (graph.weight_ref or graph.constant), in the forms the
-/// runtime's packed kernels take.
+/// linear, matmul, gemm or conv2d whose operands and result are all f32,
+/// all f16 or all bf16 (accumulated in f32), whose weight is a constant
+/// (graph.weight_ref or graph.constant), in the forms the runtime's packed
+/// kernels take.
 bool isPackableProduct(mlir::Operation *op);
 
 } // namespace modelc::sched

@@ -236,7 +236,8 @@ LogicalResult PackedProductOp::verify() {
   Operation *product = getProduct();
   if (product == yield || !isPackableProduct(product))
     return emitOpError("body must start with a linear, matmul, gemm or "
-                       "conv2d of f32 tensors and a constant weight");
+                       "conv2d of f32, f16 or bf16 tensors (one type) and a "
+                       "constant weight");
   bool conv = isa<graph::Conv2dOp>(product);
   Value chain = product->getResult(0);
   bool summed = false;
@@ -257,8 +258,9 @@ LogicalResult PackedProductOp::verify() {
   if (chain.getType() != getResult().getType())
     return emitOpError("yields ")
            << chain.getType() << " but its result is " << getResult().getType();
-  if (getKeepLayout() && !conv)
-    return emitOpError("keeps oneDNN's layout only for a convolution");
+  if (getKeepLayout() &&
+      (!conv || !getResult().getType().getElementType().isF32()))
+    return emitOpError("keeps oneDNN's layout only for an f32 convolution");
   if (getWinograd() &&
       (!conv || !suitsWinograd(cast<graph::Conv2dOp>(product))))
     return emitOpError("asks for Winograd's algorithm, which applies only "

@@ -192,8 +192,11 @@ def Sched_PackedProductOp : Sched_Op<"packed_product",
   let description = [{
     One call into the runtime (`api->product`, oneDNN) computes the body:
     a `graph.linear`, `graph.matmul`, `graph.gemm` or `graph.conv2d` whose
-    weight is a constant f32 tensor (the runtime packs it once into
-    oneDNN's layout and keeps it across runs), then a chain of post-ops,
+    weight is a constant tensor (the runtime packs it once into oneDNN's
+    layout and keeps it across runs), of f32, f16 or bf16 tensors (one type
+    throughout; f16 and bf16 accumulate in f32, and run in that type where
+    oneDNN has it for the CPU, bf16 on AVX-512, else in f32 with the data
+    converted on the way in and out), then a chain of post-ops,
     each reading the value before it: elementwise functions (relu, gelu,
     sigmoid, ...) and binary ops with one value from above (a bias, a
     residual, a scalar). `modelc-fold-cpu-products` builds it on CPU
@@ -209,7 +212,7 @@ def Sched_PackedProductOp : Sched_Op<"packed_product",
     }
     ```
 
-    `keep_layout` (set by `modelc-keep-cpu-layouts`): the product is a
+    `keep_layout` (set by `modelc-keep-cpu-layouts`): the product is an f32
     convolution whose result only packed convolutions read, as their input
     or as the operand of their sum (a residual). The result's buffer then
     holds the layout oneDNN chose for the convolution's output (NHWC, or
@@ -225,7 +228,7 @@ def Sched_PackedProductOp : Sched_Op<"packed_product",
 
     Verifier: the body starts with one product; every later op reads the
     value before it and is a post-op the table accepts; the body yields
-    the last value; with `keep_layout`, the product is a convolution and
+    the last value; with `keep_layout`, the product is an f32 convolution and
     every reader of the result is the input or the sum's operand of the
     convolution of another `sched.packed_product`; with `winograd`, the
     product is a convolution Winograd's algorithm applies to

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 4u
+#define MODELC_ABI_VERSION 5u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -87,7 +87,9 @@ typedef struct modelc_gemm {
 } modelc_gemm;
 
 /* A product of a weight that does not change between runs, on the CPU
- * (ABI 4), f32:
+ * (ABI 4; ABI 5 adds f16 and bf16 data and Winograd), of f32 data, or of
+ * f16 (MODELC_PRODUCT_F16) or bf16 (MODELC_PRODUCT_BF16) data: x, w, bias,
+ * y and the post-ops' operands all of that type, accumulated in f32:
  *   MODELC_PRODUCT_MATMUL: y[m, n] = x[m, k] * W (+ bias[n]), W = w^T for
  *     w [n, k] (trans_w = 1) or W = w [k, n] (trans_w = 0);
  *   MODELC_PRODUCT_CONV2D: y = conv2d(x, w) (+ bias[o]), NCHW, w
@@ -112,12 +114,16 @@ typedef struct modelc_gemm {
  * layout site `sum_site` keeps (convolutions run earlier in the same
  * run). A convolution with MODELC_PRODUCT_WINOGRAD (3x3, stride 1) is
  * computed with Winograd's algorithm where oneDNN has it for this CPU,
- * directly elsewhere. */
+ * directly elsewhere. f16 and bf16 products run in that type where oneDNN
+ * has it for this CPU (bf16 on AVX-512), else in f32 with the data
+ * converted on the way in and out and the weight converted once. */
 enum {
   MODELC_PRODUCT_KEEP_LAYOUT = 1u,
   MODELC_PRODUCT_SRC_OF_SITE = 2u,
   MODELC_PRODUCT_SUM_OF_SITE = 4u,
-  MODELC_PRODUCT_WINOGRAD = 8u
+  MODELC_PRODUCT_WINOGRAD = 8u,
+  MODELC_PRODUCT_F16 = 16u,
+  MODELC_PRODUCT_BF16 = 32u
 };
 enum { MODELC_PRODUCT_MATMUL = 0, MODELC_PRODUCT_CONV2D = 1 };
 enum { MODELC_POST_ELTWISE = 0, MODELC_POST_BINARY = 1, MODELC_POST_SUM = 2 };
@@ -201,10 +207,11 @@ typedef struct modelc_runtime_api {
   void (*wait)(struct modelc_run_ctx *ctx, uint32_t device, int stream,
                uint32_t event);
   /* A matrix product or 2-D convolution of a constant weight, with the
-   * ops oneDNN applies after it (ABI 4): see modelc_product. */
+   * ops oneDNN applies after it (ABI 4; ABI 5: f16, bf16): see
+   * modelc_product. */
   void (*product)(struct modelc_run_ctx *ctx, const modelc_product *p,
-                  const float *x, const float *w, const float *bias, float *y,
-                  const float *const *operands);
+                  const void *x, const void *w, const void *bias, void *y,
+                  const void *const *operands);
   /* Checked builds: the task `what` on `device` touches [ptr, ptr + bytes);
    * the runtime reports an error unless that memory belongs to `device`. */
   void (*check)(struct modelc_run_ctx *ctx, uint32_t device, const void *ptr,

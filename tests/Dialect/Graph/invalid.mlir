@@ -927,3 +927,8 @@ func.func @mod_of_booleans(%x: tensor<4xi1>, %y: tensor<4xi1>) {
   %0 = graph.mod %x, %y {fmod = true} : tensor<4xi1>, tensor<4xi1>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'graph.weight' op weight 'w' is rounded from 'f16' to 'f32'; only f32 rounds, to f16 or bf16}}
+graph.weight @w : tensor<4xf32> from f16

@@ -251,7 +251,7 @@ func.func @unknown_sched_attribute(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 graph.weight @w : tensor<4x4xf32>
 func.func @packed_needs_constant_weight(%x: tensor<4x4xf32>, %v: tensor<4x4xf32>) -> tensor<4x4xf32> {
-  // expected-error @+1 {{'sched.packed_product' op body must start with a linear, matmul, gemm or conv2d of f32 tensors and a constant weight}}
+  // expected-error @+1 {{'sched.packed_product' op body must start with a linear, matmul, gemm or conv2d of f32, f16 or bf16 tensors (one type) and a constant weight}}
   %p = sched.packed_product : tensor<4x4xf32> {
     %m = graph.matmul %x, %v : tensor<4x4xf32>, tensor<4x4xf32>
     sched.yield %m : tensor<4x4xf32>
@@ -322,7 +322,7 @@ func.func @packed_conv_two_sums(%x: tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> 
 graph.weight @w : tensor<4x4xf32>
 func.func @keep_layout_matmul(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %w = graph.weight_ref @w : tensor<4x4xf32>
-  // expected-error @+1 {{'sched.packed_product' op keeps oneDNN's layout only for a convolution}}
+  // expected-error @+1 {{'sched.packed_product' op keeps oneDNN's layout only for an f32 convolution}}
   %p = sched.packed_product {keep_layout} : tensor<4x4xf32> {
     %m = graph.linear %x, %w : tensor<4x4xf32>, tensor<4x4xf32>
     sched.yield %m : tensor<4x4xf32>
