@@ -181,10 +181,13 @@ Tensor read_npy(std::istream &in, const std::string &name) {
   std::vector<int64_t> shape =
       parseShape(headerValue(header, "shape", name), name);
   uint64_t nbytes = dtypeSize(*dtype);
+  // In int64, as Tensor counts its elements and bytes.
   for (int64_t d : shape)
-    if (__builtin_mul_overflow(nbytes, static_cast<uint64_t>(d), &nbytes))
+    if (__builtin_mul_overflow(nbytes, static_cast<uint64_t>(d), &nbytes) ||
+        nbytes > static_cast<uint64_t>(INT64_MAX))
       invalid(name, "its shape " + describe(*dtype, shape) +
-                        " has more bytes than fit in 64 bits");
+                        " is too large: its size in bytes does not fit in "
+                        "int64");
   std::optional<uint64_t> remaining = remainingBytes(in);
   if (remaining && *remaining < nbytes)
     throw Error("'" + name + "' is truncated: " + describe(*dtype, shape) +

@@ -127,10 +127,13 @@ TEST(Npy, ShapeWithTextOrBeyondInt64IsAnError) {
 
 TEST(Npy, ShapeSizeOverflowIsAnError) {
   expectError(npyImage(dict("'<f4'", "(4294967296, 4294967296)")),
-              "its shape f32[4294967296,4294967296] has more bytes than fit "
-              "in 64 bits");
+              "its shape f32[4294967296,4294967296] is too large: its size "
+              "in bytes does not fit in int64");
   expectError(npyImage(dict("'<i8'", "(2305843009213693952,)")),
-              "has more bytes than fit in 64 bits");
+              "does not fit in int64");
+  // The byte size fits in 64 bits unsigned, not in int64.
+  expectError(npyImage(dict("'|b1'", "(4611686018427387904, 3)")),
+              "does not fit in int64");
 }
 
 TEST(Npy, SizesAreCheckedBeforeAllocating) {
