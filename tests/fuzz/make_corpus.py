@@ -50,6 +50,7 @@ def npy_corpus():
     write("npy/valid_i32_v3_empty", npy(np.zeros((0, 4), dtype="<i4"),
                                         version=(3, 0)))
     write("npy/bad_empty_descr", npy_raw(npy_dict("''", "(2,)"), bytes(8)))
+    write("npy/bad_descr_no_value", npy_raw(npy_dict("", "(2,)"), bytes(8)))
     write("npy/bad_shape_text", npy_raw(npy_dict("'<f4'", "(2, x)")))
     write("npy/bad_shape_int64",
           npy_raw(npy_dict("'<f4'", "(99999999999999999999,)")))
