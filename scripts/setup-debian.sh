@@ -3,7 +3,7 @@
 # with sudo available): LLVM/MLIR 22 and its lit/FileCheck, CMake, Ninja,
 # GoogleTest, OpenBLAS, oneDNN, libonnx (ONNX import), and PyTorch,
 # torchvision, numpy and python3-onnx for the tests that compare with PyTorch (tests/torch,
-# tests/onnx).
+# tests/onnx), and clang-22 with libFuzzer for the fuzz targets (tests/fuzz).
 set -euo pipefail
 packages=(cmake ninja-build g++ git
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
@@ -16,7 +16,11 @@ packages=(cmake ninja-build g++ git
           python3-torch python3-numpy
           # tests/onnx/models.test exports torchvision's ResNet-18 and
           # MobileNets (random weights, no downloads).
-          python3-torchvision)
+          python3-torchvision
+          # tests/fuzz: the readers' libFuzzer targets need clang (g++ has
+          # no -fsanitize=fuzzer), libFuzzer, and clang's ASan/UBSan
+          # runtimes (without those they build with UBSan traps, no ASan).
+          clang-22 libfuzzer-22-dev libclang-rt-22-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

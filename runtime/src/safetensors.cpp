@@ -5,8 +5,14 @@
 
 #include "modelc/runtime.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <optional>
+#include <vector>
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -16,7 +22,8 @@ namespace modelc {
 namespace {
 
 /// A small JSON reader for the safetensors header: objects, arrays, strings,
-/// integers (and skipping of other values inside __metadata__).
+/// integers (and skipping of other values inside __metadata__). Every
+/// malformed input is an Error; nothing recurses.
 class HeaderParser {
 public:
   HeaderParser(const std::string &path, const char *text, std::size_t size)
@@ -50,63 +57,109 @@ public:
     ++p_;
     std::string out;
     while (p_ < end_ && *p_ != '"') {
-      if (*p_ == '\\') {
-        if (++p_ >= end_)
-          break;
-        char c = *p_;
-        if (c == 'u') {
-          // Names are ASCII in practice; keep \uXXXX as a code point < 128.
-          if (end_ - p_ < 5)
-            fail("truncated escape in the header");
-          unsigned code = std::stoul(std::string(p_ + 1, p_ + 5), nullptr, 16);
-          out.push_back(static_cast<char>(code < 128 ? code : '?'));
-          p_ += 4;
-        } else {
-          out.push_back(c == 'n' ? '\n' : c == 't' ? '\t' : c);
-        }
-      } else {
-        out.push_back(*p_);
+      if (*p_ != '\\') {
+        out.push_back(*p_++);
+        continue;
       }
-      ++p_;
+      if (++p_ >= end_)
+        break;
+      char c = *p_++;
+      switch (c) {
+      case '"':
+      case '\\':
+      case '/':
+        out.push_back(c);
+        break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
+      case 'u':
+        appendUtf8(out, codePoint());
+        break;
+      default:
+        fail(std::string("unknown escape '\\") + c + "' in a string");
+      }
     }
     if (p_ >= end_)
       fail("unterminated string in the header");
     ++p_;
     return out;
   }
+  /// A decimal integer that fits int64 (a sign, then digits).
   int64_t integer() {
     skipSpace();
     const char *start = p_;
-    if (p_ < end_ && *p_ == '-')
+    bool negative = p_ < end_ && *p_ == '-';
+    if (negative)
       ++p_;
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9')
-      ++p_;
-    if (p_ == start)
+    uint64_t value = 0;
+    // The magnitude of INT64_MIN is one more than INT64_MAX.
+    uint64_t limit = static_cast<uint64_t>(INT64_MAX) + (negative ? 1 : 0);
+    const char *digits = p_;
+    for (; p_ < end_ && *p_ >= '0' && *p_ <= '9'; ++p_) {
+      unsigned digit = static_cast<unsigned>(*p_ - '0');
+      if (value > (limit - digit) / 10)
+        fail("the integer " + std::string(start, numberEnd(p_)) +
+             " in the header does not fit in 64 bits");
+      value = value * 10 + digit;
+    }
+    if (p_ == digits)
       fail("expected an integer in the header");
-    return std::stoll(std::string(start, p_));
+    if (negative)
+      return value == limit ? INT64_MIN : -static_cast<int64_t>(value);
+    return static_cast<int64_t>(value);
   }
+  /// Skips one JSON value of any kind and nesting, with an explicit stack
+  /// of the open containers' closing characters.
   void skipValue() {
-    skipSpace();
-    if (p_ >= end_)
-      fail("truncated header");
-    if (*p_ == '"') {
-      string();
-    } else if (*p_ == '{' || *p_ == '[') {
-      char close = *p_ == '{' ? '}' : ']';
-      ++p_;
-      if (consume(close))
-        return;
-      do {
-        if (close == '}') {
-          string();
-          expect(':');
-        }
-        skipValue();
-      } while (consume(','));
-      expect(close);
-    } else {
-      while (p_ < end_ && *p_ != ',' && *p_ != '}' && *p_ != ']')
+    std::vector<char> open;
+    for (;;) {
+      skipSpace();
+      if (p_ >= end_)
+        fail("truncated header");
+      char c = *p_;
+      if (c == '{' || c == '[') {
         ++p_;
+        char close = c == '{' ? '}' : ']';
+        if (!consume(close)) {
+          open.push_back(close);
+          if (close == '}') {
+            string();
+            expect(':');
+          }
+          continue;
+        }
+      } else if (c == '"') {
+        string();
+      } else {
+        skipScalar();
+      }
+      // A value ended: the next member, or close containers.
+      for (;;) {
+        if (open.empty())
+          return;
+        if (consume(',')) {
+          if (open.back() == '}') {
+            string();
+            expect(':');
+          }
+          break;
+        }
+        expect(open.back());
+        open.pop_back();
+      }
     }
   }
   bool atEnd() {
@@ -115,6 +168,72 @@ public:
   }
 
 private:
+  /// A number, true, false or null: their characters, at least one.
+  void skipScalar() {
+    const char *start = p_;
+    while (p_ < end_ && (std::isalnum(static_cast<unsigned char>(*p_)) ||
+                         *p_ == '-' || *p_ == '+' || *p_ == '.'))
+      ++p_;
+    if (p_ == start)
+      fail(std::string("unexpected '") + *p_ + "' in the header");
+  }
+  const char *numberEnd(const char *p) const {
+    while (p < end_ && *p >= '0' && *p <= '9')
+      ++p;
+    return p;
+  }
+  /// The 4 hex digits after "\u", read.
+  unsigned hex4() {
+    if (end_ - p_ < 4)
+      fail("truncated \\u escape in a string");
+    unsigned code = 0;
+    for (int i = 0; i < 4; ++i, ++p_) {
+      char c = *p_;
+      unsigned digit = c >= '0' && c <= '9'   ? c - '0'
+                       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                              : 16;
+      if (digit == 16)
+        fail("bad \\u escape in a string: '" + std::string(1, c) +
+             "' is not a hex digit");
+      code = code * 16 + digit;
+    }
+    return code;
+  }
+  /// The code point of a \u escape (a surrogate pair as one).
+  unsigned codePoint() {
+    unsigned code = hex4();
+    if (code >= 0xDC00 && code <= 0xDFFF)
+      fail("bad \\u escape in a string: a lone low surrogate");
+    if (code >= 0xD800 && code <= 0xDBFF) {
+      if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u')
+        fail("bad \\u escape in a string: a high surrogate without its pair");
+      p_ += 2;
+      unsigned low = hex4();
+      if (low < 0xDC00 || low > 0xDFFF)
+        fail("bad \\u escape in a string: a high surrogate without its pair");
+      code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+    }
+    return code;
+  }
+  static void appendUtf8(std::string &out, unsigned code) {
+    if (code < 0x80) {
+      out.push_back(static_cast<char>(code));
+    } else if (code < 0x800) {
+      out.push_back(static_cast<char>(0xC0 | (code >> 6)));
+      out.push_back(static_cast<char>(0x80 | (code & 0x3F)));
+    } else if (code < 0x10000) {
+      out.push_back(static_cast<char>(0xE0 | (code >> 12)));
+      out.push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (code & 0x3F)));
+    } else {
+      out.push_back(static_cast<char>(0xF0 | (code >> 18)));
+      out.push_back(static_cast<char>(0x80 | ((code >> 12) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (code & 0x3F)));
+    }
+  }
+
   std::string path_;
   const char *p_;
   const char *end_;
@@ -156,6 +275,161 @@ const char *safetensorsDTypeName(DType dtype) {
   return "?";
 }
 
+namespace {
+
+/// "has N bytes, fewer than the 8-byte header length"
+Error tooShort(const std::string &path, std::size_t size) {
+  return Error("'" + path + "' is not a valid safetensors file: it has " +
+               std::to_string(size) +
+               " bytes, fewer than the 8-byte header length");
+}
+
+/// One tensor's header entry, its data offsets not yet resolved.
+struct HeaderEntry {
+  DType dtype;
+  std::vector<int64_t> shape;
+  int64_t begin, end;
+};
+
+/// The object after a tensor's name: dtype, shape and data_offsets (each
+/// once), checked against each other and against `dataSize`.
+HeaderEntry parseEntry(HeaderParser &parser, const std::string &name,
+                       uint64_t dataSize) {
+  std::optional<DType> dtype;
+  std::vector<int64_t> shape;
+  int64_t begin = -1, end = -1;
+  bool hasShape = false, hasOffsets = false;
+  auto once = [&](bool seen, const std::string &key) {
+    if (seen)
+      parser.fail("tensor '" + name + "' has '" + key + "' twice");
+  };
+  parser.expect('{');
+  do {
+    std::string key = parser.string();
+    parser.expect(':');
+    if (key == "dtype") {
+      once(dtype.has_value(), key);
+      std::string dtypeName = parser.string();
+      dtype = parseSafetensorsDType(dtypeName);
+      if (!dtype)
+        parser.fail("tensor '" + name + "' has dtype " + dtypeName +
+                    ", which modelc does not support");
+    } else if (key == "shape") {
+      once(hasShape, key);
+      hasShape = true;
+      parser.expect('[');
+      if (!parser.consume(']')) {
+        do
+          shape.push_back(parser.integer());
+        while (parser.consume(','));
+        parser.expect(']');
+      }
+    } else if (key == "data_offsets") {
+      once(hasOffsets, key);
+      hasOffsets = true;
+      parser.expect('[');
+      begin = parser.integer();
+      parser.expect(',');
+      end = parser.integer();
+      parser.expect(']');
+    } else {
+      parser.skipValue();
+    }
+  } while (parser.consume(','));
+  parser.expect('}');
+  if (!dtype || !hasShape || !hasOffsets)
+    parser.fail("tensor '" + name + "' lacks dtype, shape or data_offsets");
+  // The byte size, in 64 bits without overflow.
+  uint64_t expected = dtypeSize(*dtype);
+  for (int64_t d : shape) {
+    if (d < 0)
+      parser.fail("tensor '" + name + "' has a negative dimension");
+    if (__builtin_mul_overflow(expected, static_cast<uint64_t>(d), &expected))
+      parser.fail("tensor '" + name + "' has shape " + describe(*dtype, shape) +
+                  ", whose size in bytes does not fit in 64 bits");
+  }
+  if (begin < 0 || end < begin || static_cast<uint64_t>(end) > dataSize)
+    parser.fail("tensor '" + name + "' has data_offsets [" +
+                std::to_string(begin) + ", " + std::to_string(end) +
+                "] outside the " + std::to_string(dataSize) +
+                " data bytes (truncated?)");
+  if (static_cast<uint64_t>(end - begin) != expected)
+    parser.fail("tensor '" + name + "' has " + std::to_string(end - begin) +
+                " data bytes, its shape and dtype need " +
+                std::to_string(expected));
+  return HeaderEntry{*dtype, std::move(shape), begin, end};
+}
+
+/// Two tensors whose data overlap are an error (empty ones overlap nothing).
+void checkOverlaps(HeaderParser &parser,
+                   const std::map<std::string, HeaderEntry> &entries) {
+  std::vector<std::pair<const std::string *, const HeaderEntry *>> sorted;
+  for (const auto &[name, entry] : entries)
+    if (entry.end > entry.begin)
+      sorted.push_back({&name, &entry});
+  std::sort(sorted.begin(), sorted.end(), [](const auto &a, const auto &b) {
+    return a.second->begin < b.second->begin;
+  });
+  for (std::size_t i = 1; i < sorted.size(); ++i) {
+    const HeaderEntry &prev = *sorted[i - 1].second, &next = *sorted[i].second;
+    if (next.begin < prev.end)
+      parser.fail("the data of tensors '" + *sorted[i - 1].first + "' [" +
+                  std::to_string(prev.begin) + ", " + std::to_string(prev.end) +
+                  ") and '" + *sorted[i].first + "' [" +
+                  std::to_string(next.begin) + ", " + std::to_string(next.end) +
+                  ") overlap");
+  }
+}
+
+} // namespace
+
+std::map<std::string, SafetensorsEntry>
+parseSafetensors(const std::string &path, const unsigned char *bytes,
+                 std::size_t size) {
+  if (size < 8)
+    throw tooShort(path, size);
+  uint64_t headerSize = 0;
+  for (int i = 7; i >= 0; --i)
+    headerSize = (headerSize << 8) | bytes[i];
+  if (headerSize > size - 8)
+    throw Error("'" + path +
+                "' is not a valid safetensors file: the header claims " +
+                std::to_string(headerSize) + " bytes, the file has " +
+                std::to_string(size - 8) + " after the length (truncated?)");
+  const unsigned char *data = bytes + 8 + headerSize;
+  uint64_t dataSize = size - 8 - headerSize;
+  HeaderParser parser(path, reinterpret_cast<const char *>(bytes + 8),
+                      headerSize);
+  std::map<std::string, HeaderEntry> entries;
+  bool hasMetadata = false;
+  parser.expect('{');
+  if (!parser.consume('}')) {
+    do {
+      std::string name = parser.string();
+      parser.expect(':');
+      if (name == "__metadata__") {
+        if (hasMetadata)
+          parser.fail("the header has '__metadata__' twice");
+        hasMetadata = true;
+        parser.skipValue();
+        continue;
+      }
+      if (entries.count(name))
+        parser.fail("the header has tensor '" + name + "' twice");
+      entries.emplace(name, parseEntry(parser, name, dataSize));
+    } while (parser.consume(','));
+    parser.expect('}');
+  }
+  checkOverlaps(parser, entries);
+  std::map<std::string, SafetensorsEntry> tensors;
+  for (auto &[name, entry] : entries)
+    tensors.emplace(
+        name, SafetensorsEntry{entry.dtype, std::move(entry.shape),
+                               data + entry.begin,
+                               static_cast<uint64_t>(entry.end - entry.begin)});
+  return tensors;
+}
+
 SafetensorsFile::SafetensorsFile(const std::string &path) : path_(path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -169,101 +443,19 @@ SafetensorsFile::SafetensorsFile(const std::string &path) : path_(path) {
   size_ = static_cast<std::size_t>(st.st_size);
   if (size_ < 8) {
     ::close(fd);
-    throw Error("'" + path + "' is not a valid safetensors file: it has " +
-                std::to_string(size_) +
-                " bytes, fewer than the 8-byte "
-                "header length");
+    throw tooShort(path, size_);
   }
   mapping_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+  int mapError = errno;
   ::close(fd);
   if (mapping_ == MAP_FAILED) {
     mapping_ = nullptr;
-    throw Error("cannot map weights '" + path + "': " + std::strerror(errno));
+    throw Error("cannot map weights '" + path +
+                "': " + std::strerror(mapError));
   }
-  const unsigned char *bytes = static_cast<const unsigned char *>(mapping_);
-  uint64_t headerSize = 0;
-  for (int i = 7; i >= 0; --i)
-    headerSize = (headerSize << 8) | bytes[i];
   try {
-    if (headerSize > size_ - 8)
-      throw Error("'" + path +
-                  "' is not a valid safetensors file: the "
-                  "header claims " +
-                  std::to_string(headerSize) + " bytes, the file has " +
-                  std::to_string(size_ - 8) + " after the length (truncated?)");
-    const unsigned char *data = bytes + 8 + headerSize;
-    uint64_t dataSize = size_ - 8 - headerSize;
-    HeaderParser parser(path, reinterpret_cast<const char *>(bytes + 8),
-                        headerSize);
-    parser.expect('{');
-    if (!parser.consume('}')) {
-      do {
-        std::string name = parser.string();
-        parser.expect(':');
-        if (name == "__metadata__") {
-          parser.skipValue();
-          continue;
-        }
-        std::optional<DType> dtype;
-        std::vector<int64_t> shape;
-        int64_t begin = -1, end = -1;
-        bool hasShape = false;
-        parser.expect('{');
-        do {
-          std::string key = parser.string();
-          parser.expect(':');
-          if (key == "dtype") {
-            std::string dtypeName = parser.string();
-            dtype = parseSafetensorsDType(dtypeName);
-            if (!dtype)
-              parser.fail("tensor '" + name + "' has dtype " + dtypeName +
-                          ", which modelc does not support");
-          } else if (key == "shape") {
-            hasShape = true;
-            parser.expect('[');
-            if (!parser.consume(']')) {
-              do
-                shape.push_back(parser.integer());
-              while (parser.consume(','));
-              parser.expect(']');
-            }
-          } else if (key == "data_offsets") {
-            parser.expect('[');
-            begin = parser.integer();
-            parser.expect(',');
-            end = parser.integer();
-            parser.expect(']');
-          } else {
-            parser.skipValue();
-          }
-        } while (parser.consume(','));
-        parser.expect('}');
-        if (!dtype || !hasShape || begin < 0)
-          parser.fail("tensor '" + name +
-                      "' lacks dtype, shape or data_offsets");
-        int64_t numel = 1;
-        for (int64_t d : shape) {
-          if (d < 0)
-            parser.fail("tensor '" + name + "' has a negative dimension");
-          numel *= d;
-        }
-        uint64_t expected = static_cast<uint64_t>(numel) * dtypeSize(*dtype);
-        if (end < begin || static_cast<uint64_t>(end) > dataSize)
-          parser.fail("tensor '" + name + "' has data_offsets [" +
-                      std::to_string(begin) + ", " + std::to_string(end) +
-                      "] outside the " + std::to_string(dataSize) +
-                      " data bytes (truncated?)");
-        if (static_cast<uint64_t>(end - begin) != expected)
-          parser.fail("tensor '" + name + "' has " +
-                      std::to_string(end - begin) +
-                      " data bytes, its shape "
-                      "and dtype need " +
-                      std::to_string(expected));
-        tensors_[name] = SafetensorsEntry{*dtype, shape, data + begin,
-                                          static_cast<uint64_t>(end - begin)};
-      } while (parser.consume(','));
-      parser.expect('}');
-    }
+    tensors_ = parseSafetensors(
+        path, static_cast<const unsigned char *>(mapping_), size_);
   } catch (...) {
     ::munmap(mapping_, size_);
     mapping_ = nullptr;

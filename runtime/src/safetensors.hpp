@@ -20,9 +20,18 @@ struct SafetensorsEntry {
   uint64_t nbytes;
 };
 
-/// A memory-mapped safetensors file. Throws modelc::Error naming the file
-/// for anything malformed: a short file, a bad header, offsets out of range,
-/// an unsupported dtype.
+/// The tensors of a safetensors image: `size` bytes at `bytes` (the whole
+/// file), their data pointing into it. Throws modelc::Error naming `path`
+/// for anything malformed: a short file, a bad header (bad JSON, a bad
+/// escape, an integer beyond int64, a duplicate key), offsets out of range
+/// or overlapping, a shape whose size overflows or disagrees with its
+/// offsets, an unsupported dtype. Nesting in `__metadata__` is skipped
+/// without recursion, so no header can exhaust the stack.
+std::map<std::string, SafetensorsEntry>
+parseSafetensors(const std::string &path, const unsigned char *bytes,
+                 std::size_t size);
+
+/// A memory-mapped safetensors file (parseSafetensors on its mapping).
 class SafetensorsFile {
 public:
   explicit SafetensorsFile(const std::string &path);

@@ -164,6 +164,22 @@ TEST(Load, WeightFileErrorsNameTheWeight) {
                               std::string("\x05\0\0\0\0\0\0\0{\"a\":", 13));
   expectError([&] { Model::load(fixture("mlp1.so"), options); },
               "is not a valid safetensors file");
+  // Malformed headers that used to escape as std:: exceptions or crash
+  // (issue 15); tests/runtime/safetensors_test.cpp has every case.
+  options.weights =
+      writeFile("escape.safetensors",
+                std::string("\x0c\0\0\0\0\0\0\0{\"\\uZZZZ\":1}", 20));
+  expectError([&] { Model::load(fixture("mlp1.so"), options); },
+              "escape.safetensors' is not a valid safetensors file: bad \\u "
+              "escape in a string");
+  std::string deep = "{\"__metadata__\":" + std::string(1000000, '[') + "}";
+  std::string length(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    length[i] = static_cast<char>((deep.size() >> (8 * i)) & 0xff);
+  options.weights = writeFile("deep.safetensors", length + deep);
+  expectError([&] { Model::load(fixture("mlp1.so"), options); },
+              "deep.safetensors' is not a valid safetensors file: unexpected "
+              "'}' in the header");
 }
 
 TEST(Run, MatchesAcrossCallsAndEntryLookup) {

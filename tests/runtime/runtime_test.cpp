@@ -1,6 +1,5 @@
 // runtime_test.cpp - the parts of the runtime that need no compiled model:
-// tensors, .npy files, the thread pool.
-#include "modelc/npy.hpp"
+// tensors, the thread pool (.npy files: npy_test.cpp).
 #include "modelc/runtime.hpp"
 
 #include "parallel.hpp"
@@ -41,33 +40,6 @@ TEST(Tensor, BorrowedReadOnlyDataCannotBeWritten) {
 TEST(Tensor, NegativeDimensionIsAnError) {
   float x;
   EXPECT_THROW(Tensor::from_host(&x, {-1}, DType::F32), modelc::Error);
-}
-
-TEST(Npy, RoundTripsEveryNumpyDType) {
-  std::string path = ::testing::TempDir() + "/roundtrip.npy";
-  for (DType dtype : {DType::F32, DType::I32, DType::I64, DType::Bool}) {
-    Tensor t = Tensor::zeros({2, 3}, dtype);
-    auto *bytes = static_cast<unsigned char *>(t.mutable_data());
-    for (size_t i = 0; i < t.nbytes(); ++i)
-      bytes[i] = static_cast<unsigned char>(dtype == DType::Bool ? i % 2 : i);
-    modelc::write_npy(path, t);
-    Tensor back = modelc::read_npy(path);
-    EXPECT_EQ(back.dtype(), dtype);
-    EXPECT_EQ(back.shape(), t.shape());
-    EXPECT_EQ(std::memcmp(back.data(), t.data(), t.nbytes()), 0);
-  }
-  Tensor scalar = Tensor::zeros({}, DType::F32);
-  modelc::write_npy(path, scalar);
-  EXPECT_EQ(modelc::read_npy(path).shape(), std::vector<int64_t>{});
-}
-
-TEST(Npy, BadFilesAreErrors) {
-  std::string path = ::testing::TempDir() + "/bad.npy";
-  std::ofstream(path) << "hello";
-  EXPECT_THROW(modelc::read_npy(path), modelc::Error);
-  EXPECT_THROW(modelc::read_npy(path + ".missing"), modelc::Error);
-  Tensor bf = Tensor::zeros({2}, DType::BF16);
-  EXPECT_THROW(modelc::write_npy(path, bf), modelc::Error);
 }
 
 TEST(ParallelFor, EveryIndexRunsExactlyOnce) {

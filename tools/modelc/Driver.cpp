@@ -160,6 +160,7 @@ private:
   LogicalResult emitSource();
   LogicalResult build();
   void printSummary(const std::string &output);
+  LogicalResult keepTempsForTheLog();
   std::string tempFile(StringRef name) const;
 
   const DriverOptions &options;
@@ -524,6 +525,17 @@ LogicalResult Driver::makeTempDir() {
   return success();
 }
 
+/// After a failed nvcc or C++ compiler run: the error names a log in the
+/// temporary folder, so the folder stays (and the note says so).
+LogicalResult Driver::keepTempsForTheLog() {
+  if (!keepTemps)
+    llvm::WithColor::note(llvm::errs(), "modelc")
+        << "kept the generated sources and the compilers' logs in " << tempDir
+        << " (remove it when done; --save-temps DIR chooses the folder)\n";
+  keepTemps = true;
+  return failure();
+}
+
 std::string Driver::tempFile(StringRef name) const {
   llvm::SmallString<256> path(tempDir);
   llvm::sys::path::append(path, name);
@@ -616,7 +628,7 @@ LogicalResult Driver::build() {
     if (!options.cudaEmulation) {
       if (failed(modelc::buildFatbin(*nvcc, kernels, gpu.imagePath,
                                      tempFile("nvcc.log"))))
-        return failure();
+        return keepTempsForTheLog();
       timer->stop("nvcc");
     }
   }
@@ -629,7 +641,7 @@ LogicalResult Driver::build() {
   if (failed(modelc::buildSharedLibrary(sources, output, tempFile("build.log"),
                                         options.cudaEmulation ? kernels : "",
                                         jobs)))
-    return failure();
+    return keepTempsForTheLog();
   timer->stop("C++ compiler");
   if (options.verbose)
     printSummary(output);
