@@ -3,6 +3,7 @@
 #include "packed_product.hpp"
 
 #include "dnnl_util.hpp"
+#include "half_convert.hpp"
 
 namespace modelc {
 
@@ -111,7 +112,6 @@ bool makeAttr(const modelc_product &p, int ndims, const dnnl_dims_t dstDims,
     return false;
   bool good = true;
   site.operands.assign(p.num_post_ops, dnnl_memory_desc_t{});
-  site.computeOperands.assign(p.num_post_ops, dnnl_memory_desc_t{});
   for (uint32_t i = 0; good && i < p.num_post_ops; ++i) {
     const modelc_post_op &post = p.post_ops[i];
     dnnl_alg_kind_t alg;
@@ -125,16 +125,13 @@ bool makeAttr(const modelc_product &p, int ndims, const dnnl_dims_t dstDims,
       if (keptSum)
         site.sumSrc = *keptSum;
       good = (keptSum ||
-              desc(&site.sumSrc, 4, dstDims, site.storage, dnnl_nchw, error)) &&
+              desc(&site.sumSrc, 4, dstDims, site.type, dnnl_nchw, error)) &&
              ok(dnnl_post_ops_append_sum(postOps, post.alpha), "sum post-op",
                 error);
     } else if (post.kind == MODELC_POST_BINARY && binaryAlg(post.alg, alg)) {
-      good = operandDesc(post.broadcast, ndims, dstDims, site.storage,
+      good = operandDesc(post.broadcast, ndims, dstDims, site.type,
                          &site.operands[i], error) &&
-             operandDesc(post.broadcast, ndims, dstDims, site.compute,
-                         &site.computeOperands[i], error) &&
-             ok(dnnl_post_ops_append_binary(postOps, alg,
-                                            &site.computeOperands[i]),
+             ok(dnnl_post_ops_append_binary(postOps, alg, &site.operands[i]),
                 "binary post-op", error);
     } else {
       error = "unknown post-op " + std::to_string(post.kind) + "/" +
@@ -180,17 +177,6 @@ bool finish(PackedProductSite &site, const void *opDesc,
   if (good && !dnnl_memory_desc_equal(&site.src, &site.plainSrc))
     good = createReorder(&site.reorderIn, &site.inScratch, &site.plainSrc,
                          &site.src, engine, error);
-  if (good && site.hasBias && site.storage != site.compute)
-    good = createReorder(&site.reorderBias, &site.biasScratch, &site.bias,
-                         &site.computeBias, engine, error);
-  size_t count = site.operands.size();
-  site.operandReorders.assign(count, nullptr);
-  site.operandScratch.assign(count, dnnl_memory_desc_t{});
-  for (size_t i = 0; good && i < count; ++i)
-    if (site.hasOperand(i) && site.storage != site.compute)
-      good = createReorder(&site.operandReorders[i], &site.operandScratch[i],
-                           &site.operands[i], &site.computeOperands[i], engine,
-                           error);
   if (good && keepLayout) {
     // y holds the convolution's own layout; its reader takes it as it is.
     size_t bytes = dnnl_memory_desc_get_size(&site.dst);
@@ -218,25 +204,22 @@ bool matmulSite(const modelc_product &p, const void *w, PackedProductSite &site,
   }
   dnnl_dims_t srcDims = {p.m, p.k}, weightDims = {p.k, p.n},
               dstDims = {p.m, p.n}, biasDims = {1, p.n};
-  dnnl_memory_desc_t weightAny, weightPlain, src, dst;
+  dnnl_memory_desc_t weightAny, weightPlain;
   dnnl_primitive_attr_t attr;
-  dnnl_data_type_t t = site.storage, c = site.compute;
+  dnnl_data_type_t t = site.type;
   // w [n, k] row-major is the k x n matrix W^T in layout "ba".
   if (!desc(&site.plainSrc, 2, srcDims, t, dnnl_ab, error) ||
       !desc(&site.plainDst, 2, dstDims, t, dnnl_ab, error) ||
-      !desc(&src, 2, srcDims, c, dnnl_ab, error) ||
-      !desc(&dst, 2, dstDims, c, dnnl_ab, error) ||
-      !desc(&weightAny, 2, weightDims, c, dnnl_format_tag_any, error) ||
+      !desc(&weightAny, 2, weightDims, t, dnnl_format_tag_any, error) ||
       !desc(&weightPlain, 2, weightDims, t, p.trans_w ? dnnl_ba : dnnl_ab,
             error) ||
       !desc(&site.bias, 2, biasDims, t, dnnl_ab, error) ||
-      !desc(&site.computeBias, 2, biasDims, c, dnnl_ab, error) ||
       !makeAttr(p, 2, dstDims, nullptr, site, &attr, error))
     return false;
   dnnl_matmul_desc_t op;
-  if (!ok(dnnl_matmul_desc_init(&op, &src, &weightAny,
-                                site.hasBias ? &site.computeBias : nullptr,
-                                &dst),
+  if (!ok(dnnl_matmul_desc_init(&op, &site.plainSrc, &weightAny,
+                                site.hasBias ? &site.bias : nullptr,
+                                &site.plainDst),
           "matmul description", error)) {
     dnnl_primitive_attr_destroy(attr);
     return false;
@@ -261,24 +244,23 @@ bool convSite(const modelc_product &p, const void *w, PackedProductSite &site,
   dnnl_dims_t strides = {s[9], s[10]}, padL = {s[11], s[12]},
               padR = {s[13], s[14]}, dilation = {s[15] - 1, s[16] - 1};
   dnnl_memory_desc_t weightAny, weightPlain, srcAny, dstAny;
-  dnnl_data_type_t t = site.storage, ct = site.compute;
+  dnnl_data_type_t t = site.type;
   bool good;
   if (groups == 1) {
     dnnl_dims_t weightDims = {o, c, kh, kw};
-    good = desc(&weightAny, 4, weightDims, ct, dnnl_format_tag_any, error) &&
+    good = desc(&weightAny, 4, weightDims, t, dnnl_format_tag_any, error) &&
            desc(&weightPlain, 4, weightDims, t, dnnl_oihw, error);
   } else {
     dnnl_dims_t weightDims = {groups, o / groups, c / groups, kh, kw};
-    good = desc(&weightAny, 5, weightDims, ct, dnnl_format_tag_any, error) &&
+    good = desc(&weightAny, 5, weightDims, t, dnnl_format_tag_any, error) &&
            desc(&weightPlain, 5, weightDims, t, dnnl_goihw, error);
   }
   dnnl_primitive_attr_t attr;
   if (!good || !desc(&site.plainSrc, 4, srcDims, t, dnnl_nchw, error) ||
       !desc(&site.plainDst, 4, dstDims, t, dnnl_nchw, error) ||
-      !desc(&srcAny, 4, srcDims, ct, dnnl_format_tag_any, error) ||
-      !desc(&dstAny, 4, dstDims, ct, dnnl_format_tag_any, error) ||
+      !desc(&srcAny, 4, srcDims, t, dnnl_format_tag_any, error) ||
+      !desc(&dstAny, 4, dstDims, t, dnnl_format_tag_any, error) ||
       !desc(&site.bias, 1, biasDims, t, dnnl_x, error) ||
-      !desc(&site.computeBias, 1, biasDims, ct, dnnl_x, error) ||
       !makeAttr(p, 4, dstDims, keptSum, site, &attr, error))
     return false;
   if (keptSrc)
@@ -287,8 +269,8 @@ bool convSite(const modelc_product &p, const void *w, PackedProductSite &site,
                       const dnnl_memory_desc_t *src) {
     return dnnl_dilated_convolution_forward_desc_init(
         op, dnnl_forward_inference, alg, src, &weightAny,
-        site.hasBias ? &site.computeBias : nullptr, &dstAny, strides, dilation,
-        padL, padR);
+        site.hasBias ? &site.bias : nullptr, &dstAny, strides, dilation, padL,
+        padR);
   };
   auto works = [&](dnnl_convolution_desc_t *op, dnnl_alg_kind_t alg,
                    const dnnl_memory_desc_t *src) {
@@ -317,14 +299,67 @@ bool convSite(const modelc_product &p, const void *w, PackedProductSite &site,
                 p.flags & MODELC_PRODUCT_KEEP_LAYOUT, p.y_bytes, error);
 }
 
+/// The type the data of `p` has, or nullopt (with `error`) for flags this
+/// runtime does not know or that contradict each other.
+std::optional<dnnl_data_type_t> checkFlags(const modelc_product &p,
+                                           std::string &error) {
+  const uint32_t layouts = MODELC_PRODUCT_KEEP_LAYOUT |
+                           MODELC_PRODUCT_SRC_OF_SITE |
+                           MODELC_PRODUCT_SUM_OF_SITE;
+  const uint32_t halves = MODELC_PRODUCT_F16 | MODELC_PRODUCT_BF16;
+  const uint32_t known = layouts | halves | MODELC_PRODUCT_WINOGRAD;
+  if (p.flags & ~known) {
+    error = "unknown product flags " + std::to_string(p.flags & ~known) +
+            " (a model.so from a newer modelc?)";
+    return std::nullopt;
+  }
+  if (p.kind == MODELC_PRODUCT_MATMUL &&
+      (p.flags & (layouts | MODELC_PRODUCT_WINOGRAD))) {
+    error = "convolution flags on a matrix product";
+    return std::nullopt;
+  }
+  if ((p.flags & halves) == halves) {
+    error = "both f16 and bf16 flags";
+    return std::nullopt;
+  }
+  if ((p.flags & halves) && (p.flags & layouts)) {
+    error = "a kept layout on an f16 or bf16 product (only f32 products "
+            "keep oneDNN's layout)";
+    return std::nullopt;
+  }
+  return (p.flags & MODELC_PRODUCT_F16)    ? dnnl_f16
+         : (p.flags & MODELC_PRODUCT_BF16) ? dnnl_bf16
+                                           : dnnl_f32;
+}
+
 } // namespace
 
+ProductCounts countsOf(const modelc_product &p) {
+  ProductCounts c;
+  if (p.kind == MODELC_PRODUCT_CONV2D) {
+    const int64_t *s = p.conv;
+    int64_t groups = std::max<int64_t>(s[17], 1);
+    c.x = s[0] * s[1] * s[2] * s[3];
+    c.w = s[4] * (s[1] / groups) * s[5] * s[6];
+    c.y = s[0] * s[4] * s[7] * s[8];
+    c.channels = s[4];
+  } else {
+    c.x = p.m * p.k;
+    c.w = p.k * p.n;
+    c.y = p.m * p.n;
+    c.channels = p.n;
+  }
+  return c;
+}
+
+int64_t ProductCounts::operand(const modelc_post_op &post) const {
+  if (post.kind == MODELC_POST_SUM || post.broadcast == MODELC_BROADCAST_FULL)
+    return y;
+  return post.broadcast == MODELC_BROADCAST_CHANNEL ? channels : 1;
+}
+
 PackedProductSite::~PackedProductSite() {
-  for (dnnl_primitive_t p :
-       {primitive, reorderIn, reorderOut, reorderSum, reorderBias})
-    if (p)
-      dnnl_primitive_destroy(p);
-  for (dnnl_primitive_t p : operandReorders)
+  for (dnnl_primitive_t p : {primitive, reorderIn, reorderOut, reorderSum})
     if (p)
       dnnl_primitive_destroy(p);
   if (packedWeight)
@@ -332,15 +367,13 @@ PackedProductSite::~PackedProductSite() {
 }
 
 PackedProductHandles::~PackedProductHandles() {
-  for (dnnl_memory_t m :
-       {plainSrc, plainDst, src, dst, bias, scratch, inScratch, outScratch,
-        sumSrc, sumScratch, computeBias, biasScratch})
+  for (dnnl_memory_t m : {plainSrc, plainDst, src, dst, bias, scratch,
+                          inScratch, outScratch, sumSrc, sumScratch})
     if (m)
       dnnl_memory_destroy(m);
-  for (const auto *list : {&operands, &computeOperands, &operandScratch})
-    for (dnnl_memory_t m : *list)
-      if (m)
-        dnnl_memory_destroy(m);
+  for (dnnl_memory_t m : operands)
+    if (m)
+      dnnl_memory_destroy(m);
   if (stream)
     dnnl_stream_destroy(stream);
 }
@@ -366,33 +399,9 @@ PackedProductSite *PackedProductCache::site(const modelc_product &p,
     error = "oneDNN has no CPU engine";
     return nullptr;
   }
-  const uint32_t layouts = MODELC_PRODUCT_KEEP_LAYOUT |
-                           MODELC_PRODUCT_SRC_OF_SITE |
-                           MODELC_PRODUCT_SUM_OF_SITE;
-  const uint32_t halves = MODELC_PRODUCT_F16 | MODELC_PRODUCT_BF16;
-  const uint32_t known = layouts | halves | MODELC_PRODUCT_WINOGRAD;
-  if (p.flags & ~known) {
-    error = "unknown product flags " + std::to_string(p.flags & ~known) +
-            " (a model.so from a newer modelc?)";
+  std::optional<dnnl_data_type_t> storage = checkFlags(p, error);
+  if (!storage)
     return nullptr;
-  }
-  if (p.kind == MODELC_PRODUCT_MATMUL &&
-      (p.flags & (layouts | MODELC_PRODUCT_WINOGRAD))) {
-    error = "convolution flags on a matrix product";
-    return nullptr;
-  }
-  if ((p.flags & halves) == halves) {
-    error = "both f16 and bf16 flags";
-    return nullptr;
-  }
-  dnnl_data_type_t storage = (p.flags & MODELC_PRODUCT_F16)    ? dnnl_f16
-                             : (p.flags & MODELC_PRODUCT_BF16) ? dnnl_bf16
-                                                               : dnnl_f32;
-  if (storage != dnnl_f32 && (p.flags & layouts)) {
-    error = "a kept layout on an f16 or bf16 product (only f32 products "
-            "keep oneDNN's layout)";
-    return nullptr;
-  }
   // The producers of kept layouts ran earlier in this run: their sites
   // exist.
   auto kept = [&](uint32_t flag, uint32_t id, const dnnl_memory_desc_t *&out) {
@@ -412,26 +421,35 @@ PackedProductSite *PackedProductCache::site(const modelc_product &p,
       !kept(MODELC_PRODUCT_SUM_OF_SITE, p.sum_site, keptSum))
     return nullptr;
   // f16 and bf16 compute in that type where oneDNN has it for this CPU,
-  // else in f32.
+  // else on an f32 site, with the weight converted once here.
   std::unique_ptr<PackedProductSite> site;
-  for (dnnl_data_type_t compute : {storage, dnnl_f32}) {
+  std::vector<float> converted;
+  for (dnnl_data_type_t type : {*storage, dnnl_f32}) {
     site = std::make_unique<PackedProductSite>();
     site->hasBias = hasBias;
-    site->storage = storage;
-    site->compute = compute;
+    site->type = type;
+    site->convert = type != *storage;
+    site->bf16 = *storage == dnnl_bf16;
+    const void *weight = w;
+    if (site->convert) {
+      converted.resize(static_cast<size_t>(countsOf(p).w));
+      halfToFloat(static_cast<const uint16_t *>(w), converted.data(),
+                  converted.size(), site->bf16);
+      weight = converted.data();
+    }
     error.clear();
     bool good = false;
     if (p.kind == MODELC_PRODUCT_MATMUL)
-      good = matmulSite(p, w, *site, engine_, error);
+      good = matmulSite(p, weight, *site, engine_, error);
     else if (p.kind == MODELC_PRODUCT_CONV2D)
-      good = convSite(p, w, *site, keptSrc, keptSum, engine_, error);
+      good = convSite(p, weight, *site, keptSrc, keptSum, engine_, error);
     else
       error = "unknown product kind " + std::to_string(p.kind) +
               " (a model.so from a newer modelc?)";
     if (good)
       break;
     site.reset();
-    if (compute == dnnl_f32)
+    if (type == dnnl_f32)
       break;
   }
   if (!site)
@@ -466,23 +484,14 @@ bool prepare(PackedProductHandles &h, const PackedProductSite &site,
       (!site.reorderOut || (allocate(&h.dst, &site.dst) &&
                             allocate(&h.outScratch, &site.outScratch))) &&
       allocate(&h.scratch, &site.scratch) &&
-      (!site.hasBias || handle(&h.bias, &site.bias)) &&
-      (!site.reorderBias || (allocate(&h.computeBias, &site.computeBias) &&
-                             allocate(&h.biasScratch, &site.biasScratch)));
+      (!site.hasBias || handle(&h.bias, &site.bias));
   if (good && site.reorderSum)
     good = handle(&h.sumSrc, &site.sumSrc) &&
            allocate(&h.sumScratch, &site.sumScratch);
-  size_t count = site.operands.size();
-  h.operands.assign(count, nullptr);
-  h.computeOperands.assign(count, nullptr);
-  h.operandScratch.assign(count, nullptr);
-  for (size_t i = 0; good && i < count; ++i) {
+  h.operands.assign(site.operands.size(), nullptr);
+  for (size_t i = 0; good && i < site.operands.size(); ++i)
     if (site.hasOperand(i))
       good = handle(&h.operands[i], &site.operands[i]);
-    if (good && site.operandReorders[i])
-      good = allocate(&h.computeOperands[i], &site.computeOperands[i]) &&
-             allocate(&h.operandScratch[i], &site.operandScratch[i]);
-  }
   return good;
 }
 
@@ -501,18 +510,42 @@ bool PackedProductRun::execute(PackedProductCache &cache,
   PackedProductHandles &h = *handles;
   if (!h.stream && !prepare(h, site, cache.engine(), error))
     return false;
+  if (!site.convert)
+    return runSite(h, p, site, x, bias, y, operands, error);
+  // f16 or bf16 data on an f32 site: f32 copies in, f32 result out.
+  ProductCounts counts = countsOf(p);
+  auto toFloat = [&](const void *from, std::vector<float> &to, int64_t n) {
+    to.resize(static_cast<size_t>(n));
+    halfToFloat(static_cast<const uint16_t *>(from), to.data(), to.size(),
+                site.bf16);
+    return to.data();
+  };
+  const float *xf = toFloat(x, h.xData, counts.x);
+  const float *biasf =
+      bias ? toFloat(bias, h.biasData, counts.channels) : nullptr;
+  std::vector<const void *> operandsf(p.num_post_ops, nullptr);
+  h.operandData.resize(p.num_post_ops);
+  for (uint32_t i = 0; operands && i < p.num_post_ops; ++i)
+    if (operands[i])
+      operandsf[i] =
+          toFloat(operands[i], h.operandData[i], counts.operand(p.post_ops[i]));
+  h.yData.resize(static_cast<size_t>(counts.y));
+  if (!runSite(h, p, site, xf, biasf, h.yData.data(), operandsf.data(), error))
+    return false;
+  floatToHalf(h.yData.data(), static_cast<uint16_t *>(y), h.yData.size(),
+              site.bf16);
+  return true;
+}
+
+bool PackedProductRun::runSite(PackedProductHandles &h, const modelc_product &p,
+                               const PackedProductSite &site, const void *x,
+                               const void *bias, void *y,
+                               const void *const *operands,
+                               std::string &error) {
   dnnl_memory_set_data_handle_v2(h.plainSrc, const_cast<void *>(x), h.stream);
   dnnl_memory_set_data_handle_v2(h.plainDst, y, h.stream);
   if (site.hasBias)
     dnnl_memory_set_data_handle_v2(h.bias, const_cast<void *>(bias), h.stream);
-  if (site.reorderBias) {
-    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, h.bias},
-                              {DNNL_ARG_TO, h.computeBias},
-                              {DNNL_ARG_SCRATCHPAD, h.biasScratch}};
-    if (!ok(dnnl_primitive_execute(site.reorderBias, h.stream, 3, args),
-            "bias conversion", error))
-      return false;
-  }
   dnnl_memory_t src = site.reorderIn ? h.src : h.plainSrc;
   dnnl_memory_t dst = site.reorderOut ? h.dst : h.plainDst;
   if (site.reorderIn) {
@@ -542,24 +575,15 @@ bool PackedProductRun::execute(PackedProductCache &cache,
       {DNNL_ARG_SCRATCHPAD, h.scratch}};
   int count = 4;
   if (site.hasBias)
-    args[count++] = {DNNL_ARG_BIAS, site.reorderBias ? h.computeBias : h.bias};
+    args[count++] = {DNNL_ARG_BIAS, h.bias};
   for (size_t i = 0; i < h.operands.size(); ++i) {
     if (!site.hasOperand(i))
       continue;
     dnnl_memory_set_data_handle_v2(h.operands[i],
                                    const_cast<void *>(operands[i]), h.stream);
-    if (site.operandReorders[i]) {
-      dnnl_exec_arg_t convert[] = {{DNNL_ARG_FROM, h.operands[i]},
-                                   {DNNL_ARG_TO, h.computeOperands[i]},
-                                   {DNNL_ARG_SCRATCHPAD, h.operandScratch[i]}};
-      if (!ok(dnnl_primitive_execute(site.operandReorders[i], h.stream, 3,
-                                     convert),
-              "operand conversion", error))
-        return false;
-    }
-    args[count++] = {
-        DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
-        site.operandReorders[i] ? h.computeOperands[i] : h.operands[i]};
+    args[count++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) |
+                         DNNL_ARG_SRC_1,
+                     h.operands[i]};
   }
   if (!ok(dnnl_primitive_execute(site.primitive, h.stream, count, args),
           p.kind == MODELC_PRODUCT_CONV2D ? "convolution" : "matmul", error))

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -41,22 +42,16 @@ struct PackedProductSite {
   int sum = -1;
   dnnl_memory_t packedWeight = nullptr;
   dnnl_memory_desc_t plainSrc{}, plainDst{}, src{}, dst{}, bias{};
-  /// The type x, w, bias, y and the operands hold (f32, f16, bf16), and
-  /// the one the primitive computes in: the same where oneDNN has it for
-  /// this CPU, else f32, and reorders convert on the way in and out.
-  dnnl_data_type_t storage = dnnl_f32, compute = dnnl_f32;
-  /// Computing in f32 on f16 or bf16 data: the bias converted per run
-  /// (oneDNN's f32 primitives take only an f32 bias).
-  dnnl_primitive_t reorderBias = nullptr;
-  dnnl_memory_desc_t computeBias{}, biasScratch{};
+  /// The type every description of the site has: the model's (f32, f16,
+  /// bf16) where oneDNN computes in it on this CPU, else f32.
+  dnnl_data_type_t type = dnnl_f32;
+  /// f16 or bf16 data on an f32 site: each run converts x, the bias and
+  /// the operands to f32 and y back (`bf16` says which of the two).
+  bool convert = false, bf16 = false;
   dnnl_memory_desc_t scratch{}, inScratch{}, outScratch{};
   /// Per post-op: its operand's description (binary post-ops only; empty,
   /// ndims 0, for the others).
   std::vector<dnnl_memory_desc_t> operands;
-  /// Computing in f32 on f16 or bf16 data: per operand, its conversion to
-  /// f32 each run (oneDNN 2.6 misreads f16 operands of f32 primitives).
-  std::vector<dnnl_primitive_t> operandReorders;
-  std::vector<dnnl_memory_desc_t> computeOperands, operandScratch;
   bool hasOperand(size_t i) const { return operands[i].ndims > 0; }
   bool hasBias = false;
   ~PackedProductSite();
@@ -68,9 +63,11 @@ struct PackedProductHandles {
                 dst = nullptr, bias = nullptr;
   dnnl_memory_t scratch = nullptr, inScratch = nullptr, outScratch = nullptr;
   dnnl_memory_t sumSrc = nullptr, sumScratch = nullptr;
-  dnnl_memory_t computeBias = nullptr, biasScratch = nullptr;
-  std::vector<dnnl_memory_t> operands, computeOperands, operandScratch;
+  std::vector<dnnl_memory_t> operands;
   dnnl_stream_t stream = nullptr;
+  /// A converting site's f32 copies of x, y, the bias and the operands.
+  std::vector<float> xData, yData, biasData;
+  std::vector<std::vector<float>> operandData;
   ~PackedProductHandles();
 };
 
@@ -91,6 +88,15 @@ private:
   std::unordered_map<uint32_t, std::unique_ptr<PackedProductSite>> sites_;
 };
 
+/// Elements of a product's x, weight and y, and of its bias (one per
+/// output channel or column).
+struct ProductCounts {
+  int64_t x = 0, w = 0, y = 0, channels = 0;
+  /// Elements of a post-op's operand.
+  int64_t operand(const modelc_post_op &post) const;
+};
+ProductCounts countsOf(const modelc_product &p);
+
 /// Per run: a stream and the handles of each site.
 class PackedProductRun {
 public:
@@ -101,6 +107,10 @@ public:
                void *y, const void *const *operands, std::string &error);
 
 private:
+  /// Runs `site` on data of the site's own type.
+  bool runSite(PackedProductHandles &h, const modelc_product &p,
+               const PackedProductSite &site, const void *x, const void *bias,
+               void *y, const void *const *operands, std::string &error);
   std::mutex mutex_; // tasks of several devices may run at once
   std::unordered_map<uint32_t, PackedProductHandles> handles_;
 };
