@@ -85,6 +85,12 @@ SmallVector<Value> halfOperands(Operation *op) {
   return operands;
 }
 
+/// An f16 or bf16 graph.matmul: its kernel converts one batch at a time.
+bool isHalfMatmul(Operation *op) {
+  return isa<MatmulOp>(op) &&
+         isHalf(tensorType(op->getOperand(0)).getElementType());
+}
+
 /// The modelc_cpu::Storage of `op`'s first operand, for the row kernels'
 /// template argument.
 const char *storageOf(Operation *op) {
@@ -255,6 +261,8 @@ private:
   llvm::DenseMap<Value, unsigned> bufferDevice;
   llvm::DenseMap<Operation *, SmallVector<uint64_t>> scratchOffsets;
   llvm::DenseMap<Operation *, uint64_t> im2colOffsets;
+  /// An f16/bf16 matmul's f32 scratch for one batch (cpuScratchBytes).
+  llvm::DenseMap<Operation *, uint64_t> matmulScratch;
   /// The runtime call site of each sched.packed_product printed.
   llvm::DenseMap<Operation *, unsigned> productSites;
   uint64_t arenaBytes = 0;
@@ -566,7 +574,19 @@ LogicalResult FunctionEmitter::emitMatmul(MatmulOp matmul) {
     return broadcastStrides(operand.drop_back(2), batch);
   };
   // Integers: a loop that wraps around on overflow (BLAS is for floats).
-  bool integers = !isa<FloatType>(tensorType(matmul.getLhs()).getElementType());
+  Type element = tensorType(matmul.getLhs()).getElementType();
+  bool integers = !isa<FloatType>(element);
+  if (isHalf(element)) {
+    // One batch at a time through f32 scratch (cpuScratchBytes).
+    os << "  modelc_cpu::matmul_half<" << storageOf(op) << ">(ctx, "
+       << in(op, 0) << ", " << in(op, 1) << ", " << out(op) << ", "
+       << a[a.size() - 2] << ", " << b.back() << ", " << a.back() << ", "
+       << batch.size() << ", " << staticArray(batch) << ", "
+       << staticArray(batchStrides(a)) << ", " << staticArray(batchStrides(b))
+       << ", reinterpret_cast<float *>(arena + " << matmulScratch.lookup(op)
+       << "));\n";
+    return success();
+  }
   os << "  modelc_cpu::" << (integers ? "int_matmul" : "matmul") << "(ctx, "
      << in(op, 0) << ", " << in(op, 1) << ", " << out(op) << ", "
      << a[a.size() - 2] << ", " << b.back() << ", " << a.back() << ", "
@@ -824,7 +844,8 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
     KernelTable<E> t;
     const Compute f32 = Compute::InF32;
     t.add<LinearOp>(&E::emitLinear, floatOperands, f32)
-        .add<MatmulOp>(&E::emitMatmul, anyTypes, f32)
+        // f16/bf16: one batch at a time through f32 scratch.
+        .add<MatmulOp>(&E::emitMatmul)
         .add<GemmOp>(&E::emitGemm, anyTypes, f32)
         // Row kernels read and write f16/bf16 as they are, in f32.
         .add<SoftmaxOp>(&E::emitSoftmax<SoftmaxOp>)
@@ -874,6 +895,8 @@ LogicalResult FunctionEmitter::emitWithConversions(Operation *op) {
   size_t next = 0;
   if (auto conv = dyn_cast<Conv2dOp>(op); conv && !conv.isPointwise())
     im2colOffsets[op] = scratch[next++];
+  if (isHalfMatmul(op))
+    matmulScratch[op] = scratch[next++];
   SmallVector<std::pair<Value, std::string>> saved;
   auto f32Copy = [&](Value v) {
     std::string copy = "f" + std::to_string(globalCounter++);
@@ -1381,6 +1404,12 @@ std::vector<uint64_t> modelc::cpuScratchBytes(Operation *op) {
     ArrayRef<int64_t> y = tensorType(conv.getResult()).getShape();
     bytes.push_back(static_cast<uint64_t>(w[1] * w[2] * w[3]) *
                     static_cast<uint64_t>(y[2] * y[3]) * 4);
+  }
+  if (isHalfMatmul(op)) {
+    ArrayRef<int64_t> a = tensorType(op->getOperand(0)).getShape();
+    ArrayRef<int64_t> b = tensorType(op->getOperand(1)).getShape();
+    int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
+    bytes.push_back(static_cast<uint64_t>(m * k + k * n + m * n) * 4);
   }
   for (Value operand : halfOperands(op))
     bytes.push_back(

@@ -182,6 +182,40 @@ inline void matmul(modelc_run_ctx *ctx, const float *a, const float *b,
   }
 }
 
+/// matmul of f16 or bf16 tensors: one batch at a time, its matrices
+/// converted to f32 in `scratch` (m*k + k*n + m*n floats), multiplied by
+/// the runtime's sgemm across the threads, the product rounded back.
+template <int S>
+inline void matmul_half(modelc_run_ctx *ctx, const uint16_t *a,
+                        const uint16_t *b, uint16_t *c, int64_t m, int64_t n,
+                        int64_t k, int batch_rank, const int64_t *batch_dims,
+                        const int64_t *a_strides, const int64_t *b_strides,
+                        float *scratch) {
+  using D = storage<S>;
+  int64_t batches = 1;
+  for (int d = 0; d < batch_rank; ++d)
+    batches *= batch_dims[d];
+  float *af = scratch, *bf = af + m * k, *cf = bf + k * n;
+  auto load = [&](const uint16_t *from, float *to, int64_t count) {
+    parallel_for(ctx, count, 16384, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        to[i] = D::load(from[i]);
+    });
+  };
+  for (int64_t i = 0; i < batches; ++i) {
+    load(a + broadcast_offset(i, batch_rank, batch_dims, a_strides) * m * k, af,
+         m * k);
+    load(b + broadcast_offset(i, batch_rank, batch_dims, b_strides) * k * n, bf,
+         k * n);
+    ctx->api->sgemm(ctx, 0, 0, m, n, k, 1.0f, af, k, bf, n, 0.0f, cf, n);
+    uint16_t *ci = c + i * m * n;
+    parallel_for(ctx, m * n, 16384, [&](int64_t begin, int64_t end) {
+      for (int64_t j = begin; j < end; ++j)
+        ci[j] = D::store(cf[j]);
+    });
+  }
+}
+
 /// y[M, N] = alpha * op(a) * op(b) + beta * c, c broadcast from c_dims
 /// (rank <= 2, right-aligned; null when absent).
 inline void gemm(modelc_run_ctx *ctx, const float *a, const float *b,
