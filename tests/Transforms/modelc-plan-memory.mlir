@@ -48,9 +48,6 @@ module attributes {device.target = #device.target<name = "cpu+sim2", devices = [
 // CHECK-LABEL: func.func @scratch
 // CHECK-SAME: attributes {sched.arenas = {cpu = 384 : i64}}
 // CHECK: graph.matmul %{{.*}} {device = #device.dev<cpu>, sched.buffer = #sched.buffer<offset = 320, bytes = 32, first = 0, last = 2>, sched.scratch = [#sched.buffer<offset = 0, bytes = 320, first = 0, last = 0>]}
-func.func @scratch
-// CHECK-SAME: attributes {sched.arenas = {cpu = 384 : i64}}
-// CHECK: graph.matmul %{{.*}} {device = #device.dev<cpu>, sched.buffer = #sched.buffer<offset = 320, bytes = 32, first = 0, last = 2>, sched.scratch = [#sched.buffer<offset = 0, bytes = 128, first = 0, last = 0>, #sched.buffer<offset = 128, bytes = 128, first = 0, last = 0>, #sched.buffer<offset = 256, bytes = 64, first = 0, last = 0>]}
 func.func @scratch(%x: tensor<4x8xf16>, %y: tensor<8x4xf16>) -> tensor<4x4xf16> {
   %m = graph.matmul %x, %y {device = #device.dev<cpu>} : tensor<4x8xf16>, tensor<8x4xf16>
   return %m : tensor<4x4xf16>
