@@ -15,15 +15,10 @@ import sys
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from results import ROOT, record, run
+
 PRECISIONS = ["f32", "bf16", "f16"]
 
-
-def run(cmd):
-    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"bench: {' '.join(cmd)} failed:\n{result.stdout}{result.stderr}")
-    return result.stdout
 
 
 def measure(base, model, precision, threads, runs):
@@ -87,14 +82,7 @@ def main():
               f"compute in f32 here). Error: max |out - PyTorch f32| / "
               f"max |PyTorch f32|.\n")
     table = header + "\n" + "\n".join(lines) + "\n"
-    print(table)
-    if not args.no_record:
-        path = os.path.join(ROOT, "bench", "RESULTS.md")
-        text = open(path).read()
-        marker = "Figures are dated and kept; newer runs are added above older ones.\n"
-        text = text.replace(marker, marker + "\n" + table, 1)
-        open(path, "w").write(text)
-        print(f"appended to {path}")
+    record(table, args.no_record)
 
 
 if __name__ == "__main__":

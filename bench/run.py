@@ -15,13 +15,8 @@ import sys
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from results import ROOT, record, run
 
-def run(cmd, env=None):
-    result = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"bench: {' '.join(cmd)} failed:\n{result.stdout}{result.stderr}")
-    return result.stdout
 
 
 def main():
@@ -105,14 +100,7 @@ def main():
               f"(modelc-run --bench), without process start-up. Errors: max "
               f"|out - PyTorch| / max |PyTorch|.\n")
     table = header + "\n" + "\n".join(lines) + "\n"
-    print(table)
-    if not args.no_record:
-        path = os.path.join(ROOT, "bench", "RESULTS.md")
-        text = open(path).read()
-        marker = "Figures are dated and kept; newer runs are added above older ones.\n"
-        text = text.replace(marker, marker + "\n" + table, 1)
-        open(path, "w").write(text)
-        print(f"appended to {path}")
+    record(table, args.no_record)
     bad = [r[0] for r in rows if r[3] > 1e-4]
     if bad:
         sys.exit(f"bench: modelc's output differs from PyTorch's for {bad}")

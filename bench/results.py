@@ -1,0 +1,30 @@
+"""What the bench scripts share: running a command from the repository
+root, and adding a dated table to bench/RESULTS.md."""
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(cmd, env=None):
+    """Runs `cmd` in the repository root; its stdout, or exits with its
+    output on failure."""
+    result = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"bench: {' '.join(cmd)} failed:\n{result.stdout}{result.stderr}")
+    return result.stdout
+
+
+def record(table, no_record):
+    """Prints `table` and, unless `no_record`, adds it above the older runs
+    in bench/RESULTS.md."""
+    print(table)
+    if no_record:
+        return
+    path = os.path.join(ROOT, "bench", "RESULTS.md")
+    text = open(path).read()
+    marker = "Figures are dated and kept; newer runs are added above older ones.\n"
+    text = text.replace(marker, marker + "\n" + table, 1)
+    open(path, "w").write(text)
+    print(f"appended to {path}")
