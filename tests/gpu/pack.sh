@@ -12,9 +12,11 @@
 #   tests/gpu/pack.sh            # here, after scripts/build.sh
 #   device run: carry [".gpukit"], command "bash tests/gpu/check.sh"
 #
-# Per model (mlp, cnn, transformer, and transformer in f16) the weights are
-# one safetensors file shared by its builds (--external-weights; check.sh
-# passes --weights):
+# Per model (mlp, cnn, transformer, transformer in f16, and cnn and
+# transformer compiled with --precision=bf16, compared with the f32 model's
+# outputs) the weights are one safetensors file shared by its builds
+# (--external-weights, or embedded and rounded for bf16; check.sh passes
+# --weights):
 #   NAME.so      plans cpu, h200, h200x2: placed by the cost model, as users
 #                get them
 #   NAME.gpu.so  plans cpu and h200 with every op on the GPU (--place-all),
@@ -70,14 +72,22 @@ manifest="$M/manifest.txt"
 : > "$manifest"
 while read -r name source seed rtol atol; do
   ir="$source"
-  if [[ $name == *16 ]]; then
+  # NAME16: the model written in f16; NAME-bf16: the f32 model compiled
+  # with --precision=bf16 (weights embedded: the external file holds f32).
+  weights=(--external-weights)
+  if [[ $name == *16 && $name != *-bf16 ]]; then
     ir="$M/$name.ir"
     sed -e 's/f32>/f16>/g' "$source" > "$ir"
+  elif [[ $name == *-bf16 ]]; then
+    # check.sh swaps in NAME.safetensors: the rounded weights model.so holds.
+    weights=(--precision=bf16 --save-weights="$M/$name.rounded.safetensors")
   fi
+  # The saved outputs are the f32 CPU plan's (NAME-bf16 is compared with
+  # them at bf16's tolerance).
   modelc "$ir" --random-weights="$seed" --target=cpu --save-weights="$M/$name.safetensors" -o "$M/$name.cpu-only.so"
-  modelc "$ir" --weights="$M/$name.safetensors" --external-weights \
+  modelc "$ir" --weights="$M/$name.safetensors" "${weights[@]}" \
     --target=cpu --target=h200 --target=h200x2 "${gpuflags[@]}" -o "$M/$name.so"
-  modelc "$ir" --weights="$M/$name.safetensors" --external-weights \
+  modelc "$ir" --weights="$M/$name.safetensors" "${weights[@]}" \
     --target=cpu --target=h200 --place-all=cuda:0 "${gpuflags[@]}" -o "$M/$name.gpu.so"
   outputs=$("$BUILD/bin/modelc-run" "$M/$name.cpu-only.so" --info | sed -n "s/^  output '\(.*\)': .*/\1/p")
   args=()
@@ -89,6 +99,9 @@ while read -r name source seed rtol atol; do
   "$BUILD/bin/modelc-run" "$M/$name.cpu-only.so" --random-inputs --seed "$seed" --rtol "$rtol" \
     --atol "$atol" --compare-reference "$ir" "${args[@]}" >/dev/null
   rm -f "$M/$name.cpu-only.so" "$M/$name.ir"
+  if [[ -f $M/$name.rounded.safetensors ]]; then
+    mv "$M/$name.rounded.safetensors" "$M/$name.safetensors"
+  fi
   echo "$name $seed $rtol $atol $(IFS=,; echo "${expect[*]}")" >> "$manifest"
 done < <(
   echo "mlp examples/mlp.ir 1 1e-4 1e-5"
@@ -97,7 +110,9 @@ done < <(
   if [[ $EMULATION != 1 ]]; then
     echo "transformer examples/transformer.ir 3 1e-3 1e-5"
     echo "transformer16 examples/transformer.ir 3 2e-2 2e-2"
-  fi)
+    echo "transformer-bf16 examples/transformer.ir 3 5e-2 2e-2"
+  fi
+  echo "cnn-bf16 examples/cnn.ir 2 5e-2 2e-2")
 
 # A large f16 matrix product made on the GPU from small inputs (outer
 # products), summed to one number: the model's time is the GEMM's plus a
