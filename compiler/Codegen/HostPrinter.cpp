@@ -523,7 +523,9 @@ FunctionEmitter::emitPackedProduct(sched::PackedProductOp packed) {
     flags.push_back("MODELC_PRODUCT_SRC_OF_SITE");
   if (packed.getWinograd())
     flags.push_back("MODELC_PRODUCT_WINOGRAD");
-  Type element = packed.getType().getElementType();
+  Type element = tensorType(prod->getResult(0)).getElementType();
+  if (packed.getOutputCast())
+    flags.push_back("MODELC_PRODUCT_Y_F32");
   if (element.isF16())
     flags.push_back("MODELC_PRODUCT_F16");
   else if (element.isBF16())

@@ -48,6 +48,10 @@ SmallVector<Operation *> chainFrom(Operation *product) {
     if (user->getBlock() != product->getBlock() ||
         deviceOf(user) != deviceOf(product))
       break;
+    if (sched::isF32OutputCast(user, value)) {
+      chain.push_back(user); // the last op: oneDNN writes f32
+      break;
+    }
     std::optional<sched::CpuPostOp> post = sched::cpuPostOp(user, value, conv);
     if (!post || (post->isSum() && summed))
       break;

@@ -209,7 +209,7 @@ bool matmulSite(const modelc_product &p, const void *w, PackedProductSite &site,
   dnnl_data_type_t t = site.type;
   // w [n, k] row-major is the k x n matrix W^T in layout "ba".
   if (!desc(&site.plainSrc, 2, srcDims, t, dnnl_ab, error) ||
-      !desc(&site.plainDst, 2, dstDims, t, dnnl_ab, error) ||
+      !desc(&site.plainDst, 2, dstDims, site.dstType, dnnl_ab, error) ||
       !desc(&weightAny, 2, weightDims, t, dnnl_format_tag_any, error) ||
       !desc(&weightPlain, 2, weightDims, t, p.trans_w ? dnnl_ba : dnnl_ab,
             error) ||
@@ -257,9 +257,9 @@ bool convSite(const modelc_product &p, const void *w, PackedProductSite &site,
   }
   dnnl_primitive_attr_t attr;
   if (!good || !desc(&site.plainSrc, 4, srcDims, t, dnnl_nchw, error) ||
-      !desc(&site.plainDst, 4, dstDims, t, dnnl_nchw, error) ||
+      !desc(&site.plainDst, 4, dstDims, site.dstType, dnnl_nchw, error) ||
       !desc(&srcAny, 4, srcDims, t, dnnl_format_tag_any, error) ||
-      !desc(&dstAny, 4, dstDims, t, dnnl_format_tag_any, error) ||
+      !desc(&dstAny, 4, dstDims, site.dstType, dnnl_format_tag_any, error) ||
       !desc(&site.bias, 1, biasDims, t, dnnl_x, error) ||
       !makeAttr(p, 4, dstDims, keptSum, site, &attr, error))
     return false;
@@ -307,7 +307,8 @@ std::optional<dnnl_data_type_t> checkFlags(const modelc_product &p,
                            MODELC_PRODUCT_SRC_OF_SITE |
                            MODELC_PRODUCT_SUM_OF_SITE;
   const uint32_t halves = MODELC_PRODUCT_F16 | MODELC_PRODUCT_BF16;
-  const uint32_t known = layouts | halves | MODELC_PRODUCT_WINOGRAD;
+  const uint32_t known =
+      layouts | halves | MODELC_PRODUCT_WINOGRAD | MODELC_PRODUCT_Y_F32;
   if (p.flags & ~known) {
     error = "unknown product flags " + std::to_string(p.flags & ~known) +
             " (a model.so from a newer modelc?)";
@@ -320,6 +321,10 @@ std::optional<dnnl_data_type_t> checkFlags(const modelc_product &p,
   }
   if ((p.flags & halves) == halves) {
     error = "both f16 and bf16 flags";
+    return std::nullopt;
+  }
+  if ((p.flags & MODELC_PRODUCT_Y_F32) && !(p.flags & halves)) {
+    error = "an f32 result flag on an f32 product";
     return std::nullopt;
   }
   if ((p.flags & halves) && (p.flags & layouts)) {
@@ -430,6 +435,7 @@ PackedProductSite *PackedProductCache::site(const modelc_product &p,
     site->type = type;
     site->convert = type != *storage;
     site->bf16 = *storage == dnnl_bf16;
+    site->dstType = (p.flags & MODELC_PRODUCT_Y_F32) ? dnnl_f32 : type;
     const void *weight = w;
     if (site->convert) {
       converted.resize(static_cast<size_t>(countsOf(p).w));
@@ -529,6 +535,8 @@ bool PackedProductRun::execute(PackedProductCache &cache,
     if (operands[i])
       operandsf[i] =
           toFloat(operands[i], h.operandData[i], counts.operand(p.post_ops[i]));
+  if (p.flags & MODELC_PRODUCT_Y_F32) // y is f32 already
+    return runSite(h, p, site, xf, biasf, y, operandsf.data(), error);
   h.yData.resize(static_cast<size_t>(counts.y));
   if (!runSite(h, p, site, xf, biasf, h.yData.data(), operandsf.data(), error))
     return false;

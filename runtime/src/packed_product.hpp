@@ -45,6 +45,8 @@ struct PackedProductSite {
   /// The type every description of the site has: the model's (f32, f16,
   /// bf16) where oneDNN computes in it on this CPU, else f32.
   dnnl_data_type_t type = dnnl_f32;
+  /// y's type: `type`, or f32 (MODELC_PRODUCT_Y_F32).
+  dnnl_data_type_t dstType = dnnl_f32;
   /// f16 or bf16 data on an f32 site: each run converts x, the bias and
   /// the operands to f32 and y back (`bf16` says which of the two).
   bool convert = false, bf16 = false;

@@ -132,19 +132,21 @@ func.func @boundaries(%x: tensor<8x32xf32>) -> (tensor<8x16xf32>, tensor<8x16xf3
 // -----
 
 // modelc --precision: bf16 and f16 products pack as f32 ones do, with
-// their post-ops (a bias of their type); a cast to f32 between a product
-// and its relu ends the chain.
+// their post-ops (a bias of their type); a cast of the result to f32 joins
+// the product as its last op (oneDNN writes f32) and ends the chain: the
+// relu after it is left alone.
 // CHECK-LABEL: func.func @half
 // CHECK: sched.packed_product {device = #device.dev<cpu>} : tensor<8x16xbf16> {
 // CHECK-NEXT: graph.linear {{.*}} : tensor<8x32xbf16>, tensor<16x32xbf16>
 // CHECK-NEXT: graph.add {{.*}} : tensor<8x16xbf16>, tensor<16xbf16>
 // CHECK-NEXT: graph.gelu
 // CHECK-NEXT: sched.yield
-// CHECK: sched.packed_product {device = #device.dev<cpu>} : tensor<1x16x4x4xf16> {
+// CHECK: %[[C:.*]] = sched.packed_product {device = #device.dev<cpu>} : tensor<1x16x4x4xf32> {
 // CHECK-NEXT: graph.conv2d
+// CHECK-NEXT: graph.cast {{.*}} : tensor<1x16x4x4xf16> to f32
 // CHECK-NEXT: sched.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: graph.cast
+// CHECK-NEXT: graph.relu %[[C]]
 graph.weight @w : tensor<16x32xbf16>
 graph.weight @b : tensor<16xbf16>
 graph.weight @k : tensor<16x8x3x3xf16>

@@ -358,8 +358,10 @@ TEST(Products, MalformedDescriptorsAreRunErrors) {
   expectError([&] { run("small_buffer"); },
               "graph.conv2d (line 4): the output's layout needs");
   expectError([&] { run("unknown_flags"); },
-              "graph.linear (line 1): unknown product flags 64 (a model.so "
+              "graph.linear (line 1): unknown product flags 128 (a model.so "
               "from a newer modelc?)");
+  expectError([&] { run("f32_result"); },
+              "graph.linear (line 1): an f32 result flag on an f32 product");
   std::vector<Tensor> direct = run("winograd_fallback");
   for (int i = 0; i < 4; ++i)
     EXPECT_EQ(direct[0].data_as<float>()[i], float(i) - 1.5f);

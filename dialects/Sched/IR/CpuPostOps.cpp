@@ -136,6 +136,14 @@ std::optional<sched::CpuPostOp> sched::cpuPostOp(Operation *op, Value chain,
       .Default([](Operation *) { return std::nullopt; });
 }
 
+bool sched::isF32OutputCast(Operation *op, Value chain) {
+  auto cast = dyn_cast<CastOp>(op);
+  if (!cast || cast.getInput() != chain || !cast.getDtype().isF32())
+    return false;
+  Type from = typeOf(chain).getElementType();
+  return from.isF16() || from.isBF16();
+}
+
 bool sched::isPackableProduct(Operation *op) {
   if (op->getNumResults() != 1)
     return false;

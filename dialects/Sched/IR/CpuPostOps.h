@@ -43,6 +43,11 @@ struct CpuPostOp {
 std::optional<CpuPostOp> cpuPostOp(mlir::Operation *op, mlir::Value chain,
                                    bool conv);
 
+/// Whether `op` casts `chain`, an f16 or bf16 product's value, to f32: the
+/// last op a sched.packed_product may hold (oneDNN writes its result in
+/// f32; `modelc --precision` casts every output so).
+bool isF32OutputCast(mlir::Operation *op, mlir::Value chain);
+
 /// Whether `op` is a product a sched.packed_product can start with: a
 /// linear, matmul, gemm or conv2d whose operands and result are all f32,
 /// all f16 or all bf16 (accumulated in f32), whose weight is a constant

@@ -225,7 +225,20 @@ SmallVector<Operation *> PackedProductOp::getPostOps() {
   SmallVector<Operation *> ops = bodyOps(getBody());
   if (!ops.empty())
     ops.erase(ops.begin());
+  if (!ops.empty() && isa<graph::CastOp>(ops.back()))
+    ops.pop_back();
   return ops;
+}
+
+Operation *PackedProductOp::getOutputCast() {
+  SmallVector<Operation *> ops = bodyOps(getBody());
+  return ops.size() > 1 && isa<graph::CastOp>(ops.back()) ? ops.back()
+                                                          : nullptr;
+}
+
+/// The type of the product's own result (before an output cast).
+static RankedTensorType typeOfProduct(Operation *product) {
+  return cast<RankedTensorType>(product->getResult(0).getType());
 }
 
 LogicalResult PackedProductOp::verify() {
@@ -253,13 +266,20 @@ LogicalResult PackedProductOp::verify() {
       return op->emitOpError("reads a value that another op also reads");
     chain = op->getResult(0);
   }
+  if (Operation *outputCast = getOutputCast()) {
+    if (!isF32OutputCast(outputCast, chain) || !chain.hasOneUse())
+      return outputCast->emitOpError(
+          "can end a packed product only as a cast of its f16 or bf16 value "
+          "to f32");
+    chain = outputCast->getResult(0);
+  }
   if (yield.getValue() != chain)
     return emitOpError("must yield the value of its last op");
   if (chain.getType() != getResult().getType())
     return emitOpError("yields ")
            << chain.getType() << " but its result is " << getResult().getType();
   if (getKeepLayout() &&
-      (!conv || !getResult().getType().getElementType().isF32()))
+      (!conv || !typeOfProduct(product).getElementType().isF32()))
     return emitOpError("keeps oneDNN's layout only for an f32 convolution");
   if (getWinograd() &&
       (!conv || !suitsWinograd(cast<graph::Conv2dOp>(product))))

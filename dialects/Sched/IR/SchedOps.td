@@ -220,6 +220,10 @@ def Sched_PackedProductOp : Sched_Op<"packed_product",
     it is, with no reorders to NCHW and back in between; the buffer is
     sized for 16-channel blocks.
 
+    An f16 or bf16 product may end in a `graph.cast` of its value to f32
+    (`modelc --precision` casts the outputs so): oneDNN then writes the
+    result in f32, and no f16/bf16 copy of it is stored.
+
     `winograd` (set by `modelc-select-conv-algorithms`): the product is a
     3x3 convolution with stride 1, dilation 1 and one group, of a multiple
     of 16 channels in and out, which the runtime computes with Winograd's
@@ -228,7 +232,8 @@ def Sched_PackedProductOp : Sched_Op<"packed_product",
 
     Verifier: the body starts with one product; every later op reads the
     value before it and is a post-op the table accepts; the body yields
-    the last value; with `keep_layout`, the product is an f32 convolution and
+    the last value; a cast is only the last op, of an f16/bf16 value to f32;
+    with `keep_layout`, the product is an f32 convolution and
     every reader of the result is the input or the sum's operand of the
     convolution of another `sched.packed_product`; with `winograd`, the
     product is a convolution Winograd's algorithm applies to
@@ -242,8 +247,12 @@ def Sched_PackedProductOp : Sched_Op<"packed_product",
   let extraClassDeclaration = [{
     /// The linear, matmul, gemm or conv2d the body starts with.
     ::mlir::Operation *getProduct();
-    /// The ops after the product, in order.
+    /// The ops oneDNN applies after the product, in order (not the output
+    /// cast).
     ::llvm::SmallVector<::mlir::Operation *> getPostOps();
+    /// The cast of an f16/bf16 result to f32 the body ends in, or null:
+    /// oneDNN writes the result in f32.
+    ::mlir::Operation *getOutputCast();
   }];
 }
 

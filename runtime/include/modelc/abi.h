@@ -116,14 +116,16 @@ typedef struct modelc_gemm {
  * computed with Winograd's algorithm where oneDNN has it for this CPU,
  * directly elsewhere. f16 and bf16 products run in that type where oneDNN
  * has it for this CPU (bf16 on AVX-512), else in f32 with the data
- * converted on the way in and out and the weight converted once. */
+ * converted on the way in and out and the weight converted once. With
+ * MODELC_PRODUCT_Y_F32 an f16 or bf16 product writes y in f32. */
 enum {
   MODELC_PRODUCT_KEEP_LAYOUT = 1u,
   MODELC_PRODUCT_SRC_OF_SITE = 2u,
   MODELC_PRODUCT_SUM_OF_SITE = 4u,
   MODELC_PRODUCT_WINOGRAD = 8u,
   MODELC_PRODUCT_F16 = 16u,
-  MODELC_PRODUCT_BF16 = 32u
+  MODELC_PRODUCT_BF16 = 32u,
+  MODELC_PRODUCT_Y_F32 = 64u
 };
 enum { MODELC_PRODUCT_MATMUL = 0, MODELC_PRODUCT_CONV2D = 1 };
 enum { MODELC_POST_ELTWISE = 0, MODELC_POST_BINARY = 1, MODELC_POST_SUM = 2 };

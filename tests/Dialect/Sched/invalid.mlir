@@ -369,3 +369,17 @@ func.func @winograd_strided(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
   }
   return %p : tensor<1x16x4x4xf32>
 }
+
+// -----
+
+graph.weight @w : tensor<4x4xf32>
+func.func @output_cast_of_f32(%x: tensor<4x4xf32>) -> tensor<4x4xf16> {
+  %w = graph.weight_ref @w : tensor<4x4xf32>
+  %p = sched.packed_product : tensor<4x4xf16> {
+    %m = graph.linear %x, %w : tensor<4x4xf32>, tensor<4x4xf32>
+    // expected-error @+1 {{'graph.cast' op can end a packed product only as a cast of its f16 or bf16 value to f32}}
+    %c = graph.cast %m : tensor<4x4xf32> to f16
+    sched.yield %c : tensor<4x4xf16>
+  }
+  return %p : tensor<4x4xf16>
+}
