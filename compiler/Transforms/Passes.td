@@ -309,7 +309,9 @@ def FoldCpuProductsPass : Pass<"modelc-fold-cpu-products", "::mlir::ModuleOp"> {
     min with a bias-like, scalar or, after a matrix product, same-shape
     value; after a convolution, one add or subtraction of a same-shape
     value, as oneDNN's sum), and each such op joins the call as a post-op: the value never
-    goes through memory between them. Products of computed weights, GPU
+    goes through memory between them. An f16 or bf16 chain may end in a
+    cast of its value to f32 (`modelc --precision` casts each output so),
+    which joins the call too: oneDNN writes the result in f32. Products of computed weights, GPU
     ops, and ops after a product that oneDNN cannot apply are left as they
     are (they print as the generic kernels).
 
