@@ -529,7 +529,8 @@ bool PackedProductRun::execute(PackedProductCache &cache,
   const float *xf = toFloat(x, h.xData, counts.x);
   const float *biasf =
       bias ? toFloat(bias, h.biasData, counts.channels) : nullptr;
-  std::vector<const void *> operandsf(p.num_post_ops, nullptr);
+  std::vector<const void *> &operandsf = h.operandPointers;
+  operandsf.assign(p.num_post_ops, nullptr);
   h.operandData.resize(p.num_post_ops);
   for (uint32_t i = 0; operands && i < p.num_post_ops; ++i)
     if (operands[i])

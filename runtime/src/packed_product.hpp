@@ -70,6 +70,9 @@ struct PackedProductHandles {
   /// A converting site's f32 copies of x, y, the bias and the operands.
   std::vector<float> xData, yData, biasData;
   std::vector<std::vector<float>> operandData;
+  /// Those copies as the operands to pass, kept so a warm run allocates
+  /// nothing.
+  std::vector<const void *> operandPointers;
   ~PackedProductHandles();
 };
 

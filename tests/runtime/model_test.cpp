@@ -362,6 +362,11 @@ TEST(Products, MalformedDescriptorsAreRunErrors) {
               "from a newer modelc?)");
   expectError([&] { run("f32_result"); },
               "graph.linear (line 1): an f32 result flag on an f32 product");
+  expectError([&] { run("both_halves"); },
+              "graph.linear (line 1): both f16 and bf16 flags");
+  expectError([&] { run("kept_bf16"); },
+              "graph.conv2d (line 6): a kept layout on an f16 or bf16 "
+              "product (only f32 products keep oneDNN's layout)");
   std::vector<Tensor> direct = run("winograd_fallback");
   for (int i = 0; i < 4; ++i)
     EXPECT_EQ(direct[0].data_as<float>()[i], float(i) - 1.5f);
