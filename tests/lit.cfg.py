@@ -24,7 +24,7 @@ llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.modelc_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["modelc", "modelc-opt", "modelc-run", "modelc-run-lite", "modelc-onnx-fuzz"], tool_dirs)
+llvm_config.add_tool_substitutions(["modelc", "modelc-opt", "modelc-run", "modelc-run-lite", "modelc-onnx-fuzz", "modelc-ir-fuzz"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 # nvcc: tests of GPU code that must compile where the CUDA toolkit exists.

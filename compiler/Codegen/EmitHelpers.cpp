@@ -126,8 +126,9 @@ std::string elementExpression(Operation *op, ArrayRef<std::string> args,
     return gpu ? (name + "f").str() : ("std::" + name).str();
   };
   std::string helper = gpu ? "modelc_gpu::" : "modelc_cpu::";
-  std::string maxName = gpu ? "modelc_gpu::max_" : "std::max";
-  std::string minName = gpu ? "modelc_gpu::min_" : "std::min";
+  // NaN-propagating (torch.maximum), in kernels/cpu and kernels/cuda.
+  std::string maxName = helper + "max_";
+  std::string minName = helper + "min_";
   Type in = tensorType(op->getOperand(0)).getElementType();
   bool isFloat = isa<FloatType>(in);
   std::string zero = isFloat ? "0.0f" : cType(in) + "(0)";

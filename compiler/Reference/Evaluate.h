@@ -46,6 +46,11 @@ private:
 // Tensor helpers (Interpreter.cpp)
 //===----------------------------------------------------------------------===//
 
+/// Maximum and minimum propagating a NaN in either operand (torch.maximum,
+/// ONNX Max, reduce_max, max pooling): std::max would drop one in `b`.
+inline double maxOrNaN(double a, double b) { return (a < b || b != b) ? b : a; }
+inline double minOrNaN(double a, double b) { return (b < a || b != b) ? b : a; }
+
 /// The static shape of a tensor value.
 Shape shapeOf(mlir::Value value);
 /// The element type of a tensor value.

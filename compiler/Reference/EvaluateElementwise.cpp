@@ -30,14 +30,36 @@ static double toElementType(double v, Type type) {
   return v;
 }
 
-static double intPow(double base, double exp) {
+/// An integer result wrapped to its type's `width` bits, as two's
+/// complement arithmetic does (INT_MIN / -1 is INT_MIN); exact while the
+/// value is (|v| < 2^53).
+static double wrapInteger(double v, unsigned width) {
+  double range = std::ldexp(1.0, width), half = range / 2;
+  if (v >= -half && v < half)
+    return v;
+  double r = std::fmod(v, range);
+  if (r >= half)
+    r -= range;
+  else if (r < -half)
+    r += range;
+  return r;
+}
+
+/// Integer power of a `width`-bit type, by squaring in unsigned arithmetic
+/// so that an overflow wraps as it does in the kernels.
+static double intPow(double base, double exp, unsigned width) {
   int64_t b = static_cast<int64_t>(base), e = static_cast<int64_t>(exp);
   if (e < 0)
     return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;
-  int64_t r = 1;
-  for (int64_t i = 0; i < e; ++i)
-    r *= b;
-  return static_cast<double>(r);
+  uint64_t r = 1, factor = static_cast<uint64_t>(b);
+  for (; e; e >>= 1) {
+    if (e & 1)
+      r *= factor;
+    factor *= factor;
+  }
+  if (width == 32)
+    return static_cast<int32_t>(static_cast<uint32_t>(r));
+  return static_cast<double>(static_cast<int64_t>(r));
 }
 
 /// graph.mod: C fmod (the dividend's sign), or with the divisor's sign
@@ -82,7 +104,7 @@ static UnaryFunction unaryFunction(Operation *op) {
   return llvm::TypeSwitch<Operation *, UnaryFunction>(op)
       .Case([](NegOp) { return [](double x) { return -x; }; })
       .Case([](AbsOp) { return [](double x) { return std::fabs(x); }; })
-      .Case([](ReluOp) { return [](double x) { return x > 0 ? x : 0.0; }; })
+      .Case([](ReluOp) { return [](double x) { return maxOrNaN(x, 0.0); }; })
       .Case([](LeakyReluOp leaky) {
         double alpha = leaky.getAlpha().convertToDouble();
         return [alpha](double x) { return x >= 0 ? x : alpha * x; };
@@ -126,8 +148,10 @@ static UnaryFunction unaryFunction(Operation *op) {
 }
 
 /// What an elementwise op with broadcast operands computes per element, from
-/// its operands' elements in order; `isInt` when they are integers.
-static BroadcastFunction broadcastFunction(Operation *op, bool isInt) {
+/// its operands' elements in order; `intWidth` is the operands' integer
+/// width (0 for floats).
+static BroadcastFunction broadcastFunction(Operation *op, unsigned intWidth) {
+  bool isInt = intWidth != 0;
   using Args = ArrayRef<double>;
   return llvm::TypeSwitch<Operation *, BroadcastFunction>(op)
       .Case([](AddOp) { return [](Args a) { return a[0] + a[1]; }; })
@@ -145,11 +169,11 @@ static BroadcastFunction broadcastFunction(Operation *op, bool isInt) {
           return modulo(a[0], a[1], isInt, fmod);
         };
       })
-      .Case([](MaxOp) { return [](Args a) { return std::max(a[0], a[1]); }; })
-      .Case([](MinOp) { return [](Args a) { return std::min(a[0], a[1]); }; })
-      .Case([isInt](PowOp) {
-        return [isInt](Args a) {
-          return isInt ? intPow(a[0], a[1]) : std::pow(a[0], a[1]);
+      .Case([](MaxOp) { return [](Args a) { return maxOrNaN(a[0], a[1]); }; })
+      .Case([](MinOp) { return [](Args a) { return minOrNaN(a[0], a[1]); }; })
+      .Case([intWidth](PowOp) {
+        return [intWidth](Args a) {
+          return intWidth ? intPow(a[0], a[1], intWidth) : std::pow(a[0], a[1]);
         };
       })
       .Case([](CompareOp cmp) {
@@ -183,6 +207,16 @@ static RefTensor evaluate(ConstantOp op, const Values &) {
   return t;
 }
 
+/// Integer results wrap to their width, as the kernels' two's complement
+/// arithmetic does (INT_MIN / -1, -INT_MIN, an overflowing sum).
+static void wrapToResultType(Operation *op, RefTensor &y) {
+  auto integer = dyn_cast<IntegerType>(elementOf(op->getResult(0)));
+  if (!integer || integer.getWidth() == 1)
+    return;
+  for (double &v : y.data)
+    v = wrapInteger(v, integer.getWidth());
+}
+
 FailureOr<RefTensor> modelc::reference::evaluateUnary(Operation *op,
                                                       const Values &values) {
   UnaryFunction fn = unaryFunction(op);
@@ -192,13 +226,15 @@ FailureOr<RefTensor> modelc::reference::evaluateUnary(Operation *op,
   RefTensor y = make(x.shape);
   for (int64_t i = 0; i < x.numel(); ++i)
     y.data[i] = fn(x.data[i]);
+  wrapToResultType(op, y);
   return y;
 }
 
 FailureOr<RefTensor>
 modelc::reference::evaluateBroadcast(Operation *op, const Values &values) {
-  bool isInt = isa<IntegerType>(elementOf(op->getOperand(0)));
-  BroadcastFunction fn = broadcastFunction(op, isInt);
+  auto integer = dyn_cast<IntegerType>(elementOf(op->getOperand(0)));
+  BroadcastFunction fn =
+      broadcastFunction(op, integer ? integer.getWidth() : 0);
   if (!fn)
     return unknownOp(op);
   Shape out = shapeOf(op->getResult(0));
@@ -210,6 +246,7 @@ modelc::reference::evaluateBroadcast(Operation *op, const Values &values) {
       args[k] = broadcastRead(values.get(op->getOperand(k)), coords);
     y.data[i] = fn(args);
   }
+  wrapToResultType(op, y);
   return y;
 }
 

@@ -293,7 +293,7 @@ static RefTensor pool2d(const RefTensor &x, const Shape &out,
     for (int64_t iy = std::max<int64_t>(y0, 0); iy < std::min(y1, H); ++iy)
       for (int64_t ix = std::max<int64_t>(x0, 0); ix < std::min(x1, W); ++ix) {
         double v = x.data[((c[0] * x.shape[1] + c[1]) * H + iy) * W + ix];
-        acc = isMax ? std::max(acc, v) : acc + v;
+        acc = isMax ? maxOrNaN(acc, v) : acc + v;
         ++count;
       }
     if (!isMax) {

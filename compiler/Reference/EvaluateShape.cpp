@@ -157,7 +157,7 @@ static RefTensor reduce(ReduceOp op, const Values &values, ReduceKind kind) {
     int64_t o = 0;
     for (size_t d = 0; d < rank; ++d)
       o += (reduced[d] ? 0 : c[d]) * ks[d];
-    y.data[o] = isMax ? std::max(y.data[o], x.data[i]) : y.data[o] + x.data[i];
+    y.data[o] = isMax ? maxOrNaN(y.data[o], x.data[i]) : y.data[o] + x.data[i];
   }
   if (kind == ReduceKind::Mean) {
     int64_t count = x.numel() / std::max<int64_t>(1, y.numel());

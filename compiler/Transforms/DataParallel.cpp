@@ -79,6 +79,11 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
   LogicalResult split(func::FuncOp function,
                       const std::vector<std::string> &accelerators) {
     int64_t replicas = accelerators.size();
+    // An entry point without ops (it returns its inputs, or nothing) has
+    // nothing to replicate: its outputs stay where its inputs are.
+    Block &body = function.getBody().front();
+    if (llvm::hasSingleElement(body))
+      return success();
     if (function.getNumArguments() == 0)
       return function.emitError("data parallelism needs inputs to split");
     int64_t batch = -1;
@@ -102,7 +107,6 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
     // apart.
     llvm::DenseSet<Value> batched(function.getArguments().begin(),
                                   function.getArguments().end());
-    Block &body = function.getBody().front();
     for (Operation &op : body) {
       if (isa<func::ReturnOp>(op)) {
         for (Value v : op.getOperands())

@@ -4,6 +4,7 @@
 #define MODELC_COMPILER_TRANSFORMS_PASSES_H
 
 #include "dialects/Device/IR/DeviceDialect.h"
+#include "dialects/Graph/IR/GraphDialect.h"
 #include "dialects/Sched/IR/SchedDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

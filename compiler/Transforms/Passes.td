@@ -203,7 +203,8 @@ def DataParallelPass : Pass<"modelc-data-parallel", "::mlir::ModuleOp"> {
     %y = graph.concat %y0, %y1 {axis = 0, device = "cpu"}
     ```
   }];
-  let dependentDialects = ["::modelc::device::DeviceDialect"];
+  let dependentDialects = ["::modelc::device::DeviceDialect",
+                           "::modelc::graph::GraphDialect"];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
            "Preset name or JSON file of the target">,

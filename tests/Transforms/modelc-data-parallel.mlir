@@ -76,7 +76,8 @@ func.func @odd_batch(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
 func.func @different_batches(%x: tensor<4x4xf32>,
     // expected-error @+1 {{cannot split the batch: the inputs of 'different_batches' do not share a dimension 0 (the batch)}}
     %y: tensor<2x4xf32>) -> tensor<4x4xf32> {
-  return %x : tensor<4x4xf32>
+  %0 = graph.relu %x : tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
 }
 
 // -----
@@ -121,4 +122,22 @@ func.func @cumsum_over_batch(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
 func.func @cumsum_split(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %0 = graph.cumsum %x {axis = -1} : tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// An entry point without ops (it returns its input) has nothing to split and
+// stays as it is, in a module where no graph op loaded the graph dialect.
+// CHECK-LABEL: func.func @identity
+// CHECK-NEXT: return %{{.*}} : tensor<4xf32>
+func.func @identity(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @nothing
+// CHECK-NEXT: return
+func.func @nothing() {
+  return
 }

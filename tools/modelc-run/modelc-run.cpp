@@ -248,14 +248,18 @@ bool compareOutput(const Options &o, const char *label, const std::string &name,
   for (int64_t i = 0; i < got.numel(); ++i) {
     double g = elementAt(got, i), w = want[i];
     double err = std::fabs(g - w);
-    if (std::isnan(g) != std::isnan(w))
-      err = INFINITY;
-    else if (std::isnan(g))
-      err = 0;
+    // A NaN matches only a NaN and an infinity only itself; the tolerance
+    // test below cannot decide those (it is false for a NaN or an infinite
+    // `w`).
+    bool special = !std::isfinite(g) || !std::isfinite(w);
+    bool specialMismatch =
+        special && g != w && !(std::isnan(g) && std::isnan(w));
+    if (special)
+      err = specialMismatch ? INFINITY : 0;
     maxAbs = std::max(maxAbs, err);
-    if (w != 0)
+    if (w != 0 && std::isfinite(w))
       maxRel = std::max(maxRel, err / std::fabs(w));
-    if (err > o.atol + o.rtol * std::fabs(w)) {
+    if (specialMismatch || err > o.atol + o.rtol * std::fabs(w)) {
       if (firstBad < 0)
         firstBad = i;
       ++bad;

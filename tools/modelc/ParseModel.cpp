@@ -13,11 +13,56 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 
+#include <algorithm>
+
 using namespace mlir;
+
+/// MLIR's parser descends recursively into every nested region, attribute
+/// and type, so thousands of nested `module {`, `[` or `tensor<` overflow
+/// its stack (a crash, not an error). The source is scanned first: brackets
+/// nested deeper than kMaxNesting, outside strings and comments, are an
+/// error at the bracket that goes too deep. Real models nest a few levels.
+static LogicalResult checkNesting(llvm::SourceMgr &sourceMgr,
+                                  MLIRContext &context) {
+  constexpr int kMaxNesting = 256;
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  StringRef text = buffer->getBuffer();
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      // A string literal, with backslash escapes.
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == StringRef::npos)
+        break;
+    } else if (c == '(' || c == '[' || c == '{' || c == '<') {
+      if (++depth > kMaxNesting) {
+        auto [line, column] = sourceMgr.getLineAndColumn(
+            llvm::SMLoc::getFromPointer(text.data() + i));
+        return emitError(FileLineColLoc::get(
+                   &context, buffer->getBufferIdentifier(), line, column))
+               << "brackets nested more than " << kMaxNesting
+               << " levels deep; modelc does not parse such input";
+      }
+    } else if (c == ')' || c == ']' || c == '}' ||
+               (c == '>' && (i == 0 || text[i - 1] != '-'))) {
+      // Unbalanced input is the parser's to report.
+      depth = std::max(0, depth - 1);
+    }
+  }
+  return success();
+}
 
 OwningOpRef<ModuleOp> modelc::driver::parseModel(llvm::SourceMgr &sourceMgr,
                                                  MLIRContext &context,
                                                  ArgumentNames &argumentNames) {
+  if (failed(checkNesting(sourceMgr, context)))
+    return nullptr;
   AsmParserState asmState;
   Block block;
   ParserConfig config(&context);

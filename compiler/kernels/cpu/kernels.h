@@ -58,9 +58,23 @@ inline float gelu_tanh(float x) {
 }
 inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
+/// Maximum and minimum that propagate a NaN in either operand, as
+/// torch.maximum, numpy.maximum and ONNX Max do (std::max drops one in `b`).
+/// `b != b` is false for integers.
+template <typename T> inline T max_(T a, T b) {
+  return (a < b || b != b) ? b : a;
+}
+template <typename T> inline T min_(T a, T b) {
+  return (b < a || b != b) ? b : a;
+}
+
 /// Integer division truncating toward zero; division by zero yields 0
-/// (documented in docs/ir.md) instead of trapping.
+/// (documented in docs/ir.md) instead of trapping, and INT_MIN / -1, which
+/// overflows (SIGFPE on x86), wraps to INT_MIN as in PyTorch: dividing by -1
+/// is a negation computed unsigned.
 template <typename T> inline T int_div(T a, T b) {
+  if (b == T(-1))
+    return T(0 - static_cast<uint64_t>(a));
   return b == 0 ? T(0) : a / b;
 }
 
@@ -81,18 +95,19 @@ template <typename T> inline T int_fmod(T a, T b) {
 }
 
 /// Integer power by squaring; negative exponents give 0 except for bases 1
-/// and -1, as integer arithmetic in numpy.
+/// and -1, as integer arithmetic in numpy. The product is computed unsigned,
+/// so an overflow wraps (as numpy and PyTorch) instead of being undefined.
 template <typename T> inline T int_pow(T base, T exp) {
   if (exp < 0)
     return base == 1 ? 1 : base == -1 ? ((exp & 1) ? -1 : 1) : 0;
-  T result = 1;
+  uint64_t result = 1, factor = static_cast<uint64_t>(base);
   while (exp) {
     if (exp & 1)
-      result *= base;
-    base *= base;
+      result *= factor;
+    factor *= factor;
     exp >>= 1;
   }
-  return result;
+  return T(result);
 }
 
 /// f16/bf16 storage <-> f32 for kernels that compute in f32.
@@ -576,7 +591,7 @@ inline void max_pool2d(modelc_run_ctx *ctx, const typename storage<S>::T *x,
                          for (int64_t kx = 0; kx < s.kw; ++kx) {
                            int64_t ix = ox * s.stride_w - s.pad_left + kx;
                            if (ix >= 0 && ix < s.w)
-                             m = std::max(m, D::load(xp[iy * s.w + ix]));
+                             m = max_(m, D::load(xp[iy * s.w + ix]));
                          }
                        }
                        yp[oy * s.ow + ox] = D::store(m);
@@ -764,8 +779,8 @@ inline void reduce(modelc_run_ctx *ctx, const T *x, T *y, int kept_rank,
       if (kind == 2) {
         T m = xr[0];
         for (int64_t j = 1; j < len; ++j)
-          m = std::max(m, xr[broadcast_offset(j, reduced_rank, reduced_dims,
-                                              reduced_strides)]);
+          m = max_(m, xr[broadcast_offset(j, reduced_rank, reduced_dims,
+                                          reduced_strides)]);
         y[r] = m;
       } else if (kind == 3) {
         using A = typename accumulator<T>::type;

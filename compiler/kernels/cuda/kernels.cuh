@@ -96,11 +96,13 @@ struct BF16 {
 // Math of the elementwise ops (the same definitions as the CPU kernels).
 //===----------------------------------------------------------------------===//
 
+// A NaN in either operand propagates, as in kernels/cpu/kernels.h (and
+// torch.maximum); fmaxf would drop it.
 template <typename T> __device__ __forceinline__ T max_(T a, T b) {
-  return a < b ? b : a; // as std::max: NaN in `a` propagates
+  return (a < b || b != b) ? b : a;
 }
 template <typename T> __device__ __forceinline__ T min_(T a, T b) {
-  return b < a ? b : a;
+  return (b < a || b != b) ? b : a;
 }
 __device__ __forceinline__ float sigmoid(float x) {
   return 1.0f / (1.0f + expf(-x));
@@ -112,7 +114,11 @@ __device__ __forceinline__ float gelu_tanh(float x) {
   return 0.5f * x *
          (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
 }
+// int_div and int_pow as in kernels/cpu/kernels.h: INT_MIN / -1 and
+// overflowing powers wrap (computed unsigned).
 template <typename T> __device__ __forceinline__ T int_div(T a, T b) {
+  if (b == T(-1))
+    return T(0ull - static_cast<unsigned long long>(a));
   return b == 0 ? T(0) : a / b;
 }
 // int_mod and int_fmod as in kernels/cpu/kernels.h (0 by zero and by -1).
@@ -128,14 +134,14 @@ template <typename T> __device__ __forceinline__ T int_fmod(T a, T b) {
 template <typename T> __device__ __forceinline__ T int_pow(T base, T exp) {
   if (exp < 0)
     return base == 1 ? T(1) : base == -1 ? ((exp & 1) ? T(-1) : T(1)) : T(0);
-  T result = 1;
+  unsigned long long result = 1, factor = static_cast<unsigned long long>(base);
   while (exp) {
     if (exp & 1)
-      result *= base;
-    base *= base;
+      result *= factor;
+    factor *= factor;
     exp >>= 1;
   }
-  return result;
+  return T(result);
 }
 __device__ __forceinline__ float infinity() {
 #ifdef __CUDA_ARCH__
@@ -169,7 +175,7 @@ struct Prod {
 };
 struct Max {
   __device__ __forceinline__ float operator()(float a, float b) const {
-    return a < b ? b : a;
+    return max_(a, b);
   }
 };
 

@@ -13,6 +13,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
 #include <utility>
@@ -30,6 +31,44 @@ using namespace modelc::graph;
 // GraphOpTrait
 //===----------------------------------------------------------------------===//
 
+/// A misspelled attribute (`pading`) would otherwise be kept as a
+/// discardable one and ignored. Only the device pin and dialect-prefixed
+/// attributes (`sched.buffer`, written by passes) may be added to a graph op;
+/// any other name is an error suggesting the closest inherent one.
+static LogicalResult verifyAttributeNames(Operation *op) {
+  for (NamedAttribute attr : op->getDiscardableAttrs()) {
+    StringRef name = attr.getName().getValue();
+    if (name == kDeviceAttrName || name.contains('.'))
+      continue;
+    StringRef closest;
+    unsigned best = ~0u;
+    auto consider = [&](StringRef candidate) {
+      unsigned distance = name.edit_distance(candidate, true, best);
+      if (distance < best) {
+        best = distance;
+        closest = candidate;
+      }
+    };
+    for (StringAttr inherent : op->getName().getAttributeNames())
+      consider(inherent.getValue());
+    consider(kDeviceAttrName);
+    InFlightDiagnostic error = op->emitOpError("has no attribute '")
+                               << name << "'";
+    // A suggestion only when it is close: at most a third of the letters.
+    if (!closest.empty() && best <= std::max<size_t>(1, name.size() / 3))
+      error << "; did you mean '" << closest << "'?";
+    else {
+      SmallVector<StringRef> names;
+      for (StringAttr inherent : op->getName().getAttributeNames())
+        names.push_back(inherent.getValue());
+      names.push_back(kDeviceAttrName);
+      error << "; its attributes are " << llvm::join(names, ", ");
+    }
+    return error;
+  }
+  return success();
+}
+
 LogicalResult modelc::graph::detail::verifyGraphOp(Operation *op) {
   OpDiagnostics diag(op->getLoc(), op->getName().getStringRef());
   for (auto [index, type] : llvm::enumerate(op->getOperandTypes()))
@@ -38,6 +77,9 @@ LogicalResult modelc::graph::detail::verifyGraphOp(Operation *op) {
   for (auto [index, type] : llvm::enumerate(op->getResultTypes()))
     if (failed(diag.tensor(type, "result #" + std::to_string(index))))
       return failure();
+
+  if (failed(verifyAttributeNames(op)))
+    return failure();
 
   Attribute pin = op->getAttr(kDeviceAttrName);
   if (!pin || isa<modelc::device::DeviceAttr>(pin))

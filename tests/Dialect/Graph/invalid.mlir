@@ -78,6 +78,43 @@ func.func @pin_not_a_string(%x: tensor<4xf32>) {
 
 // -----
 
+//===--- attribute names ---===//
+
+// A misspelled attribute is an error with the closest valid name, not an
+// attribute silently ignored (a convolution without its padding).
+func.func @misspelled_attribute(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'graph.conv2d' op has no attribute 'pading'; did you mean 'padding'?}}
+  %0 = graph.conv2d %x, %w {pading = array<i64: 1, 1, 1, 1>} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @misspelled_pin(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.relu' op has no attribute 'devise'; did you mean 'device'?}}
+  %0 = graph.relu %x {devise = "cpu"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Nothing close: the message lists the op's attributes.
+func.func @unknown_attribute(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'graph.softmax' op has no attribute 'temperature'; its attributes are axis, device}}
+  %0 = graph.softmax %x {temperature = 2.0 : f32} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attribute_of_op_without_any(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.relu' op has no attribute 'alpha'; its attributes are device}}
+  %0 = graph.relu %x {alpha = 0.1 : f32} : tensor<4xf32>
+  return
+}
+
+// -----
+
 //===--- weights and constants ---===//
 
 func.func @unknown_weight() {

@@ -271,3 +271,12 @@ func.func @mod(%i: tensor<4x8xi32>, %j: tensor<8xi32>, %k: tensor<4x8xi64>, %l: 
   %2 = graph.mod %x, %y {fmod = true} : tensor<4x8xf32>, tensor<4x1xf32>
   return %0, %1, %2 : tensor<4x8xi32>, tensor<4x8xi64>, tensor<4x8xf32>
 }
+
+// Besides its own attributes, a graph op may carry a device pin and
+// dialect-prefixed attributes (those passes write, such as sched.buffer).
+// CHECK-LABEL: func.func @free_attributes
+// CHECK: graph.relu %{{.*}} {device = "cpu", sched.stream = "compute"} : tensor<4xf32>
+func.func @free_attributes(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = graph.relu %x {device = "cpu", sched.stream = "compute"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
