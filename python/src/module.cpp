@@ -8,6 +8,7 @@
 
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstdint>
 
 namespace py = pybind11;
@@ -15,15 +16,26 @@ using modelc::python::Input;
 
 namespace {
 
-/// The data pointers of the last run on this thread, at the runtime's
-/// boundary: those of the Tensors given to Model::run and returned by it.
-/// Read by the tests (zero-copy) through _last_run_pointers().
-struct RunPointers {
+/// What the last run on this thread did at the runtime's boundary, for the
+/// tests (through _last_run()): the data pointers of the Tensors given to
+/// Model::run and returned by it (zero-copy), whether an input was copied,
+/// and when Model::run started and returned, on the steady clock, in ns,
+/// measured without the GIL (so two threads' runs overlap only if the GIL
+/// was released).
+struct RunRecord {
   std::vector<uintptr_t> inputs;
   std::vector<uintptr_t> outputs;
   std::vector<bool> copied;
+  int64_t started_ns = 0;
+  int64_t finished_ns = 0;
 };
-thread_local RunPointers lastRun;
+thread_local RunRecord lastRun;
+
+int64_t steadyNanoseconds() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 py::list describeTensors(const std::vector<modelc::TensorInfo> &tensors) {
   py::list list;
@@ -75,11 +87,16 @@ py::list run(const PyModel &self, const std::string &entry,
     tensors.push_back(inputs.back().tensor);
   }
   std::vector<modelc::Tensor> outputs;
+  int64_t started, finished;
   {
     py::gil_scoped_release release;
+    started = steadyNanoseconds();
     outputs = self.model.run(entry, tensors);
+    finished = steadyNanoseconds();
   }
-  lastRun = RunPointers();
+  lastRun = RunRecord();
+  lastRun.started_ns = started;
+  lastRun.finished_ns = finished;
   for (const Input &input : inputs) {
     lastRun.inputs.push_back(reinterpret_cast<uintptr_t>(input.tensor.data()));
     lastRun.copied.push_back(input.copied);
@@ -140,11 +157,13 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("load", &load, py::arg("path"), py::arg("plan"), py::arg("threads"),
         py::arg("weights"));
-  m.def("_last_run_pointers", [] {
-    py::dict pointers;
-    pointers["inputs"] = lastRun.inputs;
-    pointers["outputs"] = lastRun.outputs;
-    pointers["copied"] = lastRun.copied;
-    return pointers;
+  m.def("_last_run", [] {
+    py::dict record;
+    record["inputs"] = lastRun.inputs;
+    record["outputs"] = lastRun.outputs;
+    record["copied"] = lastRun.copied;
+    record["started_ns"] = lastRun.started_ns;
+    record["finished_ns"] = lastRun.finished_ns;
+    return record;
   });
 }

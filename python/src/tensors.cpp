@@ -143,7 +143,13 @@ void copyStrided(char *&out, const char *in, const DLTensor &tensor, int dim,
 }
 
 Input borrowDlpack(const py::handle &value, const TensorInfo &spec) {
-  py::object capsule = value.attr("__dlpack__")();
+  py::object capsule;
+  try {
+    capsule = value.attr("__dlpack__")();
+  } catch (py::error_already_set &e) {
+    throw Error("input '" + spec.name + "': its __dlpack__() failed: " +
+                std::string(py::str(e.value())));
+  }
   auto *managed = static_cast<DLManagedTensor *>(
       PyCapsule_GetPointer(capsule.ptr(), kCapsuleName));
   if (!managed) {
