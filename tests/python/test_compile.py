@@ -26,7 +26,8 @@ def test_pytorch_round_trip(torch_module, small_so):
     np.testing.assert_allclose(y.numpy(), want, rtol=1e-5, atol=1e-5)
 
 
-def test_precision_and_default_output(torch_module, onnx_file, tmp_path):
+def test_precision_and_default_output(modelc_tool, torch_module, onnx_file,
+                                      tmp_path):
     torch = pytest.importorskip("torch")
     model = str(tmp_path / "half.onnx")
     shutil.copy(onnx_file, model)
@@ -86,7 +87,7 @@ def test_missing_model_file(modelc_tool, tmp_path):
         modelc.compile(tmp_path / "nothere.ir")
 
 
-def test_dynamic_shape_needs_input_shapes(onnx_file, tmp_path):
+def test_dynamic_shape_needs_input_shapes(modelc_tool, onnx_file, tmp_path):
     with pytest.raises(modelc.CompileError, match="input-shape"):
         modelc.compile(onnx_file, output=tmp_path / "dyn.so")
 
