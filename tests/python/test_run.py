@@ -5,13 +5,14 @@ the documented copies, and every input error."""
 
 import ctypes
 import gc
+import os
 
 import numpy as np
 import pytest
 
 import modelc
 from modelc import _core
-from conftest import relu_linear
+from conftest import ROOT, relu_linear
 
 rng = np.random.default_rng(7)
 
@@ -345,3 +346,12 @@ def test_tensor_on_a_gpu(multi_model):
 def test_vector_dtype(multi_model):
     with pytest.raises(modelc.Error, match=r"got float32x4\[4,16\]"):
         multi_model(_OnDevice((4, 16), device_type=1, dtype=(2, 32, 4)))
+
+
+def test_run_time_error_in_the_model(modelc_tool, tmp_path):
+    gather = os.path.join(ROOT, "tests", "e2e", "Inputs", "gather.ir")
+    m = modelc.load(modelc.compile(gather, output=tmp_path / "gather.so"))
+    with pytest.raises(modelc.Error, match="running 'forward' of model "
+                       "'.*gather.so' failed: graph.gather: an index is out "
+                       "of range"):
+        m(np.zeros((4, 3), np.float32))
