@@ -1,5 +1,5 @@
 // module.cpp - modelc._core, the C++ half of the `modelc` Python module: a
-// thin pybind11 layer over the runtime's C++ API (modelc/python.md). The
+// thin pybind11 layer over the runtime's C++ API (docs/python.md). The
 // Python half (python/modelc/) parses run()'s arguments and drives the
 // compiler.
 #include "tensors.hpp"
