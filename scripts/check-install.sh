@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs modelc into a temporary prefix, compiles examples/mlp.ir with the
 # installed modelc, builds examples/cpp against the installed runtime with
-# find_package(modelc), and runs it. Needs ./scripts/build.sh first.
+# find_package(modelc), and runs it; then imports the installed Python module
+# (where it was built) from the prefix, which compiles with the installed
+# modelc and runs the result. Needs ./scripts/build.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -12,3 +14,16 @@ cmake -S examples/cpp -B "$work/example" -G Ninja -DCMAKE_PREFIX_PATH="$work/pre
 cmake --build "$work/example" > /dev/null
 "$work/example/run_model" "$work/mlp.so"
 echo "check-install: the installed runtime and the C++ example work"
+
+site=$(echo "$work"/prefix/lib/python3*/*-packages)
+if [ -d "$site/modelc" ]; then
+  python=$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' build/CMakeCache.txt)
+  root=$PWD
+  (cd "$work" && env -u MODELC PYTHONPATH="$site" "$python" -c "
+import modelc, numpy as np
+assert modelc.find_modelc() == '$work/prefix/bin/modelc', modelc.find_modelc()
+m = modelc.load(modelc.compile('$root/examples/mlp.ir', output='mlp_py.so', random_weights=1))
+assert m(np.zeros((64, 784), np.float32)).shape == (64, 10)
+")
+  echo "check-install: the installed Python module works ($site)"
+fi

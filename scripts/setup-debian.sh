@@ -3,7 +3,8 @@
 # with sudo available): LLVM/MLIR 22 and its lit/FileCheck, CMake, Ninja,
 # GoogleTest, OpenBLAS, oneDNN, libonnx (ONNX import), and PyTorch,
 # torchvision, numpy and python3-onnx for the tests that compare with PyTorch (tests/torch,
-# tests/onnx), and clang-22 with libFuzzer for the fuzz targets (tests/fuzz).
+# tests/onnx), pybind11 and pytest for the Python module (python/), and
+# clang-22 with libFuzzer for the fuzz targets (tests/fuzz).
 set -euo pipefail
 packages=(cmake ninja-build g++ git
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
@@ -17,6 +18,10 @@ packages=(cmake ninja-build g++ git
           # tests/onnx/models.test exports torchvision's ResNet-18 and
           # MobileNets (random weights, no downloads).
           python3-torchvision
+          # The `modelc` Python module (python/, docs/python.md) is built
+          # with pybind11 against Python's headers; its tests run on pytest.
+          # Without them the module is not built or its tests are skipped.
+          pybind11-dev python3-dev python3-pytest
           # tests/fuzz: the readers' libFuzzer targets need clang (g++ has
           # no -fsanitize=fuzzer), libFuzzer, and clang's ASan/UBSan
           # runtimes (without those they build with UBSan traps, no ASan).

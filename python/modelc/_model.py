@@ -1,0 +1,189 @@
+"""modelc.load and modelc.Model: a compiled model.so, run on numpy arrays
+and DLPack tensors (the argument handling around modelc._core)."""
+
+import os
+from typing import NamedTuple, Tuple
+
+import numpy
+
+from . import _core
+from ._core import Error
+
+_OUTPUT_KINDS = ("numpy", "dlpack")
+
+
+class TensorSpec(NamedTuple):
+    """An input or output of an entry point: its name, dtype (numpy's name:
+    "float32", "float16", "bfloat16", "int32", "int64", "bool") and shape."""
+    name: str
+    dtype: str
+    shape: Tuple[int, ...]
+
+    def __str__(self):
+        return "%s: %s[%s]" % (self.name, self.dtype,
+                               ",".join(str(d) for d in self.shape))
+
+
+def load(path, plan=None, threads=None, weights=None):
+    """Loads a model.so built by modelc.
+
+    plan: the plan to run (a name such as "cpu" or "cpu+sim2", GPUs such as
+    "cuda:1", or a device mapping); None: the best for this machine.
+    threads: CPU threads (a positive int); None: one per core.
+    weights: a safetensors file whose weights replace the model's own.
+    Raises modelc.Error (a missing or corrupt file, an unknown plan, weights
+    of the wrong shape)."""
+    if threads is not None and (isinstance(threads, bool) or
+                                not isinstance(threads, int) or threads < 1):
+        raise ValueError("threads must be a positive int, or None for one per "
+                         "core; got %r" % (threads,))
+    if plan is not None and not isinstance(plan, str):
+        raise TypeError("plan must be a str, got %r" % (plan,))
+    core = _core.load(os.fspath(path), plan or "", threads or 0,
+                      os.fspath(weights) if weights is not None else "")
+    return Model(core)
+
+
+def _specs(described):
+    return [TensorSpec(name, dtype, tuple(shape))
+            for name, dtype, shape in described]
+
+
+def _prepare(value):
+    """What _core.run reads: numpy arrays and DLPack producers as they are;
+    numpy scalars as 0-d arrays; a bool torch.Tensor (which PyTorch 1.13
+    cannot export through DLPack) as its numpy view, which shares memory."""
+    if isinstance(value, numpy.generic):
+        return numpy.asarray(value)
+    if (type(value).__module__.startswith("torch") and
+            str(getattr(value, "dtype", "")) == "torch.bool" and
+            getattr(getattr(value, "device", None), "type", None) == "cpu" and
+            not value.requires_grad):
+        return value.numpy()
+    return value
+
+
+def _to_torch(result):
+    try:
+        import torch.utils.dlpack
+    except ImportError as e:
+        raise Error('out="dlpack" returns torch tensors, and torch cannot be '
+                    "imported (%s); Debian: python3-torch" % e) from None
+    if isinstance(result, numpy.ndarray):  # bool: no DLPack bool in torch 1.13
+        return torch.from_numpy(result)
+    return torch.utils.dlpack.from_dlpack(result)
+
+
+class Model:
+    """A loaded model.so (from modelc.load). Runs may come from many threads
+    at once; each releases the GIL while it runs."""
+
+    def __init__(self, core):
+        self._core = core
+        self._entries = {name: (_specs(inputs), _specs(outputs))
+                         for name, inputs, outputs in core.entries()}
+        self._first = next(iter(self._entries))
+
+    @property
+    def path(self):
+        """The model.so this model was loaded from."""
+        return self._core.path
+
+    @property
+    def entry_points(self):
+        """The names of the entry points, in the model's order."""
+        return list(self._entries)
+
+    @property
+    def plan(self):
+        """The plan that runs ("cpu", "cpu+sim2", "h200", ...)."""
+        return self._core.plan()
+
+    @property
+    def plans(self):
+        """Every plan the model.so carries, in its order."""
+        return self._core.plans()
+
+    def _entry(self, entry):
+        if entry is None:
+            entry = self._first
+        if entry not in self._entries:
+            self._core.entry(str(entry))  # raises the runtime's Error
+        return entry
+
+    def inputs(self, entry=None):
+        """The inputs of `entry` (default: the first entry point), as
+        TensorSpec(name, dtype, shape)."""
+        return list(self._entries[self._entry(entry)][0])
+
+    def outputs(self, entry=None):
+        """The outputs of `entry` (default: the first entry point)."""
+        return list(self._entries[self._entry(entry)][1])
+
+    def info(self):
+        """Everything the model.so says about itself, as a dict."""
+        core = self._core
+        return {
+            "path": core.path,
+            "plan": core.plan(),
+            "plans": core.plans(),
+            "plan_note": core.plan_note(),
+            "threads": core.num_threads(),
+            "compiler_version": core.compiler_version(),
+            "compiler_flags": core.compiler_flags(),
+            "gpu_kernels": core.gpu_kernels(),
+            "weights": core.weight_names(),
+            "entry_points": {
+                name: {"inputs": list(inputs), "outputs": list(outputs),
+                       "arena_bytes": core.arena_bytes(name)}
+                for name, (inputs, outputs) in self._entries.items()},
+        }
+
+    def run(self, *args, entry=None, out="numpy", **inputs):
+        """Runs `entry` (default: the first entry point) on its inputs, given
+        in order, by name, or both: numpy arrays or DLPack producers
+        (torch.Tensor), borrowed without a copy when they are C-contiguous
+        host memory; other layouts are copied. Their dtypes and shapes must be
+        the entry point's (modelc.Error names the input otherwise).
+
+        Returns the output (or a tuple of the outputs, in order) as numpy
+        arrays, or with out="dlpack" as torch tensors; either way over the
+        runtime's output buffers, without a copy."""
+        name = self._entry(entry)
+        if out not in _OUTPUT_KINDS:
+            raise ValueError('out must be "numpy" or "dlpack", got %r' % (out,))
+        specs = self._entries[name][0]
+        names = ", ".join("'%s'" % s.name for s in specs)
+        if len(args) > len(specs):
+            raise Error("entry point '%s' takes %d inputs (%s), got %d"
+                        % (name, len(specs), names, len(args)))
+        values = list(args) + [None] * (len(specs) - len(args))
+        index = {s.name: i for i, s in enumerate(specs)}
+        for key, value in inputs.items():
+            if key not in index:
+                raise Error("entry point '%s' has no input '%s'; its inputs "
+                            "are %s" % (name, key, names))
+            if index[key] < len(args):
+                raise Error("input '%s' of entry point '%s' is given twice, "
+                            "in order and by name" % (key, name))
+            values[index[key]] = value
+        missing = [s.name for s, v in zip(specs, values) if v is None]
+        if missing:
+            raise Error("entry point '%s' takes inputs %s; missing %s"
+                        % (name, names,
+                           ", ".join("'%s'" % m for m in missing)))
+        results = self._core.run(name, [_prepare(v) for v in values],
+                                 out == "dlpack")
+        if out == "dlpack":
+            results = [_to_torch(r) for r in results]
+        return results[0] if len(results) == 1 else tuple(results)
+
+    __call__ = run
+
+    def __repr__(self):
+        entries = "; ".join(
+            "%s(%s) -> (%s)" % (name, ", ".join(map(str, ins)),
+                                ", ".join(map(str, outs)))
+            for name, (ins, outs) in self._entries.items())
+        return "<modelc.Model %r, plan %r: %s>" % (self.path, self.plan,
+                                                    entries)

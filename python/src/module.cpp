@@ -1,0 +1,169 @@
+// module.cpp - modelc._core, the C++ half of the `modelc` Python module: a
+// thin pybind11 layer over the runtime's C++ API (docs/python.md). The
+// Python half (python/modelc/) parses run()'s arguments and drives the
+// compiler.
+#include "tensors.hpp"
+
+#include "modelc/runtime.hpp"
+
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cstdint>
+
+namespace py = pybind11;
+using modelc::python::Input;
+
+namespace {
+
+/// What the last run on this thread did at the runtime's boundary, for the
+/// tests (through _last_run()): the data pointers of the Tensors given to
+/// Model::run and returned by it (zero-copy), whether an input was copied,
+/// and when Model::run started and returned, on the steady clock, in ns,
+/// measured without the GIL (so two threads' runs overlap only if the GIL
+/// was released).
+struct RunRecord {
+  std::vector<uintptr_t> inputs;
+  std::vector<uintptr_t> outputs;
+  std::vector<bool> copied;
+  int64_t started_ns = 0;
+  int64_t finished_ns = 0;
+};
+thread_local RunRecord lastRun;
+
+int64_t steadyNanoseconds() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+py::list describeTensors(const std::vector<modelc::TensorInfo> &tensors) {
+  py::list list;
+  for (const modelc::TensorInfo &t : tensors)
+    list.append(py::make_tuple(t.name, modelc::python::numpyName(t.dtype),
+                               py::tuple(py::cast(t.shape))));
+  return list;
+}
+
+/// A loaded model and the path it came from.
+struct PyModel {
+  modelc::Model model;
+  std::string path;
+};
+
+PyModel load(const std::string &path, const std::string &plan, int threads,
+             const std::string &weights) {
+  modelc::LoadOptions options;
+  options.plan = plan;
+  options.num_threads = threads;
+  options.weights = weights;
+  py::gil_scoped_release release;
+  return PyModel{modelc::Model::load(path, options), path};
+}
+
+/// Runs `entry` on `values` (in the entry's input order) and returns the
+/// outputs as numpy arrays, or (dlpack) as DLPack capsules, bool outputs
+/// as numpy arrays (PyTorch 1.13 reads no DLPack bool).
+py::list run(const PyModel &self, const std::string &entry,
+             const py::sequence &values, bool dlpack) {
+  const modelc::EntryInfo &info = self.model.entry(entry);
+  if (values.size() != info.inputs.size())
+    throw modelc::Error("entry point '" + entry + "' takes " +
+                        std::to_string(info.inputs.size()) + " inputs, got " +
+                        std::to_string(values.size()));
+  if (!dlpack)
+    for (const modelc::TensorInfo &output : info.outputs)
+      if (output.dtype == modelc::DType::BF16)
+        throw modelc::Error("output '" + output.name +
+                            "' is bf16, which numpy has no dtype for; run "
+                            "with out=\"dlpack\" to get a torch.bfloat16 "
+                            "tensor");
+  std::vector<Input> inputs;
+  std::vector<modelc::Tensor> tensors;
+  inputs.reserve(info.inputs.size());
+  tensors.reserve(info.inputs.size());
+  for (std::size_t i = 0; i < info.inputs.size(); ++i) {
+    inputs.push_back(modelc::python::borrowInput(values[i], info.inputs[i]));
+    tensors.push_back(inputs.back().tensor);
+  }
+  std::vector<modelc::Tensor> outputs;
+  int64_t started, finished;
+  {
+    py::gil_scoped_release release;
+    started = steadyNanoseconds();
+    outputs = self.model.run(entry, tensors);
+    finished = steadyNanoseconds();
+  }
+  lastRun = RunRecord();
+  lastRun.started_ns = started;
+  lastRun.finished_ns = finished;
+  for (const Input &input : inputs) {
+    lastRun.inputs.push_back(reinterpret_cast<uintptr_t>(input.tensor.data()));
+    lastRun.copied.push_back(input.copied);
+  }
+  py::list results;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    lastRun.outputs.push_back(reinterpret_cast<uintptr_t>(outputs[i].data()));
+    bool asDlpack = dlpack && outputs[i].dtype() != modelc::DType::Bool;
+    results.append(asDlpack ? modelc::python::toDlpack(std::move(outputs[i]))
+                            : modelc::python::toNumpy(std::move(outputs[i]),
+                                                      info.outputs[i].name));
+  }
+  return results;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "modelc's runtime, for Python: load and run a compiled model.so "
+            "(use the modelc package, not this module)";
+  py::register_exception<modelc::Error>(m, "Error", PyExc_RuntimeError);
+
+  py::class_<PyModel>(m, "Model")
+      .def_readonly("path", &PyModel::path)
+      .def("entries",
+           [](const PyModel &self) {
+             py::list entries;
+             for (const modelc::EntryInfo &e : self.model.entries())
+               entries.append(py::make_tuple(e.name, describeTensors(e.inputs),
+                                             describeTensors(e.outputs)));
+             return entries;
+           })
+      .def("entry",
+           [](const PyModel &self, const std::string &name) {
+             const modelc::EntryInfo &e = self.model.entry(name);
+             return py::make_tuple(e.name, describeTensors(e.inputs),
+                                   describeTensors(e.outputs));
+           })
+      .def("plan", [](const PyModel &self) { return self.model.plan(); })
+      .def("plans", [](const PyModel &self) { return self.model.plans(); })
+      .def("plan_note",
+           [](const PyModel &self) { return self.model.plan_note(); })
+      .def("compiler_version",
+           [](const PyModel &self) { return self.model.compiler_version(); })
+      .def("compiler_flags",
+           [](const PyModel &self) { return self.model.compiler_flags(); })
+      .def("num_threads",
+           [](const PyModel &self) { return self.model.num_threads(); })
+      .def("gpu_kernels",
+           [](const PyModel &self) { return self.model.gpu_kernels(); })
+      .def("weight_names",
+           [](const PyModel &self) { return self.model.weight_names(); })
+      .def("arena_bytes",
+           [](const PyModel &self, const std::string &entry) {
+             return self.model.arena_bytes(entry);
+           })
+      .def("run", &run, py::arg("entry"), py::arg("inputs"), py::arg("dlpack"));
+
+  m.def("load", &load, py::arg("path"), py::arg("plan"), py::arg("threads"),
+        py::arg("weights"));
+  m.def("_last_run", [] {
+    py::dict record;
+    record["inputs"] = lastRun.inputs;
+    record["outputs"] = lastRun.outputs;
+    record["copied"] = lastRun.copied;
+    record["started_ns"] = lastRun.started_ns;
+    record["finished_ns"] = lastRun.finished_ns;
+    return record;
+  });
+}

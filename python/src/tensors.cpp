@@ -1,0 +1,319 @@
+// tensors.cpp - numpy arrays and DLPack tensors to and from modelc::Tensor.
+#include "tensors.hpp"
+
+#include "dlpack.h"
+
+#include <pybind11/numpy.h>
+
+#include <cstring>
+#include <optional>
+
+namespace py = pybind11;
+
+namespace modelc::python {
+namespace {
+
+constexpr const char *kCapsuleName = "dltensor";
+constexpr const char *kUsedCapsuleName = "used_dltensor";
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+[[noreturn]] void throwDtypeMismatch(const TensorInfo &spec,
+                                     const std::string &given,
+                                     const std::vector<int64_t> &shape) {
+  throw Error("input '" + spec.name + "': expected " +
+              describe(spec.dtype, spec.shape) + ", got " + given +
+              shapeText(shape) +
+              " (modelc takes float32, float16, bfloat16, int32, int64 and "
+              "bool tensors; convert it, e.g. with .astype('" +
+              numpyName(spec.dtype) + "'))");
+}
+
+std::optional<DType> numpyDType(const py::dtype &dtype) {
+  if (!dtype.attr("isnative").cast<bool>())
+    return std::nullopt;
+  std::size_t size = dtype.itemsize();
+  switch (dtype.kind()) {
+  case 'f':
+    if (size == 4)
+      return DType::F32;
+    if (size == 2)
+      return DType::F16;
+    return std::nullopt;
+  case 'i':
+    if (size == 4)
+      return DType::I32;
+    if (size == 8)
+      return DType::I64;
+    return std::nullopt;
+  case 'b':
+    return DType::Bool;
+  default:
+    return std::nullopt;
+  }
+}
+
+Input borrowNumpy(py::array array, const TensorInfo &spec) {
+  std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+  std::optional<DType> dtype = numpyDType(array.dtype());
+  if (!dtype)
+    throwDtypeMismatch(spec, py::str(array.dtype()).cast<std::string>(), shape);
+  Input input;
+  bool contiguous = array.flags() & py::array::c_style;
+  bool aligned = array.attr("flags").attr("aligned").cast<bool>();
+  if (!contiguous || !aligned) {
+    array = array.attr("copy")("C");
+    input.copied = true;
+  }
+  input.tensor = Tensor::from_host(static_cast<const void *>(array.data()),
+                                   std::move(shape), *dtype);
+  input.owner = std::move(array);
+  return input;
+}
+
+std::optional<DType> dlpackDType(DLDataType type) {
+  if (type.lanes != 1)
+    return std::nullopt;
+  switch (type.code) {
+  case kDLFloat:
+    if (type.bits == 32)
+      return DType::F32;
+    if (type.bits == 16)
+      return DType::F16;
+    return std::nullopt;
+  case kDLBfloat:
+    return type.bits == 16 ? std::optional<DType>(DType::BF16) : std::nullopt;
+  case kDLInt:
+    if (type.bits == 32)
+      return DType::I32;
+    if (type.bits == 64)
+      return DType::I64;
+    return std::nullopt;
+  case kDLBool:
+    return type.bits == 8 ? std::optional<DType>(DType::Bool) : std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}
+
+std::string dlpackTypeName(DLDataType type) {
+  const char *names[] = {"int",    "uint",    "float", "opaque",
+                         "bfloat", "complex", "bool"};
+  std::string name = type.code < 7 ? names[type.code]
+                                   : "code" + std::to_string(type.code) + "_";
+  name += std::to_string(type.bits);
+  if (type.lanes != 1)
+    name += "x" + std::to_string(type.lanes);
+  return name;
+}
+
+std::string dlpackDeviceName(DLDevice device) {
+  switch (device.device_type) {
+  case kDLCUDA:
+    return "cuda:" + std::to_string(device.device_id);
+  case kDLCUDAHost:
+    return "cuda_host";
+  case kDLCUDAManaged:
+    return "cuda_managed:" + std::to_string(device.device_id);
+  case kDLROCM:
+    return "rocm:" + std::to_string(device.device_id);
+  default:
+    return "DLPack device type " + std::to_string(device.device_type) + ":" +
+           std::to_string(device.device_id);
+  }
+}
+
+/// Copies a strided tensor (strides in elements) into row-major `out`.
+void copyStrided(char *&out, const char *in, const DLTensor &tensor, int dim,
+                 std::size_t elementSize) {
+  if (dim == tensor.ndim) {
+    std::memcpy(out, in, elementSize);
+    out += elementSize;
+    return;
+  }
+  for (int64_t i = 0; i < tensor.shape[dim]; ++i)
+    copyStrided(
+        out, in + i * tensor.strides[dim] * static_cast<int64_t>(elementSize),
+        tensor, dim + 1, elementSize);
+}
+
+Input borrowDlpack(const py::handle &value, const TensorInfo &spec) {
+  py::object capsule;
+  try {
+    capsule = value.attr("__dlpack__")();
+  } catch (py::error_already_set &e) {
+    throw Error("input '" + spec.name + "': its __dlpack__() failed: " +
+                std::string(py::str(e.value())));
+  }
+  auto *managed = static_cast<DLManagedTensor *>(
+      PyCapsule_GetPointer(capsule.ptr(), kCapsuleName));
+  if (!managed) {
+    PyErr_Clear();
+    throw py::type_error("input '" + spec.name +
+                         "': __dlpack__() did not return a DLPack capsule "
+                         "named 'dltensor'");
+  }
+  const DLTensor &tensor = managed->dl_tensor;
+  std::vector<int64_t> shape(tensor.shape, tensor.shape + tensor.ndim);
+  if (tensor.device.device_type != kDLCPU)
+    throw Error("input '" + spec.name +
+                "': expected a tensor on cpu, got one on " +
+                dlpackDeviceName(tensor.device));
+  std::optional<DType> dtype = dlpackDType(tensor.dtype);
+  if (!dtype)
+    throwDtypeMismatch(spec, dlpackTypeName(tensor.dtype), shape);
+
+  const char *data =
+      static_cast<const char *>(tensor.data) + tensor.byte_offset;
+  std::size_t elementSize = dtypeSize(*dtype);
+  bool compact = true;
+  if (tensor.strides) {
+    int64_t expected = 1;
+    for (int dim = tensor.ndim - 1; dim >= 0; --dim) {
+      if (tensor.shape[dim] != 1 && tensor.strides[dim] != expected)
+        compact = false;
+      expected *= tensor.shape[dim];
+    }
+  }
+  bool aligned = reinterpret_cast<uintptr_t>(data) % elementSize == 0;
+  Input input;
+  if (compact && aligned) {
+    input.tensor = Tensor::from_host(static_cast<const void *>(data),
+                                     std::move(shape), *dtype);
+    // The capsule stays unconsumed: when it dies, the producer's capsule
+    // destructor calls the deleter. Until then the memory is borrowed.
+    input.owner = std::move(capsule);
+    return input;
+  }
+  Tensor copy = Tensor::zeros(std::move(shape), *dtype);
+  if (copy.numel()) {
+    char *out = static_cast<char *>(copy.mutable_data());
+    if (tensor.strides)
+      copyStrided(out, data, tensor, 0, elementSize);
+    else
+      std::memcpy(out, data, copy.nbytes());
+  }
+  input.tensor = std::move(copy);
+  input.copied = true;
+  return input;
+}
+
+struct ExportedTensor {
+  Tensor tensor;
+  std::vector<int64_t> strides;
+  DLManagedTensor managed;
+};
+
+void deleteExported(DLManagedTensor *self) {
+  delete static_cast<ExportedTensor *>(self->manager_ctx);
+}
+
+/// A capsule nobody consumed owns its tensor: free it (DLPack's rule).
+void destroyCapsule(PyObject *capsule) {
+  if (PyCapsule_IsValid(capsule, kUsedCapsuleName))
+    return;
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  auto *managed = static_cast<DLManagedTensor *>(
+      PyCapsule_GetPointer(capsule, kCapsuleName));
+  if (managed)
+    managed->deleter(managed);
+  else
+    PyErr_WriteUnraisable(capsule);
+  PyErr_Restore(type, value, traceback);
+}
+
+DLDataType dlpackType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return {kDLFloat, 32, 1};
+  case DType::F16:
+    return {kDLFloat, 16, 1};
+  case DType::BF16:
+    return {kDLBfloat, 16, 1};
+  case DType::I32:
+    return {kDLInt, 32, 1};
+  case DType::I64:
+    return {kDLInt, 64, 1};
+  case DType::Bool:
+    return {kDLBool, 8, 1};
+  }
+  throw Error("unknown dtype");
+}
+
+} // namespace
+
+const char *numpyName(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "float32";
+  case DType::F16:
+    return "float16";
+  case DType::BF16:
+    return "bfloat16";
+  case DType::I32:
+    return "int32";
+  case DType::I64:
+    return "int64";
+  case DType::Bool:
+    return "bool";
+  }
+  return "unknown";
+}
+
+Input borrowInput(const py::handle &value, const TensorInfo &spec) {
+  if (py::isinstance<py::array>(value))
+    return borrowNumpy(py::reinterpret_borrow<py::array>(value), spec);
+  if (py::hasattr(value, "__dlpack__"))
+    return borrowDlpack(value, spec);
+  throw py::type_error(
+      "input '" + spec.name +
+      "': expected a numpy array or a tensor with "
+      "__dlpack__ (such as a torch.Tensor), got " +
+      py::str(py::type::handle_of(value).attr("__name__")).cast<std::string>());
+}
+
+py::object toNumpy(Tensor tensor, const std::string &name) {
+  if (tensor.dtype() == DType::BF16)
+    throw Error("output '" + name +
+                "' is bf16, which numpy has no dtype for; run with "
+                "out=\"dlpack\" to get a torch.bfloat16 tensor");
+  auto *owned = new Tensor(std::move(tensor));
+  py::capsule base(owned,
+                   [](void *tensor) { delete static_cast<Tensor *>(tensor); });
+  std::vector<py::ssize_t> shape(owned->shape().begin(), owned->shape().end());
+  return py::array(py::dtype(numpyName(owned->dtype())), std::move(shape),
+                   std::vector<py::ssize_t>(), owned->mutable_data(), base);
+}
+
+py::object toDlpack(Tensor tensor) {
+  auto *exported = new ExportedTensor{std::move(tensor), {}, {}};
+  const std::vector<int64_t> &shape = exported->tensor.shape();
+  exported->strides.assign(shape.size(), 1);
+  for (int dim = static_cast<int>(shape.size()) - 2; dim >= 0; --dim)
+    exported->strides[dim] = exported->strides[dim + 1] * shape[dim + 1];
+  DLTensor &out = exported->managed.dl_tensor;
+  out.data = exported->tensor.mutable_data();
+  out.device = {kDLCPU, 0};
+  out.ndim = static_cast<int32_t>(shape.size());
+  out.dtype = dlpackType(exported->tensor.dtype());
+  out.shape = const_cast<int64_t *>(shape.data());
+  out.strides = exported->strides.data();
+  out.byte_offset = 0;
+  exported->managed.manager_ctx = exported;
+  exported->managed.deleter = deleteExported;
+  PyObject *capsule =
+      PyCapsule_New(&exported->managed, kCapsuleName, destroyCapsule);
+  if (!capsule) {
+    deleteExported(&exported->managed);
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::object>(capsule);
+}
+
+} // namespace modelc::python
