@@ -9,6 +9,9 @@ set -euo pipefail
 packages=(cmake ninja-build g++ git
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
           libgtest-dev libopenblas-dev libdnnl-dev
+          # The seal of model.so (runtime/src/integrity.cpp): XXH3, a hash at
+          # memory speed for checksums of whole models at every load.
+          libxxhash-dev
           # The ONNX importer (compiler/Import/Onnx): ONNX 1.12's protobuf
           # classes and checker, and python3-onnx to make test models.
           libonnx-dev libprotobuf-dev python3-onnx

@@ -24,8 +24,13 @@ llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.modelc_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["modelc", "modelc-opt", "modelc-run", "modelc-run-lite", "modelc-onnx-fuzz", "modelc-ir-fuzz"], tool_dirs)
+llvm_config.add_tool_substitutions(["modelc", "modelc-opt", "modelc-run", "modelc-run-lite", "modelc-onnx-fuzz", "modelc-ir-fuzz", "modelc-seal"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# long-tests: tests that write gigabytes or take minutes (big weights), run
+# with MODELC_LONG_TESTS=1.
+if os.environ.get("MODELC_LONG_TESTS") == "1":
+    config.available_features.add("long-tests")
 
 # nvcc: tests of GPU code that must compile where the CUDA toolkit exists.
 if shutil.which("nvcc") or os.access("/usr/local/cuda/bin/nvcc", os.X_OK):

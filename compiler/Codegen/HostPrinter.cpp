@@ -1498,12 +1498,17 @@ static LogicalResult emitPlan(const PlanModule &planModule, unsigned planIndex,
 
 /// The embedded weights and GPU image, as .incbin sections (or, for host
 /// emulation, a placeholder image); fills `gpu` with the kernels' source.
+/// They go to large-data sections (.lrodata, flag "l": SHF_X86_64_LARGE),
+/// which the linker places after everything else, so that weights beyond
+/// 2 GiB do not push the code's 32-bit PC-relative references to other
+/// data out of range; only the descriptor points at them, with 64-bit
+/// relocations.
 static void emitEmbeddedData(llvm::raw_ostream &out,
                              const CpuEmitOptions &options,
                              const GpuModule &gpuModule, GpuCode *gpu) {
   if (!options.weightBlobPath.empty()) {
     out << "// The weights, embedded from " << options.weightBlobPath << ".\n"
-        << "asm(\".section .rodata.modelc_weights,\\\"a\\\"\\n\"\n"
+        << "asm(\".section .lrodata.modelc_weights,\\\"al\\\"\\n\"\n"
         << "    \".balign 64\\n\"\n"
         << "    \".hidden modelc_weight_blob\\n\"\n"
         << "    \"modelc_weight_blob:\\n\"\n"
@@ -1517,7 +1522,7 @@ static void emitEmbeddedData(llvm::raw_ostream &out,
     if (!gpu->imagePath.empty())
       out << "// The GPU code (a CUDA fatbin), embedded from " << gpu->imagePath
           << ".\n"
-          << "asm(\".section .rodata.modelc_gpu,\\\"a\\\"\\n\"\n"
+          << "asm(\".section .lrodata.modelc_gpu,\\\"al\\\"\\n\"\n"
           << "    \".balign 64\\n\"\n"
           << "    \".hidden modelc_gpu_image\\n\"\n"
           << "    \"modelc_gpu_image:\\n\"\n"

@@ -2,6 +2,8 @@
 // descriptor it exports, and the checks of that descriptor.
 #include "loader.hpp"
 
+#include "integrity.hpp"
+
 #include <cerrno>
 #include <cstring>
 #include <dlfcn.h>
@@ -97,10 +99,13 @@ std::vector<EntryInfo> checkEntries(const modelc_model_desc &desc,
 OpenedModel openModel(const std::string &path) {
   std::string where = "model " + modelName(path);
   checkElfFile(path);
+  OpenedModel opened;
+  std::string error;
+  if (!integrity::checkModel(path, opened.seal, error))
+    throw Error(error);
 
   // dlopen of a file path needs a slash, or it searches the library path.
   std::string dlPath = path.find('/') == std::string::npos ? "./" + path : path;
-  OpenedModel opened;
   opened.library = std::make_shared<Library>();
   opened.library->handle = ::dlopen(dlPath.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!opened.library->handle)

@@ -28,11 +28,14 @@ std::string modelName(const std::string &path);
 struct OpenedModel {
   std::shared_ptr<Library> library;
   const modelc_model_desc *desc = nullptr;
+  /// The file's seal (checked): what it records of the external weights.
+  modelc_file_seal seal{};
 };
 
 /// Opens the model.so at `path`: checks that it is a complete 64-bit ELF
-/// shared object, dlopens it, finds its entry symbol and checks the ABI
-/// version of the descriptor it returns. Throws modelc::Error.
+/// shared object whose seal matches its bytes (integrity.hpp), dlopens it,
+/// finds its entry symbol and checks the ABI version of the descriptor it
+/// returns. Throws modelc::Error.
 OpenedModel openModel(const std::string &path);
 
 /// What the descriptor says beyond its raw tables.

@@ -152,6 +152,7 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   detail::OpenedModel opened = detail::openModel(path);
   impl->library = opened.library;
   impl->desc = opened.desc;
+  impl->seal = opened.seal;
   detail::DescriptorInfo info = detail::checkDescriptor(*impl->desc, path);
   impl->entries = std::move(info.entries);
   impl->compilerVersion = std::move(info.compilerVersion);
@@ -171,7 +172,8 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   if (options.cuda_graphs)
     enableGraphs(*impl, where);
 
-  detail::bindWeights(impl->weights, *impl->desc, path, options.weights);
+  detail::bindWeights(impl->weights, *impl->desc, impl->seal, path,
+                      options.weights);
   impl->numThreads = options.num_threads > 0
                          ? options.num_threads
                          : std::max(1u, std::thread::hardware_concurrency());

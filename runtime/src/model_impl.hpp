@@ -22,6 +22,8 @@ struct Model::Impl {
   std::string path;
   std::shared_ptr<detail::Library> library;
   const modelc_model_desc *desc = nullptr;
+  /// The seal of the model file (checked at load; see integrity.hpp).
+  modelc_file_seal seal{};
   const modelc_plan_desc *plan = nullptr;
   std::string planName, compilerVersion, compilerFlags;
   // Why the default choice fell back from a GPU plan, or empty.

@@ -3,6 +3,7 @@
 // table.
 #include "weights.hpp"
 
+#include "integrity.hpp"
 #include "loader.hpp"
 
 #include <set>
@@ -47,7 +48,8 @@ void bindFromFile(HostWeights &weights, const modelc_model_desc &desc,
 } // namespace
 
 void bindWeights(HostWeights &weights, const modelc_model_desc &desc,
-                 const std::string &path, const std::string &weightsFile) {
+                 const modelc_file_seal &seal, const std::string &path,
+                 const std::string &weightsFile) {
   std::string where = "model " + modelName(path);
   weights.pointers.assign(desc.num_weights, nullptr);
   std::string file = weightsFile;
@@ -60,6 +62,11 @@ void bindWeights(HostWeights &weights, const modelc_model_desc &desc,
       if (slash != std::string::npos)
         file = path.substr(0, slash + 1) + file;
     }
+    // The model's own file must be the one it was built with; another one
+    // is a deliberate swap through LoadOptions::weights.
+    std::string error;
+    if (!integrity::checkWeights(file, seal, error))
+      throw Error(error);
   }
   if (!file.empty()) {
     bindFromFile(weights, desc, path, file);

@@ -24,11 +24,12 @@ struct HostWeights {
 
 /// Binds the weights of `desc` (the model at `path`): from `weightsFile`
 /// when given, else from the model's external safetensors file (relative to
-/// `path`), else from its embedded data. Every weight must be there with its
-/// dtype and shape, and a file may hold no other tensor. Throws
-/// modelc::Error.
+/// `path`, which must be the file `seal` recorded), else from its embedded
+/// data. Every weight must be there with its dtype and shape, and a file may
+/// hold no other tensor. Throws modelc::Error.
 void bindWeights(HostWeights &weights, const modelc_model_desc &desc,
-                 const std::string &path, const std::string &weightsFile);
+                 const modelc_file_seal &seal, const std::string &path,
+                 const std::string &weightsFile);
 
 /// The dtype and shape of weight `w` as a read-only host tensor at `data`.
 Tensor weightTensor(const modelc_weight_desc &w, const void *data);

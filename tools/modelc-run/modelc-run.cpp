@@ -36,6 +36,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -56,6 +57,7 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
   --random-inputs           fill inputs that were not given with random data
   --seed N                  seed of --random-inputs (default 0)
   --output NAME=FILE.npy    write an output to a .npy file (repeat)
+  --output-dir DIR          write every output to DIR/NAME.npy
   --weights FILE            load weights from a safetensors file instead
   --plan NAME|GPUS          the plan to run: a name, GPUs ("cuda:1",
                             "cuda:0,cuda:2") or a mapping ("cuda:0=cuda:2");
@@ -81,7 +83,7 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
 )";
 
 struct Options {
-  std::string model, entry, weights, reference, plan;
+  std::string model, entry, weights, reference, plan, outputDir;
   std::map<std::string, std::string> inputs, outputs, expect;
   bool randomInputs = false, info = false, devices = false;
   uint64_t seed = 0;
@@ -132,6 +134,8 @@ Options parseArgs(int argc, char **argv) {
       pair(a, value(i), o.inputs);
     } else if (a == "--output") {
       pair(a, value(i), o.outputs);
+    } else if (a == "--output-dir") {
+      o.outputDir = value(i);
     } else if (a == "--random-inputs") {
       o.randomInputs = true;
     } else if (a == "--seed") {
@@ -455,6 +459,12 @@ int run(const Options &o) {
   std::vector<modelc::Tensor> outputs = model.run(entry.name, inputs);
   for (size_t k = 0; k < outputs.size(); ++k)
     summarize(entry.outputs[k].name, outputs[k]);
+  if (!o.outputDir.empty()) {
+    std::filesystem::create_directories(o.outputDir);
+    for (size_t k = 0; k < outputs.size(); ++k)
+      modelc::write_npy(o.outputDir + "/" + entry.outputs[k].name + ".npy",
+                        outputs[k]);
+  }
   for (const auto &[name, path] : o.outputs) {
     modelc::write_npy(path, outputs[outputIndex(entry, name)]);
   }

@@ -19,6 +19,7 @@
 #include "dialects/Device/IR/DeviceAttrs.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "mlir/IR/Verifier.h"
+#include "runtime/src/integrity.hpp"
 #include "tools/modelc/ParseModel.h"
 #include "tools/modelc/StageTimer.h"
 
@@ -33,6 +34,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -42,6 +44,7 @@
 #include <algorithm>
 #include <set>
 #include <thread>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace modelc::driver;
@@ -155,6 +158,7 @@ private:
                                   const std::string &dot);
   LogicalResult collectPlans();
   LogicalResult loadWeights();
+  LogicalResult checkWeightsFit();
   LogicalResult makeTempDir();
   LogicalResult prepareWeights();
   LogicalResult emitSource();
@@ -456,10 +460,50 @@ LogicalResult Driver::collectPlans() {
   return success();
 }
 
+/// Bytes of physical memory of this machine (0 when unknown).
+static uint64_t physicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && pageSize > 0 ? uint64_t(pages) * uint64_t(pageSize) : 0;
+}
+
+/// "160.0 GB"
+static std::string gigabytes(uint64_t bytes) {
+  return llvm::formatv("{0:F1} GB", bytes / 1e9).str();
+}
+
+/// Weights modelc would hold in memory (random ones) or pass through the
+/// assembler (embedded ones, which `.incbin` reads whole) must fit in this
+/// machine's memory: larger ones are an error before any is made.
+LogicalResult Driver::checkWeightsFit() {
+  uint64_t total = 0;
+  for (auto weight : module->getOps<modelc::graph::WeightOp>()) {
+    RankedTensorType type = weight.getTensorType();
+    total += uint64_t(type.getNumElements()) *
+             std::max<uint64_t>(1, type.getElementTypeBitWidth() / 8);
+  }
+  uint64_t memory = physicalMemoryBytes();
+  if (!memory || total <= memory)
+    return success();
+  std::string sizes = "the model's weights take " + gigabytes(total) +
+                      ", more than this machine's " + gigabytes(memory) +
+                      " of memory";
+  if (options.randomWeights.has_value())
+    return fail(sizes + "; --random-weights makes them in memory (streaming "
+                        "them to a file is not supported yet): give them in "
+                        "a file with --weights and --external-weights");
+  if (!options.externalWeights && options.emitKind == EmitKind::Library)
+    return fail(sizes + ", and embedding them in model.so passes them "
+                        "through the assembler whole; keep them in their "
+                        "file with --external-weights");
+  return success();
+}
+
 /// The weights: read (--weights), random (--random-weights) or, when the
 /// model declares none or only code is printed, their declarations alone.
 LogicalResult Driver::loadWeights() {
   hasWeights = !module->getOps<modelc::graph::WeightOp>().empty();
+  if (failed(checkWeightsFit()))
+    return failure();
   if (!options.weightsPath.empty() && options.randomWeights.has_value())
     return fail("--weights and --random-weights exclude each other");
   if (options.externalWeights && options.precision != "f32")
@@ -642,6 +686,14 @@ LogicalResult Driver::build() {
                                         options.cudaEmulation ? kernels : "",
                                         jobs)))
     return keepTempsForTheLog();
+  // The seal the runtime checks at load: a checksum of model.so and of its
+  // external weights file.
+  std::string sealError;
+  if (!modelc::integrity::sealModel(
+          output,
+          options.externalWeights ? emitOptions.externalWeightsPath : "",
+          sealError))
+    return fail(sealError);
   timer->stop("C++ compiler");
   if (options.verbose)
     printSummary(output);

@@ -305,6 +305,23 @@ typedef struct modelc_model_desc {
 
 typedef const modelc_model_desc *(*modelc_model_fn)(void);
 
+/* The seal: the last 40 bytes of every model.so modelc builds, appended
+ * after the link (ELF loaders ignore bytes past the sections). The runtime
+ * checks it before dlopen: a model.so changed after the build (a flipped
+ * byte, a truncation, appended data, a tool that rewrote it) is an error,
+ * and so is an external weights file changed since the build unless it is
+ * passed on purpose (LoadOptions::weights). Hashes are XXH3-64 (xxhash).
+ * runtime/src/integrity.cpp writes and checks it. */
+#define MODELC_SEAL_MAGIC "MODELCS1" /* 8 bytes, no terminator stored */
+typedef struct modelc_file_seal {
+  char magic[8];
+  uint64_t model_hash;    /* of the file's bytes before the seal, then of
+                             weights_hash and weights_bytes */
+  uint64_t model_bytes;   /* their count */
+  uint64_t weights_hash;  /* of the external weights file, or 0 */
+  uint64_t weights_bytes; /* its size; 0: no external weights file */
+} modelc_file_seal;
+
 #ifdef __cplusplus
 }
 #endif
