@@ -157,6 +157,7 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("load", &load, py::arg("path"), py::arg("plan"), py::arg("threads"),
         py::arg("weights"));
+  m.def("_exported_alive", &modelc::python::exportedTensorsAlive);
   m.def("_last_run", [] {
     py::dict record;
     record["inputs"] = lastRun.inputs;

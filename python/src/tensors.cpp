@@ -5,6 +5,7 @@
 
 #include <pybind11/numpy.h>
 
+#include <atomic>
 #include <cstring>
 #include <optional>
 
@@ -203,6 +204,8 @@ Input borrowDlpack(const py::handle &value, const TensorInfo &spec) {
   return input;
 }
 
+std::atomic<int64_t> exportedAlive{0};
+
 struct ExportedTensor {
   Tensor tensor;
   std::vector<int64_t> strides;
@@ -211,6 +214,7 @@ struct ExportedTensor {
 
 void deleteExported(DLManagedTensor *self) {
   delete static_cast<ExportedTensor *>(self->manager_ctx);
+  --exportedAlive;
 }
 
 /// A capsule nobody consumed owns its tensor: free it (DLPack's rule).
@@ -293,6 +297,7 @@ py::object toNumpy(Tensor tensor, const std::string &name) {
 
 py::object toDlpack(Tensor tensor) {
   auto *exported = new ExportedTensor{std::move(tensor), {}, {}};
+  ++exportedAlive;
   const std::vector<int64_t> &shape = exported->tensor.shape();
   exported->strides.assign(shape.size(), 1);
   for (int dim = static_cast<int>(shape.size()) - 2; dim >= 0; --dim)
@@ -315,5 +320,7 @@ py::object toDlpack(Tensor tensor) {
   }
   return py::reinterpret_steal<py::object>(capsule);
 }
+
+int64_t exportedTensorsAlive() { return exportedAlive.load(); }
 
 } // namespace modelc::python

@@ -34,6 +34,10 @@ pybind11::object toNumpy(Tensor tensor, const std::string &name);
 /// DLManagedTensor owns the tensor until its consumer calls the deleter.
 pybind11::object toDlpack(Tensor tensor);
 
+/// How many tensors toDlpack exported are not yet freed (for the tests:
+/// modelc._core._exported_alive()).
+int64_t exportedTensorsAlive();
+
 } // namespace modelc::python
 
 #endif // MODELC_PYTHON_TENSORS_HPP

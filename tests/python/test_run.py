@@ -172,6 +172,37 @@ def test_torch_outputs_outlive_the_model(multi):
     torch.testing.assert_close(y, want + 1)
 
 
+def test_unconsumed_output_capsules_free_their_tensors(multi_model):
+    # _core.run(..., dlpack=True) returns the raw "dltensor" capsules; one
+    # that nobody consumes owns the runtime's tensor and frees it when it
+    # dies (the capsule's destructor calls the deleter).
+    before = _core._exported_alive()
+    capsules = multi_model._core.run("forward", [x16()], True)
+    assert len(capsules) == 1 and type(capsules[0]).__name__ == "PyCapsule"
+    assert _core._exported_alive() == before + 1
+    del capsules
+    gc.collect()
+    assert _core._exported_alive() == before
+
+
+def test_a_consumed_output_capsule_is_the_consumer_s(multi_model):
+    torch = pytest.importorskip("torch")
+    from torch.utils.dlpack import from_dlpack
+    before = _core._exported_alive()
+    (capsule,) = multi_model._core.run("forward", [x16()], True)
+    y = from_dlpack(capsule)
+    assert _core._exported_alive() == before + 1
+    with pytest.raises(RuntimeError, match="consumed only once"):
+        from_dlpack(capsule)
+    del capsule  # renamed "used_dltensor": its destructor leaves the tensor
+    gc.collect()
+    assert _core._exported_alive() == before + 1
+    y.add_(1)  # still the runtime's buffer, alive
+    del y  # torch calls the deleter
+    gc.collect()
+    assert _core._exported_alive() == before
+
+
 def test_non_contiguous_numpy_is_copied(multi, multi_model):
     x = np.asfortranarray(x16())
     y = multi_model(x)
