@@ -17,22 +17,37 @@ namespace {
 constexpr const char *kCapsuleName = "dltensor";
 constexpr const char *kUsedCapsuleName = "used_dltensor";
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i)
-    text += (i ? "," : "") + std::to_string(shape[i]);
-  return text + "]";
+/// Where an input came from, for the conversion its errors suggest.
+enum class Source { Numpy, Dlpack };
+
+/// describe()'s "[4,16]" after another spelling of the dtype ("float64").
+std::string describeAs(const std::string &dtype,
+                       const std::vector<int64_t> &shape) {
+  std::string text = describe(DType::F32, shape);
+  return dtype + text.substr(text.find('['));
 }
 
-[[noreturn]] void throwDtypeMismatch(const TensorInfo &spec,
-                                     const std::string &given,
-                                     const std::vector<int64_t> &shape) {
+/// A dtype the runtime has no tensors of: both sides in numpy's and
+/// PyTorch's spelling (the runtime has none for the given one).
+[[noreturn]] void throwUnknownDtype(const TensorInfo &spec,
+                                    const std::string &given,
+                                    const std::vector<int64_t> &shape,
+                                    Source source) {
+  std::string want = numpyName(spec.dtype);
+  std::string hint;
+  if (source == Source::Dlpack)
+    hint = "convert it, e.g. with .to(torch." + want + ")";
+  else if (spec.dtype == DType::BF16)
+    hint = "numpy has no bfloat16: give a torch.Tensor, e.g. "
+           "torch.from_numpy(a).to(torch.bfloat16)";
+  else
+    hint = "convert it, e.g. with .astype('" + want + "')";
   throw Error("input '" + spec.name + "': expected " +
-              describe(spec.dtype, spec.shape) + ", got " + given +
-              shapeText(shape) +
+              describeAs(want, spec.shape) + ", got " +
+              describeAs(given, shape) +
               " (modelc takes float32, float16, bfloat16, int32, int64 and "
-              "bool tensors; convert it, e.g. with .astype('" +
-              numpyName(spec.dtype) + "'))");
+              "bool tensors; " +
+              hint + ")");
 }
 
 std::optional<DType> numpyDType(const py::dtype &dtype) {
@@ -63,7 +78,8 @@ Input borrowNumpy(py::array array, const TensorInfo &spec) {
   std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
   std::optional<DType> dtype = numpyDType(array.dtype());
   if (!dtype)
-    throwDtypeMismatch(spec, py::str(array.dtype()).cast<std::string>(), shape);
+    throwUnknownDtype(spec, py::str(array.dtype()).cast<std::string>(), shape,
+                      Source::Numpy);
   Input input;
   bool contiguous = array.flags() & py::array::c_style;
   bool aligned = array.attr("flags").attr("aligned").cast<bool>();
@@ -167,7 +183,8 @@ Input borrowDlpack(const py::handle &value, const TensorInfo &spec) {
                 dlpackDeviceName(tensor.device));
   std::optional<DType> dtype = dlpackDType(tensor.dtype);
   if (!dtype)
-    throwDtypeMismatch(spec, dlpackTypeName(tensor.dtype), shape);
+    throwUnknownDtype(spec, dlpackTypeName(tensor.dtype), shape,
+                      Source::Dlpack);
 
   const char *data =
       static_cast<const char *>(tensor.data) + tensor.byte_offset;

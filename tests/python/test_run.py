@@ -241,9 +241,22 @@ def test_non_contiguous_torch_is_copied(multi, multi_model):
 # --- input errors ------------------------------------------------------------
 
 def test_wrong_dtype_numpy(multi_model):
+    # numpy's spelling on both sides (the runtime has none for float64).
     with pytest.raises(modelc.Error, match=r"input 'x': expected "
-                       r"f32\[4,16\], got float64\[4,16\] .*astype\('float32'\)"):
+                       r"float32\[4,16\], got float64\[4,16\] \(modelc takes "
+                       r".*convert it, e.g. with \.astype\('float32'\)\)$"):
         multi_model(np.zeros((4, 16)))
+
+
+def test_wrong_dtype_numpy_for_bfloat16(multi_model):
+    pytest.importorskip("torch")  # halves' bf16 output needs out="dlpack"
+    # numpy has no bfloat16 to convert to.
+    with pytest.raises(modelc.Error, match=r"input 'g': expected "
+                       r"bfloat16\[2,3\], got uint16\[2,3\] .*numpy has no "
+                       r"bfloat16: give a torch.Tensor"):
+        multi_model.run(np.zeros((2, 3), np.float16),
+                        np.zeros((2, 3), np.uint16), entry="halves",
+                        out="dlpack")
 
 
 def test_wrong_known_dtype(multi_model):
@@ -254,11 +267,13 @@ def test_wrong_known_dtype(multi_model):
 
 def test_wrong_dtype_torch(multi_model):
     torch = pytest.importorskip("torch")
-    with pytest.raises(modelc.Error, match=r"input 'x': expected f32\[4,16\], "
-                                           r"got uint8\[4,16\]"):
+    with pytest.raises(modelc.Error, match=r"input 'x': expected "
+                       r"float32\[4,16\], got uint8\[4,16\] .*convert it, "
+                       r"e.g. with \.to\(torch\.float32\)\)$"):
         multi_model(torch.zeros(4, 16, dtype=torch.uint8))
-    with pytest.raises(modelc.Error, match=r"input 'x': expected f32\[4,16\], "
-                                           r"got float64\[4,16\]"):
+    with pytest.raises(modelc.Error, match=r"input 'x': expected "
+                       r"float32\[4,16\], got float64\[4,16\] .*"
+                       r"\.to\(torch\.float32\)"):
         multi_model(torch.zeros(4, 16, dtype=torch.float64))
 
 
@@ -273,7 +288,8 @@ def test_wrong_shape(multi_model):
 
 
 def test_byte_swapped_numpy(multi_model):
-    with pytest.raises(modelc.Error, match=r"got >f4\[4,16\]"):
+    with pytest.raises(modelc.Error, match=r"expected float32\[4,16\], "
+                       r"got >f4\[4,16\] .*astype"):
         multi_model(np.zeros((4, 16), ">f4"))
 
 
