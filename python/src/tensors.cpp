@@ -50,6 +50,16 @@ std::string describeAs(const std::string &dtype,
               hint + ")");
 }
 
+/// Model::run's own check of an input's dtype and shape, and its message,
+/// made before an input is copied: a wrong one is not copied for nothing.
+void checkInput(const TensorInfo &spec, DType dtype,
+                const std::vector<int64_t> &shape) {
+  if (dtype != spec.dtype || shape != spec.shape)
+    throw Error("input '" + spec.name + "': expected " +
+                describe(spec.dtype, spec.shape) + ", got " +
+                describe(dtype, shape));
+}
+
 std::optional<DType> numpyDType(const py::dtype &dtype) {
   if (!dtype.attr("isnative").cast<bool>())
     return std::nullopt;
@@ -80,6 +90,7 @@ Input borrowNumpy(py::array array, const TensorInfo &spec) {
   if (!dtype)
     throwUnknownDtype(spec, py::str(array.dtype()).cast<std::string>(), shape,
                       Source::Numpy);
+  checkInput(spec, *dtype, shape);
   Input input;
   bool contiguous = array.flags() & py::array::c_style;
   bool aligned = array.attr("flags").attr("aligned").cast<bool>();
@@ -145,18 +156,20 @@ std::string dlpackDeviceName(DLDevice device) {
   }
 }
 
-/// Copies a strided tensor (strides in elements) into row-major `out`.
+/// Copies a strided tensor (strides in elements) into row-major `out`, from
+/// dimension `dim` on; dimensions `inner` on are row-major already, and are
+/// copied as one run of `runBytes` (a memcpy per run, not per element).
 void copyStrided(char *&out, const char *in, const DLTensor &tensor, int dim,
-                 std::size_t elementSize) {
-  if (dim == tensor.ndim) {
-    std::memcpy(out, in, elementSize);
-    out += elementSize;
+                 int inner, std::size_t runBytes, std::size_t elementSize) {
+  if (dim == inner) {
+    std::memcpy(out, in, runBytes);
+    out += runBytes;
     return;
   }
   for (int64_t i = 0; i < tensor.shape[dim]; ++i)
     copyStrided(
         out, in + i * tensor.strides[dim] * static_cast<int64_t>(elementSize),
-        tensor, dim + 1, elementSize);
+        tensor, dim + 1, inner, runBytes, elementSize);
 }
 
 Input borrowDlpack(const py::handle &value, const TensorInfo &spec) {
@@ -185,19 +198,24 @@ Input borrowDlpack(const py::handle &value, const TensorInfo &spec) {
   if (!dtype)
     throwUnknownDtype(spec, dlpackTypeName(tensor.dtype), shape,
                       Source::Dlpack);
+  checkInput(spec, *dtype, shape);
 
   const char *data =
       static_cast<const char *>(tensor.data) + tensor.byte_offset;
   std::size_t elementSize = dtypeSize(*dtype);
-  bool compact = true;
+  // Dimensions `inner` on are row-major (a size-1 one may have any stride):
+  // a run of `run` elements. All of them (inner 0, or no strides): compact.
+  int inner = 0;
+  int64_t run = 1;
   if (tensor.strides) {
-    int64_t expected = 1;
-    for (int dim = tensor.ndim - 1; dim >= 0; --dim) {
-      if (tensor.shape[dim] != 1 && tensor.strides[dim] != expected)
-        compact = false;
-      expected *= tensor.shape[dim];
+    inner = tensor.ndim;
+    while (inner > 0 &&
+           (tensor.shape[inner - 1] == 1 || tensor.strides[inner - 1] == run)) {
+      --inner;
+      run *= tensor.shape[inner];
     }
   }
+  bool compact = inner == 0;
   bool aligned = reinterpret_cast<uintptr_t>(data) % elementSize == 0;
   Input input;
   if (compact && aligned) {
@@ -211,10 +229,11 @@ Input borrowDlpack(const py::handle &value, const TensorInfo &spec) {
   Tensor copy = Tensor::zeros(std::move(shape), *dtype);
   if (copy.numel()) {
     char *out = static_cast<char *>(copy.mutable_data());
-    if (tensor.strides)
-      copyStrided(out, data, tensor, 0, elementSize);
-    else
+    if (compact)
       std::memcpy(out, data, copy.nbytes());
+    else
+      copyStrided(out, data, tensor, 0, inner,
+                  static_cast<std::size_t>(run) * elementSize, elementSize);
   }
   input.tensor = std::move(copy);
   input.copied = true;

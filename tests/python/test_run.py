@@ -426,6 +426,20 @@ def test_strided_dlpack_with_a_byte_offset_is_copied(multi_model):
     np.testing.assert_array_equal(y, 2 * want.reshape(4, 1, 16))
 
 
+def test_wrong_shape_is_refused_before_a_copy(multi_model):
+    # Strides far past the memory: a copy made before the shape check would
+    # read out of bounds; the check comes first, with the runtime's message.
+    memory = np.zeros(4, np.float32)
+    x = _OnHost(memory, (4, 1, 17), (1 << 40, 1 << 40, 1 << 40), 0)
+    with pytest.raises(modelc.Error, match=r"input 'c': expected "
+                                           r"f32\[4,1,16\], got f32\[4,1,17\]$"):
+        multi_model.run(x, entry="column")
+    f = np.asfortranarray(np.zeros((16, 4), np.float32))
+    with pytest.raises(modelc.Error, match=r"input 'x': expected "
+                                           r"f32\[4,16\], got f32\[16,4\]$"):
+        multi_model(f)
+
+
 def test_tensor_on_a_gpu(multi_model):
     with pytest.raises(modelc.Error, match="input 'x': expected a tensor on "
                                            "cpu, got one on cuda:1"):
