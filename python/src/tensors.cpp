@@ -318,11 +318,7 @@ Input borrowInput(const py::handle &value, const TensorInfo &spec) {
       py::str(py::type::handle_of(value).attr("__name__")).cast<std::string>());
 }
 
-py::object toNumpy(Tensor tensor, const std::string &name) {
-  if (tensor.dtype() == DType::BF16)
-    throw Error("output '" + name +
-                "' is bf16, which numpy has no dtype for; run with "
-                "out=\"dlpack\" to get a torch.bfloat16 tensor");
+py::object toNumpy(Tensor tensor) {
   auto *owned = new Tensor(std::move(tensor));
   py::capsule base(owned,
                    [](void *tensor) { delete static_cast<Tensor *>(tensor); });

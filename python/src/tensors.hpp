@@ -26,9 +26,9 @@ Input borrowInput(const pybind11::handle &value, const TensorInfo &spec);
 /// The numpy dtype name of `dtype` ("float32", ..., "bfloat16", "bool").
 const char *numpyName(DType dtype);
 
-/// A numpy array over `tensor`'s memory; the array owns the tensor. An
-/// Error for bf16, which numpy has no dtype for.
-pybind11::object toNumpy(Tensor tensor, const std::string &name);
+/// A numpy array over `tensor`'s memory; the array owns the tensor. Not for
+/// bf16, which numpy has no dtype for (run() refuses that before it runs).
+pybind11::object toNumpy(Tensor tensor);
 
 /// A DLPack capsule ("dltensor") over `tensor`'s memory; the capsule's
 /// DLManagedTensor owns the tensor until its consumer calls the deleter.
