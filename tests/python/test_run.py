@@ -6,6 +6,7 @@ the documented copies, and every input error."""
 import ctypes
 import gc
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -103,6 +104,17 @@ def test_out_dlpack_gives_torch_tensors(multi, multi_model):
     want_sel, want_gt = mixed_reference(mask, a, b, 3)
     np.testing.assert_array_equal(sel.numpy(), want_sel)
     np.testing.assert_array_equal(gt.numpy(), want_gt)
+
+
+def test_out_dlpack_without_torch_fails_before_the_run(multi_model,
+                                                      monkeypatch):
+    multi_model(x16())
+    before = _core._last_run()["started_ns"]
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch fails
+    with pytest.raises(modelc.Error, match='out="dlpack" returns torch '
+                       "tensors, and torch cannot be imported"):
+        multi_model(x16(), out="dlpack")
+    assert _core._last_run()["started_ns"] == before  # it did not run
 
 
 def test_bad_out(multi_model):
