@@ -190,7 +190,10 @@ Input borrowDlpack(const py::handle &value, const TensorInfo &spec) {
   }
   const DLTensor &tensor = managed->dl_tensor;
   std::vector<int64_t> shape(tensor.shape, tensor.shape + tensor.ndim);
-  if (tensor.device.device_type != kDLCPU)
+  // Pinned host memory (CUDA's or ROCm's) is ordinary host memory to the
+  // CPU: read where it is, like kDLCPU's.
+  DLDeviceType device = tensor.device.device_type;
+  if (device != kDLCPU && device != kDLCUDAHost && device != kDLROCMHost)
     throw Error("input '" + spec.name +
                 "': expected a tensor on cpu, got one on " +
                 dlpackDeviceName(tensor.device));

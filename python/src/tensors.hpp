@@ -18,7 +18,8 @@ struct Input {
 };
 
 /// Borrows `value` (a numpy array or a DLPack producer) as input `spec`.
-/// C-contiguous, aligned host memory is borrowed; anything else of a dtype
+/// C-contiguous, aligned host memory (DLPack: kDLCPU, or pinned
+/// kDLCUDAHost and kDLROCMHost memory) is borrowed; anything else of a dtype
 /// the runtime knows is copied into a contiguous tensor. A dtype the runtime
 /// does not know, or memory not on the host, is an Error naming the input.
 Input borrowInput(const pybind11::handle &value, const TensorInfo &spec);

@@ -458,6 +458,22 @@ def test_tensor_on_a_gpu(multi_model):
         multi_model(_OnDevice((4, 16)))
 
 
+def test_pinned_host_memory_is_borrowed(multi_model):
+    # kDLCUDAHost (3) and kDLROCMHost (11): host memory a GPU can reach,
+    # which the CPU reads as it is.
+    memory = rng.standard_normal(64, np.float32)
+    for device_type in (3, 11):
+        x = _OnHost(memory, (4, 1, 16), (16, 16, 1), 0, device_type)
+        y = multi_model.run(x, entry="column")
+        record = _core._last_run()
+        assert record["copied"] == [False]
+        assert record["inputs"] == [memory.ctypes.data]
+        np.testing.assert_array_equal(y, 2 * memory.reshape(4, 1, 16))
+    with pytest.raises(modelc.Error, match="expected a tensor on cpu, got one "
+                                           "on cuda_managed:1"):
+        multi_model(_OnDevice((4, 16), device_type=13))
+
+
 def test_vector_dtype(multi_model):
     with pytest.raises(modelc.Error, match=r"got float32x4\[4,16\]"):
         multi_model(_OnDevice((4, 16), device_type=1, dtype=(2, 32, 4)))
