@@ -63,12 +63,18 @@ def _prepare(value):
     return value
 
 
-def _to_torch(result):
+def _import_torch():
+    """torch, for out="dlpack": imported before the run, so that a missing
+    torch fails before the model runs, not after."""
     try:
         import torch.utils.dlpack
     except ImportError as e:
         raise Error('out="dlpack" returns torch tensors, and torch cannot be '
                     "imported (%s); Debian: python3-torch" % e) from None
+    return torch
+
+
+def _to_torch(torch, result):
     if isinstance(result, numpy.ndarray):  # bool: no DLPack bool in torch 1.13
         return torch.from_numpy(result)
     return torch.utils.dlpack.from_dlpack(result)
@@ -172,10 +178,11 @@ class Model:
             raise Error("entry point '%s' takes inputs %s; missing %s"
                         % (name, names,
                            ", ".join("'%s'" % m for m in missing)))
+        torch = _import_torch() if out == "dlpack" else None
         results = self._core.run(name, [_prepare(v) for v in values],
                                  out == "dlpack")
-        if out == "dlpack":
-            results = [_to_torch(r) for r in results]
+        if torch is not None:
+            results = [_to_torch(torch, r) for r in results]
         return results[0] if len(results) == 1 else tuple(results)
 
     __call__ = run

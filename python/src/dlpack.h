@@ -1,9 +1,13 @@
 // dlpack.h - the DLPack tensor-exchange ABI (the structs the module reads
 // and writes), as defined by dmlc/dlpack's include/dlpack/dlpack.h, v0.8
-// (Apache-2.0; https://github.com/dmlc/dlpack). Only the pre-1.0 ABI that
-// numpy 1.24 and PyTorch 1.13 speak: a PyCapsule named "dltensor" holding a
-// DLManagedTensor. The layout is frozen by that specification; Debian has no
-// package for the header, so the few definitions are copied here.
+// (Apache-2.0; https://github.com/dmlc/dlpack), whose copyright line is:
+//
+//   Copyright (c) 2017 by Contributors
+//
+// Only the pre-1.0 ABI that numpy 1.24 and PyTorch 1.13 speak: a PyCapsule
+// named "dltensor" holding a DLManagedTensor. The layout is frozen by that
+// specification; Debian has no package for the header, so the few
+// definitions are copied here.
 #ifndef MODELC_PYTHON_DLPACK_H
 #define MODELC_PYTHON_DLPACK_H
 

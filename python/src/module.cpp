@@ -71,6 +71,7 @@ py::list run(const PyModel &self, const std::string &entry,
     throw modelc::Error("entry point '" + entry + "' takes " +
                         std::to_string(info.inputs.size()) + " inputs, got " +
                         std::to_string(values.size()));
+  // Before the run, not after it: the one check that toNumpy gets no bf16.
   if (!dlpack)
     for (const modelc::TensorInfo &output : info.outputs)
       if (output.dtype == modelc::DType::BF16)
@@ -106,8 +107,7 @@ py::list run(const PyModel &self, const std::string &entry,
     lastRun.outputs.push_back(reinterpret_cast<uintptr_t>(outputs[i].data()));
     bool asDlpack = dlpack && outputs[i].dtype() != modelc::DType::Bool;
     results.append(asDlpack ? modelc::python::toDlpack(std::move(outputs[i]))
-                            : modelc::python::toNumpy(std::move(outputs[i]),
-                                                      info.outputs[i].name));
+                            : modelc::python::toNumpy(std::move(outputs[i])));
   }
   return results;
 }
@@ -157,6 +157,7 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("load", &load, py::arg("path"), py::arg("plan"), py::arg("threads"),
         py::arg("weights"));
+  m.def("_exported_alive", &modelc::python::exportedTensorsAlive);
   m.def("_last_run", [] {
     py::dict record;
     record["inputs"] = lastRun.inputs;

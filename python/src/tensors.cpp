@@ -5,6 +5,7 @@
 
 #include <pybind11/numpy.h>
 
+#include <atomic>
 #include <cstring>
 #include <optional>
 
@@ -16,22 +17,47 @@ namespace {
 constexpr const char *kCapsuleName = "dltensor";
 constexpr const char *kUsedCapsuleName = "used_dltensor";
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i)
-    text += (i ? "," : "") + std::to_string(shape[i]);
-  return text + "]";
+/// Where an input came from, for the conversion its errors suggest.
+enum class Source { Numpy, Dlpack };
+
+/// describe()'s "[4,16]" after another spelling of the dtype ("float64").
+std::string describeAs(const std::string &dtype,
+                       const std::vector<int64_t> &shape) {
+  std::string text = describe(DType::F32, shape);
+  return dtype + text.substr(text.find('['));
 }
 
-[[noreturn]] void throwDtypeMismatch(const TensorInfo &spec,
-                                     const std::string &given,
-                                     const std::vector<int64_t> &shape) {
+/// A dtype the runtime has no tensors of: both sides in numpy's and
+/// PyTorch's spelling (the runtime has none for the given one).
+[[noreturn]] void throwUnknownDtype(const TensorInfo &spec,
+                                    const std::string &given,
+                                    const std::vector<int64_t> &shape,
+                                    Source source) {
+  std::string want = numpyName(spec.dtype);
+  std::string hint;
+  if (source == Source::Dlpack)
+    hint = "convert it, e.g. with .to(torch." + want + ")";
+  else if (spec.dtype == DType::BF16)
+    hint = "numpy has no bfloat16: give a torch.Tensor, e.g. "
+           "torch.from_numpy(a).to(torch.bfloat16)";
+  else
+    hint = "convert it, e.g. with .astype('" + want + "')";
   throw Error("input '" + spec.name + "': expected " +
-              describe(spec.dtype, spec.shape) + ", got " + given +
-              shapeText(shape) +
+              describeAs(want, spec.shape) + ", got " +
+              describeAs(given, shape) +
               " (modelc takes float32, float16, bfloat16, int32, int64 and "
-              "bool tensors; convert it, e.g. with .astype('" +
-              numpyName(spec.dtype) + "'))");
+              "bool tensors; " +
+              hint + ")");
+}
+
+/// Model::run's own check of an input's dtype and shape, and its message,
+/// made before an input is copied: a wrong one is not copied for nothing.
+void checkInput(const TensorInfo &spec, DType dtype,
+                const std::vector<int64_t> &shape) {
+  if (dtype != spec.dtype || shape != spec.shape)
+    throw Error("input '" + spec.name + "': expected " +
+                describe(spec.dtype, spec.shape) + ", got " +
+                describe(dtype, shape));
 }
 
 std::optional<DType> numpyDType(const py::dtype &dtype) {
@@ -62,7 +88,9 @@ Input borrowNumpy(py::array array, const TensorInfo &spec) {
   std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
   std::optional<DType> dtype = numpyDType(array.dtype());
   if (!dtype)
-    throwDtypeMismatch(spec, py::str(array.dtype()).cast<std::string>(), shape);
+    throwUnknownDtype(spec, py::str(array.dtype()).cast<std::string>(), shape,
+                      Source::Numpy);
+  checkInput(spec, *dtype, shape);
   Input input;
   bool contiguous = array.flags() & py::array::c_style;
   bool aligned = array.attr("flags").attr("aligned").cast<bool>();
@@ -128,18 +156,20 @@ std::string dlpackDeviceName(DLDevice device) {
   }
 }
 
-/// Copies a strided tensor (strides in elements) into row-major `out`.
+/// Copies a strided tensor (strides in elements) into row-major `out`, from
+/// dimension `dim` on; dimensions `inner` on are row-major already, and are
+/// copied as one run of `runBytes` (a memcpy per run, not per element).
 void copyStrided(char *&out, const char *in, const DLTensor &tensor, int dim,
-                 std::size_t elementSize) {
-  if (dim == tensor.ndim) {
-    std::memcpy(out, in, elementSize);
-    out += elementSize;
+                 int inner, std::size_t runBytes, std::size_t elementSize) {
+  if (dim == inner) {
+    std::memcpy(out, in, runBytes);
+    out += runBytes;
     return;
   }
   for (int64_t i = 0; i < tensor.shape[dim]; ++i)
     copyStrided(
         out, in + i * tensor.strides[dim] * static_cast<int64_t>(elementSize),
-        tensor, dim + 1, elementSize);
+        tensor, dim + 1, inner, runBytes, elementSize);
 }
 
 Input borrowDlpack(const py::handle &value, const TensorInfo &spec) {
@@ -160,26 +190,35 @@ Input borrowDlpack(const py::handle &value, const TensorInfo &spec) {
   }
   const DLTensor &tensor = managed->dl_tensor;
   std::vector<int64_t> shape(tensor.shape, tensor.shape + tensor.ndim);
-  if (tensor.device.device_type != kDLCPU)
+  // Pinned host memory (CUDA's or ROCm's) is ordinary host memory to the
+  // CPU: read where it is, like kDLCPU's.
+  DLDeviceType device = tensor.device.device_type;
+  if (device != kDLCPU && device != kDLCUDAHost && device != kDLROCMHost)
     throw Error("input '" + spec.name +
                 "': expected a tensor on cpu, got one on " +
                 dlpackDeviceName(tensor.device));
   std::optional<DType> dtype = dlpackDType(tensor.dtype);
   if (!dtype)
-    throwDtypeMismatch(spec, dlpackTypeName(tensor.dtype), shape);
+    throwUnknownDtype(spec, dlpackTypeName(tensor.dtype), shape,
+                      Source::Dlpack);
+  checkInput(spec, *dtype, shape);
 
   const char *data =
       static_cast<const char *>(tensor.data) + tensor.byte_offset;
   std::size_t elementSize = dtypeSize(*dtype);
-  bool compact = true;
+  // Dimensions `inner` on are row-major (a size-1 one may have any stride):
+  // a run of `run` elements. All of them (inner 0, or no strides): compact.
+  int inner = 0;
+  int64_t run = 1;
   if (tensor.strides) {
-    int64_t expected = 1;
-    for (int dim = tensor.ndim - 1; dim >= 0; --dim) {
-      if (tensor.shape[dim] != 1 && tensor.strides[dim] != expected)
-        compact = false;
-      expected *= tensor.shape[dim];
+    inner = tensor.ndim;
+    while (inner > 0 &&
+           (tensor.shape[inner - 1] == 1 || tensor.strides[inner - 1] == run)) {
+      --inner;
+      run *= tensor.shape[inner];
     }
   }
+  bool compact = inner == 0;
   bool aligned = reinterpret_cast<uintptr_t>(data) % elementSize == 0;
   Input input;
   if (compact && aligned) {
@@ -193,15 +232,18 @@ Input borrowDlpack(const py::handle &value, const TensorInfo &spec) {
   Tensor copy = Tensor::zeros(std::move(shape), *dtype);
   if (copy.numel()) {
     char *out = static_cast<char *>(copy.mutable_data());
-    if (tensor.strides)
-      copyStrided(out, data, tensor, 0, elementSize);
-    else
+    if (compact)
       std::memcpy(out, data, copy.nbytes());
+    else
+      copyStrided(out, data, tensor, 0, inner,
+                  static_cast<std::size_t>(run) * elementSize, elementSize);
   }
   input.tensor = std::move(copy);
   input.copied = true;
   return input;
 }
+
+std::atomic<int64_t> exportedAlive{0};
 
 struct ExportedTensor {
   Tensor tensor;
@@ -211,6 +253,7 @@ struct ExportedTensor {
 
 void deleteExported(DLManagedTensor *self) {
   delete static_cast<ExportedTensor *>(self->manager_ctx);
+  --exportedAlive;
 }
 
 /// A capsule nobody consumed owns its tensor: free it (DLPack's rule).
@@ -278,11 +321,7 @@ Input borrowInput(const py::handle &value, const TensorInfo &spec) {
       py::str(py::type::handle_of(value).attr("__name__")).cast<std::string>());
 }
 
-py::object toNumpy(Tensor tensor, const std::string &name) {
-  if (tensor.dtype() == DType::BF16)
-    throw Error("output '" + name +
-                "' is bf16, which numpy has no dtype for; run with "
-                "out=\"dlpack\" to get a torch.bfloat16 tensor");
+py::object toNumpy(Tensor tensor) {
   auto *owned = new Tensor(std::move(tensor));
   py::capsule base(owned,
                    [](void *tensor) { delete static_cast<Tensor *>(tensor); });
@@ -293,6 +332,7 @@ py::object toNumpy(Tensor tensor, const std::string &name) {
 
 py::object toDlpack(Tensor tensor) {
   auto *exported = new ExportedTensor{std::move(tensor), {}, {}};
+  ++exportedAlive;
   const std::vector<int64_t> &shape = exported->tensor.shape();
   exported->strides.assign(shape.size(), 1);
   for (int dim = static_cast<int>(shape.size()) - 2; dim >= 0; --dim)
@@ -315,5 +355,7 @@ py::object toDlpack(Tensor tensor) {
   }
   return py::reinterpret_steal<py::object>(capsule);
 }
+
+int64_t exportedTensorsAlive() { return exportedAlive.load(); }
 
 } // namespace modelc::python

@@ -18,7 +18,7 @@ def test_import_without_a_model():
 
 def test_entry_points_inputs_outputs(multi_model):
     m = multi_model
-    assert m.entry_points == ["forward", "mixed", "halves"]
+    assert m.entry_points == ["forward", "mixed", "halves", "column"]
     assert m.inputs() == [modelc.TensorSpec("x", "float32", (4, 16))]
     assert m.inputs("forward") == m.inputs()
     assert m.outputs() == [("output0", "float32", (4, 8))]
@@ -38,7 +38,7 @@ def test_unknown_entry_point(multi_model):
                  lambda: multi_model.run(entry="backward")):
         with pytest.raises(modelc.Error,
                            match="has no entry point 'backward'; it has "
-                                 "'forward', 'mixed', 'halves'"):
+                                 "'forward', 'mixed', 'halves', 'column'"):
             call()
 
 

@@ -6,6 +6,7 @@ the documented copies, and every input error."""
 import ctypes
 import gc
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -105,6 +106,17 @@ def test_out_dlpack_gives_torch_tensors(multi, multi_model):
     np.testing.assert_array_equal(gt.numpy(), want_gt)
 
 
+def test_out_dlpack_without_torch_fails_before_the_run(multi_model,
+                                                      monkeypatch):
+    multi_model(x16())
+    before = _core._last_run()["started_ns"]
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch fails
+    with pytest.raises(modelc.Error, match='out="dlpack" returns torch '
+                       "tensors, and torch cannot be imported"):
+        multi_model(x16(), out="dlpack")
+    assert _core._last_run()["started_ns"] == before  # it did not run
+
+
 def test_bad_out(multi_model):
     with pytest.raises(ValueError, match='out must be "numpy" or "dlpack", '
                                          "got 'torch'"):
@@ -172,6 +184,37 @@ def test_torch_outputs_outlive_the_model(multi):
     torch.testing.assert_close(y, want + 1)
 
 
+def test_unconsumed_output_capsules_free_their_tensors(multi_model):
+    # _core.run(..., dlpack=True) returns the raw "dltensor" capsules; one
+    # that nobody consumes owns the runtime's tensor and frees it when it
+    # dies (the capsule's destructor calls the deleter).
+    before = _core._exported_alive()
+    capsules = multi_model._core.run("forward", [x16()], True)
+    assert len(capsules) == 1 and type(capsules[0]).__name__ == "PyCapsule"
+    assert _core._exported_alive() == before + 1
+    del capsules
+    gc.collect()
+    assert _core._exported_alive() == before
+
+
+def test_a_consumed_output_capsule_is_the_consumer_s(multi_model):
+    torch = pytest.importorskip("torch")
+    from torch.utils.dlpack import from_dlpack
+    before = _core._exported_alive()
+    (capsule,) = multi_model._core.run("forward", [x16()], True)
+    y = from_dlpack(capsule)
+    assert _core._exported_alive() == before + 1
+    with pytest.raises(RuntimeError, match="consumed only once"):
+        from_dlpack(capsule)
+    del capsule  # renamed "used_dltensor": its destructor leaves the tensor
+    gc.collect()
+    assert _core._exported_alive() == before + 1
+    y.add_(1)  # still the runtime's buffer, alive
+    del y  # torch calls the deleter
+    gc.collect()
+    assert _core._exported_alive() == before
+
+
 def test_non_contiguous_numpy_is_copied(multi, multi_model):
     x = np.asfortranarray(x16())
     y = multi_model(x)
@@ -205,19 +248,27 @@ def test_non_contiguous_torch_is_copied(multi, multi_model):
     assert _core._last_run()["copied"] == [True]
     np.testing.assert_allclose(y, forward_reference(multi, x.numpy()),
                                rtol=1e-5, atol=1e-6)
-    # A size-1 dimension's stride does not matter: no copy.
-    col = torch.randn(16, 1)
-    m2 = modelc.load(multi[0])
-    m2(col.expand(16, 4).t().contiguous())
-    assert _core._last_run()["copied"] == [False]
 
 
 # --- input errors ------------------------------------------------------------
 
 def test_wrong_dtype_numpy(multi_model):
+    # numpy's spelling on both sides (the runtime has none for float64).
     with pytest.raises(modelc.Error, match=r"input 'x': expected "
-                       r"f32\[4,16\], got float64\[4,16\] .*astype\('float32'\)"):
+                       r"float32\[4,16\], got float64\[4,16\] \(modelc takes "
+                       r".*convert it, e.g. with \.astype\('float32'\)\)$"):
         multi_model(np.zeros((4, 16)))
+
+
+def test_wrong_dtype_numpy_for_bfloat16(multi_model):
+    pytest.importorskip("torch")  # halves' bf16 output needs out="dlpack"
+    # numpy has no bfloat16 to convert to.
+    with pytest.raises(modelc.Error, match=r"input 'g': expected "
+                       r"bfloat16\[2,3\], got uint16\[2,3\] .*numpy has no "
+                       r"bfloat16: give a torch.Tensor"):
+        multi_model.run(np.zeros((2, 3), np.float16),
+                        np.zeros((2, 3), np.uint16), entry="halves",
+                        out="dlpack")
 
 
 def test_wrong_known_dtype(multi_model):
@@ -228,11 +279,13 @@ def test_wrong_known_dtype(multi_model):
 
 def test_wrong_dtype_torch(multi_model):
     torch = pytest.importorskip("torch")
-    with pytest.raises(modelc.Error, match=r"input 'x': expected f32\[4,16\], "
-                                           r"got uint8\[4,16\]"):
+    with pytest.raises(modelc.Error, match=r"input 'x': expected "
+                       r"float32\[4,16\], got uint8\[4,16\] .*convert it, "
+                       r"e.g. with \.to\(torch\.float32\)\)$"):
         multi_model(torch.zeros(4, 16, dtype=torch.uint8))
-    with pytest.raises(modelc.Error, match=r"input 'x': expected f32\[4,16\], "
-                                           r"got float64\[4,16\]"):
+    with pytest.raises(modelc.Error, match=r"input 'x': expected "
+                       r"float32\[4,16\], got float64\[4,16\] .*"
+                       r"\.to\(torch\.float32\)"):
         multi_model(torch.zeros(4, 16, dtype=torch.float64))
 
 
@@ -247,7 +300,8 @@ def test_wrong_shape(multi_model):
 
 
 def test_byte_swapped_numpy(multi_model):
-    with pytest.raises(modelc.Error, match=r"got >f4\[4,16\]"):
+    with pytest.raises(modelc.Error, match=r"expected float32\[4,16\], "
+                       r"got >f4\[4,16\] .*astype"):
         multi_model(np.zeros((4, 16), ">f4"))
 
 
@@ -337,10 +391,87 @@ class _OnDevice:
         return new(ctypes.addressof(self.managed), b"dltensor", None)
 
 
+class _OnHost:
+    """A DLPack producer over numpy memory, made by hand: `shape` and
+    `strides` (in elements) from `byte_offset` bytes into `memory`, on
+    `device_type` (1: cpu). torch always exports byte_offset 0, and gives a
+    size-1 dimension a stride it computes; this gives any."""
+
+    def __init__(self, memory, shape, strides, byte_offset, device_type=1):
+        self.memory = memory  # kept alive while a capsule may point into it
+        self.shape = (ctypes.c_int64 * len(shape))(*shape)
+        self.strides = (ctypes.c_int64 * len(strides))(*strides)
+        self.managed = _DLManagedTensor(
+            data=memory.ctypes.data, device=_DLDevice(device_type, 0),
+            ndim=len(shape), dtype=_DLDataType(2, 32, 1), shape=self.shape,
+            strides=self.strides, byte_offset=byte_offset)
+
+    def __dlpack__(self):
+        return _OnDevice.__dlpack__(self)
+
+
+def test_byte_offset_and_a_size_1_dimension_are_not_copied(multi_model):
+    memory = rng.standard_normal(100, np.float32)
+    # [4, 1, 16] from element 5 on; the size-1 dimension's stride is odd
+    # (999), so only a check that ignores it can borrow the memory.
+    x = _OnHost(memory, (4, 1, 16), (16, 999, 1), byte_offset=5 * 4)
+    y = multi_model.run(x, entry="column")
+    record = _core._last_run()
+    assert record["copied"] == [False]
+    assert record["inputs"] == [memory.ctypes.data + 5 * 4]
+    np.testing.assert_array_equal(y, 2 * memory[5:69].reshape(4, 1, 16))
+
+
+def test_strided_dlpack_with_a_byte_offset_is_copied(multi_model):
+    memory = rng.standard_normal(100, np.float32)
+    # Element [i, 0, j] at 3 + i + 4 * j: a transposed view, 12 bytes in.
+    x = _OnHost(memory, (4, 1, 16), (1, 7, 4), byte_offset=3 * 4)
+    y = multi_model.run(x, entry="column")
+    assert _core._last_run()["copied"] == [True]
+    want = memory[3:67].reshape(16, 4).T.reshape(4, 1, 16)
+    np.testing.assert_array_equal(y, 2 * want)
+    # Rows of 16 contiguous elements 20 apart (runs copied whole).
+    x = _OnHost(memory, (4, 1, 16), (20, 1, 1), byte_offset=2 * 4)
+    y = multi_model.run(x, entry="column")
+    assert _core._last_run()["copied"] == [True]
+    want = np.stack([memory[2 + 20 * i:18 + 20 * i] for i in range(4)])
+    np.testing.assert_array_equal(y, 2 * want.reshape(4, 1, 16))
+
+
+def test_wrong_shape_is_refused_before_a_copy(multi_model):
+    # Strides far past the memory: a copy made before the shape check would
+    # read out of bounds; the check comes first, with the runtime's message.
+    memory = np.zeros(4, np.float32)
+    x = _OnHost(memory, (4, 1, 17), (1 << 40, 1 << 40, 1 << 40), 0)
+    with pytest.raises(modelc.Error, match=r"input 'c': expected "
+                                           r"f32\[4,1,16\], got f32\[4,1,17\]$"):
+        multi_model.run(x, entry="column")
+    f = np.asfortranarray(np.zeros((16, 4), np.float32))
+    with pytest.raises(modelc.Error, match=r"input 'x': expected "
+                                           r"f32\[4,16\], got f32\[16,4\]$"):
+        multi_model(f)
+
+
 def test_tensor_on_a_gpu(multi_model):
     with pytest.raises(modelc.Error, match="input 'x': expected a tensor on "
                                            "cpu, got one on cuda:1"):
         multi_model(_OnDevice((4, 16)))
+
+
+def test_pinned_host_memory_is_borrowed(multi_model):
+    # kDLCUDAHost (3) and kDLROCMHost (11): host memory a GPU can reach,
+    # which the CPU reads as it is.
+    memory = rng.standard_normal(64, np.float32)
+    for device_type in (3, 11):
+        x = _OnHost(memory, (4, 1, 16), (16, 16, 1), 0, device_type)
+        y = multi_model.run(x, entry="column")
+        record = _core._last_run()
+        assert record["copied"] == [False]
+        assert record["inputs"] == [memory.ctypes.data]
+        np.testing.assert_array_equal(y, 2 * memory.reshape(4, 1, 16))
+    with pytest.raises(modelc.Error, match="expected a tensor on cpu, got one "
+                                           "on cuda_managed:1"):
+        multi_model(_OnDevice((4, 16), device_type=13))
 
 
 def test_vector_dtype(multi_model):
