@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Sanitizer runs (issue 15; CI runs this from .ci/run after the main build):
+#  1. ASan+UBSan: the runtime and its unit tests, built alone (build-asan),
+#     and e2e runs of the examples and every entry of tests/e2e/Inputs/ops.ir
+#     on cpu and checked cpu+sim2 plans, through an instrumented
+#     modelc-run-lite, with each model's generated code instrumented too
+#     (modelc compiles it with CXX=tests/sanitizers/cxx-asan). Each run's
+#     outputs must equal those of the uninstrumented build.
+#  2. TSan: the runtime built alone with -fsanitize=thread (build-tsan) and
+#     --concurrent 8 runs on cpu and cpu+sim2 plans. OpenMP is disabled, not
+#     instrumented: Debian's libgomp has no TSan build, so every run uses
+#     --threads 1 (the runtime's OpenMP pool runs inline) and
+#     OMP_NUM_THREADS=1 (oneDNN's own OpenMP regions, one thread each); what
+#     TSan checks is the runtime's own synchronisation between concurrent
+#     runs, the pooled run resources and the sim devices' stream threads.
+# Needs ./build (scripts/build.sh) for modelc and the reference outputs.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+top=$(pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+modelc=build/bin/modelc
+run=build/bin/modelc-run-lite
+
+configure() { # folder, sanitizer flags
+  cmake -S . -B "$1" -G Ninja -DMODELC_BUILD_COMPILER=OFF -DMODELC_BUILD_PYTHON=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS="$2" -DCMAKE_CXX_FLAGS="$2" \
+    -DCMAKE_EXE_LINKER_FLAGS="$2" -DCMAKE_SHARED_LINKER_FLAGS="$2" >/dev/null
+  cmake --build "$1"
+}
+
+# Builds MODEL.ir for a plan twice (plain and instrumented) and records the
+# plain build's outputs for every entry.
+prepare() { # name, model.ir, modelc flags...
+  local name=$1 ir=$2; shift 2
+  "$modelc" "$ir" --random-weights=1 "$@" -o "$work/$name.so"
+  CXX="$top/tests/sanitizers/cxx-asan" "$modelc" "$ir" --random-weights=1 "$@" \
+    -o "$work/$name-asan.so"
+}
+entries() { awk -F '[@(]' '/^func[.]func @/ { print $2 }' "$1"; }
+
+echo "== ASan+UBSan: the runtime and its tests"
+asan="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+configure build-asan "$asan"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ctest --test-dir build-asan --output-on-failure
+
+echo "== ASan+UBSan: examples and ops.ir, generated code instrumented"
+checked=0
+for target in cpu cpu+sim2; do
+  flags=(--target=$target); [ $target = cpu ] || flags+=(--checked)
+  for m in examples/mlp.ir examples/cnn.ir examples/transformer.ir tests/e2e/Inputs/ops.ir; do
+    name=$(basename "$m" .ir)-${target/+/_}
+    prepare "$name" "$m" "${flags[@]}"
+    for e in $(entries "$m"); do
+      expect=()
+      "$run" "$work/$name.so" --entry "$e" --random-inputs --seed 3 \
+        --output-dir "$work/$name-$e" >/dev/null
+      for f in "$work/$name-$e"/*.npy; do
+        expect+=(--expect "$(basename "$f" .npy)=$f")
+      done
+      build-asan/bin/modelc-run-lite "$work/$name-asan.so" --entry "$e" \
+        --random-inputs --seed 3 --bench 2 "${expect[@]}" \
+        > "$work/out.txt"
+      if grep -q MISMATCH "$work/out.txt"; then
+        cat "$work/out.txt"; exit 1
+      fi
+      checked=$((checked + 1))
+    done
+  done
+done
+echo "ASan+UBSan: $checked entry points ran clean and matched the plain build"
+
+echo "== TSan: the runtime, --concurrent 8"
+configure build-tsan "-fsanitize=thread -fno-omit-frame-pointer"
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+for target in cpu cpu+sim2; do
+  "$modelc" examples/mlp.ir --random-weights=1 --target=$target -o "$work/tsan.so"
+  OMP_NUM_THREADS=1 build-tsan/bin/modelc-run-lite "$work/tsan.so" \
+    --random-inputs --threads 1 --bench 40 --concurrent 8 >/dev/null
+  echo "TSan: mlp on $target, 40 runs on 8 threads: clean"
+done
