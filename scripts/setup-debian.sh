@@ -25,10 +25,16 @@ packages=(cmake ninja-build g++ git
           # with pybind11 against Python's headers; its tests run on pytest.
           # Without them the module is not built or its tests are skipped.
           pybind11-dev python3-dev python3-pytest
+          # modelc --placement-svg draws the placed graph with Graphviz's
+          # dot (without it, an error says how to install it; the test of
+          # the picture needs it).
+          graphviz
           # tests/fuzz: the readers' libFuzzer targets need clang (g++ has
           # no -fsanitize=fuzzer), libFuzzer, and clang's ASan/UBSan
           # runtimes (without those they build with UBSan traps, no ASan).
-          clang-22 libfuzzer-22-dev libclang-rt-22-dev)
+          # libomp-22-dev: OpenMP for clang, which the IR fuzzer's clang build
+          # of the whole project configures (the runtime needs it).
+          clang-22 libfuzzer-22-dev libclang-rt-22-dev libomp-22-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -83,14 +83,24 @@ struct ResolveReshapeShape : OpRewritePattern<ReshapeOp> {
   }
 };
 
+/// Replaces `op` by a reshape of `input` to `op`'s result type, keeping its
+/// device pin and other discardable attributes (read before `op` is erased).
+static void replaceWithReshape(Operation *op, Value input,
+                               PatternRewriter &rewriter) {
+  DictionaryAttr attributes = op->getDiscardableAttrDictionary();
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  auto reshape =
+      ReshapeOp::create(rewriter, op->getLoc(), input, type.getShape());
+  reshape->setDiscardableAttrs(attributes);
+  rewriter.replaceOp(op, reshape);
+}
+
 /// flatten(x) ==> reshape(x): one op for later passes to handle.
 struct FlattenToReshape : OpRewritePattern<FlattenOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FlattenOp op,
                                 PatternRewriter &rewriter) const override {
-    auto reshape = rewriter.replaceOpWithNewOp<ReshapeOp>(
-        op, op.getInput(), op.getType().getShape());
-    reshape->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    replaceWithReshape(op, op.getInput(), rewriter);
     return success();
   }
 };
@@ -129,9 +139,7 @@ struct TransposeOfUnitDimsToReshape : OpRewritePattern<TransposeOp> {
         return failure();
       last = p;
     }
-    auto reshape = rewriter.replaceOpWithNewOp<ReshapeOp>(
-        op, op.getInput(), op.getType().getShape());
-    reshape->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    replaceWithReshape(op, op.getInput(), rewriter);
     return success();
   }
 };
