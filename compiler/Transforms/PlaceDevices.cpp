@@ -243,19 +243,36 @@ void PlaceDevicesPass::writeDot(llvm::raw_ostream &os, func::FuncOp function,
                                  "lightsalmon", "aquamarine", "wheat"};
   const PlacementProblem &p = g.problem;
   os << "  subgraph \"cluster_" << function.getSymName() << "\" {\n"
-     << "    label=\"" << function.getSymName() << " (" << t.name << ")\";\n";
+     << "    label=\"" << function.getSymName() << " (" << t.name
+     << ", estimated " << llvm::formatv("{0:F3}", r.makespan * 1e3)
+     << " ms)\";\n";
   std::string prefix = function.getSymName().str() + "_";
-  for (unsigned n = 0; n < p.nodes.size(); ++n) {
-    unsigned d = r.device[n];
-    os << "    \"" << prefix << n << "\" [label=\"" << g.labels[n] << "\\n"
-       << t.devices[d].name() << "\", style=filled, fillcolor=" << colors[d % 9]
-       << (g.ops[n] ? "" : ", shape=box") << "];\n";
+  // One cluster per device, in its colour; each op with its estimated time
+  // there.
+  for (unsigned d = 0; d < t.devices.size(); ++d) {
+    if (llvm::none_of(r.device, [&](unsigned placed) { return placed == d; }))
+      continue;
+    os << "    subgraph \"cluster_" << prefix << t.devices[d].name()
+       << "\" {\n      label=\"" << t.devices[d].name()
+       << "\"; style=filled; fillcolor=" << colors[d % 9] << ";\n";
+    for (unsigned n = 0; n < p.nodes.size(); ++n) {
+      if (r.device[n] != d)
+        continue;
+      os << "      \"" << prefix << n << "\" [label=\"" << g.labels[n];
+      if (g.ops[n])
+        os << "\\n"
+           << llvm::formatv("{0:F1}", p.nodes[n].time[d] * 1e6) << " us";
+      os << "\", style=filled, fillcolor=white"
+         << (g.ops[n] ? "" : ", shape=box") << "];\n";
+    }
+    os << "    }\n";
   }
+  // Transfers: bold red edges with their bytes.
   for (unsigned n = 0; n < p.nodes.size(); ++n)
     for (unsigned in : p.nodes[n].inputs) {
       os << "    \"" << prefix << in << "\" -> \"" << prefix << n << "\"";
       if (r.device[in] != r.device[n])
-        os << " [color=red, style=bold, label=\"transfer "
+        os << " [color=red, style=bold, penwidth=2, label=\"transfer "
            << formatBytes(p.nodes[in].outputBytes) << "\"]";
       os << ";\n";
     }

@@ -36,6 +36,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -381,10 +382,43 @@ OwningOpRef<ModuleOp> Driver::placeOnce(const std::string &target, bool split,
   return copy;
 }
 
+/// Graphviz's dot: MODELC_DOT, else `dot` on PATH.
+static std::optional<std::string> findDot() {
+  const char *env = std::getenv("MODELC_DOT");
+  if (env && *env)
+    return llvm::sys::fs::can_execute(env) ? std::optional<std::string>(env)
+                                           : std::nullopt;
+  llvm::ErrorOr<std::string> dot = llvm::sys::findProgramByName("dot");
+  return dot ? std::optional<std::string>(*dot) : std::nullopt;
+}
+
+/// --placement-svg: draws the DOT file `dotPath` as the SVG `svgPath`.
+static LogicalResult drawPlacement(const std::string &dot,
+                                   const std::string &dotPath,
+                                   const std::string &svgPath) {
+  std::string message;
+  llvm::StringRef args[] = {dot, "-Tsvg", dotPath, "-o", svgPath};
+  int status =
+      llvm::sys::ExecuteAndWait(dot, args, std::nullopt, {}, 0, 0, &message);
+  if (status != 0)
+    return fail("Graphviz's dot (" + dot + ") could not draw " + svgPath +
+                (message.empty() ? "" : ": " + message) + " (exit status " +
+                std::to_string(status) + ")");
+  return success();
+}
+
 /// Places the graph once per target, data parallel when asked for or when
 /// the cost model prefers it (a target with several accelerators and a
 /// batch that splits).
 LogicalResult Driver::place() {
+  std::optional<std::string> dot;
+  if (!options.placementSvg.empty()) {
+    dot = findDot();
+    if (!dot)
+      return fail("--placement-svg needs Graphviz's dot to draw the picture "
+                  "(Debian: apt-get install graphviz; or set MODELC_DOT to "
+                  "it); --placement-dot=FILE writes the DOT text without it");
+  }
   for (const std::string &target : targetNames) {
     bool split = options.dataParallel && target != "cpu";
     if (!options.dataParallel && target != "cpu") {
@@ -400,11 +434,27 @@ LogicalResult Driver::place() {
                        << " ms without\n";
       }
     }
+    std::string dotPath =
+        perTargetPath(options.placementDot, target, targetNames.size());
+    llvm::SmallString<128> tempDot;
+    if (dot && dotPath.empty()) {
+      if (llvm::sys::fs::createTemporaryFile("modelc-placement", "dot",
+                                             tempDot))
+        return fail("cannot create a temporary file for --placement-svg");
+      dotPath = std::string(tempDot);
+    }
     OwningOpRef<ModuleOp> copy = placeOnce(
         target, split, false,
         perTargetPath(options.placementReport, target, targetNames.size()),
-        perTargetPath(options.placementDot, target, targetNames.size()));
-    if (!copy)
+        dotPath);
+    LogicalResult drawn =
+        copy && dot ? drawPlacement(*dot, dotPath,
+                                    perTargetPath(options.placementSvg, target,
+                                                  targetNames.size()))
+                    : success();
+    if (!tempDot.empty())
+      llvm::sys::fs::remove(tempDot);
+    if (!copy || failed(drawn))
       return failure();
     if (options.verbose)
       modelc::printPlacementSummary(*copy, llvm::outs());

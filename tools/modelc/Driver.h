@@ -29,6 +29,8 @@ struct DriverOptions {
   std::vector<std::string> targets;
   std::string placementReport;
   std::string placementDot;
+  /// --placement-svg: the DOT picture drawn by Graphviz's dot.
+  std::string placementSvg;
   std::string weightsPath;
   /// Set when --random-weights is given: its seed as written ("" for 0).
   std::optional<std::string> randomWeights;

@@ -73,6 +73,14 @@ cl::opt<std::string> placementDot(
     cl::desc("Write the placed graph (Graphviz DOT) of each target to FILE"),
     cl::value_desc("file"), cl::cat(modelcCategory));
 
+cl::opt<std::string> placementSvg(
+    "placement-svg",
+    cl::desc("Draw the placed graph of each target as an SVG picture in FILE "
+             "(devices as coloured clusters, transfers as bold red edges with "
+             "their bytes, each op with its estimated time); needs "
+             "Graphviz's dot"),
+    cl::value_desc("file"), cl::cat(modelcCategory));
+
 cl::opt<std::string>
     weightsPath("weights",
                 cl::desc("Safetensors file with the model's weights (keys are "
@@ -224,6 +232,7 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.targets.assign(targets.begin(), targets.end());
   options.placementReport = placementReport;
   options.placementDot = placementDot;
+  options.placementSvg = placementSvg;
   options.weightsPath = weightsPath;
   if (randomWeights.getNumOccurrences())
     options.randomWeights = randomWeights.getValue();
