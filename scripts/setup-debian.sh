@@ -32,9 +32,7 @@ packages=(cmake ninja-build g++ git
           # tests/fuzz: the readers' libFuzzer targets need clang (g++ has
           # no -fsanitize=fuzzer), libFuzzer, and clang's ASan/UBSan
           # runtimes (without those they build with UBSan traps, no ASan).
-          # libomp-22-dev: OpenMP for clang, which the IR fuzzer's clang build
-          # of the whole project configures (the runtime needs it).
-          clang-22 libfuzzer-22-dev libclang-rt-22-dev libomp-22-dev)
+          clang-22 libfuzzer-22-dev libclang-rt-22-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fstream>
+#include <optional>
 
 namespace modelc::detail {
 
@@ -60,6 +61,22 @@ void checkElfFile(const std::string &path) {
 }
 
 bool validDType(uint32_t code) { return dtypeFromCode(code).has_value(); }
+
+/// The bytes a tensor of valid dtype `code` and shape [shape, shape + rank)
+/// takes; nullopt when a dimension is negative or the size overflows.
+std::optional<uint64_t> tensorBytes(uint32_t code, const int64_t *shape,
+                                    uint32_t rank) {
+  uint64_t bytes = dtypeSize(*dtypeFromCode(code));
+  for (uint32_t d = 0; d < rank; ++d) {
+    if (shape[d] < 0)
+      return std::nullopt;
+    uint64_t dim = static_cast<uint64_t>(shape[d]);
+    if (dim && bytes > UINT64_MAX / dim)
+      return std::nullopt;
+    bytes *= dim;
+  }
+  return bytes;
+}
 
 TensorInfo tensorInfo(const modelc_tensor_desc &d, const std::string &where) {
   if (!d.name || !validDType(d.dtype) || (d.rank && !d.shape))
@@ -144,6 +161,14 @@ DescriptorInfo checkDescriptor(const modelc_model_desc &desc,
     const modelc_weight_desc &w = desc.weights[i];
     if (!w.name || !validDType(w.dtype) || (w.rank && !w.shape))
       throw Error(where + ": malformed weight #" + std::to_string(i));
+    // Kernels read a weight whole, by its shape: its bytes must be those.
+    std::optional<uint64_t> bytes = tensorBytes(w.dtype, w.shape, w.rank);
+    if (!bytes || *bytes != w.nbytes)
+      throw Error(where + ": weight '" + w.name + "' has " +
+                  std::to_string(w.nbytes) + " bytes, " +
+                  (bytes ? "its shape takes " + std::to_string(*bytes)
+                         : std::string("its shape has a negative or "
+                                       "overflowing size")));
   }
   if ((desc.gpu_image && !desc.gpu_image_size) ||
       (desc.num_kernels && (!desc.kernel_names || !desc.gpu_image)))

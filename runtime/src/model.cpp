@@ -24,19 +24,6 @@ using detail::RunState;
 
 namespace {
 
-/// The devices of every plan of `desc`, for plan choice.
-std::vector<detail::PlanDevices> planDevices(const modelc_model_desc &desc) {
-  std::vector<detail::PlanDevices> plans;
-  for (uint32_t i = 0; i < desc.num_plans; ++i) {
-    const modelc_plan_desc &p = desc.plans[i];
-    detail::PlanDevices pd{p.name, {}};
-    for (uint32_t d = 0; d < p.num_devices; ++d)
-      pd.devices.push_back(p.devices[d] ? p.devices[d] : "");
-    plans.push_back(std::move(pd));
-  }
-  return plans;
-}
-
 /// Whether choosing among `plans` for `request` needs to know the GPUs:
 /// they are probed only when a plan has them or the request names them.
 bool needsGpus(const std::vector<detail::PlanDevices> &plans,
@@ -159,7 +146,7 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   impl->compilerFlags = std::move(info.compilerFlags);
 
   // The plan: by name or by devices, else the best for this machine.
-  std::vector<detail::PlanDevices> plans = planDevices(*impl->desc);
+  std::vector<detail::PlanDevices> plans = detail::planDevicesOf(*impl->desc);
   detail::MachineGpus machine;
   const detail::CudaApi *cuda = nullptr;
   if (needsGpus(plans, options.plan))

@@ -8,6 +8,19 @@
 #include <set>
 
 namespace modelc::detail {
+
+std::vector<PlanDevices> planDevicesOf(const modelc_model_desc &desc) {
+  std::vector<PlanDevices> plans;
+  for (uint32_t i = 0; i < desc.num_plans; ++i) {
+    const modelc_plan_desc &p = desc.plans[i];
+    PlanDevices pd{p.name, {}};
+    for (uint32_t d = 0; d < p.num_devices; ++d)
+      pd.devices.push_back(p.devices[d] ? p.devices[d] : "");
+    plans.push_back(std::move(pd));
+  }
+  return plans;
+}
+
 namespace {
 
 /// The name modelc gives the plan of the host alone (--target=cpu).

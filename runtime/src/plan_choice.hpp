@@ -3,6 +3,7 @@
 #define MODELC_RUNTIME_PLAN_CHOICE_HPP
 
 #include "device_name.hpp"
+#include "modelc/abi.h"
 
 #include <string>
 #include <vector>
@@ -28,6 +29,10 @@ struct PlanChoice {
   /// "cuda:N" device, -1 for the host and simulated devices.
   std::vector<int> physical;
 };
+
+/// The devices of every plan of `desc` (checked by checkDescriptor), for
+/// plan choice.
+std::vector<PlanDevices> planDevicesOf(const modelc_model_desc &desc);
 
 /// Chooses a plan. `request` is empty (the plan with the most GPUs this
 /// machine has, else "cpu", else the first plan of host and simulated

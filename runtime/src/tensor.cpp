@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 namespace modelc {
 
@@ -23,6 +24,9 @@ static int64_t countElements(const std::vector<int64_t> &shape) {
     if (d < 0)
       throw Error("invalid tensor shape " + describe(DType::F32, shape) +
                   ": negative dimension");
+    if (d && n > std::numeric_limits<int64_t>::max() / d)
+      throw Error("invalid tensor shape " + describe(DType::F32, shape) +
+                  ": more elements than fit in 64 bits");
     n *= d;
   }
   return n;

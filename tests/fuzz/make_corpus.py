@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """make_corpus.py - writes the fuzzers' seed corpus (corpus/npy,
-corpus/safetensors): a few valid files and the malformed cases of issue 15.
+corpus/safetensors, corpus/descriptor): a few valid files and the malformed
+cases of issue 15, and byte strings for the descriptor fuzzer.
 The corpus is committed; rerun this only to change it (needs numpy)."""
 import io
 import json
@@ -102,6 +103,18 @@ def safetensors_corpus():
     write("safetensors/bad_truncated", st(good, bytes(20)))
 
 
+def descriptor_corpus():
+    # The descriptor fuzzer reads its bytes as choices (counts, codes,
+    # dimensions): a few fixed-seed byte strings to start from.
+    rng = np.random.default_rng(5)
+    write("descriptor/zeros", bytes(64))
+    write("descriptor/ones", bytes([1]) * 256)
+    for i in range(3):
+        write(f"descriptor/random{i}", rng.integers(0, 256, 512,
+                                                     dtype=np.uint8).tobytes())
+
+
 if __name__ == "__main__":
     npy_corpus()
     safetensors_corpus()
+    descriptor_corpus()

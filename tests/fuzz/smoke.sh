@@ -20,11 +20,11 @@ cmake --build "$build" --target modelc-fuzzers
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for target in safetensors npy; do
+for target in safetensors npy descriptor; do
   # New inputs go to the copy; the committed corpus stays as it is.
   mkdir -p "$work/$target" "$work/artifacts"
   cp tests/fuzz/corpus/$target/* "$work/$target/"
-  echo "fuzzing the $target reader for ${seconds}s"
+  echo "fuzzing the $target target for ${seconds}s"
   if ! "$build/bin/modelc-fuzz-$target" -max_total_time="$seconds" \
       -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$work/artifacts/" "$work/$target" \
@@ -48,7 +48,7 @@ irbuild=${FUZZ_IR_BUILD:-build-irfuzz}
 cmake -S . -B "$irbuild" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DMLIR_DIR="$(llvm-config-22 --cmakedir)/../mlir" \
   -DLLVM_EXTERNAL_LIT="$(command -v lit-22)" -DMODELC_IR_FUZZER=ON \
-  -DMODELC_BUILD_TESTS=OFF -DMODELC_BUILD_PYTHON=OFF \
+  -DMODELC_BUILD_TESTS=OFF \
   "-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link,address -fno-omit-frame-pointer" \
   >/dev/null
 cmake --build "$irbuild" --target modelc-ir-fuzz

@@ -138,6 +138,11 @@ TEST(Load, TruncatedDescriptor) {
               "has a truncated descriptor");
 }
 
+TEST(Load, WeightSizeDisagreeingWithItsShape) {
+  expectError([] { Model::load(fixture("bad_weight_size.so")); },
+              "weight 'w' has 8 bytes, its shape takes 16");
+}
+
 TEST(Load, UnknownPlan) {
   modelc::LoadOptions options;
   options.plan = "h200";

@@ -42,6 +42,18 @@ TEST(Tensor, NegativeDimensionIsAnError) {
   EXPECT_THROW(Tensor::from_host(&x, {-1}, DType::F32), modelc::Error);
 }
 
+TEST(Tensor, ShapeBeyondInt64IsAnError) {
+  float x;
+  try {
+    Tensor::from_host(&x, {1 << 30, 1 << 30, 1 << 30}, DType::F32);
+    FAIL() << "no error";
+  } catch (const modelc::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("more elements than fit in 64 bits"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ParallelFor, EveryIndexRunsExactlyOnce) {
   std::vector<std::atomic<int>> hits(10007);
   struct Arg {
