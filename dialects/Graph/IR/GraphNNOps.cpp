@@ -67,6 +67,11 @@ BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                               Adaptor adaptor,
                               SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, getOperationName());
+  // Its syntax is a plain operand list, so the parser may hand over any
+  // number of them (the operand accessors assume all five).
+  if (adaptor.getOperands().size() != 5)
+    return diag.fail("takes 5 operands (input, scale, bias, mean, var), got ",
+                     adaptor.getOperands().size());
   FailureOr<RankedTensorType> input =
       diag.floatTensor(adaptor.getInput().getType(), "input");
   if (failed(input))

@@ -430,6 +430,16 @@ func.func @layer_norm_axis(%x: tensor<2x8xf32>) {
 
 // -----
 
+// Found by modelc-ir-fuzz: a batch norm with too few operands crashed
+// shape inference.
+func.func @batch_norm_operands(%x: tensor<4x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'graph.batch_norm' op takes 5 operands (input, scale, bias, mean, var), got 2}}
+  %0 = graph.batch_norm %x, %c : tensor<4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
 func.func @batch_norm_rank(%x: tensor<4xf32>, %c: tensor<4xf32>) {
   // expected-error @+1 {{'graph.batch_norm' op input must have rank >= 2 ([N, C, ...]), got [4]}}
   %0 = graph.batch_norm %x, %c, %c, %c, %c : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
