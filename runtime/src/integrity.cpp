@@ -68,7 +68,8 @@ bool hashFile(const std::string &path, uint64_t limit, uint64_t &hash,
     bytes += got;
     if (got < want) {
       if (std::ferror(f.get())) {
-        error = "cannot read " + quoted(path) + ": " + std::strerror(errno);
+        error = std::string("cannot read ") + what + quoted(path) + ": " +
+                std::strerror(errno);
         return false;
       }
       break;
@@ -106,8 +107,12 @@ bool checkModel(const std::string &path, modelc_file_seal &seal,
   std::string where = "model " + quoted(path);
   File f(std::fopen(path.c_str(), "rb"));
   uint64_t size = 0;
-  if (!f || !fileSize(f.get(), size)) {
+  if (!f) {
     error = "cannot open " + where + ": " + std::strerror(errno);
+    return false;
+  }
+  if (!fileSize(f.get(), size)) {
+    error = "cannot read the size of " + where + ": " + std::strerror(errno);
     return false;
   }
   const std::string rebuild = "; rebuild it with modelc";

@@ -7,8 +7,9 @@
 // take any value (negative dimensions, unknown dtypes, offsets beyond the
 // data, sizes that overflow), names and tables may be null, device names
 // are arbitrary strings, but every array is as long as its count says (a
-// count that lies about its array cannot be checked by anyone, and the seal
-// guarantees the descriptor is the one modelc wrote). A modelc::Error is the
+// count that lies about its array cannot be checked by anyone; the seal
+// catches a descriptor corrupted after modelc wrote it, though not one
+// forged on purpose). A modelc::Error is the
 // expected answer; anything else, a crash or a sanitizer report is a bug.
 // Every bound weight is read whole, as kernels read it.
 #include "loader.hpp"
@@ -34,7 +35,6 @@ struct Arena {
   std::deque<std::string> strings;
   std::deque<std::vector<int64_t>> shapes;
   std::deque<std::vector<const char *>> names;
-  std::vector<modelc_tensor_desc> tensors[8];
   std::deque<std::vector<modelc_tensor_desc>> tensorLists;
   std::vector<modelc_entry_desc> entries;
   std::vector<modelc_weight_desc> weights;
@@ -42,8 +42,6 @@ struct Arena {
   std::vector<modelc_plan_desc> plans;
   std::deque<std::vector<uint64_t>> arenas;
   std::deque<std::vector<modelc_entry_fn>> runs;
-  std::deque<std::vector<uint8_t>> flags;
-  std::deque<std::vector<uint32_t>> events;
 };
 
 const char *maybeString(FuzzedDataProvider &in, Arena &a) {

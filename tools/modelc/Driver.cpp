@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/modelc/Driver.h"
+#include "compiler/Analysis/CostModel.h"
 #include "compiler/Codegen/HostPrinter.h"
 #include "compiler/Driver/BuildLibrary.h"
 #include "compiler/Driver/Weights.h"
@@ -35,6 +36,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
@@ -414,6 +416,10 @@ LogicalResult Driver::place() {
   std::optional<std::string> dot;
   if (!options.placementSvg.empty()) {
     dot = findDot();
+    const char *env = std::getenv("MODELC_DOT");
+    if (!dot && env && *env)
+      return fail(std::string("--placement-svg: MODELC_DOT names '") + env +
+                  "', which is not an executable program");
     if (!dot)
       return fail("--placement-svg needs Graphviz's dot to draw the picture "
                   "(Debian: apt-get install graphviz; or set MODELC_DOT to "
@@ -438,9 +444,10 @@ LogicalResult Driver::place() {
         perTargetPath(options.placementDot, target, targetNames.size());
     llvm::SmallString<128> tempDot;
     if (dot && dotPath.empty()) {
-      if (llvm::sys::fs::createTemporaryFile("modelc-placement", "dot",
-                                             tempDot))
-        return fail("cannot create a temporary file for --placement-svg");
+      if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+              "modelc-placement", "dot", tempDot))
+        return fail("cannot create a temporary file for --placement-svg: " +
+                    ec.message());
       dotPath = std::string(tempDot);
     }
     OwningOpRef<ModuleOp> copy = placeOnce(
@@ -510,15 +517,29 @@ LogicalResult Driver::collectPlans() {
   return success();
 }
 
-/// Bytes of physical memory of this machine (0 when unknown).
-static uint64_t physicalMemoryBytes() {
+/// Bytes of memory modelc may use (0 when unknown): the machine's physical
+/// memory, or less where a cgroup (a container) limits it;
+/// MODELC_MEMORY_LIMIT (bytes) overrides both, for tests.
+static uint64_t availableMemoryBytes() {
+  if (const char *env = std::getenv("MODELC_MEMORY_LIMIT")) {
+    uint64_t limit = 0;
+    if (!llvm::StringRef(env).getAsInteger(10, limit))
+      return limit;
+  }
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && pageSize > 0 ? uint64_t(pages) * uint64_t(pageSize) : 0;
-}
-
-/// "160.0 GB"
-static std::string gigabytes(uint64_t bytes) {
-  return llvm::formatv("{0:F1} GB", bytes / 1e9).str();
+  uint64_t memory =
+      pages > 0 && pageSize > 0 ? uint64_t(pages) * uint64_t(pageSize) : 0;
+  // cgroup v2, then v1; "max" or an absurd v1 value means no limit.
+  for (const char *file : {"/sys/fs/cgroup/memory.max",
+                           "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+        llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
+    uint64_t limit = 0;
+    if (text && !(*text)->getBuffer().trim().getAsInteger(10, limit) &&
+        limit > 0 && (memory == 0 || limit < memory))
+      memory = limit;
+  }
+  return memory;
 }
 
 /// Weights modelc would hold in memory (random ones) or pass through the
@@ -531,12 +552,12 @@ LogicalResult Driver::checkWeightsFit() {
     total += uint64_t(type.getNumElements()) *
              std::max<uint64_t>(1, type.getElementTypeBitWidth() / 8);
   }
-  uint64_t memory = physicalMemoryBytes();
+  uint64_t memory = availableMemoryBytes();
   if (!memory || total <= memory)
     return success();
-  std::string sizes = "the model's weights take " + gigabytes(total) +
-                      ", more than this machine's " + gigabytes(memory) +
-                      " of memory";
+  std::string sizes = "the model's weights take " + modelc::formatBytes(total) +
+                      ", more than the " + modelc::formatBytes(memory) +
+                      " of memory this machine has for modelc";
   if (options.randomWeights.has_value())
     return fail(sizes + "; --random-weights makes them in memory (streaming "
                         "them to a file is not supported yet): give them in "
@@ -552,8 +573,6 @@ LogicalResult Driver::checkWeightsFit() {
 /// model declares none or only code is printed, their declarations alone.
 LogicalResult Driver::loadWeights() {
   hasWeights = !module->getOps<modelc::graph::WeightOp>().empty();
-  if (failed(checkWeightsFit()))
-    return failure();
   if (!options.weightsPath.empty() && options.randomWeights.has_value())
     return fail("--weights and --random-weights exclude each other");
   if (options.externalWeights && options.precision != "f32")
@@ -564,6 +583,8 @@ LogicalResult Driver::loadWeights() {
   if (options.externalWeights && options.weightsPath.empty())
     return fail("--external-weights needs --weights FILE: the model records "
                 "that file and maps it when loaded");
+  if (failed(checkWeightsFit()))
+    return failure();
   if (!options.weightsPath.empty()) {
     FailureOr<modelc::WeightSet> read =
         modelc::readSafetensorsWeights(*module, options.weightsPath);

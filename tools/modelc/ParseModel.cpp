@@ -19,18 +19,35 @@ using namespace mlir;
 
 /// MLIR's parser descends recursively into every nested region, attribute
 /// and type, so thousands of nested `module {`, `[` or `tensor<` overflow
-/// its stack (a crash, not an error). The source is scanned first: brackets
-/// nested deeper than kMaxNesting, outside strings and comments, are an
-/// error at the bracket that goes too deep. Real models nest a few levels.
+/// its stack (a crash, not an error); so do thousands of unary minus signs
+/// in an affine expression, which nest without brackets. The source is
+/// scanned first: brackets nested deeper than kMaxNesting, or a run of more
+/// minus signs, outside strings and comments, are an error where the input
+/// goes too deep. Real models nest a few levels.
 static LogicalResult checkNesting(llvm::SourceMgr &sourceMgr,
                                   MLIRContext &context) {
   constexpr int kMaxNesting = 256;
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   StringRef text = buffer->getBuffer();
-  int depth = 0;
+  auto tooDeep = [&](size_t at, const char *what) {
+    auto [line, column] = sourceMgr.getLineAndColumn(
+        llvm::SMLoc::getFromPointer(text.data() + at));
+    return emitError(FileLineColLoc::get(
+               &context, buffer->getBufferIdentifier(), line, column))
+           << what << " nested more than " << kMaxNesting
+           << " levels deep; modelc does not parse such input";
+  };
+  int depth = 0, minuses = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
+    if (c == '-') {
+      if (++minuses > kMaxNesting)
+        return tooDeep(i, "minus signs");
+      continue;
+    }
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+      minuses = 0;
     if (c == '"') {
       // A string literal, with backslash escapes.
       for (++i; i < text.size() && text[i] != '"'; ++i)
@@ -41,17 +58,13 @@ static LogicalResult checkNesting(llvm::SourceMgr &sourceMgr,
       if (i == StringRef::npos)
         break;
     } else if (c == '(' || c == '[' || c == '{' || c == '<') {
-      if (++depth > kMaxNesting) {
-        auto [line, column] = sourceMgr.getLineAndColumn(
-            llvm::SMLoc::getFromPointer(text.data() + i));
-        return emitError(FileLineColLoc::get(
-                   &context, buffer->getBufferIdentifier(), line, column))
-               << "brackets nested more than " << kMaxNesting
-               << " levels deep; modelc does not parse such input";
-      }
+      if (++depth > kMaxNesting)
+        return tooDeep(i, "brackets");
     } else if (c == ')' || c == ']' || c == '}' ||
-               (c == '>' && (i == 0 || text[i - 1] != '-'))) {
-      // Unbalanced input is the parser's to report.
+               (c == '>' && (i == 0 || text[i - 1] != '-') &&
+                (i + 1 == text.size() || text[i + 1] != '='))) {
+      // Not the `>` of `->` or `>=`. Unbalanced input is the parser's to
+      // report.
       depth = std::max(0, depth - 1);
     }
   }

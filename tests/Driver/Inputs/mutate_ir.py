@@ -77,6 +77,14 @@ deep = {
              b">" * 14000 + b") {\n  return\n}\n",
     "regions": b"func.func @f() {\n" + b"\"test.op\"() ({\n" * 5000 +
                b"}) : () -> ()\n" * 5000 + b"  return\n}\n",
+    # Unary minus signs nest without brackets in affine expressions.
+    "minus": b"func.func @f() attributes {t = affine_map<(d0) -> (" +
+             b"- " * 20000 + b"d0)>} {\n  return\n}\n",
+    # `>=` closes nothing: counted as a bracket, it would let `[` nest
+    # without limit.
+    "affine_sets": b"func.func @f() attributes {t = " +
+                   b"[affine_set<(d0) : (d0 >= 0)>, " * 10000 + b"0" +
+                   b"]" * 10000 + b"} {\n  return\n}\n",
 }
 for name, text in deep.items():
     with open(os.path.join(out, f"deep_{name}.ir"), "wb") as f:
