@@ -20,23 +20,32 @@ cmake --build "$build" --target modelc-fuzzers
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for target in safetensors npy descriptor; do
-  # New inputs go to the copy; the committed corpus stays as it is.
-  mkdir -p "$work/$target" "$work/artifacts"
-  cp tests/fuzz/corpus/$target/* "$work/$target/"
-  echo "fuzzing the $target target for ${seconds}s"
-  if ! "$build/bin/modelc-fuzz-$target" -max_total_time="$seconds" \
-      -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="$work/artifacts/" "$work/$target" \
-      >"$work/$target.log" 2>&1; then
-    tail -n 60 "$work/$target.log"
-    mkdir -p "$build/fuzz-artifacts"
-    cp "$work"/artifacts/* "$build/fuzz-artifacts/" 2>/dev/null || true
-    echo "smoke.sh: the $target fuzzer failed; inputs in $build/fuzz-artifacts" >&2
+mkdir -p "$work/artifacts"
+
+# fuzz NAME BUILD BINARY ARGS...: runs BINARY for $seconds over $work/NAME
+# (a copy of its seeds: the committed corpus stays as it is); on a finding,
+# prints the log's end and keeps the inputs in BUILD/fuzz-artifacts.
+fuzz() {
+  local name=$1 dir=$2 binary=$3
+  shift 3
+  echo "fuzzing the $name target for ${seconds}s"
+  if ! "$binary" -max_total_time="$seconds" -print_final_stats=1 \
+      -artifact_prefix="$work/artifacts/" "$@" >"$work/$name.log" 2>&1; then
+    tail -n 60 "$work/$name.log"
+    mkdir -p "$dir/fuzz-artifacts"
+    cp "$work"/artifacts/* "$dir/fuzz-artifacts/" 2>/dev/null || true
+    echo "smoke.sh: the $name fuzzer failed; inputs in $dir/fuzz-artifacts" >&2
     exit 1
   fi
   grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^Done' \
-    "$work/$target.log" || true
+    "$work/$name.log" || true
+}
+
+for target in safetensors npy descriptor; do
+  mkdir -p "$work/$target"
+  cp tests/fuzz/corpus/$target/* "$work/$target/"
+  fuzz "$target" "$build" "$build/bin/modelc-fuzz-$target" \
+    -timeout=10 -rss_limit_mb=2048 "$work/$target"
 done
 
 # The IR front end's target (tools/modelc-ir-fuzz): the compiler built with
@@ -52,18 +61,8 @@ cmake -S . -B "$irbuild" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   "-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link,address -fno-omit-frame-pointer" \
   >/dev/null
 cmake --build "$irbuild" --target modelc-ir-fuzz
-mkdir -p "$work/ir" "$work/ir-seeds" "$work/artifacts"
+mkdir -p "$work/ir" "$work/ir-seeds"
 cp examples/*.ir tests/e2e/Inputs/*.ir tests/fuzz/corpus/ir/* "$work/ir-seeds/"
-echo "fuzzing the IR pipeline for ${seconds}s"
-if ! ASAN_OPTIONS=allow_user_poisoning=0 "$irbuild/bin/modelc-ir-fuzz" \
-    -dict=tests/fuzz/ir.dict -max_total_time="$seconds" -timeout=20 \
-    -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 \
-    -artifact_prefix="$work/artifacts/" "$work/ir" "$work/ir-seeds" \
-    >"$work/ir.log" 2>&1; then
-  tail -n 60 "$work/ir.log"
-  mkdir -p "$irbuild/fuzz-artifacts"
-  cp "$work"/artifacts/* "$irbuild/fuzz-artifacts/" 2>/dev/null || true
-  echo "smoke.sh: the IR fuzzer failed; inputs in $irbuild/fuzz-artifacts" >&2
-  exit 1
-fi
-grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^Done' "$work/ir.log" || true
+ASAN_OPTIONS=allow_user_poisoning=0 fuzz ir "$irbuild" \
+  "$irbuild/bin/modelc-ir-fuzz" -dict=tests/fuzz/ir.dict -timeout=20 \
+  -rss_limit_mb=4096 -max_len=65536 "$work/ir" "$work/ir-seeds"

@@ -24,8 +24,8 @@ using namespace mlir;
 /// scanned first: brackets nested deeper than kMaxNesting, or a run of more
 /// minus signs, outside strings and comments, are an error where the input
 /// goes too deep. Real models nest a few levels.
-static LogicalResult checkNesting(llvm::SourceMgr &sourceMgr,
-                                  MLIRContext &context) {
+LogicalResult modelc::driver::checkNesting(llvm::SourceMgr &sourceMgr,
+                                           MLIRContext &context) {
   constexpr int kMaxNesting = 256;
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());

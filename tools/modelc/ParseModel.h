@@ -18,6 +18,13 @@
 
 namespace modelc::driver {
 
+/// Rejects input nested deeper than MLIR's recursive parser can take (an
+/// error at the place, through `context`'s diagnostics) before it is parsed:
+/// brackets nested more than 256 levels deep, or more than 256 unary minus
+/// signs in a row.
+mlir::LogicalResult checkNesting(llvm::SourceMgr &sourceMgr,
+                                 mlir::MLIRContext &context);
+
 /// The source names of each function's arguments, by function name.
 using ArgumentNames = llvm::StringMap<std::vector<std::string>>;
 
