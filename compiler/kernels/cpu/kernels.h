@@ -60,12 +60,14 @@ inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 /// Maximum and minimum that propagate a NaN in either operand, as
 /// torch.maximum, numpy.maximum and ONNX Max do (std::max drops one in `b`).
-/// `b != b` is false for integers.
+/// `b != b` is false for integers. The two comparisons are combined with a
+/// bitwise `|`, not `||`: no branch, so loops of them still vectorise (with
+/// `||`, ResNet-18's max pooling took 1.7 ms more).
 template <typename T> inline T max_(T a, T b) {
-  return (a < b || b != b) ? b : a;
+  return ((a < b) | (b != b)) ? b : a;
 }
 template <typename T> inline T min_(T a, T b) {
-  return (b < a || b != b) ? b : a;
+  return ((b < a) | (b != b)) ? b : a;
 }
 
 /// Integer division truncating toward zero; division by zero yields 0
@@ -576,26 +578,41 @@ template <int S = kF32>
 inline void max_pool2d(modelc_run_ctx *ctx, const typename storage<S>::T *x,
                        typename storage<S>::T *y, const Pool2dShape &s) {
   using D = storage<S>;
+  // One plane: the maximum as maxss computes it or, when the plane holds a
+  // NaN (checked first, in one vectorised pass), the NaN-propagating one.
+  // max_ in the hot loop itself cost ResNet-18 1.7 ms.
+  auto pool = [&](const typename D::T *xp, typename D::T *yp, auto pick) {
+    for (int64_t oy = 0; oy < s.oh; ++oy)
+      for (int64_t ox = 0; ox < s.ow; ++ox) {
+        float m = -std::numeric_limits<float>::infinity();
+        for (int64_t ky = 0; ky < s.kh; ++ky) {
+          int64_t iy = oy * s.stride_h - s.pad_top + ky;
+          if (iy < 0 || iy >= s.h)
+            continue;
+          for (int64_t kx = 0; kx < s.kw; ++kx) {
+            int64_t ix = ox * s.stride_w - s.pad_left + kx;
+            if (ix >= 0 && ix < s.w)
+              m = pick(m, D::load(xp[iy * s.w + ix]));
+          }
+        }
+        yp[oy * s.ow + ox] = D::store(m);
+      }
+  };
   parallel_for(ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
                [&](int64_t begin, int64_t end) {
                  for (int64_t p = begin; p < end; ++p) {
                    const typename D::T *xp = x + p * s.h * s.w;
                    typename D::T *yp = y + p * s.oh * s.ow;
-                   for (int64_t oy = 0; oy < s.oh; ++oy)
-                     for (int64_t ox = 0; ox < s.ow; ++ox) {
-                       float m = -std::numeric_limits<float>::infinity();
-                       for (int64_t ky = 0; ky < s.kh; ++ky) {
-                         int64_t iy = oy * s.stride_h - s.pad_top + ky;
-                         if (iy < 0 || iy >= s.h)
-                           continue;
-                         for (int64_t kx = 0; kx < s.kw; ++kx) {
-                           int64_t ix = ox * s.stride_w - s.pad_left + kx;
-                           if (ix >= 0 && ix < s.w)
-                             m = max_(m, D::load(xp[iy * s.w + ix]));
-                         }
-                       }
-                       yp[oy * s.ow + ox] = D::store(m);
-                     }
+                   unsigned nan = 0;
+                   for (int64_t i = 0; i < s.h * s.w; ++i) {
+                     float v = D::load(xp[i]);
+                     nan |= v != v;
+                   }
+                   if (nan)
+                     pool(xp, yp, [](float m, float v) { return max_(m, v); });
+                   else
+                     pool(xp, yp,
+                          [](float m, float v) { return m < v ? v : m; });
                  }
                });
 }
