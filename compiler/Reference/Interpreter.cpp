@@ -11,6 +11,8 @@
 #include "compiler/Reference/Interpreter.h"
 #include "compiler/Reference/Evaluate.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace modelc;
 using namespace modelc::graph;
@@ -94,6 +96,22 @@ double modelc::reference::wrappedValue(uint64_t bits, Type type) {
 
 namespace {
 
+/// Rounds the values of a float result to its element type, as the
+/// kernels store them: what overflows the type becomes an infinity (a
+/// product of 3e38 and 2 is inf in f32, not 6e38), and a later op sees
+/// what the kernels would. Arithmetic inside one op stays in double.
+void roundToElementType(RefTensor &t, Type element) {
+  auto floatType = dyn_cast<FloatType>(element);
+  if (!floatType || floatType.getWidth() > 32)
+    return;
+  bool f16 = floatType.isF16();
+  for (double &v : t.data) {
+    v = static_cast<double>(static_cast<float>(v));
+    if (f16 && std::fabs(v) >= 65520.0) // beyond f16's largest, 65504
+      v = v > 0 ? INFINITY : -INFINITY;
+  }
+}
+
 class Interpreter {
 public:
   explicit Interpreter(const WeightProvider &weights) : weights(weights) {}
@@ -112,6 +130,7 @@ public:
       FailureOr<RefTensor> result = evaluate(&op);
       if (failed(result))
         return failure();
+      roundToElementType(*result, elementOf(op.getResult(0)));
       values.set(op.getResult(0), std::move(*result));
     }
     return std::vector<RefTensor>{};

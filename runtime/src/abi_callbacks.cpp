@@ -56,7 +56,7 @@ void product(modelc_run_ctx *ctx, const modelc_product *p, const void *x,
   PackedProductSite *site =
       run.impl->packedProducts.site(*p, w, bias != nullptr, error);
   if (!site || !run.resources->packedProducts.execute(run.impl->packedProducts,
-                                                      *p, *site, x, bias, y,
+                                                      *p, *site, w, x, bias, y,
                                                       operands, error))
     run.reportError(std::string(p->what ? p->what : "product") + ": " + error);
 }

@@ -5,6 +5,9 @@
 #include "dnnl_util.hpp"
 #include "half_convert.hpp"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace modelc {
 
 using dnnl::createReorder;
@@ -337,6 +340,42 @@ std::optional<dnnl_data_type_t> checkFlags(const modelc_product &p,
                                            : dnnl_f32;
 }
 
+Storage storageOf(const modelc_product &p) {
+  return (p.flags & MODELC_PRODUCT_F16)    ? Storage::F16
+         : (p.flags & MODELC_PRODUCT_BF16) ? Storage::BF16
+                                           : Storage::F32;
+}
+
+/// How many terms each output of `p` sums.
+int64_t reductionOf(const modelc_product &p) {
+  if (p.kind != MODELC_PRODUCT_CONV2D)
+    return p.k;
+  const int64_t *s = p.conv;
+  return s[1] / std::max<int64_t>(s[17], 1) * s[5] * s[6];
+}
+
+/// How many f32 values a buffer described by `d` holds.
+int64_t valuesOf(const dnnl_memory_desc_t &d) {
+  return static_cast<int64_t>(dnnl_memory_desc_get_size(&d) / sizeof(float));
+}
+
+/// Sets up the NaN guard of a new `site` of `p` (the weight `w`).
+void guard(PackedProductSite &site, const modelc_product &p, const void *w,
+           bool alwaysExact) {
+  site.guard = alwaysExact            ? NaNGuard::Always
+               : chainMayDropNaN(p) ? NaNGuard::Check
+                                      : NaNGuard::None;
+  if (site.guard != NaNGuard::Check)
+    return;
+  ProductCounts counts = countsOf(p);
+  site.weight = magnitudesOf(w, counts.w, storageOf(p));
+  site.reduction = reductionOf(p);
+  site.xValues =
+      (p.flags & MODELC_PRODUCT_SRC_OF_SITE) ? valuesOf(site.plainSrc) : counts.x;
+  site.sumValues =
+      (p.flags & MODELC_PRODUCT_SUM_OF_SITE) ? valuesOf(site.sumSrc) : counts.y;
+}
+
 } // namespace
 
 ProductCounts countsOf(const modelc_product &p) {
@@ -363,6 +402,12 @@ int64_t ProductCounts::operand(const modelc_post_op &post) const {
   return post.broadcast == MODELC_BROADCAST_CHANNEL ? channels : 1;
 }
 
+ExactProduct::~ExactProduct() {
+  for (dnnl_primitive_t p : {srcToPlain, sumToPlain, plainToDst})
+    if (p)
+      dnnl_primitive_destroy(p);
+}
+
 PackedProductSite::~PackedProductSite() {
   for (dnnl_primitive_t p : {primitive, reorderIn, reorderOut, reorderSum})
     if (p)
@@ -386,6 +431,8 @@ PackedProductHandles::~PackedProductHandles() {
 PackedProductCache::PackedProductCache() {
   if (dnnl_engine_create(&engine_, dnnl_cpu, 0) != dnnl_success)
     engine_ = nullptr;
+  const char *exact = std::getenv("MODELC_EXACT_PRODUCTS");
+  alwaysExact_ = exact && std::strcmp(exact, "1") == 0;
 }
 
 PackedProductCache::~PackedProductCache() {
@@ -460,9 +507,63 @@ PackedProductSite *PackedProductCache::site(const modelc_product &p,
   }
   if (!site)
     return nullptr;
+  guard(*site, p, w, alwaysExact_);
   PackedProductSite *result = site.get();
   sites_[p.site] = std::move(site);
   return result;
+}
+
+ExactProduct *PackedProductCache::exact(const modelc_product &p,
+                                        PackedProductSite &site, const void *w,
+                                        std::string &error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (site.exact)
+    return site.exact.get();
+  // The same product without post-ops, kept layouts, Winograd or halves.
+  modelc_product alone = p;
+  alone.flags = 0;
+  alone.num_post_ops = 0;
+  alone.post_ops = nullptr;
+  auto exact = std::make_unique<ExactProduct>();
+  exact->product = std::make_unique<PackedProductSite>();
+  PackedProductSite &product = *exact->product;
+  product.hasBias = site.hasBias;
+  std::vector<float> converted;
+  const void *weight = w;
+  if (storageOf(p) != Storage::F32) {
+    converted.resize(static_cast<size_t>(countsOf(p).w));
+    halfToFloat(static_cast<const uint16_t *>(w), converted.data(),
+                converted.size(), storageOf(p) == Storage::BF16);
+    weight = converted.data();
+  }
+  bool good;
+  if (p.kind == MODELC_PRODUCT_MATMUL) {
+    good = matmulSite(alone, weight, product, engine_, error);
+  } else {
+    const int64_t *s = p.conv;
+    dnnl_dims_t xDims = {s[0], s[1], s[2], s[3]},
+                yDims = {s[0], s[4], s[7], s[8]};
+    good =
+        convSite(alone, weight, product, nullptr, nullptr, engine_, error) &&
+        desc(&exact->plainX, 4, xDims, dnnl_f32, dnnl_nchw, error) &&
+        desc(&exact->plainY, 4, yDims, dnnl_f32, dnnl_nchw, error);
+  }
+  // From and to the layouts the site keeps.
+  if (good && (p.flags & MODELC_PRODUCT_SRC_OF_SITE))
+    good = createReorder(&exact->srcToPlain, &exact->srcScratch,
+                         &site.plainSrc, &exact->plainX, engine_, error);
+  if (good && (p.flags & MODELC_PRODUCT_SUM_OF_SITE))
+    good = createReorder(&exact->sumToPlain, &exact->sumScratch, &site.sumSrc,
+                         &exact->plainY, engine_, error);
+  if (good && (p.flags & MODELC_PRODUCT_KEEP_LAYOUT))
+    good = createReorder(&exact->plainToDst, &exact->dstScratch,
+                         &exact->plainY, &site.dst, engine_, error);
+  if (!good) {
+    error = "its exact path (for NaN or large values): " + error;
+    return nullptr;
+  }
+  site.exact = std::move(exact);
+  return site.exact.get();
 }
 
 PackedProductRun::~PackedProductRun() { handles_.clear(); }
@@ -501,12 +602,144 @@ bool prepare(PackedProductHandles &h, const PackedProductSite &site,
   return good;
 }
 
+/// Runs the reorder `r` (scratchpad `scratch`) from `src` (laid out as
+/// `from`) to `dst` (as `to`) on `stream`, now.
+bool reorderNow(dnnl_primitive_t r, const dnnl_memory_desc_t &scratch,
+                const dnnl_memory_desc_t &from, const void *src,
+                const dnnl_memory_desc_t &to, void *dst, dnnl_engine_t engine,
+                dnnl_stream_t stream, std::string &error) {
+  dnnl_memory_t in = nullptr, out = nullptr, pad = nullptr;
+  bool good =
+      ok(dnnl_memory_create(&in, &from, engine, const_cast<void *>(src)),
+         "reorder memory", error) &&
+      ok(dnnl_memory_create(&out, &to, engine, dst), "reorder memory", error) &&
+      ok(dnnl_memory_create(&pad, &scratch, engine, DNNL_MEMORY_ALLOCATE),
+         "reorder memory", error);
+  if (good) {
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, in},
+                              {DNNL_ARG_TO, out},
+                              {DNNL_ARG_SCRATCHPAD, pad}};
+    good = ok(dnnl_primitive_execute(r, stream, 3, args), "reorder", error) &&
+           ok(dnnl_stream_wait(stream), "stream wait", error);
+  }
+  for (dnnl_memory_t m : {in, out, pad})
+    if (m)
+      dnnl_memory_destroy(m);
+  return good;
+}
+
 } // namespace
+
+bool PackedProductRun::fusedIsExact(const modelc_product &p,
+                                    const PackedProductSite &site,
+                                    const void *x, const void *bias,
+                                    const void *const *operands) const {
+  Storage storage = storageOf(p);
+  ProductMagnitudes m;
+  m.x = magnitudesOf(x, site.xValues, storage);
+  if (!(m.x.max <= kProductBound)) // a NaN, an infinity, or too large
+    return false;
+  m.w = site.weight;
+  m.reduction = site.reduction;
+  ProductCounts counts = countsOf(p);
+  if (bias)
+    m.bias = magnitudesOf(bias, counts.channels, storage);
+  Magnitudes values[kMaxPostOps];
+  for (uint32_t i = 0; i < p.num_post_ops; ++i) {
+    const modelc_post_op &post = p.post_ops[i];
+    if (post.kind == MODELC_POST_ELTWISE)
+      continue;
+    int64_t n = static_cast<int>(i) == site.sum ? site.sumValues
+                                                : counts.operand(post);
+    values[i] = magnitudesOf(operands[i], n, storage);
+  }
+  m.operands = values;
+  return fusedChainIsExact(p, m);
+}
+
+bool PackedProductRun::runExact(PackedProductHandles &h,
+                                PackedProductCache &cache,
+                                const modelc_product &p,
+                                PackedProductSite &site, const void *w,
+                                const void *x, const void *bias, void *y,
+                                const void *const *operands,
+                                std::string &error) {
+  ExactProduct *exact = cache.exact(p, site, w, error);
+  if (!exact)
+    return false;
+  dnnl_engine_t engine = cache.engine();
+  if (!h.exact) {
+    h.exact = std::make_unique<PackedProductHandles>();
+    if (!prepare(*h.exact, *exact->product, engine, error))
+      return false;
+  }
+  Storage storage = storageOf(p);
+  bool bf16 = storage == Storage::BF16;
+  ProductCounts counts = countsOf(p);
+  // The inputs in f32 and plain layout: from a kept layout, from halves,
+  // or as they are.
+  auto plain = [&](const void *from, int64_t n, std::vector<float> &to,
+                   dnnl_primitive_t reorder, const dnnl_memory_desc_t &scratch,
+                   const dnnl_memory_desc_t &kept,
+                   const dnnl_memory_desc_t &plainDesc) -> const float * {
+    if (!reorder && storage == Storage::F32)
+      return static_cast<const float *>(from);
+    to.resize(static_cast<size_t>(n));
+    if (reorder) {
+      if (!reorderNow(reorder, scratch, kept, from, plainDesc, to.data(),
+                      engine, h.stream, error))
+        return nullptr;
+    } else {
+      halfToFloat(static_cast<const uint16_t *>(from), to.data(), to.size(),
+                  bf16);
+    }
+    return to.data();
+  };
+  const float *xf = plain(x, counts.x, h.exactX, exact->srcToPlain,
+                          exact->srcScratch, site.plainSrc, exact->plainX);
+  const float *biasf =
+      bias ? plain(bias, counts.channels, h.exactBias, nullptr, {}, {}, {})
+           : nullptr;
+  if (!xf || (bias && !biasf))
+    return false;
+  h.exactOperands.resize(p.num_post_ops);
+  h.exactPointers.assign(p.num_post_ops, nullptr);
+  for (uint32_t i = 0; i < p.num_post_ops; ++i) {
+    const modelc_post_op &post = p.post_ops[i];
+    if (post.kind == MODELC_POST_ELTWISE)
+      continue;
+    bool kept = static_cast<int>(i) == site.sum && exact->sumToPlain;
+    h.exactPointers[i] =
+        plain(operands[i], counts.operand(post), h.exactOperands[i],
+              kept ? exact->sumToPlain : nullptr, exact->sumScratch,
+              site.sumSrc, exact->plainY);
+    if (!h.exactPointers[i])
+      return false;
+  }
+  // The product alone, then the chain with NaN kept.
+  h.exactY.resize(static_cast<size_t>(counts.y));
+  float *z = h.exactY.data();
+  if (!runSite(*h.exact, p, *exact->product, xf, biasf, z, nullptr, error))
+    return false;
+  int64_t plane =
+      p.kind == MODELC_PRODUCT_CONV2D ? p.conv[7] * p.conv[8] : int64_t(1);
+  applyPostOps(p, z, counts.y, counts.channels, plane,
+               h.exactPointers.data());
+  // y in the site's layout and type.
+  if (exact->plainToDst)
+    return reorderNow(exact->plainToDst, exact->dstScratch, exact->plainY, z,
+                      site.dst, y, engine, h.stream, error);
+  if (storage == Storage::F32 || (p.flags & MODELC_PRODUCT_Y_F32))
+    std::memcpy(y, z, h.exactY.size() * sizeof(float));
+  else
+    floatToHalf(z, static_cast<uint16_t *>(y), h.exactY.size(), bf16);
+  return true;
+}
 
 bool PackedProductRun::execute(PackedProductCache &cache,
                                const modelc_product &p, PackedProductSite &site,
-                               const void *x, const void *bias, void *y,
-                               const void *const *operands,
+                               const void *w, const void *x, const void *bias,
+                               void *y, const void *const *operands,
                                std::string &error) {
   PackedProductHandles *handles;
   {
@@ -516,6 +749,10 @@ bool PackedProductRun::execute(PackedProductCache &cache,
   PackedProductHandles &h = *handles;
   if (!h.stream && !prepare(h, site, cache.engine(), error))
     return false;
+  if (site.guard == NaNGuard::Always ||
+      (site.guard == NaNGuard::Check &&
+       !fusedIsExact(p, site, x, bias, operands)))
+    return runExact(h, cache, p, site, w, x, bias, y, operands, error);
   if (!site.convert)
     return runSite(h, p, site, x, bias, y, operands, error);
   // f16 or bf16 data on an f32 site: f32 copies in, f32 result out.

@@ -16,6 +16,7 @@
 #ifndef MODELC_RUNTIME_PACKED_PRODUCT_HPP
 #define MODELC_RUNTIME_PACKED_PRODUCT_HPP
 
+#include "exact_post_ops.hpp"
 #include "modelc/abi.h"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -29,6 +30,27 @@
 #include <vector>
 
 namespace modelc {
+
+struct PackedProductSite;
+
+/// A site's exact path (exact_post_ops.hpp), made the first time a run
+/// needs it: the product alone, f32, plain layout and direct, and the
+/// reorders from and to the layouts the site keeps.
+struct ExactProduct {
+  std::unique_ptr<PackedProductSite> product;
+  dnnl_primitive_t srcToPlain = nullptr, sumToPlain = nullptr,
+                   plainToDst = nullptr;
+  dnnl_memory_desc_t plainX{}, plainY{}, srcScratch{}, sumScratch{},
+      dstScratch{};
+  ~ExactProduct();
+};
+
+/// Whether a site's runs check that its fused chain is exact.
+enum class NaNGuard {
+  None,  // the chain keeps NaN as it is
+  Check, // it may drop one: every run checks the magnitudes first
+  Always // MODELC_EXACT_PRODUCTS=1: every run takes the exact path
+};
 
 /// One call site: the primitive, its packed weight, a convolution's
 /// reorders, and the descriptions of the post-ops' operands.
@@ -56,6 +78,13 @@ struct PackedProductSite {
   std::vector<dnnl_memory_desc_t> operands;
   bool hasOperand(size_t i) const { return operands[i].ndims > 0; }
   bool hasBias = false;
+  /// The NaN guard: the weight's magnitudes, how many terms an output
+  /// sums, and how many values x and a sum's operand hold as stored (a
+  /// kept layout's padding included).
+  NaNGuard guard = NaNGuard::None;
+  Magnitudes weight;
+  int64_t reduction = 0, xValues = 0, sumValues = 0;
+  std::unique_ptr<ExactProduct> exact;
   ~PackedProductSite();
 };
 
@@ -73,6 +102,12 @@ struct PackedProductHandles {
   /// Those copies as the operands to pass, kept so a warm run allocates
   /// nothing.
   std::vector<const void *> operandPointers;
+  /// The exact path's handles, f32 copies and result, made on its first
+  /// run.
+  std::unique_ptr<PackedProductHandles> exact;
+  std::vector<float> exactX, exactBias, exactY;
+  std::vector<std::vector<float>> exactOperands;
+  std::vector<const float *> exactPointers;
   ~PackedProductHandles();
 };
 
@@ -85,10 +120,15 @@ public:
   /// failure.
   PackedProductSite *site(const modelc_product &p, const void *w, bool hasBias,
                           std::string &error);
+  /// The exact path of `site` (the product `p` of the weight `w`), made
+  /// on first use; null on failure.
+  ExactProduct *exact(const modelc_product &p, PackedProductSite &site,
+                      const void *w, std::string &error);
   dnnl_engine_t engine() const { return engine_; }
 
 private:
   dnnl_engine_t engine_ = nullptr;
+  bool alwaysExact_ = false; // MODELC_EXACT_PRODUCTS=1
   std::mutex mutex_;
   std::unordered_map<uint32_t, std::unique_ptr<PackedProductSite>> sites_;
 };
@@ -106,12 +146,23 @@ ProductCounts countsOf(const modelc_product &p);
 class PackedProductRun {
 public:
   ~PackedProductRun();
-  /// Runs `site` (the product `p`); false (with `error`) on failure.
+  /// Runs `site` (the product `p` of the weight `w`); false (with
+  /// `error`) on failure.
   bool execute(PackedProductCache &cache, const modelc_product &p,
-               PackedProductSite &site, const void *x, const void *bias,
-               void *y, const void *const *operands, std::string &error);
+               PackedProductSite &site, const void *w, const void *x,
+               const void *bias, void *y, const void *const *operands,
+               std::string &error);
 
 private:
+  /// Whether the fused chain of `site` is exact on these inputs.
+  bool fusedIsExact(const modelc_product &p, const PackedProductSite &site,
+                    const void *x, const void *bias,
+                    const void *const *operands) const;
+  /// The product through the exact path.
+  bool runExact(PackedProductHandles &h, PackedProductCache &cache,
+                const modelc_product &p, PackedProductSite &site,
+                const void *w, const void *x, const void *bias, void *y,
+                const void *const *operands, std::string &error);
   /// Runs `site` on data of the site's own type.
   bool runSite(PackedProductHandles &h, const modelc_product &p,
                const PackedProductSite &site, const void *x, const void *bias,

@@ -1,0 +1,191 @@
+// exact_post_ops.cpp - the magnitudes that decide whether a fused chain is
+// exact, and the chain computed with NaN kept.
+#include "exact_post_ops.hpp"
+
+#include "modelc/half.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+
+namespace modelc {
+
+namespace {
+
+/// The largest and smallest magnitude's bit pattern: the sign bit cleared,
+/// the patterns order as the magnitudes do, and a NaN's lies above the
+/// infinity's, so integer max and min (which vectorise, and know no NaN)
+/// find them.
+template <typename Bits>
+void magnitudeBits(const void *data, int64_t n, Bits mask, Bits &maxBits,
+                   Bits &minBits) {
+  const Bits *bits = static_cast<const Bits *>(data);
+  Bits hi = 0, lo = static_cast<Bits>(~Bits(0));
+#pragma omp simd reduction(max : hi) reduction(min : lo)
+  for (int64_t i = 0; i < n; ++i) {
+    Bits a = static_cast<Bits>(bits[i] & mask);
+    hi = a > hi ? a : hi;
+    lo = a < lo ? a : lo;
+  }
+  maxBits = hi;
+  minBits = lo;
+}
+
+float f32OfBits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+float halfOfBits(uint16_t bits, Storage storage) {
+  return storage == Storage::BF16 ? bf16_to_float(bits) : f16_to_float(bits);
+}
+
+bool finite(const Magnitudes &m) { return m.max <= FLT_MAX; }
+
+float relu(float v, float alpha) {
+  if (v > 0.0f || v != v)
+    return v;
+  return alpha == 0.0f ? 0.0f : alpha * v;
+}
+
+float eltwise(uint32_t alg, float alpha, float v) {
+  switch (alg) {
+  case MODELC_ELTWISE_RELU:
+    return relu(v, alpha);
+  case MODELC_ELTWISE_GELU_ERF:
+    return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f));
+  case MODELC_ELTWISE_GELU_TANH: {
+    const float k = 0.79788456080286536f; // sqrt(2 / pi)
+    return 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
+  }
+  case MODELC_ELTWISE_LOGISTIC:
+    return 1.0f / (1.0f + std::exp(-v));
+  case MODELC_ELTWISE_TANH:
+    return std::tanh(v);
+  case MODELC_ELTWISE_SWISH:
+    return v / (1.0f + std::exp(-alpha * v));
+  default:
+    return NAN; // site creation refused unknown post-ops
+  }
+}
+
+float binary(uint32_t alg, float a, float b) {
+  switch (alg) {
+  case MODELC_BINARY_ADD:
+    return a + b;
+  case MODELC_BINARY_SUB:
+    return a - b;
+  case MODELC_BINARY_MUL:
+    return a * b;
+  case MODELC_BINARY_DIV:
+    return a / b;
+  case MODELC_BINARY_MAX:
+    return a != a ? a : b != b ? b : std::max(a, b);
+  case MODELC_BINARY_MIN:
+    return a != a ? a : b != b ? b : std::min(a, b);
+  default:
+    return NAN;
+  }
+}
+
+} // namespace
+
+Magnitudes magnitudesOf(const void *data, int64_t n, Storage storage) {
+  Magnitudes m;
+  if (n <= 0)
+    return m;
+  if (storage == Storage::F32) {
+    uint32_t hi, lo;
+    magnitudeBits<uint32_t>(data, n, 0x7fffffffu, hi, lo);
+    m.max = f32OfBits(hi);
+    m.min = f32OfBits(lo);
+  } else {
+    uint16_t hi, lo;
+    magnitudeBits<uint16_t>(data, n, 0x7fffu, hi, lo);
+    m.max = halfOfBits(hi, storage);
+    m.min = halfOfBits(lo, storage);
+  }
+  return m;
+}
+
+bool chainMayDropNaN(const modelc_product &p) {
+  for (uint32_t i = 0; i < p.num_post_ops; ++i) {
+    const modelc_post_op &post = p.post_ops[i];
+    if (post.kind == MODELC_POST_ELTWISE && post.alg == MODELC_ELTWISE_RELU &&
+        post.alpha == 0.0f)
+      return true;
+    if (post.kind == MODELC_POST_BINARY &&
+        (post.alg == MODELC_BINARY_MAX || post.alg == MODELC_BINARY_MIN))
+      return true;
+  }
+  return false;
+}
+
+bool fusedChainIsExact(const modelc_product &p, const ProductMagnitudes &m) {
+  if (!finite(m.x) || !finite(m.w) || !finite(m.bias))
+    return false;
+  // Each output is a sum of `reduction` products, plus the bias.
+  double bound = static_cast<double>(std::max<int64_t>(m.reduction, 1)) *
+                     m.x.max * m.w.max +
+                 m.bias.max;
+  if (!(bound <= kProductBound))
+    return false;
+  for (uint32_t i = 0; i < p.num_post_ops; ++i) {
+    const modelc_post_op &post = p.post_ops[i];
+    double alpha = std::fabs(static_cast<double>(post.alpha));
+    if (post.kind == MODELC_POST_ELTWISE) {
+      if (post.alg == MODELC_ELTWISE_RELU)
+        bound *= std::max(1.0, alpha);
+      else if (post.alg == MODELC_ELTWISE_LOGISTIC ||
+               post.alg == MODELC_ELTWISE_TANH)
+        bound = 1.0;
+      // GELU and swish: |f(v)| <= |v|.
+    } else {
+      const Magnitudes &v = m.operands[i];
+      if (!finite(v))
+        return false;
+      if (post.kind == MODELC_POST_SUM)
+        bound += alpha * v.max;
+      else if (post.alg == MODELC_BINARY_ADD || post.alg == MODELC_BINARY_SUB)
+        bound += v.max;
+      else if (post.alg == MODELC_BINARY_MUL)
+        bound *= v.max;
+      else if (post.alg == MODELC_BINARY_DIV)
+        bound = v.min > 0.0f ? bound / v.min : INFINITY;
+      else // max, min
+        bound = std::max<double>(bound, v.max);
+    }
+    if (!(bound <= kProductBound))
+      return false;
+  }
+  return true;
+}
+
+void applyPostOps(const modelc_product &p, float *z, int64_t n,
+                  int64_t channels, int64_t plane,
+                  const float *const *operands) {
+  for (uint32_t i = 0; i < p.num_post_ops; ++i) {
+    const modelc_post_op &post = p.post_ops[i];
+    const float *v = operands ? operands[i] : nullptr;
+    if (post.kind == MODELC_POST_ELTWISE) {
+      for (int64_t e = 0; e < n; ++e)
+        z[e] = eltwise(post.alg, post.alpha, z[e]);
+    } else if (post.kind == MODELC_POST_SUM) {
+      for (int64_t e = 0; e < n; ++e)
+        z[e] += post.alpha * v[e];
+    } else if (post.broadcast == MODELC_BROADCAST_FULL) {
+      for (int64_t e = 0; e < n; ++e)
+        z[e] = binary(post.alg, z[e], v[e]);
+    } else if (post.broadcast == MODELC_BROADCAST_CHANNEL) {
+      for (int64_t e = 0; e < n; ++e)
+        z[e] = binary(post.alg, z[e], v[(e / plane) % channels]);
+    } else {
+      for (int64_t e = 0; e < n; ++e)
+        z[e] = binary(post.alg, z[e], v[0]);
+    }
+  }
+}
+
+} // namespace modelc
