@@ -225,52 +225,131 @@ FailureOr<WeightSet> modelc::readSafetensorsWeights(ModuleOp module,
   return set;
 }
 
-WeightSet modelc::randomWeights(ModuleOp module, uint64_t seed) {
+namespace {
+
+/// The random values of one weight: element i is the same whichever range
+/// of elements is made, so a large weight is made in pieces.
+struct RandomWeight {
+  uint64_t state; ///< the generator's state before element 0
+  double bound;   ///< values in +-bound, or in [0.5, 1.5] for a variance
+  bool variance;
+  Type element;
+
+  /// Writes elements [begin, begin + count) to `out`.
+  void fill(int64_t begin, int64_t count, unsigned char *out) const {
+    // splitmix64 adds its constant once per value: element i starts there.
+    SplitMix64 rng{state + static_cast<uint64_t>(begin) * 0x9e3779b97f4a7c15ULL};
+    unsigned bytes = elementBytes(element);
+    for (int64_t i = 0; i < count; ++i, out += bytes) {
+      double u = rng.uniform();
+      double value = variance ? 0.5 + u : (2.0 * u - 1.0) * bound;
+      if (element.isF32()) {
+        float f = static_cast<float>(value);
+        std::memcpy(out, &f, 4);
+      } else if (element.isF16()) {
+        uint16_t h = modelc::float_to_f16(static_cast<float>(value));
+        std::memcpy(out, &h, 2);
+      } else if (element.isBF16()) {
+        uint16_t b = modelc::float_to_bf16(static_cast<float>(value));
+        std::memcpy(out, &b, 2);
+      } else if (element.isSignlessInteger(1)) {
+        *out = u < 0.5 ? 0 : 1;
+      } else {
+        // Integer weights (index tables): small non-negative values.
+        int64_t v = static_cast<int64_t>(u * 16);
+        std::memcpy(out, &v, bytes);
+      }
+    }
+  }
+};
+
+/// How each declared weight's random values are made, in declaration order.
+std::vector<RandomWeight> randomWeightsOf(ModuleOp module, uint64_t seed) {
   // Weights read as a batch_norm variance must be positive.
   llvm::StringSet<> variances;
   module.walk([&](graph::BatchNormOp norm) {
     if (auto ref = norm.getVariance().getDefiningOp<graph::WeightRefOp>())
       variances.insert(ref.getName());
   });
-  WeightSet set;
-  for (graph::WeightOp decl : declarations(module)) {
+  std::vector<RandomWeight> result;
+  for (graph::WeightOp decl : module.getOps<graph::WeightOp>()) {
     RankedTensorType type = decl.getTensorType();
-    std::vector<unsigned char> bytes(bytesOf(type));
-    SplitMix64 rng{seed ^ hashName(decl.getSymName())};
     ArrayRef<int64_t> shape = type.getShape();
     int64_t fanIn = shape.size() >= 2
                         ? type.getNumElements() / shape[0]
                         : std::max<int64_t>(1, type.getNumElements());
     double bound =
         1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(1, fanIn)));
-    bool variance = variances.contains(decl.getSymName());
-    Type element = type.getElementType();
-    for (int64_t i = 0; i < type.getNumElements(); ++i) {
-      double u = rng.uniform();
-      double value = variance ? 0.5 + u : (2.0 * u - 1.0) * bound;
-      if (element.isF32()) {
-        float f = static_cast<float>(value);
-        std::memcpy(&bytes[i * 4], &f, 4);
-      } else if (element.isF16()) {
-        uint16_t h = modelc::float_to_f16(static_cast<float>(value));
-        std::memcpy(&bytes[i * 2], &h, 2);
-      } else if (element.isBF16()) {
-        uint16_t b = modelc::float_to_bf16(static_cast<float>(value));
-        std::memcpy(&bytes[i * 2], &b, 2);
-      } else if (element.isSignlessInteger(1)) {
-        bytes[i] = u < 0.5 ? 0 : 1;
-      } else {
-        // Integer weights (index tables): small non-negative values.
-        int64_t v = static_cast<int64_t>(u * 16);
-        std::memcpy(&bytes[i * elementBytes(element)], &v,
-                    elementBytes(element));
-      }
-    }
+    result.push_back({seed ^ hashName(decl.getSymName()), bound,
+                      variances.contains(decl.getSymName()),
+                      type.getElementType()});
+  }
+  return result;
+}
+
+/// The safetensors header of `weights` (their names, types and sizes),
+/// its 8-byte length first, padded with spaces to 8 bytes.
+std::string safetensorsHeader(const WeightSet &weights) {
+  llvm::json::Object header;
+  uint64_t offset = 0;
+  for (const WeightSet::Weight &w : weights.weights) {
+    llvm::json::Array shape;
+    for (int64_t d : w.type.getShape())
+      shape.push_back(d);
+    header[w.name] = llvm::json::Object{
+        {"dtype", safetensorsName(w.type.getElementType())},
+        {"shape", std::move(shape)},
+        {"data_offsets", llvm::json::Array{offset, offset + w.nbytes}}};
+    offset += w.nbytes;
+  }
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::json::Value(std::move(header));
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string result;
+  uint64_t size = text.size();
+  for (int i = 0; i < 8; ++i)
+    result.push_back(static_cast<char>((size >> (8 * i)) & 0xff));
+  return result + text;
+}
+
+} // namespace
+
+WeightSet modelc::randomWeights(ModuleOp module, uint64_t seed) {
+  WeightSet set = declaredWeights(module);
+  for (auto [w, random] :
+       llvm::zip(set.weights, randomWeightsOf(module, seed))) {
+    std::vector<unsigned char> bytes(w.nbytes);
+    random.fill(0, w.type.getNumElements(), bytes.data());
     set.storage.push_back(std::move(bytes));
-    set.weights.push_back({decl.getSymName().str(), type,
-                           set.storage.back().data(), bytesOf(type)});
+    w.data = set.storage.back().data();
   }
   return set;
+}
+
+LogicalResult modelc::writeRandomSafetensors(ModuleOp module, uint64_t seed,
+                                             StringRef path) {
+  WeightSet declared = declaredWeights(module);
+  std::unique_ptr<llvm::raw_fd_ostream> out = openOutput(path);
+  if (!out)
+    return failure();
+  llvm::raw_fd_ostream &os = *out;
+  os << safetensorsHeader(declared);
+  // 64 MB at a time at most, whatever the weights' sizes.
+  std::vector<unsigned char> piece;
+  for (auto [w, random] :
+       llvm::zip(declared.weights, randomWeightsOf(module, seed))) {
+    int64_t elements = w.type.getNumElements();
+    unsigned bytes = elementBytes(w.type.getElementType());
+    int64_t step = std::max<int64_t>(1, (int64_t(64) << 20) / bytes);
+    for (int64_t begin = 0; begin < elements && !os.has_error();
+         begin += step) {
+      int64_t count = std::min(step, elements - begin);
+      piece.resize(static_cast<size_t>(count) * bytes);
+      random.fill(begin, count, piece.data());
+      os.write(reinterpret_cast<const char *>(piece.data()), piece.size());
+    }
+  }
+  return closeOutput(os, path);
 }
 
 FailureOr<std::vector<WeightSlot>>
@@ -297,29 +376,11 @@ modelc::writeWeightBlob(const WeightSet &weights, StringRef path,
 
 LogicalResult modelc::writeSafetensors(const WeightSet &weights,
                                        StringRef path) {
-  llvm::json::Object header;
-  uint64_t offset = 0;
-  for (const WeightSet::Weight &w : weights.weights) {
-    llvm::json::Array shape;
-    for (int64_t d : w.type.getShape())
-      shape.push_back(d);
-    header[w.name] = llvm::json::Object{
-        {"dtype", safetensorsName(w.type.getElementType())},
-        {"shape", std::move(shape)},
-        {"data_offsets", llvm::json::Array{offset, offset + w.nbytes}}};
-    offset += w.nbytes;
-  }
-  std::string text;
-  llvm::raw_string_ostream(text) << llvm::json::Value(std::move(header));
-  text.append((8 - text.size() % 8) % 8, ' ');
   std::unique_ptr<llvm::raw_fd_ostream> out = openOutput(path);
   if (!out)
     return failure();
   llvm::raw_fd_ostream &os = *out;
-  uint64_t size = text.size();
-  for (int i = 0; i < 8; ++i)
-    os << static_cast<char>((size >> (8 * i)) & 0xff);
-  os << text;
+  os << safetensorsHeader(weights);
   for (const WeightSet::Weight &w : weights.weights)
     os.write(reinterpret_cast<const char *>(w.data), w.nbytes);
   return closeOutput(os, path);

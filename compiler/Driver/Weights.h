@@ -46,6 +46,12 @@ mlir::FailureOr<WeightSet> readSafetensorsWeights(mlir::ModuleOp module,
 /// its name).
 WeightSet randomWeights(mlir::ModuleOp module, uint64_t seed);
 
+/// Writes the weights randomWeights makes, byte for byte, as a safetensors
+/// file, made and written 64 MB at a time: weights larger than memory.
+mlir::LogicalResult writeRandomSafetensors(mlir::ModuleOp module,
+                                           uint64_t seed,
+                                           llvm::StringRef path);
+
 /// The module's declarations with no data (for --external-weights); with
 /// `sourceTypes`, the types the model's weights hold them in (f32 for a
 /// weight `modelc-lower-precision` declared f16 or bf16).

@@ -162,6 +162,7 @@ private:
   LogicalResult collectPlans();
   LogicalResult loadWeights();
   LogicalResult checkWeightsFit();
+  FailureOr<uint64_t> randomSeed();
   LogicalResult makeTempDir();
   LogicalResult prepareWeights();
   LogicalResult emitSource();
@@ -189,6 +190,9 @@ private:
   std::optional<std::string> nvcc;
   bool hasWeights = false;
   modelc::WeightSet weights;
+  /// The safetensors file the weights are read from: --weights, or the
+  /// --save-weights file random ones were written to (--external-weights).
+  std::string weightsFile;
   llvm::SmallString<256> tempDir;
   bool keepTemps = false;
   bool embed = false;
@@ -558,15 +562,28 @@ LogicalResult Driver::checkWeightsFit() {
   std::string sizes = "the model's weights take " + modelc::formatBytes(total) +
                       ", more than the " + modelc::formatBytes(memory) +
                       " of memory this machine has for modelc";
-  if (options.randomWeights.has_value())
-    return fail(sizes + "; --random-weights makes them in memory (streaming "
-                        "them to a file is not supported yet): give them in "
-                        "a file with --weights and --external-weights");
+  if (options.randomWeights.has_value() && !options.externalWeights)
+    return fail(sizes + "; --random-weights makes them in memory unless "
+                        "they go to a file: add --external-weights "
+                        "--save-weights FILE (they are written there, 64 MB "
+                        "at a time, and the model maps that file)");
   if (!options.externalWeights && options.emitKind == EmitKind::Library)
     return fail(sizes + ", and embedding them in model.so passes them "
                         "through the assembler whole; keep them in their "
                         "file with --external-weights");
   return success();
+}
+
+/// The seed of --random-weights[=SEED] (0 without one).
+FailureOr<uint64_t> Driver::randomSeed() {
+  uint64_t seed = 0;
+  if (!options.randomWeights->empty() &&
+      llvm::StringRef(*options.randomWeights).getAsInteger(10, seed)) {
+    (void)fail("--random-weights takes an integer seed, got '" +
+               *options.randomWeights + "'");
+    return failure();
+  }
+  return seed;
 }
 
 /// The weights: read (--weights), random (--random-weights) or, when the
@@ -580,24 +597,40 @@ LogicalResult Driver::loadWeights() {
                 " with --external-weights is not supported yet: the model "
                 "would map the f32 file as it is; embed the weights (drop "
                 "--external-weights)");
-  if (options.externalWeights && options.weightsPath.empty())
+  if (options.externalWeights && options.randomWeights.has_value() &&
+      options.saveWeights.empty())
+    return fail("--external-weights with --random-weights needs "
+                "--save-weights FILE: the weights are written there and the "
+                "model maps that file when loaded");
+  if (options.externalWeights && options.weightsPath.empty() &&
+      !options.randomWeights.has_value())
     return fail("--external-weights needs --weights FILE: the model records "
                 "that file and maps it when loaded");
   if (failed(checkWeightsFit()))
     return failure();
-  if (!options.weightsPath.empty()) {
+  if (options.externalWeights && options.randomWeights.has_value()) {
+    // Written to the file as they are made, then read from it as
+    // --weights FILE would: never all in memory.
+    FailureOr<uint64_t> seed = randomSeed();
+    if (failed(seed) ||
+        failed(modelc::writeRandomSafetensors(*module, *seed,
+                                              options.saveWeights)))
+      return failure();
+    weightsFile = options.saveWeights;
+  } else {
+    weightsFile = options.weightsPath;
+  }
+  if (!weightsFile.empty()) {
     FailureOr<modelc::WeightSet> read =
-        modelc::readSafetensorsWeights(*module, options.weightsPath);
+        modelc::readSafetensorsWeights(*module, weightsFile);
     if (failed(read))
       return failure();
     weights = std::move(*read);
   } else if (options.randomWeights.has_value()) {
-    uint64_t seed = 0;
-    if (!options.randomWeights->empty() &&
-        llvm::StringRef(*options.randomWeights).getAsInteger(10, seed))
-      return fail("--random-weights takes an integer seed, got '" +
-                  *options.randomWeights + "'");
-    weights = modelc::randomWeights(*module, seed);
+    FailureOr<uint64_t> seed = randomSeed();
+    if (failed(seed))
+      return failure();
+    weights = modelc::randomWeights(*module, *seed);
   } else if (modelc::onnx_import::isOnnxPath(options.inputPath)) {
     // An ONNX model's initializers, in declaration order, as the file has
     // them (f32 where --precision declares f16 or bf16).
@@ -615,7 +648,7 @@ LogicalResult Driver::loadWeights() {
     weights = modelc::declaredWeights(*module);
   }
 
-  if (!options.saveWeights.empty()) {
+  if (!options.saveWeights.empty() && weightsFile != options.saveWeights) {
     if (!options.randomWeights.has_value() && options.weightsPath.empty() &&
         !modelc::onnx_import::isOnnxPath(options.inputPath))
       return fail("--save-weights needs --weights or --random-weights");
@@ -675,7 +708,7 @@ LogicalResult Driver::prepareWeights() {
     for (const modelc::WeightSet::Weight &w : weights.weights)
       emitOptions.weights.push_back({w.name, w.type, 0, w.nbytes});
     if (options.externalWeights) {
-      llvm::SmallString<256> absolute(options.weightsPath);
+      llvm::SmallString<256> absolute(weightsFile);
       llvm::sys::fs::make_absolute(absolute);
       emitOptions.externalWeightsPath = std::string(absolute);
     }
