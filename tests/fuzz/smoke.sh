@@ -2,8 +2,8 @@
 # smoke.sh - builds the libFuzzer targets with clang and runs each for a
 # short time over a copy of its seed corpus: the readers' (a separate build
 # dir, MODELC_BUILD_FUZZERS=ON: the fuzzers alone, no LLVM/MLIR or runtime
-# library), then the IR pipeline's (the compiler built with clang and ASan
-# in another). Fails on any crash, sanitizer report, leak or timeout. CI
+# library), then the IR pipeline's and the ONNX importer's (the compiler
+# built with clang and ASan in another). Fails on any crash, sanitizer report, leak or timeout. CI
 # runs it; see tests/fuzz/README.md for long runs.
 #   FUZZ_SECONDS   seconds per target (default 30)
 #   FUZZ_BUILD     build dir of the readers' fuzzers (default build-fuzz)
@@ -57,12 +57,21 @@ irbuild=${FUZZ_IR_BUILD:-build-irfuzz}
 cmake -S . -B "$irbuild" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DMLIR_DIR="$(llvm-config-22 --cmakedir)/../mlir" \
   -DLLVM_EXTERNAL_LIT="$(command -v lit-22)" -DMODELC_IR_FUZZER=ON \
+  -DMODELC_ONNX_FUZZER=ON \
   -DMODELC_BUILD_TESTS=OFF \
   "-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link,address -fno-omit-frame-pointer" \
   >/dev/null
-cmake --build "$irbuild" --target modelc-ir-fuzz
+cmake --build "$irbuild" --target modelc-ir-fuzz modelc-onnx-fuzz
 mkdir -p "$work/ir" "$work/ir-seeds"
 cp examples/*.ir tests/e2e/Inputs/*.ir tests/fuzz/corpus/ir/* "$work/ir-seeds/"
 ASAN_OPTIONS=allow_user_poisoning=0 fuzz ir "$irbuild" \
   "$irbuild/bin/modelc-ir-fuzz" -dict=tests/fuzz/ir.dict -timeout=20 \
   -rss_limit_mb=4096 -max_len=65536 "$work/ir" "$work/ir-seeds"
+
+# The ONNX importer's target (tools/modelc-onnx-fuzz), from the same build:
+# small models of tests/onnx/make_models.py as seeds.
+mkdir -p "$work/onnx"
+cp tests/fuzz/corpus/onnx/* "$work/onnx/"
+ASAN_OPTIONS=allow_user_poisoning=0 fuzz onnx "$irbuild" \
+  "$irbuild/bin/modelc-onnx-fuzz" -timeout=20 -rss_limit_mb=4096 \
+  -max_len=65536 "$work/onnx"
