@@ -114,7 +114,18 @@ struct PlanSpec {
   bool checked = false;
   /// Per device: a GPU (its ops become CUDA kernels).
   std::vector<bool> gpu;
+  /// The trace points of every entry point of the plan: what each times
+  /// and its device (modelc_trace_point).
+  std::vector<std::pair<std::string, unsigned>> *tracePoints = nullptr;
 };
+
+/// "graph.linear (line 12)": how errors, tasks and traces name `op`.
+std::string describeOp(Operation *op) {
+  std::string what = namedOp(op)->getName().getStringRef().str();
+  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+    what += " (line " + std::to_string(loc.getLine()) + ")";
+  return what;
+}
 
 /// Emits one entry point of one plan.
 class FunctionEmitter {
@@ -201,6 +212,17 @@ private:
   /// The values that ops [begin, end) read from before `begin`, each after
   /// the value it is a view of.
   llvm::SetVector<Value> liveIns(size_t begin, size_t end);
+
+  /// A new trace point for `op` on device `d`, and the lines that call
+  /// the trace callback at its begin or end (`phase`).
+  unsigned tracePoint(Operation *op, unsigned d) {
+    plan.tracePoints->push_back({describeOp(op), d});
+    return static_cast<unsigned>(plan.tracePoints->size() - 1);
+  }
+  static std::string traceCall(unsigned point, const char *phase) {
+    return "  if (ctx->trace)\n    ctx->trace(ctx, " + std::to_string(point) +
+           ", " + phase + ");\n";
+  }
 
   /// Index into plan.devices of the device `op` runs on.
   unsigned deviceOf(Operation *op);
@@ -1029,7 +1051,12 @@ LogicalResult FunctionEmitter::emitStatement(Operation *op) {
                         " = reinterpret_cast<" + type + " *>(arena + " +
                         std::to_string(offsets.lookup(result)) + ");\n");
   }
-  return emitWithConversions(op);
+  unsigned point = tracePoint(op, 0);
+  os << traceCall(point, "MODELC_TRACE_BEGIN");
+  if (failed(emitWithConversions(op)))
+    return failure();
+  os << traceCall(point, "MODELC_TRACE_END");
+  return success();
 }
 
 /// Whether `op` prints code (a kernel call or a loop), not only a pointer.
@@ -1295,17 +1322,17 @@ LogicalResult FunctionEmitter::emitGpuTask(Operation *op, unsigned d,
 LogicalResult FunctionEmitter::emitTask(Operation *op) {
   Value result = op->getResult(0);
   unsigned d = deviceOf(op);
-  std::string what = namedOp(op)->getName().getStringRef().str();
-  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
-    what += " (line " + std::to_string(loc.getLine()) + ")";
+  std::string what = describeOp(op);
   emitWaits(op, d, false);
   SmallVector<Value> reads = valuesRead(op);
   for (Value v : reads)
     check(d, v, what);
   check(d, result, what);
   std::string task = "task_" + taskPrefix + "_" + std::to_string(taskCounter++);
+  unsigned point = tracePoint(op, d);
   os << "// " << what << " on " << plan.devices[d] << "\n"
-     << "int " << task << "(modelc_run_ctx *ctx) {\n";
+     << "int " << task << "(modelc_run_ctx *ctx) {\n"
+     << traceCall(point, "MODELC_TRACE_BEGIN");
   if (plan.gpu[d]) {
     if (failed(emitGpuTask(op, d, what)))
       return failure();
@@ -1316,7 +1343,7 @@ LogicalResult FunctionEmitter::emitTask(Operation *op) {
     if (failed(emitWithConversions(op)))
       return failure();
   }
-  os << "  return 0;\n}\n\n";
+  os << traceCall(point, "MODELC_TRACE_END") << "  return 0;\n}\n\n";
   host << "  api->launch(ctx, " << d << ", " << task << ");\n";
   if (std::optional<unsigned> e = eventOf(result))
     host << "  api->record(ctx, " << d << ", MODELC_STREAM_COMPUTE, " << *e
@@ -1447,6 +1474,8 @@ static LogicalResult emitPlan(const PlanModule &planModule, unsigned planIndex,
         .emitError("plan '" + plan.name +
                    "' has GPUs: its kernels need the CUDA build (emit with "
                    "GpuCode)");
+  std::vector<std::pair<std::string, unsigned>> tracePoints;
+  plan.tracePoints = &tracePoints;
   ModuleOp planOps = planModule.module;
   SmallVector<func::FuncOp> functionsOfPlan(planOps.getOps<func::FuncOp>());
   std::vector<uint64_t> arenaBytes;
@@ -1477,7 +1506,13 @@ static LogicalResult emitPlan(const PlanModule &planModule, unsigned planIndex,
   plansOut << "};\nconst modelc_entry_fn " << p << "_run[] = {";
   for (unsigned i = 0; i < functionsOfPlan.size(); ++i)
     plansOut << (i ? ", " : "") << "entry_" << p << "_" << i;
-  plansOut << "};\n";
+  plansOut << "};\nconst modelc_trace_point " << p << "_trace_points[] = {\n";
+  for (const auto &[what, device] : tracePoints)
+    plansOut << "    {" << cString(what) << ", " << device << ", -1.0},\n";
+  if (tracePoints.empty())
+    plansOut << "    {nullptr, 0, -1.0},\n";
+  plansOut << "};\nconst uint32_t " << p
+           << "_num_trace_points = " << tracePoints.size() << ";\n";
   if (plan.multiDevice) {
     plansOut << "const uint8_t " << p << "_weight_devices[] = {";
     for (unsigned d = 0; d < plan.devices.size(); ++d)
@@ -1587,7 +1622,8 @@ static void emitDescriptor(llvm::raw_ostream &out,
         << "_arena_bytes, " << p << "_run, "
         << (multi ? p + "_weight_devices" : std::string("nullptr")) << ", "
         << (multi ? p + "_num_events" : std::string("nullptr")) << ", "
-        << (multi ? p + "_graph_capturable" : std::string("nullptr")) << "},\n";
+        << (multi ? p + "_graph_capturable" : std::string("nullptr")) << ", "
+        << p << "_num_trace_points, " << p << "_trace_points},\n";
   }
   out << "};\n"
       << "const modelc_model_desc model = {\n"

@@ -7,6 +7,7 @@
 #include "host_gemm.hpp"
 #include "model_impl.hpp"
 #include "parallel.hpp"
+#include "trace.hpp"
 
 #include <omp.h>
 
@@ -96,20 +97,39 @@ void copy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
   RunState &run = runOf(ctx);
   Device *to = deviceOf(run, dstDevice, "copy");
   Device *from = deviceOf(run, srcDevice, "copy");
-  if (to && from)
-    copyEngine(*to, *from).copy(run, *to, dst, *from, src, bytes, what);
+  if (!to || !from)
+    return;
+  RunTrace *trace = run.trace;
+  if (trace)
+    to->stamp(run, MODELC_STREAM_COPY, [=] {
+      trace->copy(dstDevice, what, bytes, false);
+    });
+  copyEngine(*to, *from).copy(run, *to, dst, *from, src, bytes, what);
+  if (trace)
+    to->stamp(run, MODELC_STREAM_COPY,
+              [=] { trace->copy(dstDevice, what, bytes, true); });
 }
 
 void record(modelc_run_ctx *ctx, uint32_t device, int stream, uint32_t event) {
   RunState &run = runOf(ctx);
-  if (Device *d = deviceOf(run, device, "record"))
-    d->record(run, stream, event);
+  Device *d = deviceOf(run, device, "record");
+  if (!d)
+    return;
+  d->record(run, stream, event);
+  if (RunTrace *trace = run.trace)
+    d->stamp(run, stream,
+             [=] { trace->event(device, stream, event, /*wait=*/false); });
 }
 
 void wait(modelc_run_ctx *ctx, uint32_t device, int stream, uint32_t event) {
   RunState &run = runOf(ctx);
-  if (Device *d = deviceOf(run, device, "wait"))
-    d->wait(run, stream, event);
+  Device *d = deviceOf(run, device, "wait");
+  if (!d)
+    return;
+  d->wait(run, stream, event);
+  if (RunTrace *trace = run.trace)
+    d->stamp(run, stream,
+             [=] { trace->event(device, stream, event, /*wait=*/true); });
 }
 
 /// Whether [ptr, ptr + bytes) is an input or output of the run.
@@ -164,6 +184,21 @@ void check(modelc_run_ctx *ctx, uint32_t device, const void *ptr,
 }
 
 } // namespace
+
+void traceCallback(modelc_run_ctx *ctx, uint32_t point, uint32_t phase) {
+  RunState &run = runOf(ctx);
+  const modelc_plan_desc &plan = *run.impl->plan;
+  if (point >= plan.num_trace_points || phase > MODELC_TRACE_END) {
+    run.reportError("trace point #" + std::to_string(point) + " (phase " +
+                    std::to_string(phase) + "): the plan has " +
+                    std::to_string(plan.num_trace_points));
+    return;
+  }
+  uint32_t device = plan.trace_points[point].device;
+  RunTrace *trace = run.trace;
+  if (Device *d = deviceOf(run, device, "trace"))
+    d->stampInTask(run, [=] { trace->point(point, phase); });
+}
 
 modelc_runtime_api runtimeApi() {
   modelc_runtime_api api{};

@@ -11,6 +11,10 @@ namespace modelc::detail {
 /// The runtime's callbacks; ctx->runtime is the run's RunState.
 modelc_runtime_api runtimeApi();
 
+/// ctx->trace of a traced run (RunState::trace): times trace point `point`
+/// on its device.
+void traceCallback(modelc_run_ctx *ctx, uint32_t point, uint32_t phase);
+
 } // namespace modelc::detail
 
 #endif // MODELC_RUNTIME_ABI_CALLBACKS_HPP

@@ -204,6 +204,8 @@ const CudaApi *cudaApi(std::string &why) {
     resolve(h, "cuGraphExecDestroy", api.cuGraphExecDestroy, graphs);
     resolve(h, "cuGraphDestroy", api.cuGraphDestroy, graphs);
     api.graphsMissing = graphs;
+    std::string hostFunc; // optional: traced runs on GPUs need it
+    resolve(h, "cuLaunchHostFunc", api.cuLaunchHostFunc, hostFunc);
     if (!missing.empty())
       missing = "the CUDA driver " + inv.driver_library + " lacks " + missing;
   });

@@ -64,6 +64,9 @@ struct CudaApi {
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGraphDestroy)(CUgraph);
   std::string graphsMissing;
+  // Traced runs (LoadOptions::trace): a host function run when a stream
+  // reaches it; null when the driver lacks it.
+  CUresult (*cuLaunchHostFunc)(CUstream, void (*)(void *), void *);
 };
 
 /// The driver API for plans on GPUs, or null with `why` set (no driver, or

@@ -81,6 +81,12 @@ void Device::runCaptured(RunState &run, const std::function<int()> &) {
   report(run, name_ + " cannot run a captured graph");
 }
 
+void Device::stamp(RunState &run, int which, std::function<void()> at) {
+  run.on(*this).stream(which).enqueue(deviceCall(run, std::move(at)));
+}
+
+void Device::stampInTask(RunState &, std::function<void()> at) { at(); }
+
 Stream::Task deviceCall(RunState &run, std::function<void()> work) {
   Stream::Task t{Stream::Task::Call};
   t.ctx = run.ctx;

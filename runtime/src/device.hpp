@@ -139,6 +139,13 @@ public:
   /// After the run's streams have drained: waits for the device's own
   /// queues (a GPU's CUDA streams), reporting failures for the run.
   virtual void finish(RunState &run) { (void)run; }
+  /// Traced runs: calls `at` when stream `which` of the run reaches the
+  /// work enqueued on it so far (host devices: a task on the stream).
+  virtual void stamp(RunState &run, int which, std::function<void()> at);
+  /// Traced runs, from a task running on this device's compute stream:
+  /// calls `at` when the device reaches the work issued so far (host
+  /// devices: now; a GPU: when its stream gets there).
+  virtual void stampInTask(RunState &run, std::function<void()> at);
 
   /// Event `event` of the run, recorded on this device's own queues:
   /// waits on the host until it completes; `waiter` names the waiting

@@ -321,6 +321,53 @@ void CudaDevice::destroyEvent(void *native) {
   cuda().cuEventDestroy(static_cast<CUevent>(native));
 }
 
+namespace {
+
+/// A host function on a CUDA stream: runs `at` once, then frees it.
+void runStamp(void *data) {
+  auto *at = static_cast<std::function<void()> *>(data);
+  (*at)();
+  delete at;
+}
+
+} // namespace
+
+void CudaDevice::stampInTask(RunState &run, std::function<void()> at) {
+  // On this GPU's host worker (inside a task): when its compute stream
+  // reaches the kernels issued so far.
+  if (!cuda().cuLaunchHostFunc) {
+    report(run, "tracing a run on " + name() +
+                    " needs cuLaunchHostFunc, which this CUDA driver lacks");
+    return;
+  }
+  auto *copy = new std::function<void()>(std::move(at));
+  if (CUresult rc = cuda().cuLaunchHostFunc(on(run).computeStream, runStamp,
+                                            copy)) {
+    delete copy;
+    report(run, "cuLaunchHostFunc failed on " + name() + " (trace): " +
+                    cudaErrorName(rc));
+  }
+}
+
+void CudaDevice::stamp(RunState &run, int which, std::function<void()> at) {
+  // Issued from the host stream `which`, onto the CUDA stream it feeds.
+  CudaRun &mine = on(run);
+  mine.stream(which).enqueue(deviceCall(run, [this, &run, &mine, which, at] {
+    if (!cuda().cuLaunchHostFunc)
+      throw Error("tracing a run on " + name() +
+                  " needs cuLaunchHostFunc, which this CUDA driver lacks");
+    cuda().cuCtxSetCurrent(ctx_);
+    auto *copy = new std::function<void()>(at);
+    if (CUresult rc =
+            cuda().cuLaunchHostFunc(mine.cudaStream(which), runStamp, copy)) {
+      delete copy;
+      throw Error("cuLaunchHostFunc failed on " + name() + " (trace): " +
+                  cudaErrorName(rc));
+    }
+    (void)run;
+  }));
+}
+
 void CudaDevice::finish(RunState &run) {
   // The run ends when the GPU's streams have finished.
   CudaRun &mine = on(run);

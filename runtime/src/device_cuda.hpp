@@ -56,6 +56,8 @@ public:
   void record(RunState &run, int which, uint32_t event) override;
   void wait(RunState &run, int which, uint32_t event) override;
   void finish(RunState &run) override;
+  void stamp(RunState &run, int which, std::function<void()> at) override;
+  void stampInTask(RunState &run, std::function<void()> at) override;
   void synchronizeEvent(RunState &run, uint32_t event,
                         const std::string &waiter) override;
   void destroyEvent(void *native) override;

@@ -186,6 +186,13 @@ DescriptorInfo checkDescriptor(const modelc_model_desc &desc,
       if (!p.run[e])
         throw Error(where + ": plan '" + p.name + "' lacks entry point '" +
                     info.entries[e].name + "'");
+    if (p.num_trace_points && !p.trace_points)
+      throw Error(where + ": plan '" + std::string(p.name) +
+                  "' has trace points but no table of them");
+    for (uint32_t t = 0; t < p.num_trace_points; ++t)
+      if (!p.trace_points[t].what || p.trace_points[t].device >= p.num_devices)
+        throw Error(where + ": plan '" + std::string(p.name) +
+                    "' has a malformed trace point #" + std::to_string(t));
   }
   return info;
 }

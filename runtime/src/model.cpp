@@ -158,6 +158,10 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   makeDevices(*impl, choice, cuda, where);
   if (options.cuda_graphs)
     enableGraphs(*impl, where);
+  if (options.trace && options.cuda_graphs)
+    throw Error(where + ": tracing runs that replay CUDA graphs is not "
+                        "supported yet (drop cuda_graphs or the trace)");
+  impl->trace = options.trace;
 
   detail::bindWeights(impl->weights, *impl->desc, impl->seal, path,
                       options.weights);
@@ -229,6 +233,12 @@ std::unique_ptr<RunResources> Model::Impl::acquireResources(std::size_t entry) {
     }
     resources->arenaPointers.push_back(run->arena);
     resources->devices.push_back(std::move(run));
+  }
+  if (trace) {
+    std::vector<std::string> names(plan->devices,
+                                   plan->devices + plan->num_devices);
+    resources->trace = std::make_unique<detail::RunTrace>(*trace, *plan, names,
+                                                          multiDevice);
   }
   if (stagingDevice)
     for (const TensorInfo &input : entries[entry].inputs) {
@@ -396,7 +406,7 @@ void Model::run_into(const std::string &entry,
     out[i] = outputs[i].mutable_data();
 
   std::unique_ptr<RunResources> resources = impl.acquireResources(index);
-  modelc_run_ctx ctx;
+  modelc_run_ctx ctx{};
   RunState state;
   state.impl = &impl;
   state.entry = index;
@@ -418,8 +428,15 @@ void Model::run_into(const std::string &entry,
   ctx.arena = resources->arenaPointers[0];
   ctx.arenas = resources->arenaPointers.data();
   ctx.device_weights = impl.deviceWeightTables.data();
+  if (resources->trace) {
+    state.trace = resources->trace.get();
+    state.trace->begin(entry);
+    ctx.trace = detail::traceCallback;
+  }
   int status = impl.multiDevice ? runOnStreams(impl, index, state)
                                 : impl.plan->run[index](&ctx);
+  if (state.trace)
+    state.trace->end();
   impl.releaseResources(index, std::move(resources));
   if (status != 0 || !state.error.empty())
     throw Error(

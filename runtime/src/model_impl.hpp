@@ -48,6 +48,8 @@ struct Model::Impl {
   const detail::Device *stagingDevice = nullptr;
   // LoadOptions::cuda_graphs: the device where a run's capture starts.
   detail::Device *captureOrigin = nullptr;
+  // LoadOptions::trace, or null.
+  std::shared_ptr<Trace> trace;
 
   ~Impl() {
     // Runs' resources first, then the weights and the devices.

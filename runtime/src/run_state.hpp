@@ -7,6 +7,7 @@
 #include "device.hpp"
 #include "modelc/runtime.hpp"
 #include "packed_product.hpp"
+#include "trace.hpp"
 
 #include <memory>
 #include <mutex>
@@ -29,6 +30,8 @@ struct RunResources {
   RunEvents events;
   RunCapture capture;
   PackedProductRun packedProducts;
+  /// Traced models (LoadOptions::trace): what this run records.
+  std::unique_ptr<RunTrace> trace;
 
   RunResources() = default;
   RunResources(const RunResources &) = delete;
@@ -49,6 +52,8 @@ struct RunState {
   const EntryInfo *entryInfo = nullptr;
   RunResources *resources = nullptr;
   modelc_run_ctx *ctx = nullptr;
+  /// The run's trace, or null when the model is not traced.
+  RunTrace *trace = nullptr;
   std::mutex mutex; // tasks on several streams may report at once
   std::string error;
 

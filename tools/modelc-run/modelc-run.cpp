@@ -76,6 +76,14 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
                             (exit status 1 on a mismatch; repeat)
   --rtol R, --atol A        comparison tolerances: |got - want| <= A + R*|want|
                             (default 1e-4 and 1e-5)
+  --trace FILE              record every run as a timeline in Chrome's
+                            trace-event JSON (open it in Perfetto or
+                            chrome://tracing): a track per device stream,
+                            a slice per op and copy, flows for event waits
+  --profile[=json]          per-op times: the median over --bench N runs
+                            (default 20) after 3 warm-up runs, each op's
+                            share, its track and the compiler's estimate,
+                            slowest first; =json prints them as JSON
   --info                    print the model's entry points, weights and plan
   --devices                 list the GPUs this machine shows the runtime
                             (after CUDA_VISIBLE_DEVICES), or why there are none
@@ -83,7 +91,8 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
 )";
 
 struct Options {
-  std::string model, entry, weights, reference, plan, outputDir;
+  std::string model, entry, weights, reference, plan, outputDir, trace;
+  std::string profile; // "", "text" or "json"
   std::map<std::string, std::string> inputs, outputs, expect;
   bool randomInputs = false, info = false, devices = false;
   uint64_t seed = 0;
@@ -160,6 +169,14 @@ Options parseArgs(int argc, char **argv) {
       o.rtol = number(a, value(i));
     } else if (a == "--atol") {
       o.atol = number(a, value(i));
+    } else if (a == "--trace") {
+      o.trace = value(i);
+    } else if (a == "--profile" || a == "--profile=text") {
+      o.profile = "text";
+    } else if (a == "--profile=json") {
+      o.profile = "json";
+    } else if (a.rfind("--profile=", 0) == 0) {
+      usageError("--profile takes text or json, got '" + a.substr(10) + "'");
     } else if (a == "--info") {
       o.info = true;
     } else if (a == "--devices") {
@@ -393,6 +410,99 @@ int listDevices() {
   return 0;
 }
 
+/// --profile: runs the entry point (3 warm-up runs, then --bench N or 20)
+/// and prints, per op and track, the median over those runs of its time
+/// in a run, its share of all ops' time and the compiler's estimate.
+void profile(const Options &o, modelc::Model &model,
+             const modelc::EntryInfo &entry,
+             const std::vector<modelc::Tensor> &inputs,
+             std::vector<modelc::Tensor> &outputs, modelc::Trace &trace) {
+  for (int i = 0; i < 3; ++i)
+    model.run_into(entry.name, inputs, outputs);
+  std::vector<modelc::Trace::Slice> before = trace.slices();
+  int runs = o.bench > 0 ? o.bench : 20;
+  for (int i = 0; i < runs; ++i)
+    model.run_into(entry.name, inputs, outputs);
+  std::vector<modelc::Trace::Slice> all = trace.slices();
+  struct Row {
+    std::string name, track, category;
+    double estimate = -1;
+    std::map<int, double> perRun; // run -> microseconds
+    double median = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Row> rows;
+  std::map<int, double> runTimes;
+  for (size_t i = before.size(); i < all.size(); ++i) {
+    const modelc::Trace::Slice &s = all[i];
+    if (s.category == "run") {
+      runTimes[s.run] = s.duration_us;
+      continue;
+    }
+    Row &row = rows[{s.name, s.track}];
+    row.name = s.name;
+    row.track = s.track;
+    row.category = s.category;
+    row.estimate = s.estimate_us;
+    row.perRun[s.run] += s.duration_us;
+  }
+  auto median = [](std::vector<double> v) {
+    if (v.empty())
+      return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::vector<Row> sorted;
+  double total = 0;
+  for (auto &[key, row] : rows) {
+    std::vector<double> times;
+    for (const auto &[run, us] : row.perRun)
+      times.push_back(us);
+    times.resize(runTimes.size(), 0.0); // runs where it did not appear
+    row.median = median(times);
+    total += row.median;
+    sorted.push_back(row);
+  }
+  std::sort(sorted.begin(), sorted.end(), [](const Row &a, const Row &b) {
+    return a.median > b.median;
+  });
+  std::vector<double> runList;
+  for (const auto &[run, us] : runTimes)
+    runList.push_back(us);
+  double runMedian = median(runList);
+  if (o.profile == "json") {
+    std::printf("{\"entry\": \"%s\", \"plan\": \"%s\", \"runs\": %zu, "
+                "\"run_median_us\": %.3f, \"ops\": [\n",
+                entry.name.c_str(), model.plan().c_str(), runTimes.size(),
+                runMedian);
+    for (size_t i = 0; i < sorted.size(); ++i) {
+      const Row &r = sorted[i];
+      std::printf("  {\"name\": \"%s\", \"track\": \"%s\", \"category\": "
+                  "\"%s\", \"median_us\": %.3f, \"share\": %.4f, "
+                  "\"estimate_us\": %s}%s\n",
+                  r.name.c_str(), r.track.c_str(), r.category.c_str(), r.median,
+                  total > 0 ? r.median / total : 0.0,
+                  r.estimate >= 0 ? std::to_string(r.estimate).c_str() : "null",
+                  i + 1 < sorted.size() ? "," : "");
+    }
+    std::printf("]}\n");
+    return;
+  }
+  std::printf("profile: entry '%s', plan '%s', %zu runs: median run %.3f ms, "
+              "ops and copies %.3f ms in all (over every track)\n",
+              entry.name.c_str(), model.plan().c_str(), runTimes.size(),
+              runMedian / 1e3, total / 1e3);
+  std::printf("%10s %7s %12s  %-16s %s\n", "median ms", "share", "estimate ms",
+              "track", "op");
+  for (const Row &r : sorted) {
+    char estimate[32] = "-";
+    if (r.estimate >= 0)
+      std::snprintf(estimate, sizeof estimate, "%.3f", r.estimate / 1e3);
+    std::printf("%10.3f %6.1f%% %12s  %-16s %s\n", r.median / 1e3,
+                total > 0 ? 100.0 * r.median / total : 0.0, estimate,
+                r.track.c_str(), r.name.c_str());
+  }
+}
+
 int run(const Options &o) {
   if (o.devices && o.model.empty())
     return listDevices();
@@ -403,6 +513,8 @@ int run(const Options &o) {
   load.num_threads = o.threads;
   load.plan = o.plan;
   load.cuda_graphs = o.cudaGraphs;
+  if (!o.trace.empty() || !o.profile.empty())
+    load.trace = std::make_shared<modelc::Trace>();
   modelc::Model model = modelc::Model::load(o.model, load);
 
   if (o.info) {
@@ -487,6 +599,15 @@ int run(const Options &o) {
     std::printf("bench: %d runs, %d threads: min %.3f ms, median %.3f ms, p90 "
                 "%.3f ms\n",
                 o.bench, model.num_threads(), ms.front(), pct(0.5), pct(0.9));
+  }
+
+  if (!o.profile.empty())
+    profile(o, model, entry, inputs, outputs, *load.trace);
+  if (!o.trace.empty()) {
+    load.trace->write(o.trace);
+    std::printf("trace: %zu slices, %zu flows in %s\n",
+                load.trace->slices().size(), load.trace->flows().size(),
+                o.trace.c_str());
   }
 
   if (o.concurrent > 0) {

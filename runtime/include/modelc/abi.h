@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 5u
+#define MODELC_ABI_VERSION 6u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -234,6 +234,23 @@ typedef struct modelc_runtime_api {
                const modelc_gemm *g);
 } modelc_runtime_api;
 
+/* Tracing (ABI 6). Generated code calls ctx->trace, when it is not NULL,
+ * with MODELC_TRACE_BEGIN before each op's code and MODELC_TRACE_END after
+ * it (in a multi-device plan: first and last in each task), `point` an
+ * index into its plan's trace_points. The runtime sets ctx->trace only for
+ * traced runs: off, the cost is one load and branch per op. */
+enum { MODELC_TRACE_BEGIN = 0, MODELC_TRACE_END = 1 };
+typedef void (*modelc_trace_fn)(struct modelc_run_ctx *ctx, uint32_t point,
+                                uint32_t phase);
+/* What a trace point times: the op (e.g. "graph.linear (line 12)"), the
+ * index of the plan's device it runs on, and the cost model's estimate of
+ * its time there in microseconds (negative: none). */
+typedef struct modelc_trace_point {
+  const char *what;
+  uint32_t device;
+  double estimate_us;
+} modelc_trace_point;
+
 /* What one run of an entry point sees. */
 typedef struct modelc_run_ctx {
   const modelc_runtime_api *api;
@@ -246,6 +263,8 @@ typedef struct modelc_run_ctx {
    * weights resident there (device_weights[d][w], NULL where not). */
   unsigned char *const *arenas;
   const void *const *const *device_weights;
+  /* ABI 6: NULL, or the runtime's trace callback for this run. */
+  modelc_trace_fn trace;
 } modelc_run_ctx;
 
 /* Returns 0 on success, nonzero after report_error. */
@@ -274,6 +293,10 @@ typedef struct modelc_plan_desc {
    * inputs in and outputs out, so a run can be captured as a CUDA graph and
    * replayed (LoadOptions::cuda_graphs); NULL: no entry can. */
   const uint8_t *graph_capturable;
+  /* ABI 6: the ops generated code traces, for every entry point of the
+   * plan (NULL/0: none). */
+  uint32_t num_trace_points;
+  const modelc_trace_point *trace_points;
 } modelc_plan_desc;
 
 typedef struct modelc_model_desc {

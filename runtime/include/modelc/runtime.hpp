@@ -107,6 +107,57 @@ struct GpuInventory {
 /// lazily; no GPU or no driver is not an error, just an empty list).
 const GpuInventory &visible_gpus();
 
+/// A timeline of a model's runs (LoadOptions::trace; modelc-run --trace):
+/// for each run, a slice per op as the compiler named it ("graph.linear
+/// (line 12)"), per copy and for the run itself, on the track of the device
+/// stream it ran on, and a flow per event a stream waited for. Times are
+/// host microseconds since the Trace was made; on a GPU, when its stream
+/// reached the op's start and end (a host function on the stream). Runs
+/// from many threads may share one Trace.
+class Trace {
+public:
+  struct Slice {
+    std::string name;     ///< the op, "device.transfer (line 3)", "run forward"
+    std::string track;    ///< "host", "cpu", "sim:0 compute", "cuda:1 copy"
+    std::string category; ///< "op", "copy" or "run"
+    int run = 0;          ///< numbered from 0 in the order runs began
+    double start_us = 0, duration_us = 0;
+    uint64_t bytes = 0;        ///< a copy's bytes
+    double estimate_us = -1;   ///< the compiler's estimate of an op, or -1
+  };
+  /// An event recorded on one stream that another waited for.
+  struct Flow {
+    uint32_t event = 0;
+    int run = 0;
+    std::string from_track, to_track;
+    double from_us = 0, to_us = 0; ///< when it was recorded; when the wait passed
+  };
+
+  Trace();
+  ~Trace();
+  Trace(const Trace &) = delete;
+  Trace &operator=(const Trace &) = delete;
+
+  std::vector<Slice> slices() const;
+  std::vector<Flow> flows() const;
+  /// Chrome's trace-event JSON (opens in Perfetto and chrome://tracing): a
+  /// track (thread) per device stream and the host.
+  std::string json() const;
+  /// Writes json() to `path`; an Error naming the file on failure.
+  void write(const std::string &path) const;
+  void clear();
+
+  /// What runs call: the next run's number, the time now, and adding a
+  /// run's slices and flows.
+  int begin_run();
+  double now_us() const;
+  void add(std::vector<Slice> slices, std::vector<Flow> flows);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 struct LoadOptions {
   /// A safetensors file whose weights replace those in the model (or supply
   /// them, for a model built with --external-weights). Empty: the model's own.
@@ -123,6 +174,9 @@ struct LoadOptions {
   /// runs, with one launch. Needs a plan whose entry points run entirely on
   /// GPUs (modelc --place-all=cuda:0 builds one); an Error at load otherwise.
   bool cuda_graphs = false;
+  /// Record every run into this Trace (null: no tracing; then generated
+  /// code pays one null check per op). Not with cuda_graphs.
+  std::shared_ptr<Trace> trace;
 };
 
 class Model {
