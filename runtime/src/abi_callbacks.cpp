@@ -115,10 +115,11 @@ void record(modelc_run_ctx *ctx, uint32_t device, int stream, uint32_t event) {
   Device *d = deviceOf(run, device, "record");
   if (!d)
     return;
-  d->record(run, stream, event);
+  // Stamped just before the record: a wait passes after it.
   if (RunTrace *trace = run.trace)
     d->stamp(run, stream,
              [=] { trace->event(device, stream, event, /*wait=*/false); });
+  d->record(run, stream, event);
 }
 
 void wait(modelc_run_ctx *ctx, uint32_t device, int stream, uint32_t event) {

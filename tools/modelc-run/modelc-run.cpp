@@ -569,8 +569,9 @@ int run(const Options &o) {
                         unused.begin()->first + "'");
 
   std::vector<modelc::Tensor> outputs = model.run(entry.name, inputs);
-  for (size_t k = 0; k < outputs.size(); ++k)
-    summarize(entry.outputs[k].name, outputs[k]);
+  if (o.profile != "json") // which prints JSON alone
+    for (size_t k = 0; k < outputs.size(); ++k)
+      summarize(entry.outputs[k].name, outputs[k]);
   if (!o.outputDir.empty()) {
     std::filesystem::create_directories(o.outputDir);
     for (size_t k = 0; k < outputs.size(); ++k)
@@ -581,7 +582,7 @@ int run(const Options &o) {
     modelc::write_npy(path, outputs[outputIndex(entry, name)]);
   }
 
-  if (o.bench > 0) {
+  if (o.bench > 0 && o.profile.empty()) { // --profile takes N runs itself
     for (int i = 0; i < 3; ++i)
       model.run_into(entry.name, inputs, outputs);
     std::vector<double> ms;
