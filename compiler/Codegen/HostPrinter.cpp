@@ -22,6 +22,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <array>
 #include <cmath>
@@ -116,7 +117,12 @@ struct PlanSpec {
   std::vector<bool> gpu;
   /// The trace points of every entry point of the plan: what each times
   /// and its device (modelc_trace_point).
-  std::vector<std::pair<std::string, unsigned>> *tracePoints = nullptr;
+  struct TracePoint {
+    std::string what;
+    unsigned device;
+    double estimateUs; ///< device.estimated_us, or -1
+  };
+  std::vector<TracePoint> *tracePoints = nullptr;
 };
 
 /// "graph.linear (line 12)": how errors, tasks and traces name `op`.
@@ -216,7 +222,9 @@ private:
   /// A new trace point for `op` on device `d`, and the lines that call
   /// the trace callback at its begin or end (`phase`).
   unsigned tracePoint(Operation *op, unsigned d) {
-    plan.tracePoints->push_back({describeOp(op), d});
+    auto estimate = op->getAttrOfType<FloatAttr>("device.estimated_us");
+    plan.tracePoints->push_back(
+        {describeOp(op), d, estimate ? estimate.getValueAsDouble() : -1.0});
     return static_cast<unsigned>(plan.tracePoints->size() - 1);
   }
   static std::string traceCall(unsigned point, const char *phase) {
@@ -1474,7 +1482,7 @@ static LogicalResult emitPlan(const PlanModule &planModule, unsigned planIndex,
         .emitError("plan '" + plan.name +
                    "' has GPUs: its kernels need the CUDA build (emit with "
                    "GpuCode)");
-  std::vector<std::pair<std::string, unsigned>> tracePoints;
+  std::vector<PlanSpec::TracePoint> tracePoints;
   plan.tracePoints = &tracePoints;
   ModuleOp planOps = planModule.module;
   SmallVector<func::FuncOp> functionsOfPlan(planOps.getOps<func::FuncOp>());
@@ -1507,8 +1515,9 @@ static LogicalResult emitPlan(const PlanModule &planModule, unsigned planIndex,
   for (unsigned i = 0; i < functionsOfPlan.size(); ++i)
     plansOut << (i ? ", " : "") << "entry_" << p << "_" << i;
   plansOut << "};\nconst modelc_trace_point " << p << "_trace_points[] = {\n";
-  for (const auto &[what, device] : tracePoints)
-    plansOut << "    {" << cString(what) << ", " << device << ", -1.0},\n";
+  for (const PlanSpec::TracePoint &t : tracePoints)
+    plansOut << "    {" << cString(t.what) << ", " << t.device << ", "
+             << llvm::formatv("{0:F3}", t.estimateUs).str() << "},\n";
   if (tracePoints.empty())
     plansOut << "    {nullptr, 0, -1.0},\n";
   plansOut << "};\nconst uint32_t " << p

@@ -250,6 +250,34 @@ def InsertTransfersPass : Pass<"modelc-insert-transfers", "::mlir::ModuleOp"> {
   ];
 }
 
+def AnnotateEstimatesPass
+    : Pass<"modelc-annotate-estimates", "::mlir::ModuleOp"> {
+  let summary = "Records the cost model's estimate of each op for traces.";
+  let description = [{
+    Runs after the lowering passes, before the printers (the driver runs it
+    after `--emit=scheduled` prints), on a module placed for a target
+    (`device.target`). Each op of an entry point that runs on a device (it
+    has `device`) and computes something gets `device.estimated_us`: the
+    cost model's time for it on that device (compiler/Analysis/CostModel.h,
+    what placement used), in microseconds; for a `sched.fused` group, a
+    `sched.packed_product` or a `sched.gemm`, the sum over the graph ops it
+    holds. The printers copy it into each trace point (ABI 6), which
+    `modelc-run --profile` shows beside the measured time. It decides
+    nothing: ops without a device, transfers, weights and constants are left
+    as they are, and a module without a target is left alone.
+
+    Before:
+    ```mlir
+    %2 = sched.fused (%1) {device = #device.dev<cpu>} : ... { graph.relu ... }
+    ```
+    After:
+    ```mlir
+    %2 = sched.fused (%1) {device = #device.dev<cpu>, device.estimated_us = 1.28 : f64} : ...
+    ```
+  }];
+  let dependentDialects = ["::modelc::device::DeviceDialect"];
+}
+
 def FuseElementwisePass : Pass<"modelc-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Groups elementwise ops into `sched.fused` loops.";
   let description = [{

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "modelc/half.h"
+#include "modelc/calibrate.hpp"
 #include "modelc/npy.hpp"
 #include "modelc/runtime.hpp"
 
@@ -37,6 +38,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -84,6 +86,11 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
                             (default 20) after 3 warm-up runs, each op's
                             share, its track and the compiler's estimate,
                             slowest first; =json prints them as JSON
+  --calibrate=FILE          measure this machine's CPU (memory bandwidth,
+                            the cost of a parallel loop, matrix products in
+                            f32, f16, bf16) and write a target JSON that
+                            modelc --target=FILE takes; needs no model (GPUs
+                            are not measured yet)
   --info                    print the model's entry points, weights and plan
   --devices                 list the GPUs this machine shows the runtime
                             (after CUDA_VISIBLE_DEVICES), or why there are none
@@ -92,7 +99,8 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
 
 struct Options {
   std::string model, entry, weights, reference, plan, outputDir, trace;
-  std::string profile; // "", "text" or "json"
+  std::string profile;   // "", "text" or "json"
+  std::string calibrate; // --calibrate=FILE
   std::map<std::string, std::string> inputs, outputs, expect;
   bool randomInputs = false, info = false, devices = false;
   uint64_t seed = 0;
@@ -177,6 +185,12 @@ Options parseArgs(int argc, char **argv) {
       o.profile = "json";
     } else if (a.rfind("--profile=", 0) == 0) {
       usageError("--profile takes text or json, got '" + a.substr(10) + "'");
+    } else if (a.rfind("--calibrate=", 0) == 0) {
+      o.calibrate = a.substr(12);
+      if (o.calibrate.empty())
+        usageError("--calibrate takes a file: --calibrate=machine.json");
+    } else if (a == "--calibrate") {
+      o.calibrate = value(i);
     } else if (a == "--info") {
       o.info = true;
     } else if (a == "--devices") {
@@ -189,7 +203,7 @@ Options parseArgs(int argc, char **argv) {
       usageError("more than one model given ('" + o.model + "', '" + a + "')");
     }
   }
-  if (o.model.empty() && !o.devices)
+  if (o.model.empty() && !o.devices && o.calibrate.empty())
     usageError("no model given");
   return o;
 }
@@ -503,7 +517,32 @@ void profile(const Options &o, modelc::Model &model,
   }
 }
 
+/// --calibrate=FILE: measures the CPU and writes its target JSON.
+void calibrate(const Options &o) {
+  modelc::CalibrationResult r = modelc::calibrate_cpu(o.threads);
+  std::string json = modelc::calibration_target_json(r, "calibrated");
+  std::ofstream file(o.calibrate, std::ios::binary | std::ios::trunc);
+  file << json;
+  file.close();
+  if (!file)
+    throw modelc::Error("cannot write '" + o.calibrate + "'");
+  std::printf("calibrate: cpu, %d threads: %.1f GB/s, %.2f us per parallel "
+              "loop, f32 %.1f GFLOP/s, f16 %.1f, bf16 %.1f; wrote %s "
+              "(modelc --target=%s)\n",
+              r.threads, r.bandwidth / 1e9, r.launch_overhead * 1e6,
+              r.peak_f32 / 1e9, r.peak_f16 / 1e9, r.peak_bf16 / 1e9,
+              o.calibrate.c_str(), o.calibrate.c_str());
+  if (!modelc::visible_gpus().gpus.empty())
+    std::printf("calibrate: note: this machine's GPUs were not measured "
+                "(not supported yet); the target has the CPU alone\n");
+}
+
 int run(const Options &o) {
+  if (!o.calibrate.empty()) {
+    calibrate(o);
+    if (o.model.empty())
+      return 0;
+  }
   if (o.devices && o.model.empty())
     return listDevices();
   if (o.devices)

@@ -156,6 +156,7 @@ private:
   LogicalResult findPlaceAllTargets();
   LogicalResult place();
   LogicalResult lower();
+  LogicalResult annotateEstimates();
   OwningOpRef<ModuleOp> placeOnce(const std::string &target, bool split,
                                   bool quiet, const std::string &report,
                                   const std::string &dot);
@@ -226,6 +227,8 @@ LogicalResult Driver::run() {
   if (options.emitKind == EmitKind::Scheduled)
     return writeText(options.outputPath,
                      [&](llvm::raw_ostream &os) { placed.front()->print(os); });
+  if (failed(annotateEstimates()))
+    return failure();
 
   if (failed(collectPlans()) || failed(loadWeights()) || failed(makeTempDir()))
     return failure();
@@ -486,6 +489,19 @@ LogicalResult Driver::lower() {
     schedule.winograd = options.winograd;
     modelc::buildSchedulePipeline(lowering, schedule);
     if (failed(lowering.run(*module)))
+      return failure();
+  }
+  return success();
+}
+
+/// The cost model's estimate of each op (modelc-annotate-estimates), for
+/// the trace points of the generated code: after --emit=scheduled, which
+/// shows what the lowering decided.
+LogicalResult Driver::annotateEstimates() {
+  for (OwningOpRef<ModuleOp> &module : placed) {
+    PassManager pm(&context);
+    pm.addPass(modelc::createAnnotateEstimatesPass());
+    if (failed(pm.run(*module)))
       return failure();
   }
   return success();

@@ -1,0 +1,145 @@
+// trace_test.cpp - modelc::Trace and its JSON, a run's recorder
+// (runtime/src/trace.hpp), and the descriptor's trace point checks.
+#include "loader.hpp"
+#include "trace.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace modelc;
+
+namespace {
+
+int runEntry(modelc_run_ctx *) { return 0; }
+
+TEST(Trace, JsonHasTracksSlicesAndFlows) {
+  Trace trace;
+  Trace::Slice op;
+  op.name = "graph.linear (line 3) \"quoted\"";
+  op.track = "sim:0 compute";
+  op.category = "op";
+  op.start_us = 10;
+  op.duration_us = 5;
+  op.estimate_us = 4.5;
+  Trace::Slice copy;
+  copy.name = "device.transfer (line 2)";
+  copy.track = "sim:0 copy";
+  copy.category = "copy";
+  copy.start_us = 2;
+  copy.duration_us = 4;
+  copy.bytes = 8000;
+  trace.add({op, copy}, {{7, 0, "sim:0 copy", "sim:0 compute", 6, 10}});
+  std::string json = trace.json();
+  // The host's track first, then the devices' by name.
+  size_t host = json.find("{\"name\": \"host\"}");
+  size_t compute = json.find("{\"name\": \"sim:0 compute\"}");
+  size_t copyTrack = json.find("{\"name\": \"sim:0 copy\"}");
+  ASSERT_NE(host, std::string::npos);
+  ASSERT_NE(compute, std::string::npos);
+  EXPECT_LT(host, compute);
+  EXPECT_LT(compute, copyTrack);
+  EXPECT_NE(json.find("\"name\": \"graph.linear (line 3) \\\"quoted\\\"\""),
+            std::string::npos);
+  EXPECT_NE(json.find("\"estimate_us\": 4.500"), std::string::npos);
+  // 8000 bytes in 4 us: 2 GB/s.
+  EXPECT_NE(json.find("\"bytes\": 8000, \"GB/s\": 2.000"), std::string::npos);
+  EXPECT_NE(json.find("\"ph\": \"s\""), std::string::npos);
+  EXPECT_NE(json.find("\"ph\": \"f\", \"bp\": \"e\""), std::string::npos);
+  EXPECT_NE(json.find("\"name\": \"wait 7\""), std::string::npos);
+  trace.clear();
+  EXPECT_TRUE(trace.slices().empty());
+  EXPECT_TRUE(trace.flows().empty());
+  EXPECT_EQ(trace.begin_run(), 0);
+  EXPECT_EQ(trace.begin_run(), 1);
+}
+
+TEST(Trace, WriteNamesAFileItCannotWrite) {
+  Trace trace;
+  try {
+    trace.write("/nonexistent-dir/t.json");
+    FAIL() << "wrote into a missing folder";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/t.json"),
+              std::string::npos);
+  }
+}
+
+TEST(RunTrace, PairsBeginsAndEndsPerTrack) {
+  const char *devices[] = {"cpu", "sim:0"};
+  modelc_trace_point points[] = {{"graph.add (line 1)", 0, -1.0},
+                                 {"graph.mul (line 2)", 1, 2.0}};
+  modelc_plan_desc plan{};
+  plan.num_devices = 2;
+  plan.devices = devices;
+  plan.num_trace_points = 2;
+  plan.trace_points = points;
+  Trace trace;
+  detail::RunTrace run(trace, plan, {"cpu", "sim:0"}, /*multiDevice=*/true);
+  run.begin("forward");
+  run.point(1, MODELC_TRACE_BEGIN);
+  run.point(0, MODELC_TRACE_BEGIN);
+  run.point(0, MODELC_TRACE_END);
+  run.copy(1, "device.transfer (line 4)", 64, false);
+  run.event(1, MODELC_STREAM_COPY, 3, false);
+  run.copy(1, "device.transfer (line 4)", 64, true);
+  run.point(1, MODELC_TRACE_END);
+  run.event(0, MODELC_STREAM_COMPUTE, 3, true);
+  run.end();
+  std::vector<Trace::Slice> slices = trace.slices();
+  ASSERT_EQ(slices.size(), 4u);
+  EXPECT_EQ(slices[0].name, "graph.add (line 1)");
+  EXPECT_EQ(slices[0].track, "cpu compute");
+  EXPECT_EQ(slices[1].track, "sim:0 copy");
+  EXPECT_EQ(slices[1].bytes, 64u);
+  EXPECT_EQ(slices[2].name, "graph.mul (line 2)");
+  EXPECT_EQ(slices[2].track, "sim:0 compute");
+  EXPECT_EQ(slices[2].estimate_us, 2.0);
+  EXPECT_GE(slices[2].duration_us, slices[0].duration_us);
+  EXPECT_EQ(slices[3].name, "run forward");
+  EXPECT_EQ(slices[3].track, "host");
+  std::vector<Trace::Flow> flows = trace.flows();
+  ASSERT_EQ(flows.size(), 1u);
+  EXPECT_EQ(flows[0].from_track, "sim:0 copy");
+  EXPECT_EQ(flows[0].to_track, "cpu compute");
+  EXPECT_LE(flows[0].from_us, flows[0].to_us);
+}
+
+TEST(Descriptor, RefusesMalformedTracePoints) {
+  const char *devices[] = {"cpu"};
+  const uint64_t arena[] = {0};
+  const modelc_entry_fn run[] = {runEntry};
+  modelc_entry_desc entry{"f", 0, nullptr, 0, nullptr};
+  modelc_trace_point points[] = {{"graph.add (line 1)", 1, -1.0}};
+  modelc_plan_desc plan{};
+  plan.name = "cpu";
+  plan.num_devices = 1;
+  plan.devices = devices;
+  plan.arena_bytes = arena;
+  plan.run = run;
+  plan.num_trace_points = 1;
+  plan.trace_points = points;
+  modelc_model_desc desc{};
+  desc.abi_version = MODELC_ABI_VERSION;
+  desc.struct_size = sizeof desc;
+  desc.num_entries = 1;
+  desc.entries = &entry;
+  desc.num_plans = 1;
+  desc.plans = &plan;
+  EXPECT_THROW(
+      {
+        try {
+          detail::checkDescriptor(desc, "m.so");
+        } catch (const Error &e) {
+          EXPECT_NE(std::string(e.what()).find("malformed trace point #0"),
+                    std::string::npos)
+              << e.what();
+          throw;
+        }
+      },
+      Error);
+  points[0].device = 0;
+  EXPECT_NO_THROW(detail::checkDescriptor(desc, "m.so"));
+  plan.trace_points = nullptr;
+  EXPECT_THROW(detail::checkDescriptor(desc, "m.so"), Error);
+}
+
+} // namespace
