@@ -24,13 +24,14 @@ class TensorSpec(NamedTuple):
                                ",".join(str(d) for d in self.shape))
 
 
-def load(path, plan=None, threads=None, weights=None):
+def load(path, plan=None, threads=None, weights=None, trace=False):
     """Loads a model.so built by modelc.
 
     plan: the plan to run (a name such as "cpu" or "cpu+sim2", GPUs such as
     "cuda:1", or a device mapping); None: the best for this machine.
     threads: CPU threads (a positive int); None: one per core.
     weights: a safetensors file whose weights replace the model's own.
+    trace: record every run (Model.trace(), Model.write_trace()).
     Raises modelc.Error (a missing or corrupt file, an unknown plan, weights
     of the wrong shape)."""
     if threads is not None and (isinstance(threads, bool) or
@@ -39,8 +40,11 @@ def load(path, plan=None, threads=None, weights=None):
                          "core; got %r" % (threads,))
     if plan is not None and not isinstance(plan, str):
         raise TypeError("plan must be a str, got %r" % (plan,))
+    if not isinstance(trace, bool):
+        raise TypeError("trace must be a bool, got %r" % (trace,))
     core = _core.load(os.fspath(path), plan or "", threads or 0,
-                      os.fspath(weights) if weights is not None else "")
+                      os.fspath(weights) if weights is not None else "",
+                      trace)
     return Model(core)
 
 
@@ -186,6 +190,18 @@ class Model:
         return results[0] if len(results) == 1 else tuple(results)
 
     __call__ = run
+
+    def trace(self):
+        """The runs so far of a model loaded with trace=True: one dict per
+        slice (name, track, category "op"/"copy"/"run", run, start_us,
+        duration_us, bytes, estimate_us or None), as modelc-run --trace
+        records them (docs/runtime.md, "Traces")."""
+        return self._core.trace_slices()
+
+    def write_trace(self, path):
+        """Writes the runs so far as Chrome trace-event JSON (Perfetto,
+        chrome://tracing)."""
+        self._core.write_trace(os.fspath(path))
 
     def __repr__(self):
         entries = "; ".join(

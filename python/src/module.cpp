@@ -45,20 +45,32 @@ py::list describeTensors(const std::vector<modelc::TensorInfo> &tensors) {
   return list;
 }
 
-/// A loaded model and the path it came from.
+/// A loaded model, the path it came from, and its trace (or null).
 struct PyModel {
   modelc::Model model;
   std::string path;
+  std::shared_ptr<modelc::Trace> trace;
 };
 
 PyModel load(const std::string &path, const std::string &plan, int threads,
-             const std::string &weights) {
+             const std::string &weights, bool trace) {
   modelc::LoadOptions options;
   options.plan = plan;
   options.num_threads = threads;
   options.weights = weights;
+  if (trace)
+    options.trace = std::make_shared<modelc::Trace>();
+  std::shared_ptr<modelc::Trace> traced = options.trace;
   py::gil_scoped_release release;
-  return PyModel{modelc::Model::load(path, options), path};
+  return PyModel{modelc::Model::load(path, options), path, traced};
+}
+
+/// The trace of a model loaded with trace=True; an Error otherwise.
+modelc::Trace &traceOf(const PyModel &self) {
+  if (!self.trace)
+    throw modelc::Error("model " + self.path +
+                        " is not traced: load it with trace=True");
+  return *self.trace;
 }
 
 /// Runs `entry` on `values` (in the entry's input order) and returns the
@@ -153,10 +165,34 @@ PYBIND11_MODULE(_core, m) {
            [](const PyModel &self, const std::string &entry) {
              return self.model.arena_bytes(entry);
            })
-      .def("run", &run, py::arg("entry"), py::arg("inputs"), py::arg("dlpack"));
+      .def("run", &run, py::arg("entry"), py::arg("inputs"), py::arg("dlpack"))
+      .def("trace_slices",
+           [](const PyModel &self) {
+             py::list slices;
+             for (const modelc::Trace::Slice &s : traceOf(self).slices()) {
+               py::dict d;
+               d["name"] = s.name;
+               d["track"] = s.track;
+               d["category"] = s.category;
+               d["run"] = s.run;
+               d["start_us"] = s.start_us;
+               d["duration_us"] = s.duration_us;
+               d["bytes"] = s.bytes;
+               d["estimate_us"] = s.estimate_us >= 0
+                                      ? py::object(py::float_(s.estimate_us))
+                                      : py::object(py::none());
+               slices.append(d);
+             }
+             return slices;
+           })
+      .def("trace_json",
+           [](const PyModel &self) { return traceOf(self).json(); })
+      .def("write_trace", [](const PyModel &self, const std::string &path) {
+        traceOf(self).write(path);
+      });
 
   m.def("load", &load, py::arg("path"), py::arg("plan"), py::arg("threads"),
-        py::arg("weights"));
+        py::arg("weights"), py::arg("trace"));
   m.def("_exported_alive", &modelc::python::exportedTensorsAlive);
   m.def("_last_run", [] {
     py::dict record;

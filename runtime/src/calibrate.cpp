@@ -174,7 +174,25 @@ CalibrationResult calibrate_cpu(int num_threads) {
 
 std::string calibration_target_json(const CalibrationResult &r,
                                     const std::string &name) {
-  // Integer products have no packed kernel: the presets' ratios to f32.
+  auto peaks = [](double f32, double f16, double bf16, double i32,
+                  double i64) {
+    return "{\"f32\": " + number(f32) + ", \"f16\": " + number(f16) +
+           ", \"bf16\": " + number(bf16) + ", \"i32\": " + number(i32) +
+           ", \"i64\": " + number(i64) + "}";
+  };
+  auto device = [&](const std::string &device, uint64_t memory,
+                    double bandwidth, double launch, const std::string &flops) {
+    return "    {\"device\": \"" + device + "\", \"memory\": " +
+           std::to_string(memory) + ", \"bandwidth\": " + number(bandwidth) +
+           ", \"launch_overhead\": " + number(launch) +
+           ",\n     \"peak_flops\": " + flops + "}";
+  };
+  auto link = [](const std::string &from, const std::string &to,
+                 double bandwidth, double latency) {
+    return "    {\"from\": \"" + from + "\", \"to\": \"" + to +
+           "\", \"bandwidth\": " + number(bandwidth) +
+           ", \"latency\": " + number(latency) + "}";
+  };
   std::string json = "{\n  \"name\": \"" + name + "\",\n";
   json += "  \"calibration\": {\"threads\": " + std::to_string(r.threads) +
           ", \"gemm_flops\": [";
@@ -182,16 +200,32 @@ std::string calibration_target_json(const CalibrationResult &r,
     json += std::string(i ? ", " : "") + "{\"dtype\": \"" + r.gemm[i].dtype +
             "\", \"n\": " + std::to_string(r.gemm[i].n) +
             ", \"flops\": " + number(r.gemm[i].flops) + "}";
-  json += "]},\n";
-  json += "  \"devices\": [\n    {\"device\": \"cpu\", \"memory\": " +
-          std::to_string(r.memory) + ", \"bandwidth\": " +
-          number(r.bandwidth) + ", \"launch_overhead\": " +
-          number(r.launch_overhead) + ",\n     \"peak_flops\": {\"f32\": " +
-          number(r.peak_f32) + ", \"f16\": " + number(r.peak_f16) +
-          ", \"bf16\": " + number(r.peak_bf16) +
-          ", \"i32\": " + number(r.peak_f32 / 2) +
-          ", \"i64\": " + number(r.peak_f32 / 4) + "}}\n  ],\n";
-  json += "  \"links\": []\n}\n";
+  json += "]";
+  for (const CalibrationResult::Gpu &g : r.gpus)
+    json += ", \"cuda:" + std::to_string(g.ordinal) + "\": \"" + g.name + "\"";
+  json += "},\n  \"devices\": [\n";
+  json += device("cpu", r.memory, r.bandwidth, r.launch_overhead,
+                 peaks(r.peak_f32, r.peak_f16, r.peak_bf16, r.peak_f32 / 2,
+                       r.peak_f32 / 4));
+  for (const CalibrationResult::Gpu &g : r.gpus)
+    json += ",\n" + device("cuda:" + std::to_string(g.ordinal), g.memory,
+                           g.bandwidth, g.launch_overhead,
+                           peaks(g.peak_f32, g.peak_f16, g.peak_bf16,
+                                 g.peak_f32 / 2, g.peak_f32 * 0.15));
+  json += "\n  ],\n  \"links\": [";
+  std::vector<std::string> links;
+  for (const CalibrationResult::Gpu &g : r.gpus) {
+    std::string gpu = "cuda:" + std::to_string(g.ordinal);
+    links.push_back(link("cpu", gpu, g.to_gpu.bandwidth, g.to_gpu.latency));
+    links.push_back(link(gpu, "cpu", g.to_host.bandwidth, g.to_host.latency));
+  }
+  for (const CalibrationResult::Peer &p : r.peers)
+    links.push_back(link("cuda:" + std::to_string(p.from),
+                         "cuda:" + std::to_string(p.to), p.bandwidth,
+                         p.latency));
+  for (size_t i = 0; i < links.size(); ++i)
+    json += (i ? ",\n" : "\n") + links[i];
+  json += links.empty() ? "]\n}\n" : "\n  ]\n}\n";
   return json;
 }
 

@@ -4,6 +4,7 @@ against the pointers at the runtime's boundary, modelc._core._last_run),
 the documented copies, and every input error."""
 
 import ctypes
+import json
 import gc
 import os
 import sys
@@ -486,3 +487,32 @@ def test_run_time_error_in_the_model(modelc_tool, tmp_path):
                        "'.*gather.so' failed: graph.gather: an index is out "
                        "of range"):
         m(np.zeros((4, 3), np.float32))
+
+
+def test_trace(multi, tmp_path):
+    """trace=True records every run: op slices on the device streams'
+    tracks, copies, one "run" slice per run; write_trace writes the JSON."""
+    m = modelc.load(multi[0], plan="cpu+sim2", trace=True)
+    x = np.ones((4, 16), dtype=np.float32)
+    m.run(x)
+    m.run(x)
+    slices = m.trace()
+    runs = [s for s in slices if s["category"] == "run"]
+    assert [s["run"] for s in runs] == [0, 1]
+    assert all(s["track"] == "host" for s in runs)
+    ops = [s for s in slices if s["category"] == "op"]
+    assert ops and all(s["track"].endswith(" compute") for s in ops)
+    assert all(s["duration_us"] >= 0 and s["estimate_us"] is not None
+               for s in ops)
+    assert any(s["category"] == "copy" and s["bytes"] > 0 for s in slices)
+    path = tmp_path / "trace.json"
+    m.write_trace(path)
+    events = json.load(open(path))["traceEvents"]
+    assert sum(e["ph"] == "X" for e in events) == len(slices)
+
+
+def test_trace_needs_trace_true(multi_model):
+    with pytest.raises(modelc.Error, match="is not traced: load it with trace=True"):
+        multi_model.trace()
+    with pytest.raises(TypeError, match="trace must be a bool"):
+        modelc.load(multi_model.path, trace="yes")

@@ -86,11 +86,12 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
                             (default 20) after 3 warm-up runs, each op's
                             share, its track and the compiler's estimate,
                             slowest first; =json prints them as JSON
-  --calibrate=FILE          measure this machine's CPU (memory bandwidth,
+  --calibrate=FILE          measure this machine (the CPU: memory bandwidth,
                             the cost of a parallel loop, matrix products in
-                            f32, f16, bf16) and write a target JSON that
-                            modelc --target=FILE takes; needs no model (GPUs
-                            are not measured yet)
+                            f32, f16, bf16; each GPU: bandwidth, kernel
+                            launch, cuBLASLt products, links to the host and
+                            between GPUs) and write a target JSON that
+                            modelc --target=FILE takes; needs no model
   --info                    print the model's entry points, weights and plan
   --devices                 list the GPUs this machine shows the runtime
                             (after CUDA_VISIBLE_DEVICES), or why there are none
@@ -520,6 +521,7 @@ void profile(const Options &o, modelc::Model &model,
 /// --calibrate=FILE: measures the CPU and writes its target JSON.
 void calibrate(const Options &o) {
   modelc::CalibrationResult r = modelc::calibrate_cpu(o.threads);
+  modelc::calibrate_gpus(r);
   std::string json = modelc::calibration_target_json(r, "calibrated");
   std::ofstream file(o.calibrate, std::ios::binary | std::ios::trunc);
   file << json;
@@ -532,9 +534,17 @@ void calibrate(const Options &o) {
               r.threads, r.bandwidth / 1e9, r.launch_overhead * 1e6,
               r.peak_f32 / 1e9, r.peak_f16 / 1e9, r.peak_bf16 / 1e9,
               o.calibrate.c_str(), o.calibrate.c_str());
-  if (!modelc::visible_gpus().gpus.empty())
-    std::printf("calibrate: note: this machine's GPUs were not measured "
-                "(not supported yet); the target has the CPU alone\n");
+  for (const modelc::CalibrationResult::Gpu &g : r.gpus)
+    std::printf("calibrate: cuda:%d (%s): %.1f GB/s, %.2f us per launch, "
+                "f32 %.1f TFLOP/s, f16 %.1f, bf16 %.1f; from the host %.1f "
+                "GB/s, to it %.1f GB/s\n",
+                g.ordinal, g.name.c_str(), g.bandwidth / 1e9,
+                g.launch_overhead * 1e6, g.peak_f32 / 1e12, g.peak_f16 / 1e12,
+                g.peak_bf16 / 1e12, g.to_gpu.bandwidth / 1e9,
+                g.to_host.bandwidth / 1e9);
+  for (const modelc::CalibrationResult::Peer &p : r.peers)
+    std::printf("calibrate: cuda:%d -> cuda:%d: %.1f GB/s\n", p.from, p.to,
+                p.bandwidth / 1e9);
 }
 
 int run(const Options &o) {

@@ -27,15 +27,46 @@ struct CalibrationResult {
   double bandwidth = 0, launch_overhead = 0;
   double peak_f32 = 0, peak_f16 = 0, peak_bf16 = 0;
   std::vector<Gemm> gemm;
+
+  /// A link's figures: bytes/s of a 64 MB copy, seconds of a 4-byte one.
+  struct Link {
+    double bandwidth = 0, latency = 0;
+  };
+  /// Per visible GPU (calibrate_gpus): memory bandwidth (a 256 MB copy on
+  /// the GPU, read plus written), the time per launch of an empty kernel,
+  /// cuBLASLt matrix products per dtype (n doubled from 512 while one takes
+  /// under 20 ms), and its links from and to the host (page-locked memory).
+  struct Gpu {
+    int ordinal = 0;
+    std::string name;
+    uint64_t memory = 0;
+    double bandwidth = 0, launch_overhead = 0;
+    double peak_f32 = 0, peak_f16 = 0, peak_bf16 = 0;
+    Link to_gpu, to_host;
+  };
+  std::vector<Gpu> gpus;
+  /// Peer copies between GPUs that reach each other.
+  struct Peer {
+    int from = 0, to = 0;
+    double bandwidth = 0, latency = 0;
+  };
+  std::vector<Peer> peers;
 };
 
 /// Measures the CPU with `num_threads` threads (0: every core); an Error if
-/// a product fails. Takes about a second.
+/// a product fails. Takes about a second. GPUs: calibrate_gpus.
 CalibrationResult calibrate_cpu(int num_threads = 0);
 
-/// A target JSON (docs/placement.md) of the CPU `r` measured, named `name`;
-/// i32 and i64 peaks are f32's halved and quartered (the presets' ratios:
-/// no integer kernel is measured). GPUs are not measured yet.
+/// Measures every GPU the CUDA driver shows (none: nothing) into `r`; an
+/// Error if the driver or cuBLASLt is missing or a call fails. Takes a few
+/// seconds per GPU.
+void calibrate_gpus(CalibrationResult &r);
+
+/// A target JSON (docs/placement.md) of what `r` measured, named `name`: the
+/// CPU, each GPU, a link each way between the host and each GPU, and the
+/// peer links. Integer peaks are not measured: the CPU's i32 and i64 are
+/// f32's halved and quartered, a GPU's i32 half and i64 0.15 of f32 (the
+/// presets' ratios).
 std::string calibration_target_json(const CalibrationResult &r,
                                     const std::string &name);
 
