@@ -504,7 +504,10 @@ def test_trace(multi, tmp_path):
     assert ops and all(s["track"].endswith(" compute") for s in ops)
     assert all(s["duration_us"] >= 0 and s["estimate_us"] is not None
                for s in ops)
-    assert any(s["category"] == "copy" and s["bytes"] > 0 for s in slices)
+    tracks = {"host"} | {d + " " + s for d in ("cpu", "sim:0", "sim:1")
+                         for s in ("compute", "copy")}
+    assert {s["track"] for s in slices} <= tracks
+    assert all(s["bytes"] > 0 for s in slices if s["category"] == "copy")
     path = tmp_path / "trace.json"
     m.write_trace(path)
     events = json.load(open(path))["traceEvents"]
