@@ -238,7 +238,8 @@ struct RandomWeight {
   /// Writes elements [begin, begin + count) to `out`.
   void fill(int64_t begin, int64_t count, unsigned char *out) const {
     // splitmix64 adds its constant once per value: element i starts there.
-    SplitMix64 rng{state + static_cast<uint64_t>(begin) * 0x9e3779b97f4a7c15ULL};
+    SplitMix64 rng{state +
+                   static_cast<uint64_t>(begin) * 0x9e3779b97f4a7c15ULL};
     unsigned bytes = elementBytes(element);
     for (int64_t i = 0; i < count; ++i, out += bytes) {
       double u = rng.uniform();

@@ -48,8 +48,7 @@ WeightSet randomWeights(mlir::ModuleOp module, uint64_t seed);
 
 /// Writes the weights randomWeights makes, byte for byte, as a safetensors
 /// file, made and written 64 MB at a time: weights larger than memory.
-mlir::LogicalResult writeRandomSafetensors(mlir::ModuleOp module,
-                                           uint64_t seed,
+mlir::LogicalResult writeRandomSafetensors(mlir::ModuleOp module, uint64_t seed,
                                            llvm::StringRef path);
 
 /// The module's declarations with no data (for --external-weights); with

@@ -29,9 +29,10 @@ struct AnnotateEstimatesPass
     Type f64 = Float64Type::get(&getContext());
     for (auto function : module.getOps<func::FuncOp>()) {
       for (Operation &op : function.getBody().getOps()) {
-        auto device = op.getAttrOfType<device::DeviceAttr>(graph::kDeviceAttrName);
-        if (!device || isa<device::TransferOp, graph::WeightRefOp,
-                           graph::ConstantOp>(op))
+        auto device =
+            op.getAttrOfType<device::DeviceAttr>(graph::kDeviceAttrName);
+        if (!device ||
+            isa<device::TransferOp, graph::WeightRefOp, graph::ConstantOp>(op))
           continue;
         std::optional<unsigned> index = target.find(device);
         if (!index)

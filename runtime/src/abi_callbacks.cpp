@@ -101,9 +101,8 @@ void copy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
     return;
   RunTrace *trace = run.trace;
   if (trace)
-    to->stamp(run, MODELC_STREAM_COPY, [=] {
-      trace->copy(dstDevice, what, bytes, false);
-    });
+    to->stamp(run, MODELC_STREAM_COPY,
+              [=] { trace->copy(dstDevice, what, bytes, false); });
   copyEngine(*to, *from).copy(run, *to, dst, *from, src, bytes, what);
   if (trace)
     to->stamp(run, MODELC_STREAM_COPY,

@@ -141,9 +141,10 @@ std::string number(double v) {
 } // namespace
 
 CalibrationResult calibrate_cpu(int num_threads) {
-  int threads = num_threads > 0
-                    ? num_threads
-                    : std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  int threads =
+      num_threads > 0
+          ? num_threads
+          : std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
   CalibrationResult result;
   result.threads = threads;
   result.memory = machineMemory();
@@ -159,9 +160,9 @@ CalibrationResult calibrate_cpu(int num_threads) {
   }
   // f16 and bf16 at the largest size: oneDNN's own kernels where the CPU
   // has them, else f32 with conversions (what the plans run, too).
-  for (auto [name, flag] : {std::pair<const char *, uint32_t>{
-                                "f16", MODELC_PRODUCT_F16},
-                            {"bf16", MODELC_PRODUCT_BF16}}) {
+  for (auto [name, flag] :
+       {std::pair<const char *, uint32_t>{"f16", MODELC_PRODUCT_F16},
+        {"bf16", MODELC_PRODUCT_BF16}}) {
     double rate = measureProduct(threads, 1024, flag, error);
     if (!error.empty())
       throw Error(std::string("calibration: a ") + name +
@@ -174,16 +175,16 @@ CalibrationResult calibrate_cpu(int num_threads) {
 
 std::string calibration_target_json(const CalibrationResult &r,
                                     const std::string &name) {
-  auto peaks = [](double f32, double f16, double bf16, double i32,
-                  double i64) {
+  auto peaks = [](double f32, double f16, double bf16, double i32, double i64) {
     return "{\"f32\": " + number(f32) + ", \"f16\": " + number(f16) +
            ", \"bf16\": " + number(bf16) + ", \"i32\": " + number(i32) +
            ", \"i64\": " + number(i64) + "}";
   };
   auto device = [&](const std::string &device, uint64_t memory,
                     double bandwidth, double launch, const std::string &flops) {
-    return "    {\"device\": \"" + device + "\", \"memory\": " +
-           std::to_string(memory) + ", \"bandwidth\": " + number(bandwidth) +
+    return "    {\"device\": \"" + device +
+           "\", \"memory\": " + std::to_string(memory) +
+           ", \"bandwidth\": " + number(bandwidth) +
            ", \"launch_overhead\": " + number(launch) +
            ",\n     \"peak_flops\": " + flops + "}";
   };

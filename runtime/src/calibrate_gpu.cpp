@@ -68,7 +68,9 @@ struct GpuSession {
     buffers.push_back(p);
     return p;
   }
-  void sync() const { check(cuda.cuStreamSynchronize(stream), "cuStreamSynchronize"); }
+  void sync() const {
+    check(cuda.cuStreamSynchronize(stream), "cuStreamSynchronize");
+  }
 };
 
 /// The best of `reps` timings of `issue` (after one warm-up), each waited
@@ -121,9 +123,8 @@ double measureGemm(GpuSession &s, const CublasLtApi &lt, uint32_t dtype,
       g.lda = g.ldb = g.ldc = n;
       g.alpha = 1.0f;
       g.what = "calibration";
-      double t = bestTime(s, 3, [&] {
-        runGemm(lt, s.cuda, state, s.stream, g, s.name);
-      });
+      double t = bestTime(
+          s, 3, [&] { runGemm(lt, s.cuda, state, s.stream, g, s.name); });
       rate = 2.0 * double(n) * double(n) * double(n) / t;
       if (t > 0.02)
         break;
@@ -169,14 +170,16 @@ void calibrate_gpus(CalibrationResult &result) {
     // 4-byte copy's time as the latency.
     size_t linkBytes = size_t(64) << 20;
     Pinned host(s, linkBytes);
-    gpu.to_gpu.bandwidth = double(linkBytes) / bestTime(s, 3, [&] {
-      s.check(cuda->cuMemcpyHtoDAsync(a, host.memory, linkBytes, s.stream),
-              "cuMemcpyHtoDAsync");
-    });
-    gpu.to_host.bandwidth = double(linkBytes) / bestTime(s, 3, [&] {
-      s.check(cuda->cuMemcpyDtoHAsync(host.memory, a, linkBytes, s.stream),
-              "cuMemcpyDtoHAsync");
-    });
+    gpu.to_gpu.bandwidth =
+        double(linkBytes) / bestTime(s, 3, [&] {
+          s.check(cuda->cuMemcpyHtoDAsync(a, host.memory, linkBytes, s.stream),
+                  "cuMemcpyHtoDAsync");
+        });
+    gpu.to_host.bandwidth =
+        double(linkBytes) / bestTime(s, 3, [&] {
+          s.check(cuda->cuMemcpyDtoHAsync(host.memory, a, linkBytes, s.stream),
+                  "cuMemcpyDtoHAsync");
+        });
     gpu.to_gpu.latency = bestTime(s, 20, [&] {
       s.check(cuda->cuMemcpyHtoDAsync(a, host.memory, 4, s.stream),
               "cuMemcpyHtoDAsync");
@@ -230,12 +233,12 @@ void calibrate_gpus(CalibrationResult &result) {
                  "cuMemcpyPeerAsync");
       });
       double latency = bestTime(to, 20, [&] {
-        to.check(cuda->cuMemcpyPeerAsync(dst, to.ctx, src, from.ctx, 4,
-                                         to.stream),
-                 "cuMemcpyPeerAsync");
+        to.check(
+            cuda->cuMemcpyPeerAsync(dst, to.ctx, src, from.ctx, 4, to.stream),
+            "cuMemcpyPeerAsync");
       });
-      result.peers.push_back({from.ordinal, to.ordinal, double(bytes) / t,
-                              latency});
+      result.peers.push_back(
+          {from.ordinal, to.ordinal, double(bytes) / t, latency});
     }
 }
 

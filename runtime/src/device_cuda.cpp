@@ -341,11 +341,11 @@ void CudaDevice::stampInTask(RunState &run, std::function<void()> at) {
     return;
   }
   auto *copy = new std::function<void()>(std::move(at));
-  if (CUresult rc = cuda().cuLaunchHostFunc(on(run).computeStream, runStamp,
-                                            copy)) {
+  if (CUresult rc =
+          cuda().cuLaunchHostFunc(on(run).computeStream, runStamp, copy)) {
     delete copy;
-    report(run, "cuLaunchHostFunc failed on " + name() + " (trace): " +
-                    cudaErrorName(rc));
+    report(run, "cuLaunchHostFunc failed on " + name() +
+                    " (trace): " + cudaErrorName(rc));
   }
 }
 
@@ -361,8 +361,8 @@ void CudaDevice::stamp(RunState &run, int which, std::function<void()> at) {
     if (CUresult rc =
             cuda().cuLaunchHostFunc(mine.cudaStream(which), runStamp, copy)) {
       delete copy;
-      throw Error("cuLaunchHostFunc failed on " + name() + " (trace): " +
-                  cudaErrorName(rc));
+      throw Error("cuLaunchHostFunc failed on " + name() +
+                  " (trace): " + cudaErrorName(rc));
     }
     (void)run;
   }));

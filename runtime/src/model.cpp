@@ -237,8 +237,8 @@ std::unique_ptr<RunResources> Model::Impl::acquireResources(std::size_t entry) {
   if (trace) {
     std::vector<std::string> names(plan->devices,
                                    plan->devices + plan->num_devices);
-    resources->trace = std::make_unique<detail::RunTrace>(*trace, *plan, names,
-                                                          multiDevice);
+    resources->trace =
+        std::make_unique<detail::RunTrace>(*trace, *plan, names, multiDevice);
   }
   if (stagingDevice)
     for (const TensorInfo &input : entries[entry].inputs) {

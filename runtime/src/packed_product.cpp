@@ -362,16 +362,17 @@ int64_t valuesOf(const dnnl_memory_desc_t &d) {
 /// Sets up the NaN guard of a new `site` of `p` (the weight `w`).
 void guard(PackedProductSite &site, const modelc_product &p, const void *w,
            bool alwaysExact) {
-  site.guard = alwaysExact            ? NaNGuard::Always
+  site.guard = alwaysExact          ? NaNGuard::Always
                : chainMayDropNaN(p) ? NaNGuard::Check
-                                      : NaNGuard::None;
+                                    : NaNGuard::None;
   if (site.guard != NaNGuard::Check)
     return;
   ProductCounts counts = countsOf(p);
   site.weight = magnitudesOf(w, counts.w, storageOf(p));
   site.reduction = reductionOf(p);
-  site.xValues =
-      (p.flags & MODELC_PRODUCT_SRC_OF_SITE) ? valuesOf(site.plainSrc) : counts.x;
+  site.xValues = (p.flags & MODELC_PRODUCT_SRC_OF_SITE)
+                     ? valuesOf(site.plainSrc)
+                     : counts.x;
   site.sumValues =
       (p.flags & MODELC_PRODUCT_SUM_OF_SITE) ? valuesOf(site.sumSrc) : counts.y;
 }
@@ -543,21 +544,20 @@ ExactProduct *PackedProductCache::exact(const modelc_product &p,
     const int64_t *s = p.conv;
     dnnl_dims_t xDims = {s[0], s[1], s[2], s[3]},
                 yDims = {s[0], s[4], s[7], s[8]};
-    good =
-        convSite(alone, weight, product, nullptr, nullptr, engine_, error) &&
-        desc(&exact->plainX, 4, xDims, dnnl_f32, dnnl_nchw, error) &&
-        desc(&exact->plainY, 4, yDims, dnnl_f32, dnnl_nchw, error);
+    good = convSite(alone, weight, product, nullptr, nullptr, engine_, error) &&
+           desc(&exact->plainX, 4, xDims, dnnl_f32, dnnl_nchw, error) &&
+           desc(&exact->plainY, 4, yDims, dnnl_f32, dnnl_nchw, error);
   }
   // From and to the layouts the site keeps.
   if (good && (p.flags & MODELC_PRODUCT_SRC_OF_SITE))
-    good = createReorder(&exact->srcToPlain, &exact->srcScratch,
-                         &site.plainSrc, &exact->plainX, engine_, error);
+    good = createReorder(&exact->srcToPlain, &exact->srcScratch, &site.plainSrc,
+                         &exact->plainX, engine_, error);
   if (good && (p.flags & MODELC_PRODUCT_SUM_OF_SITE))
     good = createReorder(&exact->sumToPlain, &exact->sumScratch, &site.sumSrc,
                          &exact->plainY, engine_, error);
   if (good && (p.flags & MODELC_PRODUCT_KEEP_LAYOUT))
-    good = createReorder(&exact->plainToDst, &exact->dstScratch,
-                         &exact->plainY, &site.dst, engine_, error);
+    good = createReorder(&exact->plainToDst, &exact->dstScratch, &exact->plainY,
+                         &site.dst, engine_, error);
   if (!good) {
     error = "its exact path (for NaN or large values): " + error;
     return nullptr;
@@ -616,9 +616,8 @@ bool reorderNow(dnnl_primitive_t r, const dnnl_memory_desc_t &scratch,
       ok(dnnl_memory_create(&pad, &scratch, engine, DNNL_MEMORY_ALLOCATE),
          "reorder memory", error);
   if (good) {
-    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, in},
-                              {DNNL_ARG_TO, out},
-                              {DNNL_ARG_SCRATCHPAD, pad}};
+    dnnl_exec_arg_t args[] = {
+        {DNNL_ARG_FROM, in}, {DNNL_ARG_TO, out}, {DNNL_ARG_SCRATCHPAD, pad}};
     good = ok(dnnl_primitive_execute(r, stream, 3, args), "reorder", error) &&
            ok(dnnl_stream_wait(stream), "stream wait", error);
   }
@@ -649,21 +648,18 @@ bool PackedProductRun::fusedIsExact(const modelc_product &p,
     const modelc_post_op &post = p.post_ops[i];
     if (post.kind == MODELC_POST_ELTWISE)
       continue;
-    int64_t n = static_cast<int>(i) == site.sum ? site.sumValues
-                                                : counts.operand(post);
+    int64_t n =
+        static_cast<int>(i) == site.sum ? site.sumValues : counts.operand(post);
     values[i] = magnitudesOf(operands[i], n, storage);
   }
   m.operands = values;
   return fusedChainIsExact(p, m);
 }
 
-bool PackedProductRun::runExact(PackedProductHandles &h,
-                                PackedProductCache &cache,
-                                const modelc_product &p,
-                                PackedProductSite &site, const void *w,
-                                const void *x, const void *bias, void *y,
-                                const void *const *operands,
-                                std::string &error) {
+bool PackedProductRun::runExact(
+    PackedProductHandles &h, PackedProductCache &cache, const modelc_product &p,
+    PackedProductSite &site, const void *w, const void *x, const void *bias,
+    void *y, const void *const *operands, std::string &error) {
   ExactProduct *exact = cache.exact(p, site, w, error);
   if (!exact)
     return false;
@@ -723,8 +719,7 @@ bool PackedProductRun::runExact(PackedProductHandles &h,
     return false;
   int64_t plane =
       p.kind == MODELC_PRODUCT_CONV2D ? p.conv[7] * p.conv[8] : int64_t(1);
-  applyPostOps(p, z, counts.y, counts.channels, plane,
-               h.exactPointers.data());
+  applyPostOps(p, z, counts.y, counts.channels, plane, h.exactPointers.data());
   // y in the site's layout and type.
   if (exact->plainToDst)
     return reorderNow(exact->plainToDst, exact->dstScratch, exact->plainY, z,

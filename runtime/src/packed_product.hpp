@@ -160,8 +160,8 @@ private:
                     const void *const *operands) const;
   /// The product through the exact path.
   bool runExact(PackedProductHandles &h, PackedProductCache &cache,
-                const modelc_product &p, PackedProductSite &site,
-                const void *w, const void *x, const void *bias, void *y,
+                const modelc_product &p, PackedProductSite &site, const void *w,
+                const void *x, const void *bias, void *y,
                 const void *const *operands, std::string &error);
   /// Runs `site` on data of the site's own type.
   bool runSite(PackedProductHandles &h, const modelc_product &p,

@@ -124,8 +124,8 @@ std::string Trace::json() const {
           std::to_string(t) + ", \"args\": {\"name\": " + quoted(track) + "}}");
     event("{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": 1, "
           "\"tid\": " +
-          std::to_string(t) + ", \"args\": {\"sort_index\": " +
-          std::to_string(t) + "}}");
+          std::to_string(t) +
+          ", \"args\": {\"sort_index\": " + std::to_string(t) + "}}");
   }
   for (const Slice &s : slices) {
     std::string args = "\"run\": " + std::to_string(s.run);
@@ -148,12 +148,12 @@ std::string Trace::json() const {
   int id = 0;
   for (const Flow &f : flows) {
     std::string name = quoted("event " + std::to_string(f.event));
-    std::string common = "\"cat\": \"event\", \"pid\": 1, \"id\": " +
-                         std::to_string(++id) + ", \"args\": {\"run\": " +
-                         std::to_string(f.run) + "}";
-    event("{\"name\": " + name + ", \"ph\": \"s\", \"tid\": " +
-          std::to_string(tids[f.from_track]) + ", \"ts\": " +
-          number(f.from_us) + ", " + common + "}");
+    std::string common =
+        "\"cat\": \"event\", \"pid\": 1, \"id\": " + std::to_string(++id) +
+        ", \"args\": {\"run\": " + std::to_string(f.run) + "}";
+    event("{\"name\": " + name +
+          ", \"ph\": \"s\", \"tid\": " + std::to_string(tids[f.from_track]) +
+          ", \"ts\": " + number(f.from_us) + ", " + common + "}");
     event("{\"name\": " + name + ", \"ph\": \"f\", \"bp\": \"e\", \"tid\": " +
           std::to_string(tids[f.to_track]) + ", \"ts\": " + number(f.to_us) +
           ", " + common + "}");
@@ -265,8 +265,8 @@ void RunTrace::end() {
   for (const Mark &w : waits)
     for (const Mark &r : records)
       if (r.event == w.event)
-        flows.push_back({w.event, run, tracks[r.track], tracks[w.track], r.time,
-                         w.time});
+        flows.push_back(
+            {w.event, run, tracks[r.track], tracks[w.track], r.time, w.time});
   trace.add(std::move(slices), std::move(flows));
   slices.clear();
 }

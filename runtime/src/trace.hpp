@@ -43,7 +43,7 @@ private:
   };
   Trace &trace;
   const modelc_plan_desc &plan;
-  std::mutex mutex; // streams of several devices record at once
+  std::mutex mutex;                // streams of several devices record at once
   std::vector<std::string> tracks; // [2 * device + stream]
   std::vector<double> open;        // per track: when its slice began, or -1
   std::vector<Trace::Slice> slices;

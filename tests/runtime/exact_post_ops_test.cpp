@@ -261,8 +261,7 @@ void checkLinearRelu(Storage storage, bool nan, double tolerance) {
       } else if (std::isinf(want[i])) {
         EXPECT_EQ(got[i], want[i]) << i;
       } else {
-        EXPECT_NEAR(got[i], want[i], tolerance * (1 + std::fabs(want[i])))
-            << i;
+        EXPECT_NEAR(got[i], want[i], tolerance * (1 + std::fabs(want[i]))) << i;
       }
     }
   }

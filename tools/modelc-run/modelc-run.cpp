@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "modelc/half.h"
 #include "modelc/calibrate.hpp"
+#include "modelc/half.h"
 #include "modelc/npy.hpp"
 #include "modelc/runtime.hpp"
 
@@ -425,6 +425,30 @@ int listDevices() {
   return 0;
 }
 
+/// --bench N: 3 warm-up runs, then N timed runs: min, median and p90.
+void bench(const Options &o, modelc::Model &model,
+           const modelc::EntryInfo &entry,
+           const std::vector<modelc::Tensor> &inputs,
+           std::vector<modelc::Tensor> &outputs) {
+  for (int i = 0; i < 3; ++i)
+    model.run_into(entry.name, inputs, outputs);
+  std::vector<double> ms;
+  for (int i = 0; i < o.bench; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    model.run_into(entry.name, inputs, outputs);
+    auto end = std::chrono::steady_clock::now();
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  auto pct = [&](double p) {
+    return ms[std::min(ms.size() - 1, static_cast<size_t>(p * ms.size()))];
+  };
+  std::printf("bench: %d runs, %d threads: min %.3f ms, median %.3f ms, p90 "
+              "%.3f ms\n",
+              o.bench, model.num_threads(), ms.front(), pct(0.5), pct(0.9));
+}
+
 /// --profile: runs the entry point (3 warm-up runs, then --bench N or 20)
 /// and prints, per op and track, the median over those runs of its time
 /// in a run, its share of all ops' time and the compiler's estimate.
@@ -477,9 +501,8 @@ void profile(const Options &o, modelc::Model &model,
     total += row.median;
     sorted.push_back(row);
   }
-  std::sort(sorted.begin(), sorted.end(), [](const Row &a, const Row &b) {
-    return a.median > b.median;
-  });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Row &a, const Row &b) { return a.median > b.median; });
   std::vector<double> runList;
   for (const auto &[run, us] : runTimes)
     runList.push_back(us);
@@ -631,25 +654,8 @@ int run(const Options &o) {
     modelc::write_npy(path, outputs[outputIndex(entry, name)]);
   }
 
-  if (o.bench > 0 && o.profile.empty()) { // --profile takes N runs itself
-    for (int i = 0; i < 3; ++i)
-      model.run_into(entry.name, inputs, outputs);
-    std::vector<double> ms;
-    for (int i = 0; i < o.bench; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      model.run_into(entry.name, inputs, outputs);
-      auto end = std::chrono::steady_clock::now();
-      ms.push_back(
-          std::chrono::duration<double, std::milli>(end - start).count());
-    }
-    std::sort(ms.begin(), ms.end());
-    auto pct = [&](double p) {
-      return ms[std::min(ms.size() - 1, static_cast<size_t>(p * ms.size()))];
-    };
-    std::printf("bench: %d runs, %d threads: min %.3f ms, median %.3f ms, p90 "
-                "%.3f ms\n",
-                o.bench, model.num_threads(), ms.front(), pct(0.5), pct(0.9));
-  }
+  if (o.bench > 0 && o.profile.empty()) // --profile takes N runs itself
+    bench(o, model, entry, inputs, outputs);
 
   if (!o.profile.empty())
     profile(o, model, entry, inputs, outputs, *load.trace);

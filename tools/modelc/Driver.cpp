@@ -628,9 +628,8 @@ LogicalResult Driver::loadWeights() {
     // Written to the file as they are made, then read from it as
     // --weights FILE would: never all in memory.
     FailureOr<uint64_t> seed = randomSeed();
-    if (failed(seed) ||
-        failed(modelc::writeRandomSafetensors(*module, *seed,
-                                              options.saveWeights)))
+    if (failed(seed) || failed(modelc::writeRandomSafetensors(
+                            *module, *seed, options.saveWeights)))
       return failure();
     weightsFile = options.saveWeights;
   } else {

@@ -122,15 +122,16 @@ public:
     std::string category; ///< "op", "copy" or "run"
     int run = 0;          ///< numbered from 0 in the order runs began
     double start_us = 0, duration_us = 0;
-    uint64_t bytes = 0;        ///< a copy's bytes
-    double estimate_us = -1;   ///< the compiler's estimate of an op, or -1
+    uint64_t bytes = 0;      ///< a copy's bytes
+    double estimate_us = -1; ///< the compiler's estimate of an op, or -1
   };
   /// An event recorded on one stream that another waited for.
   struct Flow {
     uint32_t event = 0;
     int run = 0;
     std::string from_track, to_track;
-    double from_us = 0, to_us = 0; ///< when it was recorded; when the wait passed
+    double from_us = 0,
+           to_us = 0; ///< when it was recorded; when the wait passed
   };
 
   Trace();
