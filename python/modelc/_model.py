@@ -203,6 +203,11 @@ class Model:
         chrome://tracing)."""
         self._core.write_trace(os.fspath(path))
 
+    def clear_trace(self):
+        """Forgets the runs recorded so far (a traced model keeps every run
+        until then)."""
+        self._core.clear_trace()
+
     def __repr__(self):
         entries = "; ".join(
             "%s(%s) -> (%s)" % (name, ", ".join(map(str, ins)),

@@ -187,9 +187,11 @@ PYBIND11_MODULE(_core, m) {
            })
       .def("trace_json",
            [](const PyModel &self) { return traceOf(self).json(); })
-      .def("write_trace", [](const PyModel &self, const std::string &path) {
-        traceOf(self).write(path);
-      });
+      .def("write_trace",
+           [](const PyModel &self, const std::string &path) {
+             traceOf(self).write(path);
+           })
+      .def("clear_trace", [](const PyModel &self) { traceOf(self).clear(); });
 
   m.def("load", &load, py::arg("path"), py::arg("plan"), py::arg("threads"),
         py::arg("weights"), py::arg("trace"));

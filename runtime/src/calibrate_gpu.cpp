@@ -47,7 +47,10 @@ struct GpuSession {
     check(cuda.cuDevicePrimaryCtxRetain(&ctx, device),
           "cuDevicePrimaryCtxRetain");
     current();
-    check(cuda.cuStreamCreate(&stream, 1), "cuStreamCreate");
+    if (CUresult rc = cuda.cuStreamCreate(&stream, 1)) {
+      cuda.cuDevicePrimaryCtxRelease(device);
+      check(rc, "cuStreamCreate"); // throws
+    }
   }
   ~GpuSession() {
     current();
@@ -57,6 +60,13 @@ struct GpuSession {
       cuda.cuStreamDestroy(stream);
     if (ctx)
       cuda.cuDevicePrimaryCtxRelease(device);
+  }
+  /// Frees the buffers allocated since `mark` (buffers.size() then).
+  void freeSince(size_t mark) {
+    current();
+    for (size_t i = mark; i < buffers.size(); ++i)
+      cuda.cuMemFree(buffers[i]);
+    buffers.resize(mark);
   }
   void current() const { cuda.cuCtxSetCurrent(ctx); }
   void check(CUresult rc, const char *call) const {
@@ -111,6 +121,7 @@ double measureGemm(GpuSession &s, const CublasLtApi &lt, uint32_t dtype,
   try {
     for (int64_t n = 512; n <= 8192; n *= 2) {
       size_t bytes = size_t(n * n) * element;
+      size_t mark = s.buffers.size(); // each size's buffers freed after it
       CUdeviceptr a = s.alloc(bytes), b = s.alloc(bytes), c = s.alloc(bytes);
       modelc_gemm g{};
       g.site = site + static_cast<uint32_t>(n);
@@ -126,6 +137,7 @@ double measureGemm(GpuSession &s, const CublasLtApi &lt, uint32_t dtype,
       double t = bestTime(
           s, 3, [&] { runGemm(lt, s.cuda, state, s.stream, g, s.name); });
       rate = 2.0 * double(n) * double(n) * double(n) / t;
+      s.freeSince(mark);
       if (t > 0.02)
         break;
     }
@@ -160,6 +172,7 @@ void calibrate_gpus(CalibrationResult &result) {
     gpu.memory = info.memory_bytes;
     // Device memory: a copy within the GPU reads and writes each byte.
     size_t bytes = size_t(256) << 20;
+    size_t mark = s.buffers.size();
     CUdeviceptr a = s.alloc(bytes), b = s.alloc(bytes);
     double t = bestTime(s, 3, [&] {
       s.check(cuda->cuMemcpyDtoDAsync(b, a, bytes, s.stream),
@@ -192,6 +205,11 @@ void calibrate_gpus(CalibrationResult &result) {
     CUmodule module = nullptr;
     CUfunction empty = nullptr;
     s.check(cuda->cuModuleLoadData(&module, kEmptyKernel), "cuModuleLoadData");
+    struct Unload { // on every way out
+      const CudaApi *cuda;
+      CUmodule module;
+      ~Unload() { cuda->cuModuleUnload(module); }
+    } unload{cuda, module};
     s.check(cuda->cuModuleGetFunction(&empty, module, "modelc_empty"),
             "cuModuleGetFunction");
     const int launches = 200;
@@ -204,7 +222,7 @@ void calibrate_gpus(CalibrationResult &result) {
                              "cuLaunchKernel");
                  }) /
         launches;
-    cuda->cuModuleUnload(module);
+    s.freeSince(mark);
     gpu.peak_f32 = measureGemm(s, *lt, MODELC_DTYPE_F32, 1u << 20);
     gpu.peak_f16 = measureGemm(s, *lt, MODELC_DTYPE_F16, 2u << 20);
     gpu.peak_bf16 = measureGemm(s, *lt, MODELC_DTYPE_BF16, 3u << 20);

@@ -326,7 +326,11 @@ namespace {
 /// A host function on a CUDA stream: runs `at` once, then frees it.
 void runStamp(void *data) {
   auto *at = static_cast<std::function<void()> *>(data);
-  (*at)();
+  try {
+    (*at)();
+  } catch (...) {
+    // A driver thread: nothing may escape; the slice is lost.
+  }
   delete at;
 }
 

@@ -10,9 +10,11 @@
 // magnitudes of x, the bias and the operands (one vectorised pass over
 // each; the weight's once, when the site is made) bound every value of the
 // product and of the chain below kProductBound, so nothing in them is NaN
-// or overflows. Then oneDNN's fused result is exact. Otherwise the run
-// takes the exact path (packed_product.cpp): the product alone through
-// oneDNN, in f32 and plain layout, then applyPostOps here.
+// or overflows (oneDNN's CPU products accumulate f16 and bf16 data in f32,
+// and apply post-ops in f32: the bound holds for them too). Then oneDNN's fused
+// result is exact. Otherwise the run takes the exact path (packed_product.cpp):
+// the product alone through oneDNN, in f32 and plain layout, then applyPostOps
+// here.
 #ifndef MODELC_RUNTIME_EXACT_POST_OPS_HPP
 #define MODELC_RUNTIME_EXACT_POST_OPS_HPP
 

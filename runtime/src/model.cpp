@@ -161,6 +161,11 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   if (options.trace && options.cuda_graphs)
     throw Error(where + ": tracing runs that replay CUDA graphs is not "
                         "supported yet (drop cuda_graphs or the trace)");
+  if (options.trace && cuda && hasGpu(*impl) && !cuda->cuLaunchHostFunc)
+    throw Error(where +
+                ": tracing a GPU plan needs cuLaunchHostFunc, which "
+                "the CUDA driver " +
+                visible_gpus().driver_library + " lacks");
   impl->trace = options.trace;
 
   detail::bindWeights(impl->weights, *impl->desc, impl->seal, path,

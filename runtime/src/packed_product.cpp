@@ -417,16 +417,23 @@ PackedProductSite::~PackedProductSite() {
     dnnl_memory_destroy(packedWeight);
 }
 
-PackedProductHandles::~PackedProductHandles() {
-  for (dnnl_memory_t m : {plainSrc, plainDst, src, dst, bias, scratch,
-                          inScratch, outScratch, sumSrc, sumScratch})
-    if (m)
-      dnnl_memory_destroy(m);
+PackedProductHandles::~PackedProductHandles() { release(); }
+
+void PackedProductHandles::release() {
+  for (dnnl_memory_t *m : {&plainSrc, &plainDst, &src, &dst, &bias, &scratch,
+                           &inScratch, &outScratch, &sumSrc, &sumScratch}) {
+    if (*m)
+      dnnl_memory_destroy(*m);
+    *m = nullptr;
+  }
   for (dnnl_memory_t m : operands)
     if (m)
       dnnl_memory_destroy(m);
+  operands.clear();
   if (stream)
     dnnl_stream_destroy(stream);
+  stream = nullptr;
+  exact.reset();
 }
 
 PackedProductCache::PackedProductCache() {
@@ -666,8 +673,10 @@ bool PackedProductRun::runExact(
   dnnl_engine_t engine = cache.engine();
   if (!h.exact) {
     h.exact = std::make_unique<PackedProductHandles>();
-    if (!prepare(*h.exact, *exact->product, engine, error))
+    if (!prepare(*h.exact, *exact->product, engine, error)) {
+      h.exact.reset(); // made again by the next run
       return false;
+    }
   }
   Storage storage = storageOf(p);
   bool bf16 = storage == Storage::BF16;
@@ -742,8 +751,10 @@ bool PackedProductRun::execute(PackedProductCache &cache,
     handles = &handles_[p.site]; // references stay valid across rehashing
   }
   PackedProductHandles &h = *handles;
-  if (!h.stream && !prepare(h, site, cache.engine(), error))
+  if (!h.stream && !prepare(h, site, cache.engine(), error)) {
+    h.release(); // a half-made set is made again by the next run
     return false;
+  }
   if (site.guard == NaNGuard::Always ||
       (site.guard == NaNGuard::Check &&
        !fusedIsExact(p, site, x, bias, operands)))

@@ -108,6 +108,8 @@ struct PackedProductHandles {
   std::vector<float> exactX, exactBias, exactY;
   std::vector<std::vector<float>> exactOperands;
   std::vector<const float *> exactPointers;
+  /// Destroys the handles (all null after).
+  void release();
   ~PackedProductHandles();
 };
 

@@ -512,6 +512,8 @@ def test_trace(multi, tmp_path):
     m.write_trace(path)
     events = json.load(open(path))["traceEvents"]
     assert sum(e["ph"] == "X" for e in events) == len(slices)
+    m.clear_trace()
+    assert m.trace() == []
 
 
 def test_trace_needs_trace_true(multi_model):

@@ -276,6 +276,7 @@ TEST(PackedProduct, ReluKeepsNaNInEveryType) {
 
 TEST(PackedProduct, FiniteInputsStayOnTheFusedPath) {
   checkLinearRelu(Storage::F32, false, 1e-5);
+  checkLinearRelu(Storage::F16, false, 1e-2);
   checkLinearRelu(Storage::BF16, false, 5e-2);
 }
 

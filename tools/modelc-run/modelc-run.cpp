@@ -449,6 +449,23 @@ void bench(const Options &o, modelc::Model &model,
               o.bench, model.num_threads(), ms.front(), pct(0.5), pct(0.9));
 }
 
+/// `text` as a JSON string.
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c < 0x20) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04x", c);
+      out += escape;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
 /// --profile: runs the entry point (3 warm-up runs, then --bench N or 20)
 /// and prints, per op and track, the median over those runs of its time
 /// in a run, its share of all ops' time and the compiler's estimate.
@@ -466,7 +483,7 @@ void profile(const Options &o, modelc::Model &model,
   struct Row {
     std::string name, track, category;
     double estimate = -1;
-    std::map<int, double> perRun; // run -> microseconds
+    std::map<int, double> perRun, estimates; // run -> microseconds
     double median = 0;
   };
   std::map<std::pair<std::string, std::string>, Row> rows;
@@ -481,8 +498,10 @@ void profile(const Options &o, modelc::Model &model,
     row.name = s.name;
     row.track = s.track;
     row.category = s.category;
-    row.estimate = s.estimate_us;
     row.perRun[s.run] += s.duration_us;
+    // Ops of one line on one track add up, and so do their estimates.
+    if (s.estimate_us >= 0)
+      row.estimates[s.run] += s.estimate_us;
   }
   auto median = [](std::vector<double> v) {
     if (v.empty())
@@ -498,6 +517,8 @@ void profile(const Options &o, modelc::Model &model,
       times.push_back(us);
     times.resize(runTimes.size(), 0.0); // runs where it did not appear
     row.median = median(times);
+    if (!row.estimates.empty())
+      row.estimate = row.estimates.begin()->second;
     total += row.median;
     sorted.push_back(row);
   }
@@ -514,10 +535,11 @@ void profile(const Options &o, modelc::Model &model,
                 runMedian);
     for (size_t i = 0; i < sorted.size(); ++i) {
       const Row &r = sorted[i];
-      std::printf("  {\"name\": \"%s\", \"track\": \"%s\", \"category\": "
+      std::printf("  {\"name\": %s, \"track\": %s, \"category\": "
                   "\"%s\", \"median_us\": %.3f, \"share\": %.4f, "
                   "\"estimate_us\": %s}%s\n",
-                  r.name.c_str(), r.track.c_str(), r.category.c_str(), r.median,
+                  jsonString(r.name).c_str(), jsonString(r.track).c_str(),
+                  r.category.c_str(), r.median,
                   total > 0 ? r.median / total : 0.0,
                   r.estimate >= 0 ? std::to_string(r.estimate).c_str() : "null",
                   i + 1 < sorted.size() ? "," : "");
@@ -661,9 +683,11 @@ int run(const Options &o) {
     profile(o, model, entry, inputs, outputs, *load.trace);
   if (!o.trace.empty()) {
     load.trace->write(o.trace);
-    std::printf("trace: %zu slices, %zu flows in %s\n",
-                load.trace->slices().size(), load.trace->flows().size(),
-                o.trace.c_str());
+    // On stderr with --profile=json, whose stdout is the JSON alone.
+    std::fprintf(o.profile == "json" ? stderr : stdout,
+                 "trace: %zu slices, %zu flows in %s\n",
+                 load.trace->slices().size(), load.trace->flows().size(),
+                 o.trace.c_str());
   }
 
   if (o.concurrent > 0) {
