@@ -59,9 +59,7 @@ void Trace::add(std::vector<Slice> slices, std::vector<Flow> flows) {
     impl_->flows.push_back(std::move(f));
 }
 
-namespace {
-
-std::string quoted(const std::string &text) {
+std::string Trace::json_string(const std::string &text) {
   std::string out = "\"";
   for (unsigned char c : text) {
     if (c == '"' || c == '\\') {
@@ -77,6 +75,8 @@ std::string quoted(const std::string &text) {
   }
   return out + "\"";
 }
+
+namespace {
 
 std::string number(double v) {
   char text[32];
@@ -121,7 +121,8 @@ std::string Trace::json() const {
   for (const std::string &track : order) {
     int t = tids[track];
     event("{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": " +
-          std::to_string(t) + ", \"args\": {\"name\": " + quoted(track) + "}}");
+          std::to_string(t) +
+          ", \"args\": {\"name\": " + Trace::json_string(track) + "}}");
     event("{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": 1, "
           "\"tid\": " +
           std::to_string(t) +
@@ -137,7 +138,8 @@ std::string Trace::json() const {
     }
     if (s.estimate_us >= 0)
       args += ", \"estimate_us\": " + number(s.estimate_us);
-    event("{\"name\": " + quoted(s.name) + ", \"cat\": " + quoted(s.category) +
+    event("{\"name\": " + Trace::json_string(s.name) +
+          ", \"cat\": " + Trace::json_string(s.category) +
           ", \"ph\": \"X\", \"pid\": 1, \"tid\": " +
           std::to_string(tids[s.track]) + ", \"ts\": " + number(s.start_us) +
           ", \"dur\": " + number(s.duration_us) + ", \"args\": {" + args +
@@ -147,7 +149,7 @@ std::string Trace::json() const {
   // where the wait passed.
   int id = 0;
   for (const Flow &f : flows) {
-    std::string name = quoted("event " + std::to_string(f.event));
+    std::string name = Trace::json_string("event " + std::to_string(f.event));
     std::string common =
         "\"cat\": \"event\", \"pid\": 1, \"id\": " + std::to_string(++id) +
         ", \"args\": {\"run\": " + std::to_string(f.run) + "}";
@@ -157,11 +159,12 @@ std::string Trace::json() const {
     event("{\"name\": " + name + ", \"ph\": \"f\", \"bp\": \"e\", \"tid\": " +
           std::to_string(tids[f.to_track]) + ", \"ts\": " + number(f.to_us) +
           ", " + common + "}");
-    event("{\"name\": " + quoted("wait " + std::to_string(f.event)) +
-          ", \"cat\": \"event\", \"ph\": \"i\", \"s\": \"t\", \"pid\": 1, "
-          "\"tid\": " +
-          std::to_string(tids[f.to_track]) + ", \"ts\": " + number(f.to_us) +
-          "}");
+    event(
+        "{\"name\": " + Trace::json_string("wait " + std::to_string(f.event)) +
+        ", \"cat\": \"event\", \"ph\": \"i\", \"s\": \"t\", \"pid\": 1, "
+        "\"tid\": " +
+        std::to_string(tids[f.to_track]) + ", \"ts\": " + number(f.to_us) +
+        "}");
   }
   out += "\n]}\n";
   return out;

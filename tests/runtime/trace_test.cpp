@@ -52,6 +52,11 @@ TEST(Trace, JsonHasTracksSlicesAndFlows) {
   EXPECT_EQ(trace.begin_run(), 1);
 }
 
+TEST(Trace, JsonStringEscapes) {
+  EXPECT_EQ(Trace::json_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+  EXPECT_EQ(Trace::json_string(""), "\"\"");
+}
+
 TEST(Trace, WriteNamesAFileItCannotWrite) {
   Trace trace;
   try {

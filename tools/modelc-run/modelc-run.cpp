@@ -449,23 +449,6 @@ void bench(const Options &o, modelc::Model &model,
               o.bench, model.num_threads(), ms.front(), pct(0.5), pct(0.9));
 }
 
-/// `text` as a JSON string.
-std::string jsonString(const std::string &text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (c < 0x20) {
-      char escape[8];
-      std::snprintf(escape, sizeof escape, "\\u%04x", c);
-      out += escape;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
 /// --profile: runs the entry point (3 warm-up runs, then --bench N or 20)
 /// and prints, per op and track, the median over those runs of its time
 /// in a run, its share of all ops' time and the compiler's estimate.
@@ -538,7 +521,8 @@ void profile(const Options &o, modelc::Model &model,
       std::printf("  {\"name\": %s, \"track\": %s, \"category\": "
                   "\"%s\", \"median_us\": %.3f, \"share\": %.4f, "
                   "\"estimate_us\": %s}%s\n",
-                  jsonString(r.name).c_str(), jsonString(r.track).c_str(),
+                  modelc::Trace::json_string(r.name).c_str(),
+                  modelc::Trace::json_string(r.track).c_str(),
                   r.category.c_str(), r.median,
                   total > 0 ? r.median / total : 0.0,
                   r.estimate >= 0 ? std::to_string(r.estimate).c_str() : "null",

@@ -153,6 +153,9 @@ public:
   int begin_run();
   double now_us() const;
   void add(std::vector<Slice> slices, std::vector<Flow> flows);
+  /// `text` as a JSON string, quoted and escaped as json() writes names
+  /// (for tools that write slices as JSON of their own).
+  static std::string json_string(const std::string &text);
 
 private:
   struct Impl;
