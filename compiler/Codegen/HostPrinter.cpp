@@ -17,6 +17,7 @@
 #include "dialects/Sched/IR/SchedOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -188,6 +189,7 @@ private:
   template <typename OpTy> LogicalResult emitReduce(OpTy reduce);
   LogicalResult emitCumsum(CumsumOp cumsum);
   LogicalResult emitCrossEntropy(CrossEntropyOp loss);
+  LogicalResult emitAssign(AssignOp assign);
   std::string out(Operation *op, unsigned i = 0) {
     return name(op->getResult(i));
   }
@@ -870,6 +872,23 @@ LogicalResult FunctionEmitter::emitCrossEntropy(CrossEntropyOp loss) {
   return success();
 }
 
+LogicalResult FunctionEmitter::emitAssign(AssignOp assign) {
+  // The weight's writable copy on this device (the runtime made it so for
+  // writable weights) receives the new value.
+  unsigned w = weightIndex.lookup(assign.getName());
+  std::string target = "ctx->weights[" + std::to_string(w) + "]";
+  if (plan.multiDevice) {
+    unsigned d = deviceOf(assign);
+    residency.insert({d, w});
+    target = "ctx->device_weights[" + std::to_string(d) + "][" +
+             std::to_string(w) + "]";
+  }
+  os << "  std::memcpy(const_cast<void *>(" << target << "), "
+     << name(assign.getValue()) << ", " << valueBytes(assign.getValue())
+     << ");\n";
+  return success();
+}
+
 const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
   using E = FunctionEmitter;
   static const KernelTable<E> table = [] {
@@ -898,7 +917,8 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
         .add<ReduceMaxOp>(&E::emitReduce<ReduceMaxOp>, anyTypes, f32)
         .add<ReduceProdOp>(&E::emitReduce<ReduceProdOp>, anyTypes, f32)
         .add<CumsumOp>(&E::emitCumsum, anyTypes, f32)
-        .add<CrossEntropyOp>(&E::emitCrossEntropy, anyTypes, f32);
+        .add<CrossEntropyOp>(&E::emitCrossEntropy, anyTypes, f32)
+        .add<AssignOp>(&E::emitAssign);
     return t;
   }();
   return table;
@@ -1328,14 +1348,15 @@ LogicalResult FunctionEmitter::emitGpuTask(Operation *op, unsigned d,
 }
 
 LogicalResult FunctionEmitter::emitTask(Operation *op) {
-  Value result = op->getResult(0);
+  Value result = op->getNumResults() ? op->getResult(0) : Value();
   unsigned d = deviceOf(op);
   std::string what = describeOp(op);
   emitWaits(op, d, false);
   SmallVector<Value> reads = valuesRead(op);
   for (Value v : reads)
     check(d, v, what);
-  check(d, result, what);
+  if (result)
+    check(d, result, what);
   std::string task = "task_" + taskPrefix + "_" + std::to_string(taskCounter++);
   unsigned point = tracePoint(op, d);
   os << "// " << what << " on " << plan.devices[d] << "\n"
@@ -1353,6 +1374,8 @@ LogicalResult FunctionEmitter::emitTask(Operation *op) {
   }
   os << traceCall(point, "MODELC_TRACE_END") << "  return 0;\n}\n\n";
   host << "  api->launch(ctx, " << d << ", " << task << ");\n";
+  if (!result)
+    return success();
   if (std::optional<unsigned> e = eventOf(result))
     host << "  api->record(ctx, " << d << ", MODELC_STREAM_COMPUTE, " << *e
          << ");\n";
@@ -1382,6 +1405,11 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
   for (Operation *op : ops) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       emitOutputsTask(ret);
+      continue;
+    }
+    if (isa<AssignOp>(op)) {
+      if (failed(emitTask(op)))
+        return failure();
       continue;
     }
     if (op->getNumResults() != 1)
@@ -1621,7 +1649,19 @@ static void emitDescriptor(llvm::raw_ostream &out,
         << slot.offset << "ULL, " << slot.nbytes << "ULL},\n";
   if (options.weights.empty())
     out << "    {nullptr, 0, 0, nullptr, 0, 0},\n";
-  out << "};\n" << plansText << "const modelc_plan_desc plans[] = {\n";
+  // ABI 7: weights a training step writes (graph.weight `writable`).
+  llvm::StringSet<> writable;
+  if (!planModules.empty()) {
+    ModuleOp module = planModules.front().module;
+    for (graph::WeightOp w : module.getOps<graph::WeightOp>())
+      if (w.getWritable())
+        writable.insert(w.getSymName());
+  }
+  out << "};\nconst uint8_t weight_flags[] = {";
+  for (const WeightSlot &slot : options.weights)
+    out << (writable.contains(slot.name) ? "MODELC_WEIGHT_WRITABLE, " : "0, ");
+  out << (options.weights.empty() ? "0" : "") << "};\n";
+  out << plansText << "const modelc_plan_desc plans[] = {\n";
   for (auto [planIndex, planModule] : llvm::enumerate(planModules)) {
     std::string p = "plan" + std::to_string(planIndex);
     bool multi =
@@ -1660,6 +1700,7 @@ static void emitDescriptor(llvm::raw_ostream &out,
     out << "    nullptr, 0, 0, nullptr,\n";
   out << "    " << (needsCublasLt ? "MODELC_GPU_NEEDS_CUBLASLT" : "0u")
       << ",\n";
+  out << "    weight_flags,\n";
   out << "};\n\n"
       << "} // namespace\n\n"
       << "extern \"C\" __attribute__((visibility(\"default\"))) const "

@@ -171,6 +171,13 @@ FailureOr<WeightSet> modelc::readSafetensorsWeights(ModuleOp module,
     // modelc-lower-precision, if that ran: f32.
     RankedTensorType type = decl.getSourceTensorType();
     const llvm::json::Object *entry = object->getObject(name);
+    if (!entry && decl.getZeros()) {
+      // Optimizer state the file does not hold yet: it starts as zeros.
+      set.storage.emplace_back(bytesOf(type), 0);
+      set.weights.push_back(
+          {name, type, set.storage.back().data(), bytesOf(type)});
+      continue;
+    }
     if (!entry) {
       decl.emitError("weight '")
           << name << "' is missing from '" << path << "'";
@@ -317,10 +324,11 @@ std::string safetensorsHeader(const WeightSet &weights) {
 
 WeightSet modelc::randomWeights(ModuleOp module, uint64_t seed) {
   WeightSet set = declaredWeights(module);
-  for (auto [w, random] :
-       llvm::zip(set.weights, randomWeightsOf(module, seed))) {
+  for (auto [w, random, decl] : llvm::zip(
+           set.weights, randomWeightsOf(module, seed), declarations(module))) {
     std::vector<unsigned char> bytes(w.nbytes);
-    random.fill(0, w.type.getNumElements(), bytes.data());
+    if (!decl.getZeros()) // optimizer state starts as zeros
+      random.fill(0, w.type.getNumElements(), bytes.data());
     set.storage.push_back(std::move(bytes));
     w.data = set.storage.back().data();
   }
@@ -337,16 +345,18 @@ LogicalResult modelc::writeRandomSafetensors(ModuleOp module, uint64_t seed,
   os << safetensorsHeader(declared);
   // 64 MB at a time at most, whatever the weights' sizes.
   std::vector<unsigned char> piece;
-  for (auto [w, random] :
-       llvm::zip(declared.weights, randomWeightsOf(module, seed))) {
+  for (auto [w, random, decl] :
+       llvm::zip(declared.weights, randomWeightsOf(module, seed),
+                 declarations(module))) {
     int64_t elements = w.type.getNumElements();
     unsigned bytes = elementBytes(w.type.getElementType());
     int64_t step = std::max<int64_t>(1, (int64_t(64) << 20) / bytes);
     for (int64_t begin = 0; begin < elements && !os.has_error();
          begin += step) {
       int64_t count = std::min(step, elements - begin);
-      piece.resize(static_cast<size_t>(count) * bytes);
-      random.fill(begin, count, piece.data());
+      piece.assign(static_cast<size_t>(count) * bytes, 0);
+      if (!decl.getZeros()) // optimizer state starts as zeros
+        random.fill(begin, count, piece.data());
       os.write(reinterpret_cast<const char *>(piece.data()), piece.size());
     }
   }

@@ -22,6 +22,27 @@ void modelc::buildGraphPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createRaiseCompositesPass());
 }
 
+void modelc::buildTrainingPipeline(mlir::OpPassManager &pm,
+                                   const TrainingOptions &options) {
+  DifferentiatePassOptions differentiate;
+  differentiate.entry = options.entry;
+  differentiate.frozen = options.frozen;
+  pm.addPass(createDifferentiatePass(differentiate));
+  BuildOptimizerPassOptions optimizer;
+  optimizer.optimizer = options.optimizer;
+  optimizer.lr = options.lr;
+  optimizer.momentum = options.momentum;
+  optimizer.dampening = options.dampening;
+  optimizer.nesterov = options.nesterov;
+  optimizer.weightDecay = options.weightDecay;
+  optimizer.beta1 = options.beta1;
+  optimizer.beta2 = options.beta2;
+  optimizer.eps = options.eps;
+  pm.addPass(createBuildOptimizerPass(optimizer));
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+}
+
 void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,
                                     llvm::StringRef target,
                                     llvm::StringRef report, llvm::StringRef dot,

@@ -25,6 +25,20 @@ void registerModelcPassesAndPipelines();
 /// subexpressions. Shapes were inferred when the ops were built.
 void buildGraphPipeline(mlir::OpPassManager &pm);
 
+/// `--train`: the loss entry `entry`'s gradients (modelc-differentiate),
+/// the optimizer's step (modelc-build-optimizer), then canonicalize and CSE
+/// over the new entry points (the backward repeats forward values).
+struct TrainingOptions {
+  std::string entry = "loss";
+  std::string frozen;
+  std::string optimizer = "sgd";
+  double lr = 0.001, momentum = 0.0, dampening = 0.0, weightDecay = 0.0;
+  bool nesterov = false;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+};
+void buildTrainingPipeline(mlir::OpPassManager &pm,
+                           const TrainingOptions &options);
+
 /// `--emit=placed`: (with `dataParallel`, split the batch over the
 /// accelerators first,) place every op on a device of `target` and insert
 /// the transfers. `report` and `dot` (when not empty) receive the placement

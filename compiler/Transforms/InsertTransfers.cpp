@@ -53,7 +53,8 @@ struct InsertTransfersPass
         if (Value existing = copies.lookup(key))
           return existing;
         Value copy;
-        if (def && isa<WeightRefOp, ConstantOp>(def)) {
+        auto ref = dyn_cast_or_null<WeightRefOp>(def);
+        if (def && (isa<ConstantOp>(def) || (ref && !isMutableWeight(ref)))) {
           // Resident on every device that reads it: a copy of the source op.
           builder.setInsertionPointAfter(def);
           Operation *clone = builder.clone(*def);
@@ -80,6 +81,21 @@ struct InsertTransfersPass
             isa<func::ReturnOp>(op) ? host : deviceOf(&op);
         if (!where)
           continue;
+        if (auto assign = dyn_cast<AssignOp>(op)) {
+          // `after` only orders the write; a read on another device would
+          // need a cross-device wait that is not supported yet.
+          for (Value v : assign.getAfter())
+            if (Operation *d = v.getDefiningOp(); d && deviceOf(d) != where) {
+              assign.emitError("training: weight '")
+                  << assign.getName() << "' is written on " << where.str()
+                  << " but read on " << deviceOf(d).str()
+                  << "; a parameter read on several devices of a plan is "
+                     "not supported yet";
+              return WalkResult::interrupt();
+            }
+          assign.getValueMutable().set(valueOn(assign.getValue(), where));
+          continue;
+        }
         for (OpOperand &operand : op.getOpOperands())
           operand.set(valueOn(operand.get(), where));
       }

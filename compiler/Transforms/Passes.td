@@ -32,6 +32,110 @@ def VerifyModelPass : Pass<"modelc-verify-model", "::mlir::ModuleOp"> {
   }];
 }
 
+def DifferentiatePass : Pass<"modelc-differentiate", "::mlir::ModuleOp"> {
+  let summary = "Derives the gradients of a loss entry point (reverse mode).";
+  let description = [{
+    `entry` names a function that returns one scalar float loss. Its
+    *parameters* are the float weights it reads that are not `frozen`
+    (`frozen`, a regular expression, marks more weights frozen) and that
+    the loss depends on. The pass adds the entry point `gradients`: the
+    same inputs, the loss's computation, then the backward, built by
+    walking the ops between the parameters and the loss in reverse and
+    asking each for its operands' gradients (GradientOpInterface; gradients
+    of a value read twice are added). It returns the loss (`loss`) and one
+    gradient per parameter (named after the parameter), in declaration
+    order; `graph.parameters` on the function lists them. The entry point
+    itself is left as it is.
+
+    Every op on a parameter's path to the loss without a gradient rule is
+    listed in one error, at the entry point, with a note at each op.
+
+    Before:
+    ```mlir
+    graph.weight @w : tensor<3x4xf32>
+    func.func @loss(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+      %w = graph.weight_ref @w : tensor<3x4xf32>
+      %y = graph.linear %x, %w : tensor<2x4xf32>, tensor<3x4xf32>
+      %l = graph.cross_entropy %y, %t : tensor<2x3xf32>, tensor<2xi64>
+      return %l : tensor<f32>
+    }
+    ```
+    After (the added entry point; the softmax and one-hot of the
+    cross-entropy's rule elided):
+    ```mlir
+    func.func @gradients(%x: tensor<2x4xf32>, %t: tensor<2xi64>)
+        -> (tensor<f32> {graph.name = "loss"}, tensor<3x4xf32> {graph.name = "w"})
+        attributes {graph.parameters = [@w]} {
+      ...
+      %dy = graph.mul %diff, %share : tensor<2x3xf32>, tensor<2x1xf32>
+      %dw = graph.gemm %dy, %x {transpose_a = true} : tensor<2x3xf32>, tensor<2x4xf32>
+      return %l, %dw : tensor<f32>, tensor<3x4xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"loss\"",
+           "The function that returns the loss">,
+    Option<"frozen", "frozen", "std::string", /*default=*/"\"\"",
+           "A regular expression (POSIX extended, whole name): weights it "
+           "matches are not trained">,
+  ];
+}
+
+def BuildOptimizerPass : Pass<"modelc-build-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Adds the training step: gradients, then the optimizer's update of every parameter.";
+  let description = [{
+    From the entry point `gradients` (modelc-differentiate), adds
+    `train_step`: the same inputs, the loss and gradients, then the update
+    of each parameter with torch.optim's formulas, written back with
+    `graph.assign`; it returns the loss. The optimizer's state is declared
+    as `zeros` weights named as PyTorch's state_dict names it:
+    `NAME.momentum_buffer` (SGD with momentum), `NAME.exp_avg` and
+    `NAME.exp_avg_sq` (Adam, AdamW), and `step` (a f32 count of steps
+    taken, as torch.optim keeps it). Each assign waits (`after`) for the
+    ops that read the old value.
+
+    * `sgd`: g += weight_decay p; buf = g on the first step, else
+      momentum buf + (1 - dampening) g; g = g + momentum buf (nesterov) or
+      buf; p -= lr g. Without momentum no buffer is kept.
+    * `adam`: g += weight_decay p; m = b1 m + (1 - b1) g; v = b2 v +
+      (1 - b2) g^2; p -= lr / (1 - b1^t) m / (sqrt(v) / sqrt(1 - b2^t) +
+      eps), t the step count after this step.
+    * `adamw`: as adam with p *= 1 - lr weight_decay first instead of the
+      gradient's decay.
+
+    Before: the `gradients` entry above. After (SGD, lr 0.1, no momentum):
+    ```mlir
+    func.func @train_step(%x: tensor<2x4xf32>, %t: tensor<2xi64>)
+        -> (tensor<f32> {graph.name = "loss"}) {
+      ...
+      %lr = graph.constant dense<1.0e-01> : tensor<f32>
+      %s = graph.mul %dw, %lr : tensor<3x4xf32>, tensor<f32>
+      %p = graph.sub %w, %s : tensor<3x4xf32>, tensor<3x4xf32>
+      graph.assign @w, %p after(%y) : tensor<3x4xf32>, tensor<2x3xf32>
+      ...
+      return %l : tensor<f32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, adam or adamw">,
+    Option<"lr", "lr", "double", /*default=*/"0.001", "The learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0",
+           "SGD's momentum">,
+    Option<"dampening", "dampening", "double", /*default=*/"0.0",
+           "SGD's dampening">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "SGD: Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "Weight decay (L2 for sgd and adam, decoupled for adamw)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam's epsilon">,
+  ];
+}
+
 def RaiseCompositesPass : Pass<"modelc-raise-composites", "::mlir::ModuleOp"> {
   let summary = "Raises formulas spelled op by op to the graph op they compute (GELU).";
   let description = [{

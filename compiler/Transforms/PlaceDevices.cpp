@@ -94,8 +94,8 @@ LogicalResult PlaceDevicesPass::buildGraph(func::FuncOp function,
     g.producer[arg] = n;
   }
   for (Operation &op : function.getBody().front()) {
-    if (isa<WeightRefOp, ConstantOp>(op))
-      continue;
+    if (isa<WeightRefOp, ConstantOp, AssignOp>(op))
+      continue; // they sit where their users or their weight are
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       unsigned n = addNode(nullptr, "outputs");
       p.nodes[n].pinned = 0;
@@ -299,6 +299,8 @@ void PlaceDevicesPass::runOnOperation() {
   std::string dotText;
   llvm::raw_string_ostream dotStream(dotText);
 
+  // Per mutable weight, the one device that holds it in every function.
+  llvm::StringMap<Attribute> home;
   for (auto function : module.getOps<func::FuncOp>()) {
     if (function.isExternal())
       continue;
@@ -337,6 +339,22 @@ void PlaceDevicesPass::runOnOperation() {
           return;
         }
       op->setAttr(kDeviceAttrName, t->deviceAttr(context, 0));
+    });
+    // A mutable weight (one a training step writes) has one copy: every
+    // read of it in the function sits where its first read does, and so
+    // does the write (transfer insertion copies the value to other users),
+    // in every function: where the first function to read it reads it.
+    function.walk([&](Operation *op) {
+      if (auto ref = dyn_cast<WeightRefOp>(op); ref && isMutableWeight(ref))
+        op->setAttr(kDeviceAttrName,
+                    home.try_emplace(ref.getName(), op->getAttr(kDeviceAttrName))
+                        .first->second);
+    });
+    function.walk([&](AssignOp assign) {
+      auto it = home.find(assign.getName());
+      assign->setAttr(kDeviceAttrName, it != home.end()
+                                           ? it->second
+                                           : t->deviceAttr(context, 0));
     });
     totalMakespan += r.makespan;
     writeReport(functions, function, *t, g, r);

@@ -104,8 +104,8 @@ private:
       setWaits(op, waits);
       return;
     }
-    if (op->getNumResults() != 1 || isa<WeightRefOp, ConstantOp>(op) ||
-        getViewOffset(op))
+    if ((op->getNumResults() != 1 && !isa<AssignOp>(op)) ||
+        isa<WeightRefOp, ConstantOp>(op) || getViewOffset(op))
       return; // no code of its own
     if (auto transfer = dyn_cast<device::TransferOp>(op)) {
       // A copy runs on the destination's copy stream once its source is
@@ -126,6 +126,8 @@ private:
       if (std::optional<int64_t> e = computeWait(d, v))
         waits.push_back(*e);
     setWaits(op, waits);
+    if (op->getNumResults() == 0)
+      return; // a graph.assign: nothing reads its result
     if (std::optional<int64_t> e = eventOf(op->getResult(0)))
       op->setAttr("sched.record", builder.getI64IntegerAttr(*e));
   }

@@ -37,6 +37,8 @@ struct Model::Impl {
   // Per entry point: run resources not in use by a run.
   std::vector<std::vector<std::unique_ptr<detail::RunResources>>> freeResources;
   std::mutex resourceMutex;
+  // save_weights and load_weights, one at a time.
+  mutable std::mutex weightMutex;
 
   // The plan's devices, in its order; per device the weights resident
   // there. A plan of more than the host alone runs on streams.

@@ -92,6 +92,13 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
                             launch, cuBLASLt products, links to the host and
                             between GPUs) and write a target JSON that
                             modelc --target=FILE takes; needs no model
+  --train-steps N           training (a model built with modelc --train):
+                            run train_step (or --entry) N times on the
+                            same inputs, printing "step K loss L" per step
+  --save-weights FILE       after the run(s), write every weight as the
+                            model holds it then (parameters and optimizer
+                            state) to a safetensors file; --weights FILE
+                            resumes from it
   --info                    print the model's entry points, weights and plan
   --devices                 list the GPUs this machine shows the runtime
                             (after CUDA_VISIBLE_DEVICES), or why there are none
@@ -101,6 +108,8 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
 struct Options {
   std::string model, entry, weights, reference, plan, outputDir, trace;
   std::string profile;   // "", "text" or "json"
+  std::string saveWeights;
+  int trainSteps = 0;
   std::string calibrate; // --calibrate=FILE
   std::map<std::string, std::string> inputs, outputs, expect;
   bool randomInputs = false, info = false, devices = false;
@@ -192,6 +201,12 @@ Options parseArgs(int argc, char **argv) {
         usageError("--calibrate takes a file: --calibrate=machine.json");
     } else if (a == "--calibrate") {
       o.calibrate = value(i);
+    } else if (a == "--train-steps") {
+      o.trainSteps = static_cast<int>(number(a, value(i)));
+      if (o.trainSteps < 1)
+        usageError("--train-steps takes a count of at least 1");
+    } else if (a == "--save-weights") {
+      o.saveWeights = value(i);
     } else if (a == "--info") {
       o.info = true;
     } else if (a == "--devices") {
@@ -576,6 +591,34 @@ void calibrate(const Options &o) {
                 p.bandwidth / 1e9);
 }
 
+/// --train-steps N: N training steps on the same inputs, each printing
+/// its loss (the first output), then --save-weights and --expect.
+int trainSteps(const Options &o, modelc::Model &model,
+               const modelc::EntryInfo &entry,
+               const std::vector<modelc::Tensor> &inputs) {
+  if (entry.outputs.empty() ||
+      entry.outputs.front().dtype != modelc::DType::F32 ||
+      !entry.outputs.front().shape.empty())
+    throw modelc::Error("--train-steps: entry point '" + entry.name +
+                        "' does not return a scalar f32 loss first");
+  if (o.bench > 0 || o.concurrent > 0 || !o.reference.empty())
+    throw modelc::Error("--train-steps with --bench, --concurrent or "
+                        "--compare-reference is not supported (each run "
+                        "changes the weights)");
+  std::vector<modelc::Tensor> outputs;
+  for (int step = 1; step <= o.trainSteps; ++step) {
+    outputs = model.run(entry.name, inputs);
+    std::printf("step %d loss %.9g\n", step,
+                static_cast<double>(*outputs.front().data_as<float>()));
+  }
+  std::fflush(stdout);
+  for (const auto &[name, path] : o.outputs)
+    modelc::write_npy(path, outputs[outputIndex(entry, name)]);
+  if (!o.saveWeights.empty())
+    model.save_weights(o.saveWeights);
+  return compareWithFiles(o, entry, outputs) ? 0 : 1;
+}
+
 int run(const Options &o) {
   if (!o.calibrate.empty()) {
     calibrate(o);
@@ -623,8 +666,13 @@ int run(const Options &o) {
       return 0; // --info alone describes the model without running it
   }
 
-  const modelc::EntryInfo &entry =
-      o.entry.empty() ? model.entries().front() : model.entry(o.entry);
+  if (o.trainSteps > 0 && !model.trains())
+    throw modelc::Error("--train-steps: model '" + o.model +
+                        "' does not train (build it with modelc --train)");
+  std::string entryName = o.entry;
+  if (entryName.empty())
+    entryName = o.trainSteps > 0 ? "train_step" : model.entries().front().name;
+  const modelc::EntryInfo &entry = model.entry(entryName);
   std::mt19937_64 rng(o.seed);
   std::vector<modelc::Tensor> inputs;
   std::map<std::string, std::string> unused = o.inputs;
@@ -645,6 +693,9 @@ int run(const Options &o) {
   if (!unused.empty())
     throw modelc::Error("entry point '" + entry.name + "' has no input '" +
                         unused.begin()->first + "'");
+
+  if (o.trainSteps > 0)
+    return trainSteps(o, model, entry, inputs);
 
   std::vector<modelc::Tensor> outputs = model.run(entry.name, inputs);
   if (o.profile != "json") // which prints JSON alone
@@ -716,6 +767,8 @@ int run(const Options &o) {
       return 1;
   }
 
+  if (!o.saveWeights.empty())
+    model.save_weights(o.saveWeights);
   bool ok = compareWithFiles(o, entry, outputs);
   if (!o.reference.empty())
     ok &= compareWithReference(o, model, entry, inputs, outputs);

@@ -87,6 +87,8 @@ std::vector<std::string> chooseTargets(const DriverOptions &options) {
                                        options.targets.end());
   if (!targetNames.empty())
     return targetNames;
+  if (!options.trainEntry.empty())
+    return {"cpu"}; // training runs on CPU and sim devices so far
   const char *env = std::getenv("MODELC_DEFAULT_TARGETS");
   std::string why;
   if (env && *env) {
@@ -153,6 +155,7 @@ private:
   LogicalResult parse();
   LogicalResult importOnnx();
   LogicalResult parseIR();
+  FailureOr<modelc::TrainingOptions> trainingOptions();
   LogicalResult findPlaceAllTargets();
   LogicalResult place();
   LogicalResult lower();
@@ -211,6 +214,19 @@ LogicalResult Driver::run() {
 
   nameArguments(*module, argumentNames);
   targetNames = chooseTargets(options);
+  if (!options.trainEntry.empty())
+    for (const std::string &name : targetNames) {
+      std::string why;
+      std::optional<modelc::TargetDescription> target =
+          modelc::loadTarget(name, why);
+      if (target && llvm::any_of(target->devices, [](const auto &d) {
+            return d.kind == modelc::device::DeviceKind::cuda;
+          }))
+        return fail("--train with target '" + name +
+                    "': training on GPUs is not supported yet (the "
+                    "parameter update has no CUDA kernel); use cpu or "
+                    "simulated devices (cpu+sim2)");
+    }
   if (options.emitKind == EmitKind::Placed && targetNames.size() != 1)
     return fail("--emit=placed shows one plan; give one --target");
   if (options.emitKind == EmitKind::Scheduled && targetNames.size() != 1)
@@ -245,6 +261,46 @@ LogicalResult Driver::run() {
 }
 
 /// Parses and verifies the input, then runs the graph passes on it.
+/// The training pipeline's options from the command line.
+FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
+  if (options.dataParallel)
+    return fail("--train with --data-parallel is not supported yet: "
+                "data-parallel training (gradients averaged over replicas) "
+                "is a later step; train on one device or a model split "
+                "over devices");
+  if (options.precision != "f32")
+    return fail("--train with --precision=" + options.precision +
+                " is not supported yet: training keeps f32 parameters");
+  modelc::TrainingOptions training;
+  training.entry = options.trainEntry;
+  training.frozen = options.frozen;
+  training.optimizer = options.optimizer;
+  if (training.optimizer != "sgd" && training.optimizer != "adam" &&
+      training.optimizer != "adamw")
+    return fail("--optimizer=" + training.optimizer +
+                ": expected sgd, adam or adamw");
+  training.lr = options.lr;
+  training.momentum = options.momentum;
+  training.dampening = options.dampening;
+  training.nesterov = options.nesterov;
+  training.weightDecay = options.weightDecay;
+  training.eps = options.eps;
+  if (options.nesterov &&
+      (options.momentum <= 0.0 || options.dampening != 0.0))
+    return fail("--nesterov needs --momentum > 0 and --dampening 0 (as "
+                "torch.optim.SGD)");
+  if (options.lr < 0.0 || options.momentum < 0.0 || options.weightDecay < 0.0)
+    return fail("--lr, --momentum and --weight-decay must not be negative");
+  StringRef first, second;
+  std::tie(first, second) = StringRef(options.betas).split(',');
+  if (first.trim().getAsDouble(training.beta1) ||
+      second.trim().getAsDouble(training.beta2) || training.beta1 < 0 ||
+      training.beta1 >= 1 || training.beta2 < 0 || training.beta2 >= 1)
+    return fail("--betas '" + options.betas +
+                "': expected two numbers in [0, 1) such as 0.9,0.999");
+  return training;
+}
+
 LogicalResult Driver::parse() {
   if (modelc::onnx_import::isOnnxPath(options.inputPath)) {
     if (failed(importOnnx()))
@@ -260,6 +316,14 @@ LogicalResult Driver::parse() {
     return failure();
   applyDefaultTimingPassManagerCLOptions(pm);
   modelc::buildGraphPipeline(pm);
+  if (!options.trainEntry.empty()) {
+    FailureOr<modelc::TrainingOptions> training = trainingOptions();
+    if (failed(training))
+      return failure();
+    // The entry points training adds take the loss entry's input names.
+    nameArguments(*module, argumentNames);
+    modelc::buildTrainingPipeline(pm, *training);
+  }
   if (options.precision != "f32") {
     modelc::LowerPrecisionPassOptions precision;
     precision.precision = options.precision;
@@ -654,6 +718,12 @@ LogicalResult Driver::loadWeights() {
       weights.storage.push_back(std::move(data.bytes));
       weight.data = weights.storage.back().data();
       weight.nbytes = weights.storage.back().size();
+    }
+    // Weights the ONNX file does not have (--train's optimizer state,
+    // declared after the initializers) start as zeros.
+    for (size_t i = onnxWeights.size(); i < weights.weights.size(); ++i) {
+      weights.storage.emplace_back(weights.weights[i].nbytes, 0);
+      weights.weights[i].data = weights.storage.back().data();
     }
     modelc::roundToDeclared(weights, *module);
   } else if (hasWeights && options.emitKind == EmitKind::Library) {

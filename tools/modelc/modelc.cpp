@@ -187,6 +187,47 @@ cl::opt<unsigned>
                   "are split across that many files"),
          cl::value_desc("N"), cl::init(0), cl::cat(modelcCategory));
 
+cl::OptionCategory trainingCategory(
+    "Training (docs/training.md)",
+    "Compile a training step: the gradients of a loss and an optimizer's "
+    "update, as the entry points gradients and train_step");
+
+cl::opt<std::string> train(
+    "train",
+    cl::desc("Train: ENTRY (default 'loss') is the entry point that returns "
+             "the scalar loss; its float weights that are not --frozen are "
+             "the parameters. Adds the entry points 'gradients' (the loss "
+             "and each parameter's gradient) and 'train_step' (one "
+             "optimizer step; returns the loss)"),
+    cl::value_desc("entry"), cl::ValueOptional, cl::cat(trainingCategory));
+
+cl::opt<std::string> optimizer(
+    "optimizer", cl::desc("sgd (default), adam or adamw: torch.optim's formulas"),
+    cl::init("sgd"), cl::cat(trainingCategory));
+cl::opt<double> lr("lr", cl::desc("Learning rate (default 0.001)"),
+                   cl::init(0.001), cl::cat(trainingCategory));
+cl::opt<double> momentum("momentum", cl::desc("SGD momentum (default 0)"),
+                         cl::init(0.0), cl::cat(trainingCategory));
+cl::opt<double> dampening("dampening", cl::desc("SGD dampening (default 0)"),
+                          cl::init(0.0), cl::cat(trainingCategory));
+cl::opt<bool> nesterov("nesterov", cl::desc("SGD with Nesterov momentum"),
+                       cl::cat(trainingCategory));
+cl::opt<double> weightDecay(
+    "weight-decay",
+    cl::desc("Weight decay (default 0): L2 added to the gradient for sgd and "
+             "adam, decoupled for adamw"),
+    cl::init(0.0), cl::cat(trainingCategory));
+cl::opt<std::string> betas("betas",
+                           cl::desc("Adam's betas (default 0.9,0.999)"),
+                           cl::init("0.9,0.999"), cl::cat(trainingCategory));
+cl::opt<double> eps("eps", cl::desc("Adam's epsilon (default 1e-8)"),
+                    cl::init(1e-8), cl::cat(trainingCategory));
+cl::opt<std::string>
+    frozen("frozen",
+           cl::desc("Weights whose whole name matches REGEX (POSIX extended) "
+                    "are not trained"),
+           cl::value_desc("regex"), cl::cat(trainingCategory));
+
 cl::opt<bool> verbose("v",
                       cl::desc("Print what was built: per entry point "
                                "its arena size and fused loops"),
@@ -206,6 +247,8 @@ and runs (docs/runtime.md).
   modelc model.ir --emit=cpp          print the generated C++
   modelc model.onnx -o model.so       weights from the ONNX initializers
   modelc model.onnx --input-shape x=1x3x224x224 --emit=graph > model.ir
+  modelc model.ir --train=loss --optimizer=sgd --lr 0.1 --momentum 0.9 \
+      --weights w.safetensors -o train.so    a training step (docs/training.md)
 
 Errors in the model are reported as file:line:col: error: ... (for ONNX,
 model.onnx:node 'NAME': error: ...) and modelc exits with status 1.
@@ -253,6 +296,17 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.timeStages = timeStages;
   options.jobs = jobs;
   options.verbose = verbose;
+  if (train.getNumOccurrences())
+    options.trainEntry = train.empty() ? "loss" : train.getValue();
+  options.optimizer = optimizer;
+  options.lr = lr;
+  options.momentum = momentum;
+  options.dampening = dampening;
+  options.nesterov = nesterov;
+  options.weightDecay = weightDecay;
+  options.betas = betas;
+  options.eps = eps;
+  options.frozen = frozen;
   options.flags = flags;
   return options;
 }
@@ -267,7 +321,7 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   cl::SetVersionPrinter(printVersion);
-  cl::HideUnrelatedOptions(modelcCategory);
+  cl::HideUnrelatedOptions({&modelcCategory, &trainingCategory});
   if (!cl::ParseCommandLineOptions(argc, argv, overview))
     return 1;
   return failed(modelc::driver::runDriver(driverOptions(flags))) ? 1 : 0;

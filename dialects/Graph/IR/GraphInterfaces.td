@@ -47,10 +47,37 @@ def Graph_BatchSplitOpInterface : OpInterface<"BatchSplitOpInterface"> {
   ];
 }
 
+def Graph_GradientOpInterface : OpInterface<"GradientOpInterface"> {
+  let cppNamespace = "::modelc::graph";
+  let description = [{
+    The op's reverse-mode derivative, for modelc-differentiate
+    (compiler/Transforms/Differentiate.cpp), which walks a loss's graph
+    backwards and asks each op on the way for the gradients of its operands
+    given those of its results. The rule builds graph ops (through
+    `GradientBuilder`, at the op's location), so the backward is an
+    ordinary graph that placement, fusion, memory planning and scheduling
+    treat like any other. An op without this interface has no gradient:
+    the pass lists every such op on a loss's path in one error.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+      Builds the gradient of the loss with respect to each operand, given
+      `resultGradients` (one per result, of the result's type), into
+      `operandGradients` (one per operand, of the operand's type; null for
+      an operand with no gradient, such as integer indices). Fails after
+      an error at the op when a case is not supported.
+    }], "::llvm::LogicalResult", "buildGradients",
+    (ins "::modelc::graph::GradientBuilder &":$builder,
+         "::mlir::ArrayRef<::mlir::Value>":$resultGradients,
+         "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGradients)>
+  ];
+}
+
 // What an op declares in its trait list: its own getFlops; that it works on
 // each sample alone; that it says when it can be split (whyNotSplit).
 def Graph_OwnCost : DeclareOpInterfaceMethods<Graph_CostOpInterface>;
 def Graph_SplitPerSample : DeclareOpInterfaceMethods<Graph_BatchSplitOpInterface>;
+def Graph_OwnGradient : DeclareOpInterfaceMethods<Graph_GradientOpInterface>;
 def Graph_SplitWhen
     : DeclareOpInterfaceMethods<Graph_BatchSplitOpInterface, ["whyNotSplit"]>;
 

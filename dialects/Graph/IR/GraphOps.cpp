@@ -136,6 +136,33 @@ WeightRefOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
+bool modelc::graph::isMutableWeight(WeightRefOp ref) {
+  auto weight = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
+      ref.getOperation(), ref.getNameAttr());
+  return weight && weight.getWritable();
+}
+
+LogicalResult AssignOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Operation *symbol =
+      symbolTable.lookupNearestSymbolFrom(getOperation(), getNameAttr());
+  auto weight = dyn_cast_or_null<WeightOp>(symbol);
+  if (!weight) {
+    if (symbol)
+      return emitOpError("'@") << getName() << "' is a '" << symbol->getName()
+                               << "', not a graph.weight";
+    return emitOpError("assigns unknown weight '@")
+           << getName() << "'; declare it with graph.weight";
+  }
+  if (!weight.getWritable())
+    return emitOpError("assigns weight '@")
+           << getName() << "', which is not declared writable";
+  if (weight.getType() != getValue().getType())
+    return emitOpError("value type ")
+           << getValue().getType() << " differs from the declared type "
+           << weight.getType() << " of weight '@" << getName() << "'";
+  return success();
+}
+
 LogicalResult
 ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                              Adaptor adaptor,

@@ -105,11 +105,19 @@ reducedDimensions(std::optional<llvm::ArrayRef<int64_t>> axes, int64_t rank);
 /// True for the element types graph tensors may have.
 bool isSupportedElementType(mlir::Type type);
 
+class GradientBuilder;
+
 } // namespace modelc::graph
 
 #include "dialects/Graph/IR/GraphInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "dialects/Graph/IR/GraphOps.h.inc"
+
+namespace modelc::graph {
+/// Whether the weight `ref` reads is `mutable` (a training step writes it
+/// with graph.assign): its value is not a constant of the model.
+bool isMutableWeight(WeightRefOp ref);
+} // namespace modelc::graph
 
 #endif // MODELC_DIALECTS_GRAPH_IR_GRAPHOPS_H

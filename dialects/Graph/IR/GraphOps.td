@@ -28,6 +28,13 @@ def Graph_WeightOp : Op<Graph_Dialect, "weight",
     that element type, f32; modelc rounds it to the declared f16 or bf16
     (to nearest even) when it builds model.so, which stores it rounded.
 
+    Training (docs/training.md): `writable` lets entry points write the
+    weight with `graph.assign`; the runtime keeps a writable copy of it on
+    the one device that holds it, and no pass treats it as a constant. `frozen` keeps a weight out of the
+    parameters modelc-differentiate takes gradients for. `zeros`: the
+    weight starts as zeros when the model's weights do not hold it (the
+    optimizer's state, made by modelc-build-optimizer).
+
     Verifier: the type is a statically shaped tensor of a supported element
     type; the name is unique in the module; with `from`, the declared type
     is f16 or bf16 and `from` is f32.
@@ -38,7 +45,8 @@ def Graph_WeightOp : Op<Graph_Dialect, "weight",
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttr:$type,
-                       OptionalAttr<TypeAttr>:$source_dtype);
+                       OptionalAttr<TypeAttr>:$source_dtype,
+                       UnitAttr:$frozen, UnitAttr:$zeros, UnitAttr:$writable);
   let assemblyFormat = "$sym_name attr-dict `:` $type (`from` $source_dtype^)?";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -72,6 +80,36 @@ def Graph_WeightRefOp : Graph_Op<"weight_ref",
   let arguments = (ins FlatSymbolRefAttr:$name);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def Graph_AssignOp : Graph_Op<"assign",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemWrite]>]> {
+  let summary = "Writes a new value into a declared weight (a training step).";
+  let description = [{
+    Stores `value` into the weight `name`: the next run of any entry point
+    reads the new value. Made by modelc-build-optimizer for parameters and
+    optimizer state; the weight must be declared `writable` (see
+    `graph.weight`), so no pass treats it as a constant (packed products,
+    resident copies on several devices).
+
+    `after` lists values whose producers read the weight: the write waits
+    for them (in a multi-device plan, their events), so no op reads a half-
+    updated weight. The assign itself has no result.
+
+    Verifier: `name` is a `writable` `graph.weight` of the enclosing module
+    and `value` has its declared type.
+
+    ```mlir
+    graph.assign @fc1.weight, %new after(%h, %dx) : tensor<1024x784xf32>, tensor<64x1024xf32>, tensor<64x784xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name, Graph_Tensor:$value,
+                       Variadic<Graph_Tensor>:$after);
+  let assemblyFormat = [{
+    $name `,` $value (`after` `(` $after^ `)`)? attr-dict `:` type($value)
+      (`,` type($after)^)?
+  }];
 }
 
 def Graph_ConstantOp : Graph_Op<"constant",
@@ -111,27 +149,29 @@ class Graph_UnaryOp<string mnemonic, Type operandType, string semantics,
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Graph_NegOp : Graph_UnaryOp<"neg", Graph_NumericTensor, "negation, -x"> {
+def Graph_NegOp : Graph_UnaryOp<"neg", Graph_NumericTensor, "negation, -x",
+    [Graph_OwnGradient]> {
   let hasCanonicalizer = 1;
 }
 def Graph_AbsOp : Graph_UnaryOp<"abs", Graph_NumericTensor, "absolute value, |x|">;
-def Graph_ReluOp : Graph_UnaryOp<"relu", Graph_NumericTensor, "rectifier, max(x, 0)">;
+def Graph_ReluOp : Graph_UnaryOp<"relu", Graph_NumericTensor, "rectifier, max(x, 0)",
+    [Graph_OwnGradient]>;
 def Graph_ExpOp : Graph_UnaryOp<"exp", Graph_FloatTensor, "exponential, e^x",
-    [Graph_Transcendental]>;
+    [Graph_Transcendental, Graph_OwnGradient]>;
 def Graph_LogOp : Graph_UnaryOp<"log", Graph_FloatTensor, "natural logarithm",
-    [Graph_Transcendental]>;
+    [Graph_Transcendental, Graph_OwnGradient]>;
 def Graph_SqrtOp : Graph_UnaryOp<"sqrt", Graph_FloatTensor, "square root",
-    [Graph_Transcendental]>;
+    [Graph_Transcendental, Graph_OwnGradient]>;
 def Graph_RsqrtOp : Graph_UnaryOp<"rsqrt", Graph_FloatTensor, "reciprocal square root, 1/sqrt(x)",
-    [Graph_Transcendental]>;
+    [Graph_Transcendental, Graph_OwnGradient]>;
 def Graph_TanhOp : Graph_UnaryOp<"tanh", Graph_FloatTensor, "hyperbolic tangent",
-    [Graph_Transcendental]>;
+    [Graph_Transcendental, Graph_OwnGradient]>;
 def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", Graph_FloatTensor, "logistic sigmoid, 1/(1+e^-x)",
-    [Graph_Transcendental]>;
+    [Graph_Transcendental, Graph_OwnGradient]>;
 def Graph_SiluOp : Graph_UnaryOp<"silu", Graph_FloatTensor, "SiLU (swish), x*sigmoid(x)",
-    [Graph_Transcendental]>;
+    [Graph_Transcendental, Graph_OwnGradient]>;
 def Graph_ErfOp : Graph_UnaryOp<"erf", Graph_FloatTensor, "Gauss error function",
-    [Graph_Transcendental]>;
+    [Graph_Transcendental, Graph_OwnGradient]>;
 def Graph_SinOp : Graph_UnaryOp<"sin", Graph_FloatTensor, "sine",
     [Graph_Transcendental]>;
 def Graph_CosOp : Graph_UnaryOp<"cos", Graph_FloatTensor, "cosine",
@@ -162,7 +202,8 @@ def Graph_RoundOp : Graph_UnaryOp<"round", Graph_FloatTensor,
     "rounding to the nearest integer, halves to even (as torch.round and ONNX Round)">;
 
 def Graph_GeluOp : Graph_Op<"gelu", [Pure, SameOperandsAndResultType,
-                                     Graph_Elementwise, Graph_Transcendental]> {
+                                     Graph_Elementwise, Graph_Transcendental,
+                                     Graph_OwnGradient]> {
   let summary = "Elementwise GELU, exact (erf) or tanh-approximated.";
   let description = [{
     `approximate = none` (default): x/2 * (1 + erf(x/sqrt(2))).
@@ -184,7 +225,7 @@ def Graph_GeluOp : Graph_Op<"gelu", [Pure, SameOperandsAndResultType,
 }
 
 def Graph_LeakyReluOp : Graph_Op<"leaky_relu", [Pure, SameOperandsAndResultType,
-                                             Graph_Elementwise]> {
+                                             Graph_Elementwise, Graph_OwnGradient]> {
   let summary = "Elementwise leaky rectifier, x if x >= 0 else alpha * x.";
   let description = [{
     As `torch.nn.LeakyReLU(negative_slope=alpha)` and ONNX `LeakyRelu`;
@@ -232,10 +273,10 @@ class Graph_BinaryOp<string mnemonic, string semantics, list<Trait> traits = []>
   }];
 }
 
-def Graph_AddOp : Graph_BinaryOp<"add", "addition, a + b">;
-def Graph_SubOp : Graph_BinaryOp<"sub", "subtraction, a - b">;
-def Graph_MulOp : Graph_BinaryOp<"mul", "multiplication, a * b">;
-def Graph_DivOp : Graph_BinaryOp<"div", "division, a / b (integers truncate toward zero)">;
+def Graph_AddOp : Graph_BinaryOp<"add", "addition, a + b", [Graph_OwnGradient]>;
+def Graph_SubOp : Graph_BinaryOp<"sub", "subtraction, a - b", [Graph_OwnGradient]>;
+def Graph_MulOp : Graph_BinaryOp<"mul", "multiplication, a * b", [Graph_OwnGradient]>;
+def Graph_DivOp : Graph_BinaryOp<"div", "division, a / b (integers truncate toward zero)", [Graph_OwnGradient]>;
 def Graph_MaxOp : Graph_BinaryOp<"max", "maximum">;
 def Graph_MinOp : Graph_BinaryOp<"min", "minimum">;
 def Graph_PowOp : Graph_BinaryOp<"pow", "power, a ^ b", [Graph_Transcendental]>;
@@ -311,7 +352,7 @@ def Graph_SelectOp : Graph_Op<"select", [Pure, InferTypeOpAdaptor,
 
 def Graph_CastOp : Graph_Op<"cast", [Pure, Graph_InferTypeFromProperties,
     Graph_Elementwise,
-    Graph_OwnCost]> {
+    Graph_OwnCost, Graph_OwnGradient]> {
   let summary = "Elementwise conversion to another element type.";
   let description = [{
     Float to integer truncates toward zero; anything to `i1` is `x != 0`;
@@ -334,7 +375,7 @@ def Graph_CastOp : Graph_Op<"cast", [Pure, Graph_InferTypeFromProperties,
 //===----------------------------------------------------------------------===//
 
 def Graph_MatmulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor,
-    Graph_OwnCost, Graph_SplitWhen]> {
+    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "Matrix product with broadcast batch dimensions (numpy matmul).";
   let description = [{
     `[..., M, K] x [..., K, N] -> [..., M, N]`; the batch dimensions
@@ -355,7 +396,7 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor,
 }
 
 def Graph_LinearOp : Graph_Op<"linear", [Pure, InferTypeOpAdaptor,
-    Graph_OwnCost, Graph_SplitPerSample]> {
+    Graph_OwnCost, Graph_SplitPerSample, Graph_OwnGradient]> {
   let summary = "Affine map y = x W^T + b, as torch.nn.Linear.";
   let description = [{
     `x: [..., K]`, `weight: [N, K]`, optional `bias: [N]`; the result is
@@ -377,7 +418,7 @@ def Graph_LinearOp : Graph_Op<"linear", [Pure, InferTypeOpAdaptor,
 }
 
 def Graph_GemmOp : Graph_Op<"gemm", [Pure, Graph_InferTypeFromProperties,
-    Graph_OwnCost, Graph_SplitWhen]> {
+    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "General matrix product, Y = alpha op(A) op(B) + beta C (ONNX Gemm).";
   let description = [{
     `op(A)` is `A` or `A^T` (`transpose_a`), `op(B)` likewise; `op(A)` is
@@ -410,7 +451,7 @@ def Graph_GemmOp : Graph_Op<"gemm", [Pure, Graph_InferTypeFromProperties,
 
 class Graph_SoftmaxLikeOp<string mnemonic, string formula>
     : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType,
-    Graph_OwnCost, Graph_SplitWhen]> {
+    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = formula # " along one axis.";
   let description = [{
     Computed along `axis` (default -1, the last; negative counts from the
@@ -644,7 +685,7 @@ def Graph_GlobalAvgPoolOp : Graph_Op<"global_avg_pool", [Pure, InferTypeOpAdapto
 //===----------------------------------------------------------------------===//
 
 def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, Graph_InferTypeFromProperties,
-    Graph_SplitWhen]> {
+    Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "Same elements, new shape.";
   let description = [{
     Row-major reinterpretation. One entry of `shape` may be -1: it is
@@ -667,7 +708,7 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, Graph_InferTypeFromProperties,
 }
 
 def Graph_FlattenOp : Graph_Op<"flatten", [Pure, Graph_InferTypeFromProperties,
-    Graph_SplitPerSample]> {
+    Graph_SplitPerSample, Graph_OwnGradient]> {
   let summary = "Merges dimensions [start_dim, end_dim] into one (torch.flatten).";
   let description = [{
     `start_dim` defaults to 1 (as `torch.nn.Flatten`), `end_dim` to -1;
@@ -690,7 +731,7 @@ def Graph_FlattenOp : Graph_Op<"flatten", [Pure, Graph_InferTypeFromProperties,
 }
 
 def Graph_TransposeOp : Graph_Op<"transpose", [Pure, Graph_InferTypeFromProperties,
-    Graph_OwnCost, Graph_SplitWhen]> {
+    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "Permutes dimensions.";
   let description = [{
     Result dimension `i` is input dimension `perm[i]`.
@@ -803,9 +844,10 @@ def Graph_GatherOp : Graph_Op<"gather", [Pure, Graph_InferTypeFromProperties,
 // Reductions and losses
 //===----------------------------------------------------------------------===//
 
-class Graph_ReduceOp<string mnemonic, string semantics>
-    : Graph_Op<mnemonic, [Pure, Graph_InferTypeFromProperties,
-    Graph_OwnCost, Graph_SplitWhen]> {
+class Graph_ReduceOp<string mnemonic, string semantics,
+                     list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat(traits, [Pure,
+    Graph_InferTypeFromProperties, Graph_OwnCost, Graph_SplitWhen])> {
   let summary = semantics # " over the given axes.";
   let description = [{
     Reduces over `axes` (default: all); `keepdims` (default false, as
@@ -833,8 +875,8 @@ class Graph_ReduceOp<string mnemonic, string semantics>
   }];
 }
 
-def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", "Sum">;
-def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", "Mean">;
+def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", "Sum", [Graph_OwnGradient]>;
+def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", "Mean", [Graph_OwnGradient]>;
 def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", "Maximum">;
 // Integers multiply in their own type, wrapping around on overflow.
 def Graph_ReduceProdOp : Graph_ReduceOp<"reduce_prod", "Product">;
@@ -870,7 +912,7 @@ def Graph_CumsumOp : Graph_Op<"cumsum", [Pure, SameOperandsAndResultType,
 }
 
 def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure, Graph_InferTypeFromProperties,
-    Graph_OwnCost, Graph_SplitWhen]> {
+    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "Cross-entropy loss of logits against class indices.";
   let description = [{
     As `torch.nn.CrossEntropyLoss`: `logits: [N, C]`, integer `targets: [N]`,

@@ -88,8 +88,12 @@ bool isFloat(Type element) {
   return element.isF32() || element.isF16() || element.isBF16();
 }
 
+/// A value the same in every run: a constant, or a weight no training step
+/// writes (packed once by the runtime).
 bool isConstant(Value v) {
-  return v.getDefiningOp<WeightRefOp>() || v.getDefiningOp<ConstantOp>();
+  if (auto ref = v.getDefiningOp<WeightRefOp>())
+    return !isMutableWeight(ref);
+  return static_cast<bool>(v.getDefiningOp<ConstantOp>());
 }
 
 } // namespace

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 6u
+#define MODELC_ABI_VERSION 7u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -321,7 +321,15 @@ typedef struct modelc_model_desc {
   const char *const *kernel_names;
   /* What the GPU plans need besides the driver: MODELC_GPU_NEEDS_*. */
   uint32_t gpu_libraries;
+  /* ABI 7: per weight, MODELC_WEIGHT_* flags (NULL: none). A writable
+   * weight (a parameter or optimizer state of a training step) is written
+   * by generated code: the runtime gives each device that holds it its own
+   * writable copy, and Model::save_weights reads it back. */
+  const uint8_t *weight_flags;
 } modelc_model_desc;
+
+/* weight_flags: generated code writes the weight (graph.assign). */
+#define MODELC_WEIGHT_WRITABLE 1u
 
 /* gpu_libraries: the GPU plans call `gemm` (cuBLASLt). */
 #define MODELC_GPU_NEEDS_CUBLASLT 1u

@@ -206,6 +206,19 @@ public:
   /// A read-only view of a loaded weight (valid while the model lives).
   Tensor weight(const std::string &name) const;
 
+  /// Training (docs/training.md): whether entry points write weights (a
+  /// model built with modelc --train).
+  bool trains() const;
+  /// Writes every weight as the model holds it now (parameters and
+  /// optimizer state after the steps run so far) to a safetensors file
+  /// under the weights' names. Not while a run is in progress.
+  void save_weights(const std::string &path) const;
+  /// Reads a safetensors file of save_weights into the model's writable
+  /// weights; a weight the model does not write must equal the model's
+  /// own. Checked whole first: on an Error nothing changed. Not while a
+  /// run is in progress.
+  void load_weights(const std::string &path);
+
   /// The chosen plan ("cpu").
   const std::string &plan() const;
   /// Empty, or why the default choice runs a host plan although the machine

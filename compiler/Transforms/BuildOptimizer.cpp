@@ -1,0 +1,230 @@
+//===- BuildOptimizer.cpp - the training step as graph ops ----------------===//
+//
+// Adds `train_step`: the `gradients` entry's ops, then torch.optim's update
+// of each parameter spelled with elementwise graph ops (which
+// modelc-fuse-elementwise makes one loop per parameter), its state as
+// `zeros` weights, and graph.assign to write parameters and state back.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+#include "dialects/Graph/IR/GradientBuilder.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cmath>
+
+namespace modelc {
+#define GEN_PASS_DEF_BUILDOPTIMIZERPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace modelc
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::graph;
+
+namespace {
+
+struct BuildOptimizerPass
+    : modelc::impl::BuildOptimizerPassBase<BuildOptimizerPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw") {
+      emitError(module.getLoc()) << "unknown optimizer '" << optimizer
+                                 << "' (expected sgd, adam or adamw)";
+      return signalPassFailure();
+    }
+    auto gradients = module.lookupSymbol<func::FuncOp>("gradients");
+    auto parameters =
+        gradients ? gradients->getAttrOfType<ArrayAttr>("graph.parameters")
+                  : ArrayAttr();
+    if (!parameters) {
+      emitError(module.getLoc())
+          << "modelc-build-optimizer: no entry point 'gradients' with "
+             "graph.parameters (run modelc-differentiate first)";
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol("train_step")) {
+      emitError(module.getLoc())
+          << "modelc-build-optimizer: the module already has a symbol "
+             "'train_step', the entry point this pass adds";
+      return signalPassFailure();
+    }
+    OpBuilder builder(module.getContext());
+    builder.setInsertionPointAfter(gradients);
+    step = cast<func::FuncOp>(builder.clone(*gradients));
+    step.setSymName("train_step");
+    step->removeAttr("graph.parameters");
+    if (failed(buildStep(module, parameters)))
+      return signalPassFailure();
+  }
+
+  /// Declares the optimizer state `name` like `like` (zeros at the start),
+  /// after the last weight declaration.
+  FailureOr<WeightOp> declareState(ModuleOp module, StringRef name,
+                                   RankedTensorType type) {
+    if (Operation *existing = module.lookupSymbol(name)) {
+      auto weight = dyn_cast<WeightOp>(existing);
+      if (!weight || weight.getTensorType() != type || !weight.getZeros())
+        return existing->emitError("'@")
+               << name << "' is the name of the optimizer state modelc "
+               << "declares (" << type << ")";
+      return weight;
+    }
+    OpBuilder builder(module.getContext());
+    WeightOp last;
+    for (WeightOp w : module.getOps<WeightOp>())
+      last = w;
+    if (last)
+      builder.setInsertionPointAfter(last);
+    else
+      builder.setInsertionPointToStart(module.getBody());
+    auto weight = WeightOp::create(builder, module.getLoc(),
+                                   builder.getStringAttr(name),
+                                   TypeAttr::get(type), TypeAttr(),
+                                   /*frozen=*/builder.getUnitAttr(),
+                                   /*zeros=*/builder.getUnitAttr(),
+                                   /*writable=*/builder.getUnitAttr());
+    return weight;
+  }
+
+  /// The value of weight `weight` in the step (a new weight_ref at the top).
+  Value read(OpBuilder &builder, WeightOp weight) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&step.getBody().front());
+    return WeightRefOp::create(builder, step.getLoc(), weight.getTensorType(),
+                               FlatSymbolRefAttr::get(weight.getSymNameAttr()))
+        .getResult();
+  }
+
+  /// Writes `value` into `weight`, after every op of the step that reads
+  /// the weight's old value and is not on the way to `value`.
+  void assign(OpBuilder &builder, WeightOp weight, Value value) {
+    weight.setWritable(true);
+    SetVector<Operation *> ancestors;
+    BackwardSliceOptions options;
+    options.inclusive = true;
+    (void)getBackwardSlice(value, &ancestors, options);
+    SetVector<Value> after;
+    step.walk([&](WeightRefOp ref) {
+      if (ref.getName() != weight.getSymName())
+        return;
+      for (Operation *user : ref.getResult().getUsers())
+        if (!ancestors.contains(user) && user->getNumResults() == 1 &&
+            !isa<AssignOp>(user))
+          after.insert(user->getResult(0));
+    });
+    AssignOp::create(builder, value.getLoc(),
+                     FlatSymbolRefAttr::get(weight.getSymNameAttr()), value,
+                     after.getArrayRef());
+  }
+
+  LogicalResult buildStep(ModuleOp module, ArrayAttr parameters) {
+    Block &body = step.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    OpBuilder builder(ret);
+    GradientBuilder b(builder, step.getLoc());
+    auto scalarType = RankedTensorType::get({}, builder.getF32Type());
+
+    // The step count (torch.optim's `step`), counted before any update.
+    FailureOr<WeightOp> stepWeight = declareState(module, "step", scalarType);
+    if (failed(stepWeight))
+      return failure();
+    Value count = read(builder, *stepWeight);
+    Value newCount = b.add(count, b.splat(scalarType, 1.0));
+    bool adam = optimizer != "sgd";
+    Value bias1, bias2Sqrt; // Adam's bias corrections of this step
+    if (adam) {
+      // 1 - beta^t, t = newCount, as torch computes them (in double there;
+      // f32 here: within the tolerance the tests ask of f32 training).
+      auto power = [&](double beta) {
+        return b.op<PowOp>({b.splat(scalarType, beta), newCount});
+      };
+      bias1 = b.sub(b.splat(scalarType, 1.0), power(beta1));
+      bias2Sqrt = b.op<SqrtOp>({b.sub(b.splat(scalarType, 1.0), power(beta2))});
+    }
+
+    for (auto [index, attr] : llvm::enumerate(parameters)) {
+      auto ref = cast<FlatSymbolRefAttr>(attr);
+      auto weight = module.lookupSymbol<WeightOp>(ref);
+      RankedTensorType type = weight.getTensorType();
+      Value g = ret.getOperand(index + 1);
+      Value p = read(builder, weight);
+      b.setLoc(weight.getLoc());
+      auto lit = [&](double v) { return b.splat(RankedTensorType::get({}, type.getElementType()), v); };
+      auto state = [&](StringRef suffix) -> FailureOr<WeightOp> {
+        return declareState(module, (weight.getSymName() + "." + suffix).str(),
+                            type);
+      };
+      Value newP;
+      if (!adam) {
+        if (weightDecay != 0.0)
+          g = b.add(g, b.mul(p, lit(weightDecay)));
+        if (momentum != 0.0) {
+          FailureOr<WeightOp> buf = state("momentum_buffer");
+          if (failed(buf))
+            return failure();
+          Value old = read(builder, *buf);
+          // torch: the buffer is the gradient itself on the first step.
+          Value later = b.add(b.mul(old, lit(momentum)),
+                              dampening == 0.0 ? g
+                                               : b.mul(g, lit(1.0 - dampening)));
+          Value newBuf = later;
+          if (dampening != 0.0)
+            newBuf = b.select(b.compare(ComparePredicate::eq, count,
+                                        b.splat(scalarType, 0.0)),
+                              g, later);
+          assign(builder, *buf, newBuf);
+          g = nesterov ? b.add(g, b.mul(newBuf, lit(momentum))) : newBuf;
+        }
+        newP = b.sub(p, b.mul(g, lit(lr)));
+      } else {
+        if (optimizer == "adamw" && weightDecay != 0.0)
+          p = b.mul(p, lit(1.0 - lr * weightDecay));
+        else if (weightDecay != 0.0)
+          g = b.add(g, b.mul(p, lit(weightDecay)));
+        FailureOr<WeightOp> m = state("exp_avg");
+        FailureOr<WeightOp> v = state("exp_avg_sq");
+        if (failed(m) || failed(v))
+          return failure();
+        // torch: exp_avg.lerp_(g, 1 - b1); exp_avg_sq.mul_(b2).addcmul_(g, g, 1 - b2).
+        Value oldM = read(builder, *m), oldV = read(builder, *v);
+        Value newM = b.add(oldM, b.mul(b.sub(g, oldM), lit(1.0 - beta1)));
+        Value newV = b.add(b.mul(oldV, lit(beta2)),
+                           b.mul(b.mul(g, g), lit(1.0 - beta2)));
+        assign(builder, *m, newM);
+        assign(builder, *v, newV);
+        // denom = sqrt(v) / sqrt(1 - b2^t) + eps; p -= lr / (1 - b1^t) m / denom.
+        Value denom =
+            b.add(b.div(b.op<SqrtOp>({newV}), b.cast(bias2Sqrt, type.getElementType())),
+                  lit(eps));
+        Value stepSize = b.div(lit(lr), b.cast(bias1, type.getElementType()));
+        newP = b.sub(p, b.mul(stepSize, b.div(newM, denom)));
+      }
+      if (!newP)
+        return failure();
+      assign(builder, weight, newP);
+    }
+    assign(builder, *stepWeight, newCount);
+
+    Value loss = ret.getOperand(0);
+    func::ReturnOp::create(builder, ret.getLoc(), ValueRange{loss});
+    ret.erase();
+    step.setFunctionType(builder.getFunctionType(
+        step.getFunctionType().getInputs(), {loss.getType()}));
+    step.removeResAttrsAttr();
+    step.setResultAttr(0, "graph.name", builder.getStringAttr("loss"));
+    return success();
+  }
+
+  func::FuncOp step;
+};
+
+} // namespace

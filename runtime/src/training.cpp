@@ -1,0 +1,170 @@
+// training.cpp - what a training model needs of the runtime: writable
+// copies of the weights generated code writes (parameters and optimizer
+// state, MODELC_WEIGHT_WRITABLE), and checkpoints: save_weights and
+// load_weights in safetensors under the weights' own (PyTorch) names.
+#include "model_impl.hpp"
+#include "safetensors.hpp"
+#include "training.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+namespace modelc {
+namespace {
+
+bool writable(const modelc_model_desc &desc, uint32_t w) {
+  return desc.weight_flags && (desc.weight_flags[w] & MODELC_WEIGHT_WRITABLE);
+}
+
+/// The copy of weight `w` a run reads: on the first device that holds it.
+/// Throws for a device whose memory the host cannot read.
+void *residentCopy(const Model::Impl &impl, uint32_t w,
+                   const std::string &what) {
+  for (std::size_t d = 0; d < impl.devices.size(); ++d) {
+    const void *p = impl.deviceWeightTables[d][w];
+    if (!p)
+      continue;
+    if (!impl.devices[d]->hostAddressable())
+      throw Error(what + ": weight '" + impl.desc->weights[w].name +
+                  "' is on a GPU; reading and writing weights on GPUs is "
+                  "not supported yet");
+    return const_cast<void *>(p);
+  }
+  return nullptr;
+}
+
+std::string jsonString(const std::string &text) {
+  return Trace::json_string(text);
+}
+
+} // namespace
+
+namespace detail {
+
+void makeWritableCopies(HostWeights &weights, const modelc_model_desc &desc) {
+  for (uint32_t w = 0; w < desc.num_weights; ++w) {
+    if (!writable(desc, w))
+      continue;
+    const modelc_weight_desc &d = desc.weights[w];
+    weights.owned.push_back(Tensor::copy_of(
+        weights.pointers[w], std::vector<int64_t>(d.shape, d.shape + d.rank),
+        *dtypeFromCode(d.dtype)));
+    weights.pointers[w] = weights.owned.back().data();
+  }
+}
+
+} // namespace detail
+
+void Model::save_weights(const std::string &path) const {
+  const Impl &impl = *impl_;
+  std::string what = "save_weights('" + path + "')";
+  std::lock_guard<std::mutex> lock(impl.weightMutex);
+  struct Item {
+    const modelc_weight_desc *desc;
+    const void *data;
+  };
+  std::map<std::string, Item> items; // safetensors lists names in order
+  for (uint32_t w = 0; w < impl.desc->num_weights; ++w) {
+    const void *data = residentCopy(impl, w, what);
+    items[impl.desc->weights[w].name] = {
+        &impl.desc->weights[w], data ? data : impl.weights.pointers[w]};
+  }
+  std::string header = "{";
+  uint64_t offset = 0;
+  for (const auto &[name, item] : items) {
+    header += (header.size() > 1 ? "," : "") + jsonString(name) +
+              ":{\"dtype\":\"" +
+              safetensorsDTypeName(*dtypeFromCode(item.desc->dtype)) +
+              "\",\"shape\":[";
+    for (uint32_t i = 0; i < item.desc->rank; ++i)
+      header += (i ? "," : "") + std::to_string(item.desc->shape[i]);
+    header += "],\"data_offsets\":[" + std::to_string(offset) + "," +
+              std::to_string(offset + item.desc->nbytes) + "]}";
+    offset += item.desc->nbytes;
+  }
+  header += "}";
+  while (header.size() % 8)
+    header += ' ';
+  // Written next to the target, then renamed: a crash never leaves a
+  // half-written checkpoint under the name.
+  std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      throw Error(what + ": cannot create '" + temp +
+                  "': " + std::strerror(errno));
+    uint64_t size = header.size();
+    unsigned char length[8];
+    for (int i = 0; i < 8; ++i)
+      length[i] = static_cast<unsigned char>(size >> (8 * i));
+    out.write(reinterpret_cast<const char *>(length), 8);
+    out.write(header.data(), static_cast<std::streamsize>(header.size()));
+    for (const auto &[name, item] : items)
+      out.write(static_cast<const char *>(item.data),
+                static_cast<std::streamsize>(item.desc->nbytes));
+    out.flush();
+    if (!out) {
+      std::remove(temp.c_str());
+      throw Error(what + ": cannot write '" + temp + "'");
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    std::remove(temp.c_str());
+    throw Error(what + ": cannot rename '" + temp + "' to '" + path +
+                "': " + why);
+  }
+}
+
+void Model::load_weights(const std::string &path) {
+  Impl &impl = *impl_;
+  std::string what = "load_weights('" + path + "')";
+  SafetensorsFile file(path);
+  std::lock_guard<std::mutex> lock(impl.weightMutex);
+  // Checked whole before anything is written: a bad file changes nothing.
+  std::vector<std::pair<uint32_t, const SafetensorsEntry *>> writes;
+  for (const auto &[name, entry] : file.tensors()) {
+    uint32_t w = 0;
+    while (w < impl.desc->num_weights && name != impl.desc->weights[w].name)
+      ++w;
+    if (w == impl.desc->num_weights)
+      throw Error(what + ": the model has no weight '" + name + "'");
+    const modelc_weight_desc &d = impl.desc->weights[w];
+    std::vector<int64_t> shape(d.shape, d.shape + d.rank);
+    if (entry.dtype != *dtypeFromCode(d.dtype) || entry.shape != shape)
+      throw Error(what + ": weight '" + name + "' has another dtype or "
+                  "shape in the file than in the model");
+    if (!writable(*impl.desc, w)) {
+      // A constant of the model (a frozen weight, a buffer): it must be
+      // the model's own value.
+      if (std::memcmp(entry.data, impl.weights.pointers[w], d.nbytes) != 0)
+        throw Error(what + ": weight '" + name +
+                    "' is a constant of this model (not trained) and "
+                    "differs from the file; build the model with these "
+                    "weights (modelc --weights) instead");
+      continue;
+    }
+    writes.push_back({w, &entry});
+  }
+  for (auto [w, entry] : writes)
+    for (std::size_t d = 0; d < impl.devices.size(); ++d)
+      if (const void *p = impl.deviceWeightTables[d][w]) {
+        if (!impl.devices[d]->hostAddressable())
+          throw Error(what + ": weight '" + impl.desc->weights[w].name +
+                      "' is on a GPU; writing weights on GPUs is not "
+                      "supported yet");
+        std::memcpy(const_cast<void *>(p), entry->data, entry->nbytes);
+      }
+}
+
+bool Model::trains() const {
+  for (uint32_t w = 0; w < impl_->desc->num_weights; ++w)
+    if (writable(*impl_->desc, w))
+      return true;
+  return false;
+}
+
+} // namespace modelc

@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""Makes PyTorch's reference data for a compiled-training test.
+
+    torch_train.py --model mlp|mlp_mse --out DIR [--steps 20]
+        [--optimizer sgd|adam|adamw] [--lr 0.1] [--momentum 0.9]
+        [--dampening 0] [--nesterov] [--weight-decay 0]
+        [--betas 0.9,0.999] [--eps 1e-8] [--batch 16] [--seed 0]
+        [--class-weights]
+
+Everything follows from --seed (float32 throughout, one fixed batch for every
+step). Writes into DIR:
+  init.safetensors     the initial state_dict
+  x.npy, target.npy    the batch
+  loss_weight.npy      CrossEntropyLoss's class weights (--class-weights)
+  model.onnx           torch.onnx.export in training mode (warns on failure)
+  losses.txt           "step K loss L", L from step K's forward (before its update)
+  grads.safetensors    d loss / d parameter at the initial weights
+  after1.safetensors   the state_dict after the first step
+  final.safetensors    the state_dict after all steps
+"""
+import argparse
+import copy
+import os
+import sys
+
+import numpy as np
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from st import save_safetensors  # noqa: E402
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", required=True, choices=["mlp", "mlp_mse"])
+    p.add_argument("--out", required=True)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam", "adamw"])
+    p.add_argument("--lr", type=float, default=0.1)
+    p.add_argument("--momentum", type=float, default=0.9)
+    p.add_argument("--dampening", type=float, default=0.0)
+    p.add_argument("--nesterov", action="store_true")
+    p.add_argument("--weight-decay", type=float, default=0.0)
+    p.add_argument("--betas", default="0.9,0.999")
+    p.add_argument("--eps", type=float, default=1e-8)
+    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--class-weights", action="store_true")
+    return p.parse_args()
+
+
+def state(model):
+    return {k: v.detach().clone().numpy() for k, v in model.state_dict().items()}
+
+
+def main():
+    a = parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    out = lambda name: os.path.join(a.out, name)  # noqa: E731
+    torch.set_num_threads(1)  # the same sums in the same order on every run
+    torch.manual_seed(a.seed)
+
+    loss_weight = None
+    if a.model == "mlp":
+        model = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 5))
+        x = torch.randn(a.batch, 20)
+        target = torch.randint(0, 5, (a.batch,), dtype=torch.int64)
+        if a.class_weights:
+            loss_weight = torch.rand(5) + 0.5  # in [0.5, 1.5)
+        loss_fn = nn.CrossEntropyLoss(weight=loss_weight)
+    else:
+        if a.class_weights:
+            sys.exit("torch_train.py: --class-weights needs --model mlp")
+        model = nn.Sequential(nn.Linear(20, 32), nn.Tanh(), nn.Linear(32, 4))
+        x = torch.randn(a.batch, 20)
+        target = torch.randn(a.batch, 4)
+        loss_fn = nn.MSELoss()
+    model.train()
+
+    save_safetensors(out("init.safetensors"), state(model))
+    np.save(out("x.npy"), x.numpy())
+    np.save(out("target.npy"), target.numpy())
+    if loss_weight is not None:
+        np.save(out("loss_weight.npy"), loss_weight.numpy())
+
+    try:
+        torch.onnx.export(copy.deepcopy(model), (x,), out("model.onnx"),
+                          input_names=["x"], output_names=["y"],
+                          training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False)
+    except Exception as e:  # the other files still matter
+        print(f"torch_train.py: warning: ONNX export failed: {e!r}", file=sys.stderr)
+
+    params = model.parameters()
+    if a.optimizer == "sgd":
+        opt = torch.optim.SGD(params, lr=a.lr, momentum=a.momentum,
+                              dampening=a.dampening, weight_decay=a.weight_decay,
+                              nesterov=a.nesterov)
+    else:
+        betas = tuple(float(b) for b in a.betas.split(","))
+        cls = torch.optim.Adam if a.optimizer == "adam" else torch.optim.AdamW
+        opt = cls(params, lr=a.lr, betas=betas, eps=a.eps,
+                  weight_decay=a.weight_decay)
+
+    # Gradients at the initial weights: one backward, no update.
+    loss_fn(model(x), target).backward()
+    save_safetensors(out("grads.safetensors"),
+                     {n: p.grad.detach().clone().numpy()
+                      for n, p in model.named_parameters()})
+
+    with open(out("losses.txt"), "w") as losses:
+        for step in range(1, a.steps + 1):
+            opt.zero_grad()
+            loss = loss_fn(model(x), target)
+            loss.backward()
+            losses.write("step %d loss %.9g\n" % (step, loss.item()))
+            opt.step()
+            if step == 1:
+                save_safetensors(out("after1.safetensors"), state(model))
+    save_safetensors(out("final.safetensors"), state(model))
+
+
+if __name__ == "__main__":
+    main()
