@@ -1,0 +1,39 @@
+// RUN: modelc-opt %s --split-input-file --modelc-differentiate --modelc-build-optimizer='optimizer=sgd lr=0.5 momentum=0.9' --cse | FileCheck %s --check-prefix=SGD
+// RUN: modelc-opt %s --split-input-file --modelc-differentiate --modelc-build-optimizer='optimizer=adamw lr=0.01 weight-decay=0.1' --cse | FileCheck %s --check-prefix=ADAMW
+
+// SGD with momentum: the buffer is state (zeros), the parameter and the
+// buffer are written back, and the write of w waits for the op that reads
+// the old w (the matmul's gradient for x is dropped: x is no parameter).
+// SGD-DAG: graph.weight @w {writable} : tensor<4x4xf32>
+// SGD-DAG: graph.weight @step {frozen, writable, zeros} : tensor<f32>
+// SGD-DAG: graph.weight @w.momentum_buffer {frozen, writable, zeros} : tensor<4x4xf32>
+// SGD-LABEL: func.func @train_step
+// SGD-SAME: -> (tensor<f32> {graph.name = "loss"})
+// SGD: %[[W:.*]] = graph.weight_ref @w :
+// SGD: %[[Y:.*]] = graph.matmul %arg0, %[[W]]
+// SGD: %[[DW:.*]] = graph.gemm %arg0, %{{.*}} {transpose_a = true}
+// SGD: %[[BUF:.*]] = graph.add %{{.*}}, %[[DW]]
+// SGD: graph.assign @w.momentum_buffer, %[[BUF]] : tensor<4x4xf32>
+// SGD: %[[S:.*]] = graph.mul %[[BUF]], %{{.*}} : tensor<4x4xf32>, tensor<f32>
+// SGD: %[[P:.*]] = graph.sub %[[W]], %[[S]]
+// SGD: graph.assign @w, %[[P]] after(%[[Y]]) : tensor<4x4xf32>, tensor<2x4xf32>
+// SGD: graph.assign @step,
+// SGD: return %{{.*}} : tensor<f32>
+
+// AdamW: exp_avg and exp_avg_sq, the decoupled decay p * (1 - lr wd).
+// ADAMW-DAG: graph.weight @w.exp_avg {frozen, writable, zeros} : tensor<4x4xf32>
+// ADAMW-DAG: graph.weight @w.exp_avg_sq {frozen, writable, zeros} : tensor<4x4xf32>
+// ADAMW-LABEL: func.func @train_step
+// ADAMW: graph.constant dense<9.990000e-01> : tensor<f32>
+// ADAMW: graph.pow
+// ADAMW: graph.assign @w.exp_avg,
+// ADAMW: graph.assign @w.exp_avg_sq,
+// ADAMW: graph.sqrt
+// ADAMW: graph.assign @w,
+graph.weight @w : tensor<4x4xf32>
+func.func @loss(%x: tensor<2x4xf32>) -> tensor<f32> {
+  %w = graph.weight_ref @w : tensor<4x4xf32>
+  %y = graph.matmul %x, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  %l = graph.reduce_mean %y : tensor<2x4xf32>
+  return %l : tensor<f32>
+}
