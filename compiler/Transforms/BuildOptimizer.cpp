@@ -86,12 +86,12 @@ struct BuildOptimizerPass
       builder.setInsertionPointAfter(last);
     else
       builder.setInsertionPointToStart(module.getBody());
-    auto weight = WeightOp::create(builder, module.getLoc(),
-                                   builder.getStringAttr(name),
-                                   TypeAttr::get(type), TypeAttr(),
-                                   /*frozen=*/builder.getUnitAttr(),
-                                   /*zeros=*/builder.getUnitAttr(),
-                                   /*writable=*/builder.getUnitAttr());
+    auto weight =
+        WeightOp::create(builder, module.getLoc(), builder.getStringAttr(name),
+                         TypeAttr::get(type), TypeAttr(),
+                         /*frozen=*/builder.getUnitAttr(),
+                         /*zeros=*/builder.getUnitAttr(),
+                         /*writable=*/builder.getUnitAttr());
     return weight;
   }
 
@@ -158,7 +158,9 @@ struct BuildOptimizerPass
       Value g = ret.getOperand(index + 1);
       Value p = read(builder, weight);
       b.setLoc(weight.getLoc());
-      auto lit = [&](double v) { return b.splat(RankedTensorType::get({}, type.getElementType()), v); };
+      auto lit = [&](double v) {
+        return b.splat(RankedTensorType::get({}, type.getElementType()), v);
+      };
       auto state = [&](StringRef suffix) -> FailureOr<WeightOp> {
         return declareState(module, (weight.getSymName() + "." + suffix).str(),
                             type);
@@ -173,9 +175,9 @@ struct BuildOptimizerPass
             return failure();
           Value old = read(builder, *buf);
           // torch: the buffer is the gradient itself on the first step.
-          Value later = b.add(b.mul(old, lit(momentum)),
-                              dampening == 0.0 ? g
-                                               : b.mul(g, lit(1.0 - dampening)));
+          Value later =
+              b.add(b.mul(old, lit(momentum)),
+                    dampening == 0.0 ? g : b.mul(g, lit(1.0 - dampening)));
           Value newBuf = later;
           if (dampening != 0.0)
             newBuf = b.select(b.compare(ComparePredicate::eq, count,
@@ -194,17 +196,19 @@ struct BuildOptimizerPass
         FailureOr<WeightOp> v = state("exp_avg_sq");
         if (failed(m) || failed(v))
           return failure();
-        // torch: exp_avg.lerp_(g, 1 - b1); exp_avg_sq.mul_(b2).addcmul_(g, g, 1 - b2).
+        // torch: exp_avg.lerp_(g, 1 - b1); exp_avg_sq.mul_(b2).addcmul_(g, g, 1
+        // - b2).
         Value oldM = read(builder, *m), oldV = read(builder, *v);
         Value newM = b.add(oldM, b.mul(b.sub(g, oldM), lit(1.0 - beta1)));
         Value newV = b.add(b.mul(oldV, lit(beta2)),
                            b.mul(b.mul(g, g), lit(1.0 - beta2)));
         assign(builder, *m, newM);
         assign(builder, *v, newV);
-        // denom = sqrt(v) / sqrt(1 - b2^t) + eps; p -= lr / (1 - b1^t) m / denom.
-        Value denom =
-            b.add(b.div(b.op<SqrtOp>({newV}), b.cast(bias2Sqrt, type.getElementType())),
-                  lit(eps));
+        // denom = sqrt(v) / sqrt(1 - b2^t) + eps; p -= lr / (1 - b1^t) m /
+        // denom.
+        Value denom = b.add(b.div(b.op<SqrtOp>({newV}),
+                                  b.cast(bias2Sqrt, type.getElementType())),
+                            lit(eps));
         Value stepSize = b.div(lit(lr), b.cast(bias1, type.getElementType()));
         newP = b.sub(p, b.mul(stepSize, b.div(newM, denom)));
       }

@@ -45,9 +45,8 @@ struct DifferentiatePass
     ModuleOp module = getOperation();
     auto loss = module.lookupSymbol<func::FuncOp>(entry);
     if (!loss || loss.isExternal()) {
-      emitError(module.getLoc())
-          << "modelc-differentiate: no entry point '" << entry
-          << "' to take the loss from";
+      emitError(module.getLoc()) << "modelc-differentiate: no entry point '"
+                                 << entry << "' to take the loss from";
       return signalPassFailure();
     }
     if (module.lookupSymbol("gradients")) {
@@ -165,8 +164,8 @@ struct DifferentiatePass
     OpBuilder builder(ret);
     GradientBuilder grad(builder, lossValue.getLoc());
     llvm::DenseMap<Value, Value> gradientOf;
-    gradientOf[lossValue] = grad.splat(
-        cast<RankedTensorType>(lossValue.getType()), 1.0);
+    gradientOf[lossValue] =
+        grad.splat(cast<RankedTensorType>(lossValue.getType()), 1.0);
     for (Operation *op : path) {
       SmallVector<Value> resultGrads;
       bool any = false;
@@ -182,8 +181,8 @@ struct DifferentiatePass
         if (!g)
           g = grad.splat(cast<RankedTensorType>(r.getType()), 0.0);
       SmallVector<Value> operandGrads;
-      if (failed(cast<GradientOpInterface>(op).buildGradients(
-              grad, resultGrads, operandGrads)))
+      if (failed(cast<GradientOpInterface>(op).buildGradients(grad, resultGrads,
+                                                              operandGrads)))
         return failure();
       if (operandGrads.size() != op->getNumOperands())
         return op->emitError("internal error: the gradient rule of '")

@@ -346,9 +346,10 @@ void PlaceDevicesPass::runOnOperation() {
     // in every function: where the first function to read it reads it.
     function.walk([&](Operation *op) {
       if (auto ref = dyn_cast<WeightRefOp>(op); ref && isMutableWeight(ref))
-        op->setAttr(kDeviceAttrName,
-                    home.try_emplace(ref.getName(), op->getAttr(kDeviceAttrName))
-                        .first->second);
+        op->setAttr(
+            kDeviceAttrName,
+            home.try_emplace(ref.getName(), op->getAttr(kDeviceAttrName))
+                .first->second);
     });
     function.walk([&](AssignOp assign) {
       auto it = home.find(assign.getName());

@@ -3,8 +3,8 @@
 #include "abi_callbacks.hpp"
 #include "device_cuda.hpp"
 #include "model_impl.hpp"
-#include "training.hpp"
 #include "plan_choice.hpp"
+#include "training.hpp"
 
 #include <algorithm>
 #include <cstring>

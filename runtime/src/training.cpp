@@ -2,9 +2,9 @@
 // copies of the weights generated code writes (parameters and optimizer
 // state, MODELC_WEIGHT_WRITABLE), and checkpoints: save_weights and
 // load_weights in safetensors under the weights' own (PyTorch) names.
+#include "training.hpp"
 #include "model_impl.hpp"
 #include "safetensors.hpp"
-#include "training.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -135,7 +135,8 @@ void Model::load_weights(const std::string &path) {
     const modelc_weight_desc &d = impl.desc->weights[w];
     std::vector<int64_t> shape(d.shape, d.shape + d.rank);
     if (entry.dtype != *dtypeFromCode(d.dtype) || entry.shape != shape)
-      throw Error(what + ": weight '" + name + "' has another dtype or "
+      throw Error(what + ": weight '" + name +
+                  "' has another dtype or "
                   "shape in the file than in the model");
     if (!writable(*impl.desc, w)) {
       // A constant of the model (a frozen weight, a buffer): it must be

@@ -107,7 +107,7 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
 
 struct Options {
   std::string model, entry, weights, reference, plan, outputDir, trace;
-  std::string profile;   // "", "text" or "json"
+  std::string profile; // "", "text" or "json"
   std::string saveWeights;
   int trainSteps = 0;
   std::string calibrate; // --calibrate=FILE

@@ -7,8 +7,7 @@ using namespace mlir;
 namespace modelc::graph {
 
 Value GradientBuilder::build(StringRef name, ValueRange operands,
-                             ArrayRef<NamedAttribute> attributes,
-                             Infer infer) {
+                             ArrayRef<NamedAttribute> attributes, Infer infer) {
   for (Value v : operands)
     if (!v)
       return nullptr;
@@ -47,15 +46,12 @@ Value GradientBuilder::sigmoid(Value a) {
 Value GradientBuilder::erf(Value a) {
   return a ? ErfOp::create(builder, loc, a).getResult() : nullptr;
 }
-Value GradientBuilder::scale(Value a, double c) {
-  return mul(a, scalar(a, c));
-}
+Value GradientBuilder::scale(Value a, double c) { return mul(a, scalar(a, c)); }
 
 Value GradientBuilder::compare(ComparePredicate predicate, Value a, Value b) {
   return op<CompareOp>(
-      {a, b}, {named("predicate",
-                     ComparePredicateAttr::get(builder.getContext(),
-                                               predicate))});
+      {a, b}, {named("predicate", ComparePredicateAttr::get(
+                                      builder.getContext(), predicate))});
 }
 
 Value GradientBuilder::select(Value condition, Value a, Value b) {
@@ -94,7 +90,8 @@ Value GradientBuilder::reshape(Value a, ArrayRef<int64_t> shape) {
     return nullptr;
   if (tensorTypeOf(a).getShape() == shape)
     return a;
-  return op<ReshapeOp>({a}, {named("shape", builder.getDenseI64ArrayAttr(shape))});
+  return op<ReshapeOp>({a},
+                       {named("shape", builder.getDenseI64ArrayAttr(shape))});
 }
 
 Value GradientBuilder::transpose(Value a, ArrayRef<int64_t> perm) {
@@ -106,8 +103,9 @@ Value GradientBuilder::reduceSum(Value a, ArrayRef<int64_t> axes,
                                  bool keepdims) {
   if (axes.empty())
     return a;
-  return op<ReduceSumOp>({a}, {named("axes", builder.getDenseI64ArrayAttr(axes)),
-                               named("keepdims", builder.getBoolAttr(keepdims))});
+  return op<ReduceSumOp>({a},
+                         {named("axes", builder.getDenseI64ArrayAttr(axes)),
+                          named("keepdims", builder.getBoolAttr(keepdims))});
 }
 
 Value GradientBuilder::gemm(Value a, Value b, bool transposeA, bool transposeB,

@@ -77,10 +77,12 @@ public:
                                    const llvm::Twine &what);
 
 private:
-  using Infer = llvm::LogicalResult (*)(
-      mlir::MLIRContext *, std::optional<mlir::Location>, mlir::ValueRange,
-      mlir::DictionaryAttr, mlir::OpaqueProperties, mlir::RegionRange,
-      llvm::SmallVectorImpl<mlir::Type> &);
+  using Infer = llvm::LogicalResult (*)(mlir::MLIRContext *,
+                                        std::optional<mlir::Location>,
+                                        mlir::ValueRange, mlir::DictionaryAttr,
+                                        mlir::OpaqueProperties,
+                                        mlir::RegionRange,
+                                        llvm::SmallVectorImpl<mlir::Type> &);
   mlir::Value build(llvm::StringRef name, mlir::ValueRange operands,
                     llvm::ArrayRef<mlir::NamedAttribute> attributes,
                     Infer infer);

@@ -42,18 +42,18 @@ LogicalResult NegOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
 LogicalResult ReluOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                      Grads &dx) {
   // torch: threshold_backward(grad, x, 0): the gradient where x > 0.
-  Value positive = b.compare(ComparePredicate::gt, getInput(),
-                             b.scalar(getInput(), 0.0));
+  Value positive =
+      b.compare(ComparePredicate::gt, getInput(), b.scalar(getInput(), 0.0));
   dx.push_back(b.select(positive, dy[0], b.scalar(dy[0], 0.0)));
   return check(dx);
 }
 
 LogicalResult LeakyReluOp::buildGradients(GradientBuilder &b,
                                           ArrayRef<Value> dy, Grads &dx) {
-  Value positive = b.compare(ComparePredicate::gt, getInput(),
-                             b.scalar(getInput(), 0.0));
-  dx.push_back(b.select(positive, dy[0],
-                        b.scale(dy[0], getAlpha().convertToDouble())));
+  Value positive =
+      b.compare(ComparePredicate::gt, getInput(), b.scalar(getInput(), 0.0));
+  dx.push_back(
+      b.select(positive, dy[0], b.scale(dy[0], getAlpha().convertToDouble())));
   return check(dx);
 }
 
@@ -102,7 +102,8 @@ LogicalResult SiluOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   // s + x s (1 - s), s = sigmoid(x).
   Value x = getInput();
   Value s = b.sigmoid(x);
-  Value d = b.mul(s, b.add(b.scalar(x, 1.0), b.mul(x, b.sub(b.scalar(x, 1.0), s))));
+  Value d =
+      b.mul(s, b.add(b.scalar(x, 1.0), b.mul(x, b.sub(b.scalar(x, 1.0), s))));
   dx.push_back(b.mul(dy[0], d));
   return check(dx);
 }
@@ -121,10 +122,11 @@ LogicalResult GeluOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   Value one = b.scalar(x, 1.0);
   Value d;
   if (getApproximate() == GeluApproximation::none) {
-    // Phi(x) + x phi(x): Phi = (1 + erf(x/sqrt2))/2, phi = e^(-x^2/2)/sqrt(2pi).
+    // Phi(x) + x phi(x): Phi = (1 + erf(x/sqrt2))/2, phi =
+    // e^(-x^2/2)/sqrt(2pi).
     Value cdf = b.scale(b.add(one, b.erf(b.scale(x, M_SQRT1_2))), 0.5);
-    Value pdf = b.scale(b.exp(b.scale(b.mul(x, x), -0.5)),
-                        1.0 / std::sqrt(2.0 * M_PI));
+    Value pdf =
+        b.scale(b.exp(b.scale(b.mul(x, x), -0.5)), 1.0 / std::sqrt(2.0 * M_PI));
     d = b.add(cdf, b.mul(x, pdf));
   } else {
     // y = x/2 (1 + t), t = tanh(u), u = k (x + c x^3):
@@ -135,8 +137,7 @@ LogicalResult GeluOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
     Value t = b.tanh(u);
     Value du = b.scale(b.add(one, b.scale(x2, 3.0 * c)), k);
     Value left = b.scale(b.add(one, t), 0.5);
-    Value right =
-        b.mul(b.scale(x, 0.5), b.mul(b.sub(one, b.mul(t, t)), du));
+    Value right = b.mul(b.scale(x, 0.5), b.mul(b.sub(one, b.mul(t, t)), du));
     d = b.add(left, right);
   }
   dx.push_back(b.mul(dy[0], d));
@@ -171,8 +172,7 @@ LogicalResult DivOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   // d(a/b)/da = 1/b; d(a/b)/db = -a/b^2 = -y/b.
   Value da = b.div(dy[0], getRhs());
   dx.push_back(b.sumToShape(da, getLhs().getType()));
-  dx.push_back(
-      b.sumToShape(b.neg(b.mul(da, getResult())), getRhs().getType()));
+  dx.push_back(b.sumToShape(b.neg(b.mul(da, getResult())), getRhs().getType()));
   return check(dx);
 }
 
@@ -238,7 +238,8 @@ LogicalResult GemmOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   bool ta = getTransposeA(), tb = getTransposeB();
   double alpha = getAlpha().convertToDouble();
   Value g = dy[0];
-  // Y = alpha op(A) op(B): d op(A) = alpha g op(B)^T, d op(B) = alpha op(A)^T g.
+  // Y = alpha op(A) op(B): d op(A) = alpha g op(B)^T, d op(B) = alpha op(A)^T
+  // g.
   Value da = ta ? b.gemm(getB(), g, tb, true, alpha)
                 : b.gemm(g, getB(), false, !tb, alpha);
   Value db = tb ? b.gemm(g, getA(), true, ta, alpha)
@@ -365,7 +366,7 @@ LogicalResult CrossEntropyOp::buildGradients(GradientBuilder &b,
       b.cast(b.compare(ComparePredicate::eq, b.reshape(targets, {n, 1}), iota),
              element);
   Value diff = b.sub(b.op<SoftmaxOp>({logits}), onehot); // [N, C]
-  Value share;                                            // [N]
+  Value share;                                           // [N]
   switch (getReduction()) {
   case Reduction::none:
     share = b.mul(w, dy[0]);
