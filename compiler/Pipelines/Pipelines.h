@@ -29,7 +29,7 @@ void buildGraphPipeline(mlir::OpPassManager &pm);
 /// the optimizer's step (modelc-build-optimizer), then canonicalize and CSE
 /// over the new entry points (the backward repeats forward values).
 struct TrainingOptions {
-  std::string entry = "loss";
+  std::string entry;
   std::string frozen;
   std::string optimizer = "sgd";
   double lr = 0.001, momentum = 0.0, dampening = 0.0, weightDecay = 0.0;

@@ -18,6 +18,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <cmath>
+#include <functional>
 
 namespace modelc {
 #define GEN_PASS_DEF_BUILDOPTIMIZERPASS
@@ -112,14 +113,21 @@ struct BuildOptimizerPass
     BackwardSliceOptions options;
     options.inclusive = true;
     (void)getBackwardSlice(value, &ancestors, options);
+    // The readers of the weight's memory: users of its value, and through
+    // views (a reshape shares the memory), their users.
     SetVector<Value> after;
+    std::function<void(Value)> addReaders = [&](Value v) {
+      for (Operation *user : v.getUsers()) {
+        if (ancestors.contains(user) || user->getNumResults() != 1)
+          continue;
+        after.insert(user->getResult(0));
+        if (getViewOffset(user))
+          addReaders(user->getResult(0));
+      }
+    };
     step.walk([&](WeightRefOp ref) {
-      if (ref.getName() != weight.getSymName())
-        return;
-      for (Operation *user : ref.getResult().getUsers())
-        if (!ancestors.contains(user) && user->getNumResults() == 1 &&
-            !isa<AssignOp>(user))
-          after.insert(user->getResult(0));
+      if (ref.getName() == weight.getSymName())
+        addReaders(ref.getResult());
     });
     AssignOp::create(builder, value.getLoc(),
                      FlatSymbolRefAttr::get(weight.getSymNameAttr()), value,

@@ -54,7 +54,7 @@ struct InsertTransfersPass
           return existing;
         Value copy;
         auto ref = dyn_cast_or_null<WeightRefOp>(def);
-        if (def && (isa<ConstantOp>(def) || (ref && !isMutableWeight(ref)))) {
+        if (def && (isa<ConstantOp>(def) || (ref && !isWritableWeight(ref)))) {
           // Resident on every device that reads it: a copy of the source op.
           builder.setInsertionPointAfter(def);
           Operation *clone = builder.clone(*def);

@@ -20,6 +20,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <set>
 
 namespace modelc {
@@ -344,12 +345,36 @@ void PlaceDevicesPass::runOnOperation() {
     // read of it in the function sits where its first read does, and so
     // does the write (transfer insertion copies the value to other users),
     // in every function: where the first function to read it reads it.
-    function.walk([&](Operation *op) {
-      if (auto ref = dyn_cast<WeightRefOp>(op); ref && isMutableWeight(ref))
-        op->setAttr(
-            kDeviceAttrName,
-            home.try_emplace(ref.getName(), op->getAttr(kDeviceAttrName))
-                .first->second);
+    // Views of it (a reshape: no code, the weight's own memory) sit there
+    // too, so that every read of its memory is on that device.
+    std::function<void(Value, Attribute)> placeViews = [&](Value v,
+                                                           Attribute d) {
+      for (Operation *user : v.getUsers())
+        if (getViewOffset(user)) {
+          user->setAttr(kDeviceAttrName, d);
+          placeViews(user->getResult(0), d);
+        }
+    };
+    // The device of the first op that computes with `v` (through views).
+    std::function<Attribute(Value)> firstReader = [&](Value v) -> Attribute {
+      for (Operation *user : v.getUsers()) {
+        if (!getViewOffset(user))
+          return user->getAttr(kDeviceAttrName);
+        if (Attribute d = firstReader(user->getResult(0)))
+          return d;
+      }
+      return nullptr;
+    };
+    function.walk([&](WeightRefOp ref) {
+      if (!isWritableWeight(ref))
+        return;
+      Attribute reader = firstReader(ref.getResult());
+      Attribute d =
+          home.try_emplace(ref.getName(),
+                           reader ? reader : ref->getAttr(kDeviceAttrName))
+              .first->second;
+      ref->setAttr(kDeviceAttrName, d);
+      placeViews(ref.getResult(), d);
     });
     function.walk([&](AssignOp assign) {
       auto it = home.find(assign.getName());

@@ -36,10 +36,6 @@ void *residentCopy(const Model::Impl &impl, uint32_t w,
   return nullptr;
 }
 
-std::string jsonString(const std::string &text) {
-  return Trace::json_string(text);
-}
-
 } // namespace
 
 namespace detail {
@@ -75,7 +71,7 @@ void Model::save_weights(const std::string &path) const {
   std::string header = "{";
   uint64_t offset = 0;
   for (const auto &[name, item] : items) {
-    header += (header.size() > 1 ? "," : "") + jsonString(name) +
+    header += (header.size() > 1 ? "," : "") + Trace::json_string(name) +
               ":{\"dtype\":\"" +
               safetensorsDTypeName(*dtypeFromCode(item.desc->dtype)) +
               "\",\"shape\":[";

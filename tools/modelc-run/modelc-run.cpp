@@ -99,6 +99,10 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
                             model holds it then (parameters and optimizer
                             state) to a safetensors file; --weights FILE
                             resumes from it
+  --load-weights FILE       before running, read a --save-weights file into
+                            the model's trained weights and optimizer state
+                            (Model::load_weights: weights it does not train
+                            must hold the model's own values)
   --info                    print the model's entry points, weights and plan
   --devices                 list the GPUs this machine shows the runtime
                             (after CUDA_VISIBLE_DEVICES), or why there are none
@@ -108,7 +112,7 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
 struct Options {
   std::string model, entry, weights, reference, plan, outputDir, trace;
   std::string profile; // "", "text" or "json"
-  std::string saveWeights;
+  std::string saveWeights, loadWeights;
   int trainSteps = 0;
   std::string calibrate; // --calibrate=FILE
   std::map<std::string, std::string> inputs, outputs, expect;
@@ -207,6 +211,8 @@ Options parseArgs(int argc, char **argv) {
         usageError("--train-steps takes a count of at least 1");
     } else if (a == "--save-weights") {
       o.saveWeights = value(i);
+    } else if (a == "--load-weights") {
+      o.loadWeights = value(i);
     } else if (a == "--info") {
       o.info = true;
     } else if (a == "--devices") {
@@ -619,6 +625,33 @@ int trainSteps(const Options &o, modelc::Model &model,
   return compareWithFiles(o, entry, outputs) ? 0 : 1;
 }
 
+/// --info: the model's plans, entry points and weights.
+void printInfo(const Options &o, const modelc::Model &model) {
+  std::printf("model %s: plan %s, %d threads, built by modelc %s\n",
+              o.model.c_str(), model.plan().c_str(), model.num_threads(),
+              model.compiler_version().c_str());
+  if (!model.plan_note().empty())
+    std::printf("note: %s\n", model.plan_note().c_str());
+  std::string planList;
+  for (const std::string &p : model.plans())
+    planList += (planList.empty() ? "" : ", ") + p;
+  std::printf("plans: %s", planList.c_str());
+  if (model.gpu_kernels())
+    std::printf("; GPU code: %zu kernels", model.gpu_kernels());
+  std::printf("\n");
+  for (const modelc::EntryInfo &e : model.entries()) {
+    std::printf("entry '%s' (arena %llu bytes)\n", e.name.c_str(),
+                static_cast<unsigned long long>(model.arena_bytes(e.name)));
+    for (const auto &in : e.inputs)
+      std::printf("  input '%s': %s\n", in.name.c_str(),
+                  modelc::describe(in.dtype, in.shape).c_str());
+    for (const auto &out : e.outputs)
+      std::printf("  output '%s': %s\n", out.name.c_str(),
+                  modelc::describe(out.dtype, out.shape).c_str());
+  }
+  std::printf("%zu weights\n", model.weight_names().size());
+}
+
 int run(const Options &o) {
   if (!o.calibrate.empty()) {
     calibrate(o);
@@ -637,31 +670,11 @@ int run(const Options &o) {
   if (!o.trace.empty() || !o.profile.empty())
     load.trace = std::make_shared<modelc::Trace>();
   modelc::Model model = modelc::Model::load(o.model, load);
+  if (!o.loadWeights.empty())
+    model.load_weights(o.loadWeights);
 
   if (o.info) {
-    std::printf("model %s: plan %s, %d threads, built by modelc %s\n",
-                o.model.c_str(), model.plan().c_str(), model.num_threads(),
-                model.compiler_version().c_str());
-    if (!model.plan_note().empty())
-      std::printf("note: %s\n", model.plan_note().c_str());
-    std::string planList;
-    for (const std::string &p : model.plans())
-      planList += (planList.empty() ? "" : ", ") + p;
-    std::printf("plans: %s", planList.c_str());
-    if (model.gpu_kernels())
-      std::printf("; GPU code: %zu kernels", model.gpu_kernels());
-    std::printf("\n");
-    for (const modelc::EntryInfo &e : model.entries()) {
-      std::printf("entry '%s' (arena %llu bytes)\n", e.name.c_str(),
-                  static_cast<unsigned long long>(model.arena_bytes(e.name)));
-      for (const auto &in : e.inputs)
-        std::printf("  input '%s': %s\n", in.name.c_str(),
-                    modelc::describe(in.dtype, in.shape).c_str());
-      for (const auto &out : e.outputs)
-        std::printf("  output '%s': %s\n", out.name.c_str(),
-                    modelc::describe(out.dtype, out.shape).c_str());
-    }
-    std::printf("%zu weights\n", model.weight_names().size());
+    printInfo(o, model);
     if (o.inputs.empty() && !o.randomInputs)
       return 0; // --info alone describes the model without running it
   }

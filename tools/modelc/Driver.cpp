@@ -87,7 +87,7 @@ std::vector<std::string> chooseTargets(const DriverOptions &options) {
                                        options.targets.end());
   if (!targetNames.empty())
     return targetNames;
-  if (!options.trainEntry.empty())
+  if (!options.training.entry.empty())
     return {"cpu"}; // training runs on CPU and sim devices so far
   const char *env = std::getenv("MODELC_DEFAULT_TARGETS");
   std::string why;
@@ -214,7 +214,7 @@ LogicalResult Driver::run() {
 
   nameArguments(*module, argumentNames);
   targetNames = chooseTargets(options);
-  if (!options.trainEntry.empty())
+  if (!options.training.entry.empty())
     for (const std::string &name : targetNames) {
       std::string why;
       std::optional<modelc::TargetDescription> target =
@@ -261,7 +261,8 @@ LogicalResult Driver::run() {
 }
 
 /// Parses and verifies the input, then runs the graph passes on it.
-/// The training pipeline's options from the command line.
+/// The training pipeline's options: the command line's, checked, with
+/// --betas parsed.
 FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
   if (options.dataParallel)
     return fail("--train with --data-parallel is not supported yet: "
@@ -271,28 +272,19 @@ FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
   if (options.precision != "f32")
     return fail("--train with --precision=" + options.precision +
                 " is not supported yet: training keeps f32 parameters");
-  modelc::TrainingOptions training;
-  training.entry = options.trainEntry;
-  training.frozen = options.frozen;
-  training.optimizer = options.optimizer;
+  modelc::TrainingOptions training = options.training;
   if (training.optimizer != "sgd" && training.optimizer != "adam" &&
       training.optimizer != "adamw")
     return fail("--optimizer=" + training.optimizer +
                 ": expected sgd, adam or adamw");
-  training.lr = options.lr;
-  training.momentum = options.momentum;
-  training.dampening = options.dampening;
-  training.nesterov = options.nesterov;
-  training.weightDecay = options.weightDecay;
-  training.eps = options.eps;
-  if (options.nesterov &&
-      (options.momentum <= 0.0 || options.dampening != 0.0))
+  if (training.nesterov &&
+      (training.momentum <= 0.0 || training.dampening != 0.0))
     return fail("--nesterov needs --momentum > 0 and --dampening 0 (as "
                 "torch.optim.SGD)");
-  if (options.lr < 0.0 || options.momentum < 0.0 || options.weightDecay < 0.0)
+  if (training.lr < 0.0 || training.momentum < 0.0 ||
+      training.weightDecay < 0.0)
     return fail("--lr, --momentum and --weight-decay must not be negative");
-  StringRef first, second;
-  std::tie(first, second) = StringRef(options.betas).split(',');
+  auto [first, second] = StringRef(options.betas).split(',');
   if (first.trim().getAsDouble(training.beta1) ||
       second.trim().getAsDouble(training.beta2) || training.beta1 < 0 ||
       training.beta1 >= 1 || training.beta2 < 0 || training.beta2 >= 1)
@@ -316,7 +308,7 @@ LogicalResult Driver::parse() {
     return failure();
   applyDefaultTimingPassManagerCLOptions(pm);
   modelc::buildGraphPipeline(pm);
-  if (!options.trainEntry.empty()) {
+  if (!options.training.entry.empty()) {
     FailureOr<modelc::TrainingOptions> training = trainingOptions();
     if (failed(training))
       return failure();

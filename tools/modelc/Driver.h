@@ -9,6 +9,7 @@
 #ifndef MODELC_TOOLS_MODELC_DRIVER_H
 #define MODELC_TOOLS_MODELC_DRIVER_H
 
+#include "compiler/Pipelines/Pipelines.h"
 #include "mlir/Support/LLVM.h"
 
 #include <optional>
@@ -53,15 +54,10 @@ struct DriverOptions {
   /// C++ compiler processes at once; 0: one per hardware thread.
   unsigned jobs = 0;
   bool verbose = false;
-  /// --train[=ENTRY]: the loss entry point to train (empty: no training).
-  std::string trainEntry;
-  /// --optimizer and its hyperparameters; --frozen.
-  std::string optimizer = "sgd";
-  double lr = 0.001, momentum = 0.0, dampening = 0.0, weightDecay = 0.0;
-  bool nesterov = false;
+  /// --train[=ENTRY] and its optimizer's flags (training.entry empty: no
+  /// training); --betas as written, parsed by the driver.
+  modelc::TrainingOptions training;
   std::string betas = "0.9,0.999";
-  double eps = 1e-8;
-  std::string frozen;
   /// The whole command line, recorded in model.so as its provenance.
   std::string flags;
 };

@@ -201,9 +201,10 @@ cl::opt<std::string> train(
              "optimizer step; returns the loss)"),
     cl::value_desc("entry"), cl::ValueOptional, cl::cat(trainingCategory));
 
-cl::opt<std::string> optimizer(
-    "optimizer", cl::desc("sgd (default), adam or adamw: torch.optim's formulas"),
-    cl::init("sgd"), cl::cat(trainingCategory));
+cl::opt<std::string>
+    optimizer("optimizer",
+              cl::desc("sgd (default), adam or adamw: torch.optim's formulas"),
+              cl::init("sgd"), cl::cat(trainingCategory));
 cl::opt<double> lr("lr", cl::desc("Learning rate (default 0.001)"),
                    cl::init(0.001), cl::cat(trainingCategory));
 cl::opt<double> momentum("momentum", cl::desc("SGD momentum (default 0)"),
@@ -297,16 +298,16 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.jobs = jobs;
   options.verbose = verbose;
   if (train.getNumOccurrences())
-    options.trainEntry = train.empty() ? "loss" : train.getValue();
-  options.optimizer = optimizer;
-  options.lr = lr;
-  options.momentum = momentum;
-  options.dampening = dampening;
-  options.nesterov = nesterov;
-  options.weightDecay = weightDecay;
+    options.training.entry = train.empty() ? "loss" : train.getValue();
+  options.training.optimizer = optimizer;
+  options.training.lr = lr;
+  options.training.momentum = momentum;
+  options.training.dampening = dampening;
+  options.training.nesterov = nesterov;
+  options.training.weightDecay = weightDecay;
+  options.training.eps = eps;
+  options.training.frozen = frozen;
   options.betas = betas;
-  options.eps = eps;
-  options.frozen = frozen;
   options.flags = flags;
   return options;
 }

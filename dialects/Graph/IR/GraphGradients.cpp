@@ -366,18 +366,9 @@ LogicalResult CrossEntropyOp::buildGradients(GradientBuilder &b,
       b.cast(b.compare(ComparePredicate::eq, b.reshape(targets, {n, 1}), iota),
              element);
   Value diff = b.sub(b.op<SoftmaxOp>({logits}), onehot); // [N, C]
-  Value share;                                           // [N]
-  switch (getReduction()) {
-  case Reduction::none:
-    share = b.mul(w, dy[0]);
-    break;
-  case Reduction::sum:
-    share = b.mul(w, dy[0]);
-    break;
-  case Reduction::mean:
-    share = b.mul(w, b.div(dy[0], b.reduceSum(w, {0}, false)));
-    break;
-  }
+  Value share = getReduction() == Reduction::mean        // [N]
+                    ? b.mul(w, b.div(dy[0], b.reduceSum(w, {0}, false)))
+                    : b.mul(w, dy[0]); // sum: g; none: g_i
   dx.push_back(b.mul(diff, b.reshape(share, {n, 1})));
   dx.push_back(nullptr); // targets
   if (getWeight())

@@ -117,42 +117,46 @@ LogicalResult WeightOp::verify() {
   return success();
 }
 
+/// The graph.weight `name` refers to from `op` (a weight_ref or an
+/// assign), or failure after an error at `op` that says what it is instead.
+static FailureOr<WeightOp> lookUpWeight(Operation *op, FlatSymbolRefAttr name,
+                                        SymbolTableCollection &symbolTable) {
+  Operation *symbol = symbolTable.lookupNearestSymbolFrom(op, name);
+  if (auto weight = dyn_cast_or_null<WeightOp>(symbol))
+    return weight;
+  if (symbol)
+    return op->emitOpError("'@")
+           << name.getValue() << "' is a '" << symbol->getName()
+           << "', not a graph.weight";
+  return op->emitOpError("references unknown weight '@")
+         << name.getValue() << "'; declare it with graph.weight";
+}
+
 LogicalResult
 WeightRefOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  Operation *symbol =
-      symbolTable.lookupNearestSymbolFrom(getOperation(), getNameAttr());
-  auto weight = dyn_cast_or_null<WeightOp>(symbol);
-  if (!weight) {
-    if (symbol)
-      return emitOpError("'@") << getName() << "' is a '" << symbol->getName()
-                               << "', not a graph.weight";
-    return emitOpError("references unknown weight '@")
-           << getName() << "'; declare it with graph.weight";
-  }
-  if (weight.getType() != getType())
+  FailureOr<WeightOp> weight =
+      lookUpWeight(getOperation(), getNameAttr(), symbolTable);
+  if (failed(weight))
+    return failure();
+  if (weight->getType() != getType())
     return emitOpError("result type ")
            << getType() << " differs from the declared type "
-           << weight.getType() << " of weight '@" << getName() << "'";
+           << weight->getType() << " of weight '@" << getName() << "'";
   return success();
 }
 
-bool modelc::graph::isMutableWeight(WeightRefOp ref) {
+bool modelc::graph::isWritableWeight(WeightRefOp ref) {
   auto weight = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
       ref.getOperation(), ref.getNameAttr());
   return weight && weight.getWritable();
 }
 
 LogicalResult AssignOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  Operation *symbol =
-      symbolTable.lookupNearestSymbolFrom(getOperation(), getNameAttr());
-  auto weight = dyn_cast_or_null<WeightOp>(symbol);
-  if (!weight) {
-    if (symbol)
-      return emitOpError("'@") << getName() << "' is a '" << symbol->getName()
-                               << "', not a graph.weight";
-    return emitOpError("assigns unknown weight '@")
-           << getName() << "'; declare it with graph.weight";
-  }
+  FailureOr<WeightOp> found =
+      lookUpWeight(getOperation(), getNameAttr(), symbolTable);
+  if (failed(found))
+    return failure();
+  WeightOp weight = *found;
   if (!weight.getWritable())
     return emitOpError("assigns weight '@")
            << getName() << "', which is not declared writable";

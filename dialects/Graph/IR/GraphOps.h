@@ -117,7 +117,7 @@ class GradientBuilder;
 namespace modelc::graph {
 /// Whether the weight `ref` reads is `mutable` (a training step writes it
 /// with graph.assign): its value is not a constant of the model.
-bool isMutableWeight(WeightRefOp ref);
+bool isWritableWeight(WeightRefOp ref);
 } // namespace modelc::graph
 
 #endif // MODELC_DIALECTS_GRAPH_IR_GRAPHOPS_H

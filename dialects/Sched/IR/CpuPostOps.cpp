@@ -92,7 +92,7 @@ bool isFloat(Type element) {
 /// writes (packed once by the runtime).
 bool isConstant(Value v) {
   if (auto ref = v.getDefiningOp<WeightRefOp>())
-    return !isMutableWeight(ref);
+    return !isWritableWeight(ref);
   return static_cast<bool>(v.getDefiningOp<ConstantOp>());
 }
 
