@@ -54,3 +54,38 @@ func.func @unplaced(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = graph.relu %x : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A writable weight (a parameter a training step writes) is never copied
+// as a resident clone: the new value computed elsewhere is transferred to
+// the weight's device for the write, while `after` (ordering only) is
+// left alone.
+// CHECK-LABEL: func.func @writable_weight
+// CHECK: %[[W:.*]] = graph.weight_ref @p {device = #device.dev<sim:0>}
+// CHECK: %[[Y:.*]] = graph.matmul %{{.*}}, %[[W]] {device = #device.dev<sim:0>}
+// CHECK: %[[N:.*]] = graph.neg %{{.*}} {device = #device.dev<sim:1>}
+// CHECK: %[[N0:.*]] = device.transfer %[[N]] from <sim:1> to <sim:0>
+// CHECK: graph.assign @p, %[[N0]] after(%[[Y]]) {device = #device.dev<sim:0>}
+graph.weight @p {writable} : tensor<4x4xf32>
+func.func @writable_weight(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %w = graph.weight_ref @p {device = #device.dev<sim:0>} : tensor<4x4xf32>
+  %y = graph.matmul %x, %w {device = #device.dev<sim:0>} : tensor<4x4xf32>, tensor<4x4xf32>
+  %n = graph.neg %x {device = #device.dev<sim:1>} : tensor<4x4xf32>
+  graph.assign @p, %n after(%y) {device = #device.dev<sim:0>} : tensor<4x4xf32>, tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// A parameter read on another device than the one it is written on would
+// need a cross-device wait before the write: refused for now.
+graph.weight @p {writable} : tensor<4x4xf32>
+func.func @writable_weight_read_elsewhere(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %w = graph.weight_ref @p {device = #device.dev<sim:0>} : tensor<4x4xf32>
+  %y = graph.matmul %x, %w {device = #device.dev<sim:1>} : tensor<4x4xf32>, tensor<4x4xf32>
+  %n = graph.neg %x {device = #device.dev<sim:0>} : tensor<4x4xf32>
+  // expected-error @+1 {{training: weight 'p' is written on sim:0 but read on sim:1; a parameter read on several devices of a plan is not supported yet}}
+  graph.assign @p, %n after(%y) {device = #device.dev<sim:0>} : tensor<4x4xf32>, tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}

@@ -125,6 +125,32 @@ func.func @unknown_weight() {
 
 // -----
 
+func.func @assign_unknown_weight(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.assign' op references unknown weight '@nope'; declare it with graph.weight}}
+  graph.assign @nope, %x : tensor<4xf32>
+  return
+}
+
+// -----
+
+graph.weight @w : tensor<4xf32>
+func.func @assign_not_writable(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.assign' op assigns weight '@w', which is not declared writable}}
+  graph.assign @w, %x : tensor<4xf32>
+  return
+}
+
+// -----
+
+graph.weight @w {writable} : tensor<4xf32>
+func.func @assign_type_mismatch(%x: tensor<5xf32>) {
+  // expected-error @+1 {{'graph.assign' op value type 'tensor<5xf32>' differs from the declared type 'tensor<4xf32>' of weight '@w'}}
+  graph.assign @w, %x : tensor<5xf32>
+  return
+}
+
+// -----
+
 graph.weight @w : tensor<4x4xf32>
 func.func @weight_type_mismatch() {
   // expected-error @+1 {{'graph.weight_ref' op result type 'tensor<4x5xf32>' differs from the declared type 'tensor<4x4xf32>' of weight '@w'}}

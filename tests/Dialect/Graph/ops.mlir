@@ -22,6 +22,21 @@ func.func @weights_and_constants() -> (tensor<16x8xf32>, tensor<16xf32>, tensor<
   return %w, %b, %c, %s : tensor<16x8xf32>, tensor<16xf32>, tensor<2xf32>, tensor<i64>
 }
 
+// Training: a parameter and optimizer state, written with graph.assign.
+// CHECK: graph.weight @p {writable} : tensor<4xf32>
+graph.weight @p {writable} : tensor<4xf32>
+// CHECK: graph.weight @p.exp_avg {frozen, writable, zeros} : tensor<4xf32>
+graph.weight @p.exp_avg {frozen, writable, zeros} : tensor<4xf32>
+
+// CHECK-LABEL: func.func @assign
+func.func @assign(%x: tensor<4xf32>, %y: tensor<2x4xf32>) {
+  // CHECK: graph.assign @p, %{{.*}} : tensor<4xf32>
+  graph.assign @p, %x : tensor<4xf32>
+  // CHECK: graph.assign @p.exp_avg, %{{.*}} after(%{{.*}}) : tensor<4xf32>, tensor<2x4xf32>
+  graph.assign @p.exp_avg, %x after(%y) : tensor<4xf32>, tensor<2x4xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @unary
 func.func @unary(%x: tensor<4x8xf32>, %i: tensor<4xi32>) {
   // CHECK: graph.neg %{{.*}} : tensor<4x8xf32>
