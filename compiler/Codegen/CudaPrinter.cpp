@@ -934,6 +934,20 @@ LogicalResult emitGlobalAvgPool(GlobalAvgPoolOp pool, Emit &e) {
   return success();
 }
 
+/// The weight's copy on this GPU receives the new value, element by element
+/// (a training step's update; the weight is writable).
+LogicalResult emitAssign(AssignOp assign, Emit &e) {
+  KernelBuilder k(e.module, e.context);
+  std::string in = k.input(assign.getValue());
+  std::string type = cType(tensorType(assign.getValue()).getElementType());
+  std::string out =
+      k.raw(type + " *", "static_cast<" + type + " *>(const_cast<void *>(" +
+                             e.context.assignTarget + "))");
+  int64_t count = tensorType(assign.getValue()).getNumElements();
+  k.launchMap(e.task, count, count, "    " + out + "[i] = " + in + "[i];\n");
+  return success();
+}
+
 /// y[i] = x[offset(i)]: transpose, slice.
 void emitGatherCopy(Value input, Value result, const std::string &offset,
                     Emit &e, KernelBuilder &k, const std::string &in) {
@@ -1239,7 +1253,8 @@ const KernelTable<Emit> &cudaKernels() {
             },
             floatOperands)
         .add<CumsumOp>(emitCumsum)
-        .add<CrossEntropyOp>(emitCrossEntropy);
+        .add<CrossEntropyOp>(emitCrossEntropy)
+        .add<AssignOp>(emitAssign);
     return t;
   }();
   return table;

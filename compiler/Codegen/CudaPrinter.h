@@ -88,6 +88,9 @@ struct GpuOpContext {
   std::string residualOut, residualIn;
   /// A matmul: operands read as strided views of earlier buffers.
   std::optional<StridedOperand> stridedOperands[2];
+  /// A graph.assign: a host expression of the weight's copy on this device
+  /// (const void *), which its kernel writes.
+  std::string assignTarget;
 };
 
 /// Writes into `task` (the body of a host task function) the launches of

@@ -190,6 +190,9 @@ private:
   LogicalResult emitCumsum(CumsumOp cumsum);
   LogicalResult emitCrossEntropy(CrossEntropyOp loss);
   LogicalResult emitAssign(AssignOp assign);
+  /// The copy of `assign`'s weight on device `d` of a multi-device plan
+  /// (const void *), which becomes resident there.
+  std::string weightOnDevice(AssignOp assign, unsigned d);
   std::string out(Operation *op, unsigned i = 0) {
     return name(op->getResult(i));
   }
@@ -872,17 +875,21 @@ LogicalResult FunctionEmitter::emitCrossEntropy(CrossEntropyOp loss) {
   return success();
 }
 
+std::string FunctionEmitter::weightOnDevice(AssignOp assign, unsigned d) {
+  unsigned w = weightIndex.lookup(assign.getName());
+  residency.insert({d, w});
+  return "ctx->device_weights[" + std::to_string(d) + "][" + std::to_string(w) +
+         "]";
+}
+
 LogicalResult FunctionEmitter::emitAssign(AssignOp assign) {
   // The weight's writable copy on this device (the runtime made it so for
   // writable weights) receives the new value.
-  unsigned w = weightIndex.lookup(assign.getName());
-  std::string target = "ctx->weights[" + std::to_string(w) + "]";
-  if (plan.multiDevice) {
-    unsigned d = deviceOf(assign);
-    residency.insert({d, w});
-    target = "ctx->device_weights[" + std::to_string(d) + "][" +
-             std::to_string(w) + "]";
-  }
+  std::string target =
+      plan.multiDevice
+          ? weightOnDevice(assign, deviceOf(assign))
+          : "ctx->weights[" +
+                std::to_string(weightIndex.lookup(assign.getName())) + "]";
   os << "  std::memcpy(const_cast<void *>(" << target << "), "
      << name(assign.getValue()) << ", " << valueBytes(assign.getValue())
      << ");\n";
@@ -1313,7 +1320,7 @@ void FunctionEmitter::emitCopy(device::TransferOp transfer) {
 
 LogicalResult FunctionEmitter::emitGpuTask(Operation *op, unsigned d,
                                            const std::string &what) {
-  Value result = op->getResult(0);
+  Value result = op->getNumResults() ? op->getResult(0) : Value();
   GpuOpContext context;
   context.device = d;
   context.opName = namedOp(op)->getName().stripDialect().str();
@@ -1341,6 +1348,8 @@ LogicalResult FunctionEmitter::emitGpuTask(Operation *op, unsigned d,
   if (auto gemm = dyn_cast<sched::GemmOp>(op))
     describeGemm(gemm, context);
   context.allowTf32 = options.allowTf32;
+  if (auto assign = dyn_cast<AssignOp>(op))
+    context.assignTarget = weightOnDevice(assign, d);
   if (failed(emitGpuOp(op, gpuModule, context, os)))
     return failure();
   ++kernelCalls;

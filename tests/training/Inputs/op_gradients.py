@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Checks each graph op's gradient rule against torch.autograd, in float32.
 
-    op_gradients.py OUTDIR [--target=cpu] [--place-all=DEVICE]
+    op_gradients.py OUTDIR [--target=cpu] [--place-all=DEVICE] [--cuda-emulation]
         [--modelc modelc] [--modelc-run modelc-run]
 
 Builds one OUTDIR/model.ir whose entry point @loss returns
@@ -231,6 +231,8 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--target", default="cpu")
     ap.add_argument("--place-all")
+    ap.add_argument("--cuda-emulation", action="store_true",
+                    help="GPU kernels as host code (run under the stand-in driver)")
     ap.add_argument("--modelc", default="modelc")
     ap.add_argument("--modelc-run", default="modelc-run")
     a = ap.parse_args()
@@ -250,7 +252,8 @@ def main():
 
     run([a.modelc, path("model.ir"), "--train", "--weights", path("w.safetensors"),
          "-o", path("t.so"), f"--target={a.target}"]
-        + ([f"--place-all={a.place_all}"] if a.place_all else []))
+        + ([f"--place-all={a.place_all}"] if a.place_all else [])
+        + (["--cuda-emulation"] if a.cuda_emulation else []))
     run([a.modelc_run, path("t.so"), "--entry", "gradients", "--output-dir", path("grads")]
         + feeds)
 
