@@ -114,7 +114,8 @@ void roundToElementType(RefTensor &t, Type element) {
 
 class Interpreter {
 public:
-  explicit Interpreter(const WeightProvider &weights) : weights(weights) {}
+  Interpreter(const WeightProvider &weights, bool roundResults)
+      : weights(weights), roundResults(roundResults) {}
 
   FailureOr<std::vector<RefTensor>> run(func::FuncOp function,
                                         const std::vector<RefTensor> &inputs) {
@@ -130,7 +131,8 @@ public:
       FailureOr<RefTensor> result = evaluate(&op);
       if (failed(result))
         return failure();
-      roundToElementType(*result, elementOf(op.getResult(0)));
+      if (roundResults)
+        roundToElementType(*result, elementOf(op.getResult(0)));
       values.set(op.getResult(0), std::move(*result));
     }
     return std::vector<RefTensor>{};
@@ -141,6 +143,7 @@ private:
   FailureOr<RefTensor> evaluate(Operation *op);
 
   const WeightProvider &weights;
+  bool roundResults;
   Values values;
 };
 
@@ -172,10 +175,10 @@ FailureOr<RefTensor> Interpreter::evaluate(Operation *op) {
 
 FailureOr<std::vector<RefTensor>>
 modelc::interpret(func::FuncOp function, const std::vector<RefTensor> &inputs,
-                  const WeightProvider &weights) {
+                  const WeightProvider &weights, bool roundResults) {
   if (inputs.size() != function.getNumArguments())
     return function.emitError("expected ")
            << function.getNumArguments() << " inputs, got " << inputs.size();
-  Interpreter interpreter(weights);
+  Interpreter interpreter(weights, roundResults);
   return interpreter.run(function, inputs);
 }

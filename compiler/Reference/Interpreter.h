@@ -31,10 +31,13 @@ using WeightProvider =
     std::function<mlir::FailureOr<RefTensor>(llvm::StringRef name)>;
 
 /// Runs `function` on `inputs`. Run-time errors (an index out of range) are
-/// emitted at the op's location.
+/// emitted at the op's location. Each float result is rounded to its
+/// element type, as the kernels store it, unless `roundResults` is false:
+/// then every value stays in double (finite differences of gradients need
+/// that precision).
 mlir::FailureOr<std::vector<RefTensor>>
 interpret(mlir::func::FuncOp function, const std::vector<RefTensor> &inputs,
-          const WeightProvider &weights);
+          const WeightProvider &weights, bool roundResults = true);
 
 } // namespace modelc
 
