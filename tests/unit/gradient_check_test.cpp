@@ -179,6 +179,9 @@ func.func @loss(%t: tensor<4xi64>) -> tensor<f32> {
      {{2, -100, 0, 1}}},
 };
 
+/// gtest names a case by its name, not its bytes.
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
 class GradientCheck : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GradientCheck, MatchesCentralDifferences) {
