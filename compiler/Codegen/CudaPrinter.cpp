@@ -921,6 +921,66 @@ LogicalResult emitPool(PoolOp pool, bool isMax, Emit &e) {
   return success();
 }
 
+/// max_pool2d's input gradient, one thread per input cell: the sum of the
+/// gradients of the windows whose maximum (recomputed, as the CPU kernel
+/// picks it) the cell is. No atomics, so the sums are deterministic.
+LogicalResult emitMaxPoolGrad(MaxPool2dGradOp op, Emit &e) {
+  ArrayRef<int64_t> x = tensorType(op.getInput()).getShape();
+  ArrayRef<int64_t> g = tensorType(op.getGrad()).getShape();
+  ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides(),
+                    p = op.getPadding();
+  int64_t h = x[2], w = x[3], oh = g[2], ow = g[3];
+  KernelBuilder kb(e.module, e.context);
+  std::string in = kb.input(op.getInput()), grad = kb.input(op.getGrad()),
+              out = kb.output(op.getResult());
+  auto str = [](int64_t v) { return std::to_string(v); };
+  std::string element = cType(tensorType(op.getInput()).getElementType());
+  std::string body =
+      "    const int64_t ix = i % " + str(w) + ", iy = (i / " + str(w) +
+      ") % " + str(h) + ", plane = i / " + str(h * w) + ";\n    const " +
+      element + " *xp = " + in + " + plane * " + str(h * w) + ";\n    const " +
+      element + " *gp = " + grad + " + plane * " + str(oh * ow) +
+      ";\n    float acc = 0.0f;\n"
+      "    int64_t oy0 = iy + " + str(p[0] - k[0] + 1) +
+      ", ox0 = ix + " + str(p[1] - k[1] + 1) + ";\n"
+      "    oy0 = oy0 <= 0 ? 0 : (oy0 + " + str(s[0] - 1) + ") / " + str(s[0]) +
+      ";\n    ox0 = ox0 <= 0 ? 0 : (ox0 + " + str(s[1] - 1) + ") / " +
+      str(s[1]) + ";\n"
+      "    const int64_t oy1 = modelc_gpu::min_<int64_t>((iy + " + str(p[0]) +
+      ") / " + str(s[0]) + ", " + str(oh - 1) +
+      "), ox1 = modelc_gpu::min_<int64_t>((ix + " + str(p[1]) + ") / " +
+      str(s[1]) + ", " + str(ow - 1) + ");\n"
+      "    for (int64_t oy = oy0; oy <= oy1; ++oy)\n"
+      "      for (int64_t ox = ox0; ox <= ox1; ++ox) {\n"
+      "        const int64_t ys = oy * " + str(s[0]) + " - " + str(p[0]) +
+      ", xs = ox * " + str(s[1]) + " - " + str(p[1]) + ";\n"
+      "        const int64_t y0 = ys < 0 ? 0 : ys, x0 = xs < 0 ? 0 : xs;\n"
+      "        const int64_t y1 = modelc_gpu::min_<int64_t>(ys + " + str(k[0]) +
+      ", " + str(h) + "), x1 = modelc_gpu::min_<int64_t>(xs + " + str(k[1]) +
+      ", " + str(w) + ");\n"
+      "        float best = -modelc_gpu::infinity();\n"
+      "        int64_t at = y0 * " + str(w) + " + x0;\n"
+      "        for (int64_t wy = y0; wy < y1; ++wy)\n"
+      "          for (int64_t wx = x0; wx < x1; ++wx) {\n"
+      "            const float v = " +
+      e.load(op.getInput(), "xp[wy * " + str(w) + " + wx]") +
+      ";\n"
+      "            if (v > best || v != v) {\n"
+      "              best = v;\n"
+      "              at = wy * " + str(w) + " + wx;\n"
+      "            }\n"
+      "          }\n"
+      "        if (at == iy * " + str(w) + " + ix)\n"
+      "          acc += " +
+      e.load(op.getGrad(), "gp[oy * " + str(ow) + " + ox]") +
+      ";\n"
+      "      }\n    " +
+      out + "[i] = " + e.store(op.getResult(), "acc") + ";\n";
+  int64_t count = tensorType(op.getResult()).getNumElements();
+  kb.launchMap(e.task, count, count, body);
+  return success();
+}
+
 LogicalResult emitGlobalAvgPool(GlobalAvgPoolOp pool, Emit &e) {
   ArrayRef<int64_t> x = tensorType(pool.getInput()).getShape();
   int64_t spatial = product(x.drop_front(2));
@@ -1228,6 +1288,7 @@ const KernelTable<Emit> &cudaKernels() {
         .add<AvgPool2dOp>(
             [](AvgPool2dOp o, Emit &e) { return emitPool(o, false, e); })
         .add<GlobalAvgPoolOp>(emitGlobalAvgPool)
+        .add<MaxPool2dGradOp>(emitMaxPoolGrad)
         .add<TransposeOp>(emitTranspose)
         .add<SliceOp>(emitSlice)
         .add<ConcatOp>(emitConcat)

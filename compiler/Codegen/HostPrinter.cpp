@@ -182,6 +182,7 @@ private:
   LogicalResult emitConvTranspose2d(ConvTranspose2dOp conv);
   template <typename OpTy> LogicalResult emitPool(OpTy pool);
   LogicalResult emitGlobalAvgPool(GlobalAvgPoolOp pool);
+  LogicalResult emitMaxPoolGrad(MaxPool2dGradOp op);
   LogicalResult emitTranspose(TransposeOp transpose);
   LogicalResult emitConcat(ConcatOp concat);
   LogicalResult emitSlice(SliceOp slice);
@@ -759,6 +760,21 @@ template <typename OpTy> LogicalResult FunctionEmitter::emitPool(OpTy pool) {
   return success();
 }
 
+LogicalResult FunctionEmitter::emitMaxPoolGrad(MaxPool2dGradOp grad) {
+  Operation *op = grad;
+  ArrayRef<int64_t> x = shapeOf(grad.getInput());
+  ArrayRef<int64_t> g = shapeOf(grad.getGrad());
+  std::string shape = "modelc_cpu::Pool2dShape{" + list(x) + ", " +
+                      std::to_string(g[2]) + ", " + std::to_string(g[3]) +
+                      ", " + list(grad.getKernel()) + ", " +
+                      list(grad.getStrides()) + ", " + list(grad.getPadding()) +
+                      "}";
+  os << "  modelc_cpu::max_pool2d_grad<" << storageOf(op) << ">(ctx, "
+     << in(op, 0) << ", " << in(op, 1) << ", " << out(op) << ", " << shape
+     << ");\n";
+  return success();
+}
+
 LogicalResult FunctionEmitter::emitGlobalAvgPool(GlobalAvgPoolOp pool) {
   Operation *op = pool;
   ArrayRef<int64_t> x = shapeOf(pool.getInput());
@@ -915,6 +931,7 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
         .add<MaxPool2dOp>(&E::emitPool<MaxPool2dOp>)
         .add<AvgPool2dOp>(&E::emitPool<AvgPool2dOp>)
         .add<GlobalAvgPoolOp>(&E::emitGlobalAvgPool)
+        .add<MaxPool2dGradOp>(&E::emitMaxPoolGrad)
         .add<TransposeOp>(&E::emitTranspose)
         .add<ConcatOp>(&E::emitConcat)
         .add<SliceOp>(&E::emitSlice)

@@ -24,6 +24,20 @@ void modelc::buildGraphPipeline(mlir::OpPassManager &pm) {
 
 void modelc::buildTrainingPipeline(mlir::OpPassManager &pm,
                                    const TrainingOptions &options) {
+  if (!options.loss.empty()) {
+    AttachLossPassOptions attach;
+    attach.entry = "forward";
+    attach.loss = options.loss;
+    attach.reduction = options.reduction;
+    attach.ignoreIndex = options.ignoreIndex;
+    attach.labelSmoothing = options.labelSmoothing;
+    attach.classWeights.assign(options.classWeights.begin(),
+                               options.classWeights.end());
+    pm.addPass(createAttachLossPass(attach));
+  }
+  TrainingModePassOptions mode;
+  mode.entry = options.entry;
+  pm.addPass(createTrainingModePass(mode));
   DifferentiatePassOptions differentiate;
   differentiate.entry = options.entry;
   differentiate.frozen = options.frozen;

@@ -11,6 +11,9 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <string>
+#include <vector>
+
 namespace modelc {
 
 /// The dialects a model is written in (graph, device, func) and the
@@ -25,11 +28,20 @@ void registerModelcPassesAndPipelines();
 /// subexpressions. Shapes were inferred when the ops were built.
 void buildGraphPipeline(mlir::OpPassManager &pm);
 
-/// `--train`: the loss entry `entry`'s gradients (modelc-differentiate),
+/// `--train`: (with `loss`, the loss entry from `forward`:
+/// modelc-attach-loss;) the loss entry's training form
+/// (modelc-training-mode), its gradients (modelc-differentiate),
 /// the optimizer's step (modelc-build-optimizer), then canonicalize and CSE
 /// over the new entry points (the backward repeats forward values).
 struct TrainingOptions {
   std::string entry;
+  /// With `loss` (modelc-attach-loss's kinds), `entry` is the `loss` entry
+  /// point built from the model's `forward` output and a `target`.
+  std::string loss;
+  std::string reduction = "mean";
+  int64_t ignoreIndex = -100;
+  double labelSmoothing = 0.0;
+  std::vector<double> classWeights;
   std::string frozen;
   std::string optimizer = "sgd";
   double lr = 0.001, momentum = 0.0, dampening = 0.0, weightDecay = 0.0;

@@ -311,6 +311,38 @@ static RefTensor evaluate(MaxPool2dOp op, const Values &values) {
                 /*isMax=*/true, /*includePad=*/false);
 }
 
+static RefTensor evaluate(MaxPool2dGradOp op, const Values &values) {
+  // Each window's gradient to its maximum: the first largest cell, or the
+  // last NaN (PyTorch's `val > max || isnan(val)`); padding never wins.
+  const RefTensor &x = values.get(op.getInput());
+  const RefTensor &g = values.get(op.getGrad());
+  ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides(),
+                    p = op.getPadding();
+  int64_t planes = x.shape[0] * x.shape[1], H = x.shape[2], W = x.shape[3];
+  int64_t OH = g.shape[2], OW = g.shape[3];
+  RefTensor dx = make(shapeOf(op.getResult()));
+  for (int64_t plane = 0; plane < planes; ++plane)
+    for (int64_t oy = 0; oy < OH; ++oy)
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        int64_t y0 = std::max<int64_t>(oy * s[0] - p[0], 0);
+        int64_t x0 = std::max<int64_t>(ox * s[1] - p[1], 0);
+        int64_t y1 = std::min(oy * s[0] - p[0] + k[0], H);
+        int64_t x1 = std::min(ox * s[1] - p[1] + k[1], W);
+        double best = -std::numeric_limits<double>::infinity();
+        int64_t at = y0 * W + x0;
+        for (int64_t iy = y0; iy < y1; ++iy)
+          for (int64_t ix = x0; ix < x1; ++ix) {
+            double v = x.data[plane * H * W + iy * W + ix];
+            if (v > best || std::isnan(v)) {
+              best = v;
+              at = iy * W + ix;
+            }
+          }
+        dx.data[plane * H * W + at] += g.data[(plane * OH + oy) * OW + ox];
+      }
+  return dx;
+}
+
 static RefTensor evaluate(AvgPool2dOp op, const Values &values) {
   PoolWindow window{op.getKernel(), op.getNormalizedStrides(), op.getPadding()};
   return pool2d(values.get(op.getInput()), shapeOf(op.getResult()), window,
@@ -385,6 +417,7 @@ void modelc::reference::addNNEvaluators(Evaluators &evaluators) {
   evaluators.add<Conv2dOp>(evaluate);
   evaluators.add<ConvTranspose2dOp>(evaluate);
   evaluators.add<MaxPool2dOp>(evaluate);
+  evaluators.add<MaxPool2dGradOp>(evaluate);
   evaluators.add<AvgPool2dOp>(evaluate);
   evaluators.add<GlobalAvgPoolOp>(evaluate);
   evaluators.add<CrossEntropyOp>(evaluate);

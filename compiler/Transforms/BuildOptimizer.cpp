@@ -7,18 +7,16 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/Assign.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Graph/IR/GradientBuilder.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
-#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
-#include "llvm/ADT/SetVector.h"
 
 #include <cmath>
-#include <functional>
 
 namespace modelc {
 #define GEN_PASS_DEF_BUILDOPTIMIZERPASS
@@ -105,33 +103,8 @@ struct BuildOptimizerPass
         .getResult();
   }
 
-  /// Writes `value` into `weight`, after every op of the step that reads
-  /// the weight's old value and is not on the way to `value`.
   void assign(OpBuilder &builder, WeightOp weight, Value value) {
-    weight.setWritable(true);
-    SetVector<Operation *> ancestors;
-    BackwardSliceOptions options;
-    options.inclusive = true;
-    (void)getBackwardSlice(value, &ancestors, options);
-    // The readers of the weight's memory: users of its value, and through
-    // views (a reshape shares the memory), their users.
-    SetVector<Value> after;
-    std::function<void(Value)> addReaders = [&](Value v) {
-      for (Operation *user : v.getUsers()) {
-        if (ancestors.contains(user) || user->getNumResults() != 1)
-          continue;
-        after.insert(user->getResult(0));
-        if (getViewOffset(user))
-          addReaders(user->getResult(0));
-      }
-    };
-    step.walk([&](WeightRefOp ref) {
-      if (ref.getName() == weight.getSymName())
-        addReaders(ref.getResult());
-    });
-    AssignOp::create(builder, value.getLoc(),
-                     FlatSymbolRefAttr::get(weight.getSymNameAttr()), value,
-                     after.getArrayRef());
+    buildAssign(builder, step, weight, value);
   }
 
   LogicalResult buildStep(ModuleOp module, ArrayAttr parameters) {

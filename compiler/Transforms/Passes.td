@@ -32,6 +32,88 @@ def VerifyModelPass : Pass<"modelc-verify-model", "::mlir::ModuleOp"> {
   }];
 }
 
+def AttachLossPass : Pass<"modelc-attach-loss", "::mlir::ModuleOp"> {
+  let summary = "Adds the loss entry point: a model's output against a target, as torch.nn's losses.";
+  let description = [{
+    From the entry point `entry` (default `forward`, the name the ONNX
+    importer gives), which returns one output, adds the entry point `loss`:
+    the same inputs plus `target`, the forward's ops, then the loss of its
+    output against `target`, as a scalar (`reduction` `mean` or `sum`):
+
+    * `cross_entropy` (torch.nn.CrossEntropyLoss): output `[N, C]` logits,
+      `target` `[N]` i64 class indices; `class-weights` (`C` numbers),
+      `ignore-index` and `label-smoothing` as PyTorch's (the smoothing term
+      is weighted and normalised as PyTorch does).
+    * `nll` (torch.nn.NLLLoss): output `[N, C]` log-probabilities, the
+      same target and options except label smoothing.
+    * `mse` (torch.nn.MSELoss) and `bce_with_logits`
+      (torch.nn.BCEWithLogitsLoss, `max(x, 0) - x t + log(1 + e^-|x|)`):
+      `target` has the output's type.
+
+    The loss ops are graph ops with gradient rules; the class weights are
+    a constant, placed with the ops that read it.
+
+    Before (`loss=cross_entropy`):
+    ```mlir
+    func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x3xf32> { ... }
+    ```
+    After (added):
+    ```mlir
+    func.func @loss(%x: tensor<2x4xf32>, %target: tensor<2xi64> {graph.name = "target"})
+        -> (tensor<f32> {graph.name = "loss"}) {
+      ...
+      %l = graph.cross_entropy %y, %target : tensor<2x3xf32>, tensor<2xi64>
+      return %l : tensor<f32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+           "The function whose one output the loss compares with the target">,
+    Option<"loss", "loss", "std::string", /*default=*/"\"cross_entropy\"",
+           "cross_entropy, nll, mse or bce_with_logits">,
+    Option<"reduction", "reduction", "std::string", /*default=*/"\"mean\"",
+           "mean or sum">,
+    Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",
+           "cross_entropy, nll: samples with this target count for nothing">,
+    Option<"labelSmoothing", "label-smoothing", "double", /*default=*/"0.0",
+           "cross_entropy: PyTorch's label_smoothing, in [0, 1]">,
+    ListOption<"classWeights", "class-weights", "double",
+               "cross_entropy, nll: one weight per class">,
+  ];
+}
+
+def TrainingModePass : Pass<"modelc-training-mode", "::mlir::ModuleOp"> {
+  let summary = "Gives the ops of a loss entry point their training form.";
+  let description = [{
+    In the entry point `entry` (the loss that modelc-differentiate
+    differentiates), each `graph.batch_norm` with a `momentum` (one exported
+    in training mode) normalises with the batch's statistics instead of
+    the running ones, spelled as reductions and elementwise ops (whose
+    gradient rules give BatchNorm's backward), and updates the running
+    statistics as torch.nn.BatchNorm2d does: `running_mean = (1 - m)
+    running_mean + m mean`, `running_var = (1 - m) running_var + m
+    var_unbiased`, written back with `graph.assign` (the two weights become
+    `writable` and `frozen`: buffers, not parameters). Other entry points
+    (the model's `forward`) keep the inference form.
+
+    Before:
+    ```mlir
+    %y = graph.batch_norm %x, %s, %b, %m, %v {momentum = 1.0e-01 : f32} : ...
+    ```
+    After (in `entry`):
+    ```mlir
+    %mean = graph.reduce_mean %x {axes = array<i64: 0, 2, 3>, keepdims = true} : ...
+    ...
+    graph.assign @"bn.running_mean", %newMean : tensor<4xf32>
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"loss\"",
+           "The loss entry point">,
+  ];
+}
+
 def DifferentiatePass : Pass<"modelc-differentiate", "::mlir::ModuleOp"> {
   let summary = "Derives the gradients of a loss entry point (reverse mode).";
   let description = [{

@@ -45,6 +45,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -58,6 +59,65 @@ namespace {
 LogicalResult fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "modelc") << message << "\n";
   return failure();
+}
+
+/// A 1-D float32 or float64 little-endian .npy as numbers (--loss-weight).
+FailureOr<std::vector<double>> readVector(const std::string &path) {
+  auto file = llvm::MemoryBuffer::getFile(path);
+  if (!file)
+    return fail("cannot read '" + path + "': " + file.getError().message());
+  StringRef data = (*file)->getBuffer();
+  auto bad = [&](const llvm::Twine &why) {
+    return fail("'" + path + "' is not a 1-D float32/float64 .npy: " + why);
+  };
+  if (data.size() < 10 || !data.starts_with("\x93NUMPY"))
+    return bad("no .npy magic");
+  unsigned major = static_cast<unsigned char>(data[6]);
+  size_t headerStart = major == 1 ? 10 : 12;
+  if (data.size() < headerStart)
+    return bad("truncated header");
+  size_t headerLength =
+      major == 1 ? static_cast<unsigned char>(data[8]) |
+                       static_cast<unsigned char>(data[9]) << 8
+                 : static_cast<size_t>(static_cast<unsigned char>(data[8])) |
+                       static_cast<size_t>(static_cast<unsigned char>(data[9]))
+                           << 8 |
+                       static_cast<size_t>(static_cast<unsigned char>(data[10]))
+                           << 16 |
+                       static_cast<size_t>(static_cast<unsigned char>(data[11]))
+                           << 24;
+  if (data.size() < headerStart + headerLength)
+    return bad("truncated header");
+  StringRef header = data.substr(headerStart, headerLength);
+  StringRef payload = data.substr(headerStart + headerLength);
+  size_t width = header.contains("'<f4'") ? 4 : header.contains("'<f8'") ? 8 : 0;
+  if (!width)
+    return bad("the dtype is not '<f4' or '<f8'");
+  if (header.contains("'fortran_order': True"))
+    return bad("Fortran order");
+  size_t open = header.find("'shape': (");
+  if (open == StringRef::npos)
+    return bad("no shape");
+  StringRef shape = header.substr(open + 10).split(')').first;
+  SmallVector<StringRef> dims;
+  shape.split(dims, ',', -1, /*KeepEmpty=*/false);
+  uint64_t count = 0;
+  if (dims.size() != 1 || dims[0].trim().getAsInteger(10, count))
+    return bad("the shape is (" + shape + ")");
+  if (payload.size() != count * width)
+    return bad(llvm::Twine(payload.size()) + " data bytes for " +
+               llvm::Twine(count) + " elements");
+  std::vector<double> values(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    if (width == 4) {
+      float v;
+      std::memcpy(&v, payload.data() + i * 4, 4);
+      values[i] = v;
+    } else {
+      std::memcpy(&values[i], payload.data() + i * 8, 8);
+    }
+  }
+  return values;
 }
 
 /// Writes what `write` prints to -o, or to stdout without it.
@@ -262,6 +322,25 @@ FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
     return fail("--train with --precision=" + options.precision +
                 " is not supported yet: training keeps f32 parameters");
   modelc::TrainingOptions training = options.training;
+  if (!training.loss.empty() && options.trainEntryGiven)
+    return fail("--loss builds the loss entry point 'loss' from 'forward'; "
+                "--train=" +
+                training.entry +
+                " names a loss entry of the model's own: give one of them");
+  if (training.loss.empty() &&
+      modelc::onnx_import::isOnnxPath(options.inputPath))
+    return fail("--train on an ONNX model needs --loss=cross_entropy, nll, "
+                "mse or bce_with_logits: the loss of its output against a "
+                "new input 'target'");
+  if (!options.lossWeightPath.empty()) {
+    if (training.loss != "cross_entropy" && training.loss != "nll")
+      return fail("--loss-weight applies to --loss=cross_entropy and nll");
+    FailureOr<std::vector<double>> weights =
+        readVector(options.lossWeightPath);
+    if (failed(weights))
+      return failure();
+    training.classWeights = std::move(*weights);
+  }
   if (training.optimizer != "sgd" && training.optimizer != "adam" &&
       training.optimizer != "adamw")
     return fail("--optimizer=" + training.optimizer +
@@ -297,6 +376,10 @@ LogicalResult Driver::parse() {
     return failure();
   applyDefaultTimingPassManagerCLOptions(pm);
   modelc::buildGraphPipeline(pm);
+  if (options.training.entry.empty() &&
+      (!options.training.loss.empty() || !options.lossWeightPath.empty()))
+    return fail("--loss and --loss-weight apply to a training build: add "
+                "--train");
   if (!options.training.entry.empty()) {
     FailureOr<modelc::TrainingOptions> training = trainingOptions();
     if (failed(training))

@@ -58,6 +58,10 @@ struct DriverOptions {
   /// training); --betas as written, parsed by the driver.
   modelc::TrainingOptions training;
   std::string betas = "0.9,0.999";
+  /// --train=ENTRY named the loss entry (not the default).
+  bool trainEntryGiven = false;
+  /// --loss-weight: the class weights' .npy.
+  std::string lossWeightPath;
   /// The whole command line, recorded in model.so as its provenance.
   std::string flags;
 };

@@ -229,6 +229,33 @@ cl::opt<std::string>
                     "are not trained"),
            cl::value_desc("regex"), cl::cat(trainingCategory));
 
+cl::opt<std::string> loss(
+    "loss",
+    cl::desc("Train the model's one output against a new input 'target' "
+             "with torch.nn's loss: cross_entropy (logits [N, C], target "
+             "[N] class indices), nll (log-probabilities), mse or "
+             "bce_with_logits (target shaped as the output). Builds the "
+             "entry point 'loss' from 'forward' (an ONNX model's)"),
+    cl::value_desc("kind"), cl::cat(trainingCategory));
+cl::opt<std::string>
+    lossWeight("loss-weight",
+               cl::desc("cross_entropy, nll: class weights, a 1-D .npy "
+                        "(float32 or float64) of C numbers"),
+               cl::value_desc("w.npy"), cl::cat(trainingCategory));
+cl::opt<int64_t>
+    ignoreIndex("ignore-index",
+                cl::desc("cross_entropy, nll: samples whose target is N "
+                         "count for nothing (default -100)"),
+                cl::value_desc("N"), cl::init(-100), cl::cat(trainingCategory));
+cl::opt<double> labelSmoothing(
+    "label-smoothing",
+    cl::desc("cross_entropy: PyTorch's label_smoothing (default 0)"),
+    cl::init(0.0), cl::cat(trainingCategory));
+cl::opt<std::string>
+    reduction("reduction",
+              cl::desc("The loss over the batch: mean (default) or sum"),
+              cl::init("mean"), cl::cat(trainingCategory));
+
 cl::opt<bool> verbose("v",
                       cl::desc("Print what was built: per entry point "
                                "its arena size and fused loops"),
@@ -250,6 +277,8 @@ and runs (docs/runtime.md).
   modelc model.onnx --input-shape x=1x3x224x224 --emit=graph > model.ir
   modelc model.ir --train=loss --optimizer=sgd --lr 0.1 --momentum 0.9 \
       --weights w.safetensors -o train.so    a training step (docs/training.md)
+  modelc model.onnx --train --loss=cross_entropy --optimizer=adamw \
+      --lr 0.001 -o train.so                 the same from a TRAINING export
 
 Errors in the model are reported as file:line:col: error: ... (for ONNX,
 model.onnx:node 'NAME': error: ...) and modelc exits with status 1.
@@ -297,8 +326,15 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.timeStages = timeStages;
   options.jobs = jobs;
   options.verbose = verbose;
-  if (train.getNumOccurrences())
+  if (train.getNumOccurrences()) {
     options.training.entry = train.empty() ? "loss" : train.getValue();
+    options.trainEntryGiven = !train.empty();
+  }
+  options.training.loss = loss;
+  options.lossWeightPath = lossWeight;
+  options.training.ignoreIndex = ignoreIndex;
+  options.training.labelSmoothing = labelSmoothing;
+  options.training.reduction = reduction;
   options.training.optimizer = optimizer;
   options.training.lr = lr;
   options.training.momentum = momentum;

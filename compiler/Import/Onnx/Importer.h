@@ -97,6 +97,8 @@ public:
   /// Input `i` as constant numbers (f32, f64, i32 or i64), row-major.
   std::optional<llvm::SmallVector<double>>
   constantNumbers(const onnx::NodeProto &node, int i);
+  /// Whether a node or the graph's outputs read the value `name`.
+  bool isUsed(llvm::StringRef name) const;
   /// Binds output `i` of `node` to `value`.
   void define(const onnx::NodeProto &node, mlir::Value value, int i = 0);
   /// Records `tensor` as the constant value of output 0 of `node`.

@@ -161,6 +161,17 @@ bool modelc::onnx_import::tensorBytes(const onnx::TensorProto &tensor,
 // Nodes: locations, attributes, inputs
 //===----------------------------------------------------------------------===//
 
+bool Importer::isUsed(llvm::StringRef name) const {
+  for (const onnx::NodeProto &node : model.graph().node())
+    for (const std::string &input : node.input())
+      if (input == name)
+        return true;
+  for (const onnx::ValueInfoProto &out : model.graph().output())
+    if (out.name() == name)
+      return true;
+  return false;
+}
+
 Location Importer::locationOf(const onnx::NodeProto &node) const {
   std::string name = node.name().empty()
                          ? "'" + node.op_type() + "' with output '" +

@@ -381,22 +381,36 @@ LogicalResult pool(Importer &im, const NodeProto &n) {
 }
 
 LogicalResult batchNorm(Importer &im, const NodeProto &n) {
-  if (Importer::intAttr(n, "training_mode", 0) != 0 ||
-      (n.output_size() > 1 &&
-       llvm::any_of(llvm::drop_begin(n.output()),
-                    [](const std::string &o) { return !o.empty(); }))) {
-    im.error(n) << "training mode (running statistics as outputs) is not "
-                   "supported; export the model in eval mode";
-    return failure();
-  }
+  // Training mode (torch.onnx.export with TrainingMode.TRAINING, as ONNX
+  // Runtime's training expects): the op keeps its momentum, so a training
+  // build (modelc-training-mode) can normalise with the batch's statistics
+  // and update the running ones; it is the inference form everywhere else.
+  // The running statistics' outputs are what that update writes back to
+  // the weights: nothing may read them as values.
+  bool training = Importer::intAttr(n, "training_mode", 0) != 0;
+  for (int i = 1; i < n.output_size(); ++i)
+    if (!n.output(i).empty() && im.isUsed(n.output(i))) {
+      im.error(n) << "output '" << n.output(i)
+                  << "' (a running statistic) is read by the model; only "
+                     "the normalised output is supported";
+      return failure();
+    }
   SmallVector<Value> operands;
   for (int i = 0; i < 5; ++i)
     operands.push_back(im.input(n, i));
-  return emit<BatchNormOp>(
-      im, n, operands,
-      {named(im, "epsilon",
-             im.builder.getF32FloatAttr(
-                 Importer::floatAttr(n, "epsilon", 1e-5f)))});
+  SmallVector<NamedAttribute> attrs{
+      named(im, "epsilon",
+            im.builder.getF32FloatAttr(
+                Importer::floatAttr(n, "epsilon", 1e-5f)))};
+  if (training) {
+    // ONNX's momentum weighs the running statistic (0.9), PyTorch's the
+    // batch's (0.1).
+    double onnxMomentum = Importer::floatAttr(n, "momentum", 0.9f);
+    attrs.push_back(named(im, "momentum",
+                          im.builder.getF32FloatAttr(
+                              static_cast<float>(1.0 - onnxMomentum))));
+  }
+  return emit<BatchNormOp>(im, n, operands, attrs);
 }
 
 template <typename SoftmaxLike>
@@ -676,11 +690,17 @@ LogicalResult castTo(Importer &im, const NodeProto &n) {
 LogicalResult dropout(Importer &im, const NodeProto &n) {
   std::optional<double> training = im.constantScalar(n, 2);
   if (Importer::hasInput(n, 2) && (!training || *training != 0)) {
-    im.error(n) << "training mode is not supported (inference only)";
-    return failure();
+    // Training mode (a TRAINING export): exact only when nothing is dropped.
+    std::optional<double> ratio =
+        Importer::hasInput(n, 1) ? im.constantScalar(n, 1) : 0.5;
+    if (!ratio || *ratio != 0.0) {
+      im.error(n) << "dropout in training mode with a ratio other than 0 is "
+                     "not supported yet (export with p=0, or in eval mode)";
+      return failure();
+    }
   }
-  if (n.output_size() > 1 && !n.output(1).empty()) {
-    im.error(n) << "the mask output is not supported (inference only)";
+  if (n.output_size() > 1 && !n.output(1).empty() && im.isUsed(n.output(1))) {
+    im.error(n) << "the mask output is not supported yet";
     return failure();
   }
   return passThrough(im, n);

@@ -81,6 +81,11 @@ BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                      formatShape(input->getShape()));
   if (failed(checkEpsilon(diag, adaptor.getEpsilon())))
     return failure();
+  if (std::optional<APFloat> momentum = adaptor.getMomentum()) {
+    double m = momentum->convertToDouble();
+    if (!(m >= 0.0 && m <= 1.0))
+      return diag.fail("momentum must be in [0, 1], got ", m);
+  }
   int64_t channels = input->getDimSize(1);
   for (auto [value, name] : {std::pair{adaptor.getScale(), "scale"},
                              {adaptor.getBias(), "bias"},
@@ -298,6 +303,45 @@ AvgPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   return inferPool2d(location, getOperationName(), adaptor, inferredTypes);
 }
 
+LogicalResult MaxPool2dGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> input =
+      diag.floatTensor(adaptor.getInput().getType(), "input");
+  FailureOr<RankedTensorType> grad =
+      diag.floatTensor(adaptor.getGrad().getType(), "grad");
+  if (failed(input) || failed(grad))
+    return failure();
+  if (input->getRank() != 4 || grad->getRank() != 4)
+    return diag.fail("input and grad must have rank 4 ([N, C, H, W]), got ",
+                     formatShape(input->getShape()), " and ",
+                     formatShape(grad->getShape()));
+  if (input->getElementType() != grad->getElementType())
+    return diag.fail("input and grad must have one element type");
+  if (failed(diag.required(adaptor.getKernelAttr(), "kernel")) ||
+      failed(diag.required(adaptor.getStridesAttr(), "strides")))
+    return failure();
+  ArrayRef<int64_t> kernel = adaptor.getKernel(), strides = adaptor.getStrides(),
+                    padding = adaptor.getPadding();
+  if (failed(checkArray(diag, "kernel", kernel, 2, 1)) ||
+      failed(checkArray(diag, "strides", strides, 2, 1)) ||
+      failed(checkArray(diag, "padding", padding, 4, 0)))
+    return failure();
+  ArrayRef<int64_t> x = input->getShape(), g = grad->getShape();
+  if (g[0] != x[0] || g[1] != x[1])
+    return diag.fail("grad ", formatShape(g),
+                     " must have the input's batch and channels ",
+                     formatShape(x));
+  // Each window starts inside the input or its leading padding.
+  for (int i = 0; i < 2; ++i)
+    if ((g[2 + i] - 1) * strides[i] - padding[i] >= x[2 + i])
+      return diag.fail("grad ", formatShape(g),
+                       " has more windows than the input ", formatShape(x),
+                       " holds");
+  return inferred(inferredTypes, *input);
+}
+
 LogicalResult GlobalAvgPoolOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &inferredTypes) {
@@ -392,6 +436,10 @@ template <typename PoolOp> static double poolFlops(PoolOp pool) {
 double MaxPool2dOp::getFlops() { return poolFlops(*this); }
 double AvgPool2dOp::getFlops() { return poolFlops(*this); }
 
+double MaxPool2dGradOp::getFlops() {
+  ArrayRef<int64_t> k = getKernel();
+  return elementCount(getGrad()) * static_cast<double>(k[0] * k[1]);
+}
 double GlobalAvgPoolOp::getFlops() { return elementCount(getInput()); }
 
 std::string CrossEntropyOp::whyNotSplit(llvm::function_ref<bool(Value)>,

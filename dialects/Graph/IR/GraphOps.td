@@ -153,7 +153,8 @@ def Graph_NegOp : Graph_UnaryOp<"neg", Graph_NumericTensor, "negation, -x",
     [Graph_OwnGradient]> {
   let hasCanonicalizer = 1;
 }
-def Graph_AbsOp : Graph_UnaryOp<"abs", Graph_NumericTensor, "absolute value, |x|">;
+def Graph_AbsOp : Graph_UnaryOp<"abs", Graph_NumericTensor, "absolute value, |x|",
+    [Graph_OwnGradient]>;
 def Graph_ReluOp : Graph_UnaryOp<"relu", Graph_NumericTensor, "rectifier, max(x, 0)",
     [Graph_OwnGradient]>;
 def Graph_ExpOp : Graph_UnaryOp<"exp", Graph_FloatTensor, "exponential, e^x",
@@ -277,8 +278,8 @@ def Graph_AddOp : Graph_BinaryOp<"add", "addition, a + b", [Graph_OwnGradient]>;
 def Graph_SubOp : Graph_BinaryOp<"sub", "subtraction, a - b", [Graph_OwnGradient]>;
 def Graph_MulOp : Graph_BinaryOp<"mul", "multiplication, a * b", [Graph_OwnGradient]>;
 def Graph_DivOp : Graph_BinaryOp<"div", "division, a / b (integers truncate toward zero)", [Graph_OwnGradient]>;
-def Graph_MaxOp : Graph_BinaryOp<"max", "maximum">;
-def Graph_MinOp : Graph_BinaryOp<"min", "minimum">;
+def Graph_MaxOp : Graph_BinaryOp<"max", "maximum", [Graph_OwnGradient]>;
+def Graph_MinOp : Graph_BinaryOp<"min", "minimum", [Graph_OwnGradient]>;
 def Graph_PowOp : Graph_BinaryOp<"pow", "power, a ^ b", [Graph_Transcendental]>;
 
 def Graph_ModOp : Graph_Op<"mod", [Pure, Graph_InferTypeFromProperties,
@@ -482,7 +483,7 @@ def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax", "Log of softmax">;
 
 def Graph_LayerNormOp : Graph_Op<"layer_norm",
     [Pure, Graph_InferTypeFromProperties, AttrSizedOperandSegments,
-    Graph_OwnCost, Graph_SplitWhen]> {
+    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "Layer normalization over the trailing dimensions.";
   let description = [{
     Normalizes over dimensions `[axis, rank)` (default `axis = -1`):
@@ -516,14 +517,21 @@ def Graph_LayerNormOp : Graph_Op<"layer_norm",
 }
 
 def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure, Graph_InferTypeFromProperties,
-    Graph_OwnCost, Graph_SplitPerSample]> {
+    Graph_OwnCost, Graph_SplitPerSample, Graph_OwnGradient]> {
   let summary = "Batch normalization, inference form.";
   let description = [{
     `x: [N, C, ...]`; `scale`, `bias`, `mean`, `variance` are `[C]`:
     `(x - mean[c]) / sqrt(variance[c] + epsilon) * scale[c] + bias[c]`.
 
+    `momentum` (PyTorch's: the weight of a batch's statistics in the
+    running ones) marks a BatchNorm exported in training mode: in the loss
+    entry point of a training build, modelc-training-mode rewrites it to
+    normalise with the batch's statistics and update `mean` and `variance`;
+    everywhere else (inference, the `forward` entry point) it is this
+    inference form.
+
     Verifier: `x` has rank >= 2; the four parameters have shape `[C]` and
-    the element type of `x`; `epsilon` > 0.
+    the element type of `x`; `epsilon` > 0; `momentum` in [0, 1].
 
     ```mlir
     %y = graph.batch_norm %x, %s, %b, %m, %v : tensor<1x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
@@ -532,7 +540,8 @@ def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure, Graph_InferTypeFromPropert
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
                        Graph_FloatTensor:$bias, Graph_FloatTensor:$mean,
                        Graph_FloatTensor:$variance,
-                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon,
+                       OptionalAttr<F32Attr>:$momentum);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` type(operands)";
 }
@@ -542,7 +551,7 @@ def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure, Graph_InferTypeFromPropert
 //===----------------------------------------------------------------------===//
 
 def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure, Graph_InferTypeFromProperties,
-    Graph_OwnCost, Graph_SplitPerSample]> {
+    Graph_OwnCost, Graph_SplitPerSample, Graph_OwnGradient]> {
   let summary = "2-D convolution, NCHW, as torch.nn.Conv2d.";
   let description = [{
     `x: [N, C, H, W]`, `weight: [O, C/groups, KH, KW]`, optional `bias: [O]`.
@@ -579,7 +588,8 @@ def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure, Graph_InferTypeFromProperties,
 }
 
 def Graph_ConvTranspose2dOp : Graph_Op<"conv_transpose2d",
-    [Pure, Graph_InferTypeFromProperties, Graph_OwnCost, Graph_SplitPerSample]> {
+    [Pure, Graph_InferTypeFromProperties, Graph_OwnCost, Graph_SplitPerSample,
+    Graph_OwnGradient]> {
   let summary = "2-D transposed convolution, NCHW, as torch.nn.ConvTranspose2d.";
   let description = [{
     The gradient of `conv2d` with respect to its input (ONNX ConvTranspose):
@@ -618,7 +628,7 @@ def Graph_ConvTranspose2dOp : Graph_Op<"conv_transpose2d",
 
 class Graph_Pool2dOp<string mnemonic, string semantics, dag extraArgs>
     : Graph_Op<mnemonic, [Pure, Graph_InferTypeFromProperties,
-    Graph_OwnCost, Graph_SplitPerSample]> {
+    Graph_OwnCost, Graph_SplitPerSample, Graph_OwnGradient]> {
   let summary = "2-D " # semantics # " pooling, NCHW.";
   let arguments = !con((ins Graph_FloatTensor:$input,
                        DenseI64ArrayAttr:$kernel,
@@ -651,6 +661,34 @@ def Graph_MaxPool2dOp : Graph_Pool2dOp<"max_pool2d", "max", (ins)> {
   }];
 }
 
+def Graph_MaxPool2dGradOp : Graph_Op<"max_pool2d_grad", [Pure,
+    Graph_InferTypeFromProperties, Graph_OwnCost, Graph_SplitPerSample]> {
+  let summary = "The gradient of max_pool2d with respect to its input.";
+  let description = [{
+    `input: [N, C, H, W]` is max_pool2d's input, `grad: [N, C, OH, OW]` the
+    gradient of its output; the result (the input's type) holds, at each
+    input cell, the sum of the gradients of the windows whose maximum it is.
+    A window's maximum is its first cell holding the largest value or,
+    when the window holds a NaN, its last NaN (as PyTorch's CPU kernel);
+    padded cells never win. `kernel`, `strides` and `padding` are the
+    pooling's (strides given, never defaulted); `ceil_mode` pooling is
+    described by its output size.
+
+    Verifier: rank 4; `grad` is `[N, C, OH, OW]` of the input's element
+    type; attribute lengths.
+
+    ```mlir
+    %dx = graph.max_pool2d_grad %x, %dy {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+        : tensor<1x4x8x8xf32>, tensor<1x4x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$grad,
+                       DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$strides,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $grad attr-dict `:` type($input) `,` type($grad)";
+}
+
 def Graph_AvgPool2dOp : Graph_Pool2dOp<"avg_pool2d", "average",
     (ins DefaultValuedAttr<BoolAttr, "true">:$count_include_pad)> {
   let description = [{
@@ -664,7 +702,7 @@ def Graph_AvgPool2dOp : Graph_Pool2dOp<"avg_pool2d", "average",
 }
 
 def Graph_GlobalAvgPoolOp : Graph_Op<"global_avg_pool", [Pure, InferTypeOpAdaptor,
-    Graph_OwnCost, Graph_SplitPerSample]> {
+    Graph_OwnCost, Graph_SplitPerSample, Graph_OwnGradient]> {
   let summary = "Mean over all spatial dimensions, keeping them as size 1.";
   let description = [{
     `[N, C, d1, ..., dk] -> [N, C, 1, ..., 1]` (ONNX GlobalAveragePool).
@@ -752,7 +790,7 @@ def Graph_TransposeOp : Graph_Op<"transpose", [Pure, Graph_InferTypeFromProperti
 }
 
 def Graph_ConcatOp : Graph_Op<"concat", [Pure, Graph_InferTypeFromProperties,
-    Graph_OwnCost, Graph_SplitWhen]> {
+    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "Joins tensors along one axis.";
   let description = [{
     Verifier: at least one input; same element type and rank; `axis` in
@@ -778,7 +816,7 @@ def Graph_ConcatOp : Graph_Op<"concat", [Pure, Graph_InferTypeFromProperties,
 }
 
 def Graph_SliceOp : Graph_Op<"slice", [Pure, Graph_InferTypeFromProperties,
-    Graph_OwnCost, Graph_SplitWhen]> {
+    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "A strided window of a tensor (ONNX Slice).";
   let description = [{
     For each listed axis (default: all, in order) take `starts[i]` up to but

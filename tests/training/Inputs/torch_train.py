@@ -1,11 +1,21 @@
 #!/usr/bin/python3
 """Makes PyTorch's reference data for a compiled-training test.
 
-    torch_train.py --model mlp|mlp_mse --out DIR [--steps 20]
-        [--optimizer sgd|adam|adamw] [--lr 0.1] [--momentum 0.9]
-        [--dampening 0] [--nesterov] [--weight-decay 0]
+    torch_train.py --model mlp|mlp_mse|mlp_nll|mlp_bce|cnn --out DIR
+        [--steps 20] [--optimizer sgd|adam|adamw] [--lr 0.1]
+        [--momentum 0.9] [--dampening 0] [--nesterov] [--weight-decay 0]
         [--betas 0.9,0.999] [--eps 1e-8] [--batch 16] [--seed 0]
-        [--class-weights]
+        [--class-weights] [--ignore-index N] [--label-smoothing X]
+        [--reduction mean|sum]
+
+Models and losses: mlp (Linear, ReLU, Linear; CrossEntropyLoss), mlp_mse
+(Linear, Tanh, Linear; MSELoss), mlp_nll (mlp then LogSoftmax; NLLLoss),
+mlp_bce (as mlp_mse; BCEWithLogitsLoss against probabilities), cnn (Conv2d,
+BatchNorm2d, ReLU, Dropout(0), MaxPool2d, a grouped strided Conv2d, ReLU,
+AvgPool2d, AdaptiveAvgPool2d(1), Flatten, Linear; CrossEntropyLoss on
+[batch, 3, 12, 12] images). --ignore-index sets every fourth target to N.
+The state_dicts leave out BatchNorm's num_batches_tracked (PyTorch reads it
+only when momentum is None).
 
 Everything follows from --seed (float32 throughout, one fixed batch for every
 step). Writes into DIR:
@@ -34,7 +44,8 @@ from st import save_safetensors  # noqa: E402
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", required=True, choices=["mlp", "mlp_mse"])
+    p.add_argument("--model", required=True,
+                   choices=["mlp", "mlp_mse", "mlp_nll", "mlp_bce", "cnn"])
     p.add_argument("--out", required=True)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam", "adamw"])
@@ -48,11 +59,15 @@ def parse_args():
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--class-weights", action="store_true")
+    p.add_argument("--ignore-index", type=int, default=None)
+    p.add_argument("--label-smoothing", type=float, default=0.0)
+    p.add_argument("--reduction", default="mean", choices=["mean", "sum"])
     return p.parse_args()
 
 
 def state(model):
-    return {k: v.detach().clone().numpy() for k, v in model.state_dict().items()}
+    return {k: v.detach().clone().numpy() for k, v in model.state_dict().items()
+            if not k.endswith("num_batches_tracked")}
 
 
 def main():
@@ -63,20 +78,46 @@ def main():
     torch.manual_seed(a.seed)
 
     loss_weight = None
-    if a.model == "mlp":
-        model = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 5))
+    classes = a.model in ("mlp", "mlp_nll", "cnn")
+    if a.class_weights and not classes:
+        sys.exit("torch_train.py: --class-weights needs a classifier")
+    if a.model == "cnn":
+        model = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+            nn.Dropout(0.0), nn.MaxPool2d(2),
+            nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=2), nn.ReLU(),
+            nn.AvgPool2d(2, stride=1), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+            nn.Linear(8, 5))
+        x = torch.randn(a.batch, 3, 12, 12)
+    elif a.model in ("mlp", "mlp_nll"):
+        layers = [nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 5)]
+        if a.model == "mlp_nll":
+            layers.append(nn.LogSoftmax(dim=1))
+        model = nn.Sequential(*layers)
         x = torch.randn(a.batch, 20)
+    else:
+        model = nn.Sequential(nn.Linear(20, 32), nn.Tanh(), nn.Linear(32, 4))
+        x = torch.randn(a.batch, 20)
+    if classes:
         target = torch.randint(0, 5, (a.batch,), dtype=torch.int64)
         if a.class_weights:
             loss_weight = torch.rand(5) + 0.5  # in [0.5, 1.5)
-        loss_fn = nn.CrossEntropyLoss(weight=loss_weight)
-    else:
-        if a.class_weights:
-            sys.exit("torch_train.py: --class-weights needs --model mlp")
-        model = nn.Sequential(nn.Linear(20, 32), nn.Tanh(), nn.Linear(32, 4))
-        x = torch.randn(a.batch, 20)
+        ignore = -100 if a.ignore_index is None else a.ignore_index
+        if a.ignore_index is not None:
+            target[::4] = a.ignore_index
+        if a.model == "mlp_nll":
+            loss_fn = nn.NLLLoss(weight=loss_weight, ignore_index=ignore,
+                                 reduction=a.reduction)
+        else:
+            loss_fn = nn.CrossEntropyLoss(weight=loss_weight, ignore_index=ignore,
+                                          reduction=a.reduction,
+                                          label_smoothing=a.label_smoothing)
+    elif a.model == "mlp_mse":
         target = torch.randn(a.batch, 4)
-        loss_fn = nn.MSELoss()
+        loss_fn = nn.MSELoss(reduction=a.reduction)
+    else:
+        target = torch.rand(a.batch, 4)
+        loss_fn = nn.BCEWithLogitsLoss(reduction=a.reduction)
     model.train()
 
     save_safetensors(out("init.safetensors"), state(model))
