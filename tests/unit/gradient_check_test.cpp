@@ -177,6 +177,141 @@ func.func @loss(%t: tensor<4xi64>) -> tensor<f32> {
   return %loss : tensor<f32>
 })",
      {{2, -100, 0, 1}}},
+    {"convolution",
+     R"(
+graph.weight @x : tensor<2x4x7x6xf32>
+graph.weight @w : tensor<6x2x3x2xf32>
+graph.weight @b : tensor<6xf32>
+graph.weight @tw : tensor<4x3x3x3xf32>
+graph.weight @tb : tensor<6xf32>
+graph.weight @r1 {frozen} : tensor<2x6x4x3xf32>
+graph.weight @r2 {frozen} : tensor<2x6x14x12xf32>
+func.func @loss() -> tensor<f32> {
+  %x = graph.weight_ref @x : tensor<2x4x7x6xf32>
+  %w = graph.weight_ref @w : tensor<6x2x3x2xf32>
+  %b = graph.weight_ref @b : tensor<6xf32>
+  %tw = graph.weight_ref @tw : tensor<4x3x3x3xf32>
+  %tb = graph.weight_ref @tb : tensor<6xf32>
+  %r1 = graph.weight_ref @r1 : tensor<2x6x4x3xf32>
+  %r2 = graph.weight_ref @r2 : tensor<2x6x14x12xf32>
+  %y = graph.conv2d %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 0, 2, 1>, dilations = array<i64: 1, 2>, groups = 2} : tensor<2x4x7x6xf32>, tensor<6x2x3x2xf32>, tensor<6xf32>
+  %t = graph.conv_transpose2d %x, %tw, %tb {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, output_padding = array<i64: 1, 1>, groups = 2} : tensor<2x4x7x6xf32>, tensor<4x3x3x3xf32>, tensor<6xf32>
+  %yr = graph.mul %y, %r1 : tensor<2x6x4x3xf32>, tensor<2x6x4x3xf32>
+  %tr = graph.mul %t, %r2 : tensor<2x6x14x12xf32>, tensor<2x6x14x12xf32>
+  %l1 = graph.reduce_sum %yr : tensor<2x6x4x3xf32>
+  %l2 = graph.reduce_sum %tr : tensor<2x6x14x12xf32>
+  %loss = graph.add %l1, %l2 : tensor<f32>, tensor<f32>
+  return %loss : tensor<f32>
+})",
+     {}},
+    {"pooling",
+     R"(
+graph.weight @x : tensor<2x3x7x7xf32>
+graph.weight @r1 {frozen} : tensor<2x3x4x4xf32>
+graph.weight @r2 {frozen} : tensor<2x3x4x4xf32>
+graph.weight @r3 {frozen} : tensor<2x3x4x4xf32>
+graph.weight @r4 {frozen} : tensor<2x3x1x1xf32>
+func.func @loss() -> tensor<f32> {
+  %x = graph.weight_ref @x : tensor<2x3x7x7xf32>
+  %r1 = graph.weight_ref @r1 : tensor<2x3x4x4xf32>
+  %r2 = graph.weight_ref @r2 : tensor<2x3x4x4xf32>
+  %r3 = graph.weight_ref @r3 : tensor<2x3x4x4xf32>
+  %r4 = graph.weight_ref @r4 : tensor<2x3x1x1xf32>
+  %m = graph.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<2x3x7x7xf32>
+  %a = graph.avg_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, count_include_pad = false} : tensor<2x3x7x7xf32>
+  %c = graph.avg_pool2d %x {kernel = array<i64: 2, 2>, ceil_mode = true} : tensor<2x3x7x7xf32>
+  %g = graph.global_avg_pool %x : tensor<2x3x7x7xf32>
+  %mr = graph.mul %m, %r1 : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>
+  %ar = graph.mul %a, %r2 : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>
+  %cr = graph.mul %c, %r3 : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>
+  %gr = graph.mul %g, %r4 : tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>
+  %l1 = graph.reduce_sum %mr : tensor<2x3x4x4xf32>
+  %l2 = graph.reduce_sum %ar : tensor<2x3x4x4xf32>
+  %l3 = graph.reduce_sum %cr : tensor<2x3x4x4xf32>
+  %l4 = graph.reduce_sum %gr : tensor<2x3x1x1xf32>
+  %s1 = graph.add %l1, %l2 : tensor<f32>, tensor<f32>
+  %s2 = graph.add %s1, %l3 : tensor<f32>, tensor<f32>
+  %loss = graph.add %s2, %l4 : tensor<f32>, tensor<f32>
+  return %loss : tensor<f32>
+})",
+     {}},
+    {"normalization",
+     R"(
+graph.weight @x : tensor<2x3x4xf32>
+graph.weight @g : tensor<3x4xf32>
+graph.weight @b : tensor<3x4xf32>
+graph.weight @s : tensor<3xf32>
+graph.weight @c : tensor<3xf32>
+graph.weight @rm {frozen} : tensor<3xf32>
+graph.weight @posv {frozen} : tensor<3xf32>
+graph.weight @tm {frozen} : tensor<3xf32>
+graph.weight @posw {frozen} : tensor<3xf32>
+graph.weight @r {frozen} : tensor<2x3x4xf32>
+func.func @loss() -> tensor<f32> {
+  %x = graph.weight_ref @x : tensor<2x3x4xf32>
+  %g = graph.weight_ref @g : tensor<3x4xf32>
+  %b = graph.weight_ref @b : tensor<3x4xf32>
+  %s = graph.weight_ref @s : tensor<3xf32>
+  %c = graph.weight_ref @c : tensor<3xf32>
+  %rm = graph.weight_ref @rm : tensor<3xf32>
+  %rv = graph.weight_ref @posv : tensor<3xf32>
+  %tm = graph.weight_ref @tm : tensor<3xf32>
+  %tv = graph.weight_ref @posw : tensor<3xf32>
+  %r = graph.weight_ref @r : tensor<2x3x4xf32>
+  %ln = graph.layer_norm %x scale %g bias %b {axis = 1} : tensor<2x3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>
+  %bn = graph.batch_norm %x, %s, %c, %rm, %rv : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  %tn = graph.batch_norm %x, %s, %c, %tm, %tv {momentum = 0.1 : f32} : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  %lr = graph.mul %ln, %r : tensor<2x3x4xf32>, tensor<2x3x4xf32>
+  %br = graph.mul %bn, %r : tensor<2x3x4xf32>, tensor<2x3x4xf32>
+  %t2 = graph.mul %tn, %tn : tensor<2x3x4xf32>, tensor<2x3x4xf32>
+  %tr = graph.mul %t2, %r : tensor<2x3x4xf32>, tensor<2x3x4xf32>
+  %l1 = graph.reduce_sum %lr : tensor<2x3x4xf32>
+  %l2 = graph.reduce_sum %br : tensor<2x3x4xf32>
+  %l3 = graph.reduce_sum %tr : tensor<2x3x4xf32>
+  %s1 = graph.add %l1, %l2 : tensor<f32>, tensor<f32>
+  %loss = graph.add %s1, %l3 : tensor<f32>, tensor<f32>
+  return %loss : tensor<f32>
+})",
+     {}},
+    {"data_movement",
+     R"(
+graph.weight @a : tensor<2x3xf32>
+graph.weight @b : tensor<2x2xf32>
+graph.weight @x : tensor<4x6xf32>
+graph.weight @y : tensor<4x6xf32>
+graph.weight @r1 {frozen} : tensor<2x5xf32>
+graph.weight @r2 {frozen} : tensor<2x3xf32>
+graph.weight @r3 {frozen} : tensor<4x6xf32>
+graph.weight @r4 {frozen} : tensor<4x6xf32>
+func.func @loss() -> tensor<f32> {
+  %a = graph.weight_ref @a : tensor<2x3xf32>
+  %b = graph.weight_ref @b : tensor<2x2xf32>
+  %x = graph.weight_ref @x : tensor<4x6xf32>
+  %y = graph.weight_ref @y : tensor<4x6xf32>
+  %r1 = graph.weight_ref @r1 : tensor<2x5xf32>
+  %r2 = graph.weight_ref @r2 : tensor<2x3xf32>
+  %r3 = graph.weight_ref @r3 : tensor<4x6xf32>
+  %r4 = graph.weight_ref @r4 : tensor<4x6xf32>
+  %c = graph.concat %a, %b {axis = 1} : tensor<2x3xf32>, tensor<2x2xf32>
+  %s = graph.slice %x {axes = array<i64: 0, 1>, starts = array<i64: 1, 2>, ends = array<i64: 3, 5>} : tensor<4x6xf32>
+  %ab = graph.abs %x : tensor<4x6xf32>
+  %mx = graph.max %x, %y : tensor<4x6xf32>, tensor<4x6xf32>
+  %mn = graph.min %x, %y : tensor<4x6xf32>, tensor<4x6xf32>
+  %mm = graph.add %mx, %mn : tensor<4x6xf32>, tensor<4x6xf32>
+  %cr = graph.mul %c, %r1 : tensor<2x5xf32>, tensor<2x5xf32>
+  %sr = graph.mul %s, %r2 : tensor<2x3xf32>, tensor<2x3xf32>
+  %ar = graph.mul %ab, %r3 : tensor<4x6xf32>, tensor<4x6xf32>
+  %mr = graph.mul %mm, %r4 : tensor<4x6xf32>, tensor<4x6xf32>
+  %l1 = graph.reduce_sum %cr : tensor<2x5xf32>
+  %l2 = graph.reduce_sum %sr : tensor<2x3xf32>
+  %l3 = graph.reduce_sum %ar : tensor<4x6xf32>
+  %l4 = graph.reduce_sum %mr : tensor<4x6xf32>
+  %s1 = graph.add %l1, %l2 : tensor<f32>, tensor<f32>
+  %s2 = graph.add %s1, %l3 : tensor<f32>, tensor<f32>
+  %loss = graph.add %s2, %l4 : tensor<f32>, tensor<f32>
+  return %loss : tensor<f32>
+})",
+     {}},
 };
 
 /// gtest names a case by its name, not its bytes.
@@ -192,6 +327,7 @@ TEST_P(GradientCheck, MatchesCentralDifferences) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(c.ir, &context);
   ASSERT_TRUE(module) << c.name << ": the case does not parse";
   PassManager pm(&context);
+  pm.addPass(modelc::createTrainingModePass());
   pm.addPass(modelc::createDifferentiatePass());
   ASSERT_TRUE(succeeded(pm.run(*module))) << c.name;
 

@@ -157,6 +157,74 @@ CASES = [
     ("ce_ignore_w_none", dict(x=(5, 4), t=T(1, -100, 3, 2, 0), w=W(4)),
      "graph.cross_entropy %x, %t weight %w reduction none : $x, $t, $w",
      ce(reduction="none")),
+    # Piecewise-linear ops (no ties, nothing at 0).
+    ("abs", dict(x=A(3, 4)), "graph.abs %x : $x", torch.abs),
+    ("max_row", dict(a=(3, 4), b=(4,)), "graph.max %a, %b : $a, $b", torch.maximum),
+    ("min_col", dict(a=(3, 1), b=(3, 4)), "graph.min %a, %b : $a, $b", torch.minimum),
+    # Convolutions: padding, groups, depthwise, stride, dilation, bias.
+    ("conv2d", dict(x=(2, 3, 6, 6), w=(4, 3, 3, 3), b=(4,)),
+     "graph.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>} : $x, $w, $b",
+     lambda x, w, b: F.conv2d(x, w, b, padding=1)),
+    ("conv2d_grouped", dict(x=(2, 4, 7, 7), w=(6, 2, 3, 3)),
+     "graph.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 0, 1, 0>,"
+     " dilations = array<i64: 1, 2>, groups = 2} : $x, $w",
+     lambda x, w: F.conv2d(x, w, stride=2, padding=(1, 0), dilation=(1, 2), groups=2)),
+    ("conv2d_depthwise", dict(x=(2, 4, 6, 6), w=(4, 1, 3, 3), b=(4,)),
+     "graph.conv2d %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>,"
+     " groups = 4} : $x, $w, $b",
+     lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=4)),
+    ("conv2d_asym", dict(x=(1, 2, 5, 6), w=(3, 2, 2, 3)),
+     "graph.conv2d %x, %w {padding = array<i64: 0, 1, 2, 1>} : $x, $w",
+     lambda x, w: F.conv2d(F.pad(x, (1, 1, 0, 2)), w)),
+    ("conv_transpose2d", dict(x=(2, 4, 5, 5), w=(4, 3, 3, 3), b=(3,)),
+     "graph.conv_transpose2d %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>,"
+     " output_padding = array<i64: 1, 1>} : $x, $w, $b",
+     lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1)),
+    ("conv_transpose2d_grouped", dict(x=(2, 4, 4, 4), w=(4, 2, 3, 3)),
+     "graph.conv_transpose2d %x, %w {dilations = array<i64: 2, 2>, groups = 2} : $x, $w",
+     lambda x, w: F.conv_transpose2d(x, w, dilation=2, groups=2)),
+    # Pooling.
+    ("max_pool2d", dict(x=(2, 3, 7, 7)),
+     "graph.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>,"
+     " padding = array<i64: 1, 1, 1, 1>} : $x",
+     lambda x: F.max_pool2d(x, 3, 2, 1)),
+    ("max_pool2d_ceil", dict(x=(1, 2, 5, 5)),
+     "graph.max_pool2d %x {kernel = array<i64: 2, 2>, ceil_mode = true} : $x",
+     lambda x: F.max_pool2d(x, 2, ceil_mode=True)),
+    ("avg_pool2d", dict(x=(2, 3, 7, 7)),
+     "graph.avg_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>,"
+     " padding = array<i64: 1, 1, 1, 1>} : $x",
+     lambda x: F.avg_pool2d(x, 3, 2, 1)),
+    ("avg_pool2d_nopad", dict(x=(2, 3, 7, 7)),
+     "graph.avg_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>,"
+     " padding = array<i64: 1, 1, 1, 1>, count_include_pad = false} : $x",
+     lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False)),
+    ("avg_pool2d_ceil", dict(x=(1, 2, 5, 5)),
+     "graph.avg_pool2d %x {kernel = array<i64: 2, 2>, ceil_mode = true} : $x",
+     lambda x: F.avg_pool2d(x, 2, ceil_mode=True)),
+    ("global_avg_pool", dict(x=(2, 3, 4, 5)), "graph.global_avg_pool %x : $x",
+     lambda x: x.mean((2, 3), keepdim=True)),
+    # Normalisation: layer_norm over the last axis and from axis 1;
+    # batch_norm's inference form and (momentum set) its training form.
+    ("layer_norm", dict(x=(2, 3, 4), g=(4,), b=(4,)),
+     "graph.layer_norm %x scale %g bias %b : $x, $g, $b",
+     lambda x, g, b: F.layer_norm(x, (4,), g, b)),
+    ("layer_norm_1", dict(x=(2, 3, 4), g=(3, 4)),
+     "graph.layer_norm %x scale %g {axis = 1} : $x, $g",
+     lambda x, g: F.layer_norm(x, (3, 4), g)),
+    ("batch_norm", dict(x=(2, 3, 4, 4), g=(3,), b=(3,), m=W(3), v=W(3)),
+     "graph.batch_norm %x, %g, %b, %m, %v : $x, $g, $b, $m, $v",
+     lambda x, g, b, m, v: F.batch_norm(x, m, v, g, b, training=False)),
+    ("batch_norm_train", dict(x=(2, 3, 4, 4), g=(3,), b=(3,), m=W(3), v=W(3)),
+     "graph.batch_norm %x, %g, %b, %m, %v {momentum = 0.1 : f32} : $x, $g, $b, $m, $v",
+     lambda x, g, b, m, v: F.batch_norm(x, m.clone(), v.clone(), g, b, training=True)),
+    # Data movement.
+    ("concat", dict(a=(2, 3), b=(2, 2)), "graph.concat %a, %b {axis = 1} : $a, $b",
+     lambda a, b: torch.cat([a, b], 1)),
+    ("slice", dict(x=(4, 6)),
+     "graph.slice %x {axes = array<i64: 0, 1>, starts = array<i64: 1, 2>,"
+     " ends = array<i64: 3, 5>} : $x",
+     lambda x: x[1:3, 2:5]),
 ]
 
 
