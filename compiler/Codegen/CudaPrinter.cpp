@@ -941,25 +941,34 @@ LogicalResult emitMaxPoolGrad(MaxPool2dGradOp op, Emit &e) {
       element + " *xp = " + in + " + plane * " + str(h * w) + ";\n    const " +
       element + " *gp = " + grad + " + plane * " + str(oh * ow) +
       ";\n    float acc = 0.0f;\n"
-      "    int64_t oy0 = iy + " + str(p[0] - k[0] + 1) +
-      ", ox0 = ix + " + str(p[1] - k[1] + 1) + ";\n"
-      "    oy0 = oy0 <= 0 ? 0 : (oy0 + " + str(s[0] - 1) + ") / " + str(s[0]) +
+      "    int64_t oy0 = iy + " +
+      str(p[0] - k[0] + 1) + ", ox0 = ix + " + str(p[1] - k[1] + 1) +
+      ";\n"
+      "    oy0 = oy0 <= 0 ? 0 : (oy0 + " +
+      str(s[0] - 1) + ") / " + str(s[0]) +
       ";\n    ox0 = ox0 <= 0 ? 0 : (ox0 + " + str(s[1] - 1) + ") / " +
-      str(s[1]) + ";\n"
-      "    const int64_t oy1 = modelc_gpu::min_<int64_t>((iy + " + str(p[0]) +
-      ") / " + str(s[0]) + ", " + str(oh - 1) +
+      str(s[1]) +
+      ";\n"
+      "    const int64_t oy1 = modelc_gpu::min_<int64_t>((iy + " +
+      str(p[0]) + ") / " + str(s[0]) + ", " + str(oh - 1) +
       "), ox1 = modelc_gpu::min_<int64_t>((ix + " + str(p[1]) + ") / " +
-      str(s[1]) + ", " + str(ow - 1) + ");\n"
+      str(s[1]) + ", " + str(ow - 1) +
+      ");\n"
       "    for (int64_t oy = oy0; oy <= oy1; ++oy)\n"
       "      for (int64_t ox = ox0; ox <= ox1; ++ox) {\n"
-      "        const int64_t ys = oy * " + str(s[0]) + " - " + str(p[0]) +
-      ", xs = ox * " + str(s[1]) + " - " + str(p[1]) + ";\n"
+      "        const int64_t ys = oy * " +
+      str(s[0]) + " - " + str(p[0]) + ", xs = ox * " + str(s[1]) + " - " +
+      str(p[1]) +
+      ";\n"
       "        const int64_t y0 = ys < 0 ? 0 : ys, x0 = xs < 0 ? 0 : xs;\n"
-      "        const int64_t y1 = modelc_gpu::min_<int64_t>(ys + " + str(k[0]) +
-      ", " + str(h) + "), x1 = modelc_gpu::min_<int64_t>(xs + " + str(k[1]) +
-      ", " + str(w) + ");\n"
+      "        const int64_t y1 = modelc_gpu::min_<int64_t>(ys + " +
+      str(k[0]) + ", " + str(h) + "), x1 = modelc_gpu::min_<int64_t>(xs + " +
+      str(k[1]) + ", " + str(w) +
+      ");\n"
       "        float best = -modelc_gpu::infinity();\n"
-      "        int64_t at = y0 * " + str(w) + " + x0;\n"
+      "        int64_t at = y0 * " +
+      str(w) +
+      " + x0;\n"
       "        for (int64_t wy = y0; wy < y1; ++wy)\n"
       "          for (int64_t wx = x0; wx < x1; ++wx) {\n"
       "            const float v = " +
@@ -967,10 +976,14 @@ LogicalResult emitMaxPoolGrad(MaxPool2dGradOp op, Emit &e) {
       ";\n"
       "            if (v > best || v != v) {\n"
       "              best = v;\n"
-      "              at = wy * " + str(w) + " + wx;\n"
+      "              at = wy * " +
+      str(w) +
+      " + wx;\n"
       "            }\n"
       "          }\n"
-      "        if (at == iy * " + str(w) + " + ix)\n"
+      "        if (at == iy * " +
+      str(w) +
+      " + ix)\n"
       "          acc += " +
       e.load(op.getGrad(), "gp[oy * " + str(ow) + " + ox]") +
       ";\n"

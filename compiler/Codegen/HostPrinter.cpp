@@ -764,11 +764,10 @@ LogicalResult FunctionEmitter::emitMaxPoolGrad(MaxPool2dGradOp grad) {
   Operation *op = grad;
   ArrayRef<int64_t> x = shapeOf(grad.getInput());
   ArrayRef<int64_t> g = shapeOf(grad.getGrad());
-  std::string shape = "modelc_cpu::Pool2dShape{" + list(x) + ", " +
-                      std::to_string(g[2]) + ", " + std::to_string(g[3]) +
-                      ", " + list(grad.getKernel()) + ", " +
-                      list(grad.getStrides()) + ", " + list(grad.getPadding()) +
-                      "}";
+  std::string shape =
+      "modelc_cpu::Pool2dShape{" + list(x) + ", " + std::to_string(g[2]) +
+      ", " + std::to_string(g[3]) + ", " + list(grad.getKernel()) + ", " +
+      list(grad.getStrides()) + ", " + list(grad.getPadding()) + "}";
   os << "  modelc_cpu::max_pool2d_grad<" << storageOf(op) << ">(ctx, "
      << in(op, 0) << ", " << in(op, 1) << ", " << out(op) << ", " << shape
      << ");\n";

@@ -62,9 +62,8 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
     }
     auto forward = module.lookupSymbol<func::FuncOp>(entry);
     if (!forward || forward.isExternal()) {
-      emitError(module.getLoc())
-          << "modelc-attach-loss: no entry point '" << entry
-          << "' to attach the loss to";
+      emitError(module.getLoc()) << "modelc-attach-loss: no entry point '"
+                                 << entry << "' to attach the loss to";
       return signalPassFailure();
     }
     if (module.lookupSymbol("loss")) {
@@ -86,9 +85,8 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
     bool classes = loss == "cross_entropy" || loss == "nll";
     if (classes && output.getRank() != 2) {
       forward.emitError("the loss ")
-          << loss << " takes [N, C] scores; the output of '" << entry
-          << "' is " << output
-          << " (other ranks are not supported yet)";
+          << loss << " takes [N, C] scores; the output of '" << entry << "' is "
+          << output << " (other ranks are not supported yet)";
       return signalPassFailure();
     }
     if (classes && !classWeights.empty() &&
@@ -104,16 +102,15 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
     auto function = cast<func::FuncOp>(builder.clone(*forward));
     function.setSymName("loss");
     Block &body = function.getBody().front();
-    Type targetType =
-        classes ? Type(RankedTensorType::get({output.getDimSize(0)},
-                                             builder.getI64Type()))
-                : Type(output);
+    Type targetType = classes
+                          ? Type(RankedTensorType::get({output.getDimSize(0)},
+                                                       builder.getI64Type()))
+                          : Type(output);
     unsigned index = function.getNumArguments();
     if (failed(function.insertArgument(
             index, targetType,
-            builder.getDictionaryAttr(
-                {builder.getNamedAttr("graph.name",
-                                      builder.getStringAttr("target"))}),
+            builder.getDictionaryAttr({builder.getNamedAttr(
+                "graph.name", builder.getStringAttr("target"))}),
             function.getLoc())))
       return signalPassFailure();
     Value target = body.getArgument(index);
@@ -152,8 +149,8 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
     if (classWeights.empty())
       return nullptr;
     RankedTensorType type = tensorTypeOf(scores);
-    auto weightType = RankedTensorType::get({type.getDimSize(1)},
-                                            type.getElementType());
+    auto weightType =
+        RankedTensorType::get({type.getDimSize(1)}, type.getElementType());
     SmallVector<Attribute> values;
     for (double w : classWeights)
       values.push_back(FloatAttr::get(type.getElementType(), w));
@@ -172,9 +169,8 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
       classes.push_back(i);
     Value iota = ConstantOp::create(
         builder, b.getLoc(),
-        DenseElementsAttr::get(
-            RankedTensorType::get({c}, builder.getI64Type()),
-            ArrayRef<int64_t>(classes)));
+        DenseElementsAttr::get(RankedTensorType::get({c}, builder.getI64Type()),
+                               ArrayRef<int64_t>(classes)));
     Value t = b.reshape(target, {n, 1});
     Type element = type.getElementType();
     Value oneHot = b.mul(
@@ -204,12 +200,12 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
     SmallVector<int64_t> all;
     for (int64_t d = 0; d < type.getRank(); ++d)
       all.push_back(d);
+    if (reduction == "mean" && !denominator)
+      return b.op<ReduceMeanOp>(
+          {perSample},
+          {b.named("axes", b.getBuilder().getDenseI64ArrayAttr(all))});
     Value sum = b.reduceSum(perSample, all, /*keepdims=*/false);
-    if (reduction == "sum")
-      return sum;
-    if (denominator)
-      return b.div(sum, denominator);
-    return b.scale(sum, 1.0 / static_cast<double>(type.getNumElements()));
+    return reduction == "sum" ? sum : b.div(sum, denominator);
   }
 
   Value crossEntropy(GradientBuilder &b, Value logits, Value target) {

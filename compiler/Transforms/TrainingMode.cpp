@@ -26,17 +26,15 @@ using namespace modelc::graph;
 
 namespace {
 
-struct TrainingModePass
-    : modelc::impl::TrainingModePassBase<TrainingModePass> {
+struct TrainingModePass : modelc::impl::TrainingModePassBase<TrainingModePass> {
   using Base::Base;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto function = module.lookupSymbol<func::FuncOp>(entry);
     if (!function || function.isExternal()) {
-      emitError(module.getLoc())
-          << "modelc-training-mode: no entry point '" << entry
-          << "' to take the loss from";
+      emitError(module.getLoc()) << "modelc-training-mode: no entry point '"
+                                 << entry << "' to take the loss from";
       return signalPassFailure();
     }
     SmallVector<BatchNormOp> norms;
@@ -94,18 +92,16 @@ struct TrainingModePass
       return failure();
 
     double m = op.getMomentum()->convertToDouble();
-    Value newMean =
-        b.add(b.scale(op.getMean(), 1.0 - m),
-              b.scale(b.reshape(mu, {channels}), m));
+    Value newMean = b.add(b.scale(op.getMean(), 1.0 - m),
+                          b.scale(b.reshape(mu, {channels}), m));
     if (count < 2)
       return op.emitError("a batch_norm in training mode needs more than one "
                           "value per channel (the input is ")
              << type << "), as PyTorch";
     double unbiased =
         static_cast<double>(count) / static_cast<double>(count - 1);
-    Value newVar =
-        b.add(b.scale(op.getVariance(), 1.0 - m),
-              b.scale(b.reshape(var, {channels}), m * unbiased));
+    Value newVar = b.add(b.scale(op.getVariance(), 1.0 - m),
+                         b.scale(b.reshape(var, {channels}), m * unbiased));
     if (!newMean || !newVar)
       return failure();
     op.getResult().replaceAllUsesWith(y);

@@ -77,20 +77,21 @@ FailureOr<std::vector<double>> readVector(const std::string &path) {
   if (data.size() < headerStart)
     return bad("truncated header");
   size_t headerLength =
-      major == 1 ? static_cast<unsigned char>(data[8]) |
-                       static_cast<unsigned char>(data[9]) << 8
-                 : static_cast<size_t>(static_cast<unsigned char>(data[8])) |
-                       static_cast<size_t>(static_cast<unsigned char>(data[9]))
-                           << 8 |
-                       static_cast<size_t>(static_cast<unsigned char>(data[10]))
-                           << 16 |
-                       static_cast<size_t>(static_cast<unsigned char>(data[11]))
-                           << 24;
+      major == 1
+          ? static_cast<unsigned char>(data[8]) |
+                static_cast<unsigned char>(data[9]) << 8
+          : static_cast<size_t>(static_cast<unsigned char>(data[8])) |
+                static_cast<size_t>(static_cast<unsigned char>(data[9])) << 8 |
+                static_cast<size_t>(static_cast<unsigned char>(data[10]))
+                    << 16 |
+                static_cast<size_t>(static_cast<unsigned char>(data[11])) << 24;
   if (data.size() < headerStart + headerLength)
     return bad("truncated header");
   StringRef header = data.substr(headerStart, headerLength);
   StringRef payload = data.substr(headerStart + headerLength);
-  size_t width = header.contains("'<f4'") ? 4 : header.contains("'<f8'") ? 8 : 0;
+  size_t width = header.contains("'<f4'")   ? 4
+                 : header.contains("'<f8'") ? 8
+                                            : 0;
   if (!width)
     return bad("the dtype is not '<f4' or '<f8'");
   if (header.contains("'fortran_order': True"))
@@ -335,8 +336,7 @@ FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
   if (!options.lossWeightPath.empty()) {
     if (training.loss != "cross_entropy" && training.loss != "nll")
       return fail("--loss-weight applies to --loss=cross_entropy and nll");
-    FailureOr<std::vector<double>> weights =
-        readVector(options.lossWeightPath);
+    FailureOr<std::vector<double>> weights = readVector(options.lossWeightPath);
     if (failed(weights))
       return failure();
     training.classWeights = std::move(*weights);

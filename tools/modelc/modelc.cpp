@@ -229,14 +229,14 @@ cl::opt<std::string>
                     "are not trained"),
            cl::value_desc("regex"), cl::cat(trainingCategory));
 
-cl::opt<std::string> loss(
-    "loss",
-    cl::desc("Train the model's one output against a new input 'target' "
-             "with torch.nn's loss: cross_entropy (logits [N, C], target "
-             "[N] class indices), nll (log-probabilities), mse or "
-             "bce_with_logits (target shaped as the output). Builds the "
-             "entry point 'loss' from 'forward' (an ONNX model's)"),
-    cl::value_desc("kind"), cl::cat(trainingCategory));
+cl::opt<std::string>
+    loss("loss",
+         cl::desc("Train the model's one output against a new input 'target' "
+                  "with torch.nn's loss: cross_entropy (logits [N, C], target "
+                  "[N] class indices), nll (log-probabilities), mse or "
+                  "bce_with_logits (target shaped as the output). Builds the "
+                  "entry point 'loss' from 'forward' (an ONNX model's)"),
+         cl::value_desc("kind"), cl::cat(trainingCategory));
 cl::opt<std::string>
     lossWeight("loss-weight",
                cl::desc("cross_entropy, nll: class weights, a 1-D .npy "

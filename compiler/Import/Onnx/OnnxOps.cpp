@@ -398,17 +398,16 @@ LogicalResult batchNorm(Importer &im, const NodeProto &n) {
   SmallVector<Value> operands;
   for (int i = 0; i < 5; ++i)
     operands.push_back(im.input(n, i));
-  SmallVector<NamedAttribute> attrs{
-      named(im, "epsilon",
-            im.builder.getF32FloatAttr(
-                Importer::floatAttr(n, "epsilon", 1e-5f)))};
+  SmallVector<NamedAttribute> attrs{named(
+      im, "epsilon",
+      im.builder.getF32FloatAttr(Importer::floatAttr(n, "epsilon", 1e-5f)))};
   if (training) {
     // ONNX's momentum weighs the running statistic (0.9), PyTorch's the
     // batch's (0.1).
     double onnxMomentum = Importer::floatAttr(n, "momentum", 0.9f);
-    attrs.push_back(named(im, "momentum",
-                          im.builder.getF32FloatAttr(
-                              static_cast<float>(1.0 - onnxMomentum))));
+    attrs.push_back(named(
+        im, "momentum",
+        im.builder.getF32FloatAttr(static_cast<float>(1.0 - onnxMomentum))));
   }
   return emit<BatchNormOp>(im, n, operands, attrs);
 }

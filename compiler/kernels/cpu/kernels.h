@@ -11,12 +11,12 @@
 #include "modelc/half.h"
 
 #include <algorithm>
-#include <vector>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 namespace modelc_cpu {
 
@@ -627,38 +627,39 @@ inline void max_pool2d_grad(modelc_run_ctx *ctx,
                             const typename storage<S>::T *g,
                             typename storage<S>::T *dx, const Pool2dShape &s) {
   using D = storage<S>;
-  parallel_for(
-      ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
-      [&](int64_t begin, int64_t end) {
-        std::vector<float> acc(static_cast<size_t>(s.h * s.w));
-        for (int64_t p = begin; p < end; ++p) {
-          const typename D::T *xp = x + p * s.h * s.w;
-          const typename D::T *gp = g + p * s.oh * s.ow;
-          std::fill(acc.begin(), acc.end(), 0.0f);
-          for (int64_t oy = 0; oy < s.oh; ++oy)
-            for (int64_t ox = 0; ox < s.ow; ++ox) {
-              int64_t y0 = oy * s.stride_h - s.pad_top;
-              int64_t x0 = ox * s.stride_w - s.pad_left;
-              int64_t y1 = std::min(y0 + s.kh, s.h), x1 = std::min(x0 + s.kw, s.w);
-              y0 = std::max<int64_t>(y0, 0);
-              x0 = std::max<int64_t>(x0, 0);
-              float best = -std::numeric_limits<float>::infinity();
-              int64_t at = y0 * s.w + x0;
-              for (int64_t iy = y0; iy < y1; ++iy)
-                for (int64_t ix = x0; ix < x1; ++ix) {
-                  float v = D::load(xp[iy * s.w + ix]);
-                  if (v > best || v != v) {
-                    best = v;
-                    at = iy * s.w + ix;
-                  }
-                }
-              acc[static_cast<size_t>(at)] += D::load(gp[oy * s.ow + ox]);
-            }
-          typename D::T *dp = dx + p * s.h * s.w;
-          for (int64_t i = 0; i < s.h * s.w; ++i)
-            dp[i] = D::store(acc[static_cast<size_t>(i)]);
-        }
-      });
+  parallel_for(ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
+               [&](int64_t begin, int64_t end) {
+                 std::vector<float> acc(static_cast<size_t>(s.h * s.w));
+                 for (int64_t p = begin; p < end; ++p) {
+                   const typename D::T *xp = x + p * s.h * s.w;
+                   const typename D::T *gp = g + p * s.oh * s.ow;
+                   std::fill(acc.begin(), acc.end(), 0.0f);
+                   for (int64_t oy = 0; oy < s.oh; ++oy)
+                     for (int64_t ox = 0; ox < s.ow; ++ox) {
+                       int64_t y0 = oy * s.stride_h - s.pad_top;
+                       int64_t x0 = ox * s.stride_w - s.pad_left;
+                       int64_t y1 = std::min(y0 + s.kh, s.h),
+                               x1 = std::min(x0 + s.kw, s.w);
+                       y0 = std::max<int64_t>(y0, 0);
+                       x0 = std::max<int64_t>(x0, 0);
+                       float best = -std::numeric_limits<float>::infinity();
+                       int64_t at = y0 * s.w + x0;
+                       for (int64_t iy = y0; iy < y1; ++iy)
+                         for (int64_t ix = x0; ix < x1; ++ix) {
+                           float v = D::load(xp[iy * s.w + ix]);
+                           if (v > best || v != v) {
+                             best = v;
+                             at = iy * s.w + ix;
+                           }
+                         }
+                       acc[static_cast<size_t>(at)] +=
+                           D::load(gp[oy * s.ow + ox]);
+                     }
+                   typename D::T *dp = dx + p * s.h * s.w;
+                   for (int64_t i = 0; i < s.h * s.w; ++i)
+                     dp[i] = D::store(acc[static_cast<size_t>(i)]);
+                 }
+               });
 }
 
 template <int S = kF32>

@@ -45,10 +45,9 @@ Value cropSpatial(GradientBuilder &b, Value a, int64_t h, int64_t w) {
   if (shape[2] == h && shape[3] == w)
     return a;
   OpBuilder &ob = b.getBuilder();
-  return b.op<SliceOp>(
-      {a}, {b.named("starts", ob.getDenseI64ArrayAttr({0, 0})),
-            b.named("ends", ob.getDenseI64ArrayAttr({h, w})),
-            b.named("axes", ob.getDenseI64ArrayAttr({2, 3}))});
+  return b.op<SliceOp>({a}, {b.named("starts", ob.getDenseI64ArrayAttr({0, 0})),
+                             b.named("ends", ob.getDenseI64ArrayAttr({h, w})),
+                             b.named("axes", ob.getDenseI64ArrayAttr({2, 3}))});
 }
 
 /// The gradient of a convolution's weight `[O, C/groups, KH, KW]` given its
@@ -93,10 +92,9 @@ LogicalResult AbsOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   // torch: grad * sgn(x), 0 at 0.
   Value x = getInput(), zero = b.scalar(x, 0.0);
   Value g = dy[0];
-  dx.push_back(
-      b.select(b.compare(ComparePredicate::gt, x, zero), g,
-               b.select(b.compare(ComparePredicate::lt, x, zero), b.neg(g),
-                        b.scalar(g, 0.0))));
+  dx.push_back(b.select(b.compare(ComparePredicate::gt, x, zero), g,
+                        b.select(b.compare(ComparePredicate::lt, x, zero),
+                                 b.neg(g), b.scalar(g, 0.0))));
   return check(dx);
 }
 
@@ -112,10 +110,10 @@ static LogicalResult extremumGradients(Operation *op, GradientBuilder &b,
   Value equal = b.compare(ComparePredicate::eq, lhs, rhs);
   Value lhsWins = b.compare(wins, lhs, rhs);
   Value rhsWins = b.compare(wins, rhs, lhs);
-  dx.push_back(b.sumToShape(
-      b.select(lhsWins, dy, b.select(equal, half, zero)), lhs.getType()));
-  dx.push_back(b.sumToShape(
-      b.select(rhsWins, dy, b.select(equal, half, zero)), rhs.getType()));
+  dx.push_back(b.sumToShape(b.select(lhsWins, dy, b.select(equal, half, zero)),
+                            lhs.getType()));
+  dx.push_back(b.sumToShape(b.select(rhsWins, dy, b.select(equal, half, zero)),
+                            rhs.getType()));
   return check(dx);
 }
 
@@ -129,6 +127,26 @@ LogicalResult MinOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                     Grads &dx) {
   return extremumGradients(*this, b, getLhs(), getRhs(), dy[0],
                            ComparePredicate::lt, dx);
+}
+
+LogicalResult SelectOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
+                                       Grads &dx) {
+  // The gradient goes where each side was chosen; none to the condition.
+  dx.push_back(nullptr);
+  for (auto [value, chosen] :
+       {std::pair{getTrueValue(), true}, {getFalseValue(), false}}) {
+    if (!isa<FloatType>(tensorTypeOf(value).getElementType())) {
+      dx.push_back(nullptr);
+      continue;
+    }
+    Value zero = b.scalar(dy[0], 0.0);
+    Value g = chosen ? b.select(getCondition(), dy[0], zero)
+                     : b.select(getCondition(), zero, dy[0]);
+    dx.push_back(b.sumToShape(g, value.getType()));
+    if (!dx.back())
+      return failure();
+  }
+  return success();
 }
 
 //===--- Convolution ------------------------------------------------------===//
@@ -165,8 +183,7 @@ LogicalResult Conv2dOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
 }
 
 LogicalResult ConvTranspose2dOp::buildGradients(GradientBuilder &b,
-                                                ArrayRef<Value> dy,
-                                                Grads &dx) {
+                                                ArrayRef<Value> dy, Grads &dx) {
   ArrayRef<int64_t> xs = getInput().getType().getShape();
   ArrayRef<int64_t> ws = getWeight().getType().getShape();
   ArrayRef<int64_t> s = getStrides(), p = getPadding(), d = getDilations();
@@ -176,11 +193,11 @@ LogicalResult ConvTranspose2dOp::buildGradients(GradientBuilder &b,
   // dx: the forward convolution of the gradient with the same weight
   // ([C, O/groups, KH, KW] is a convolution's [out, in/groups, ...]); an
   // output padding of a stride or more leaves rows to crop.
-  Value gx = b.op<Conv2dOp>(
-      {g, getWeight()}, {b.named("strides", ob.getDenseI64ArrayAttr(s)),
-                         b.named("padding", ob.getDenseI64ArrayAttr(p)),
-                         b.named("dilations", ob.getDenseI64ArrayAttr(d)),
-                         b.named("groups", ob.getI64IntegerAttr(groups))});
+  Value gx = b.op<Conv2dOp>({g, getWeight()},
+                            {b.named("strides", ob.getDenseI64ArrayAttr(s)),
+                             b.named("padding", ob.getDenseI64ArrayAttr(p)),
+                             b.named("dilations", ob.getDenseI64ArrayAttr(d)),
+                             b.named("groups", ob.getI64IntegerAttr(groups))});
   dx.push_back(cropSpatial(b, gx, xs[2], xs[3]));
   // dW: the weight gradient of that convolution, the roles of input and
   // output swapped (its input is g, its output's gradient x).
@@ -238,8 +255,7 @@ LogicalResult AvgPool2dOp::buildGradients(GradientBuilder &b,
   SmallVector<int64_t> outputPadding;
   bool crop = false;
   for (int i = 0; i < 2; ++i) {
-    int64_t covered =
-        (ys[2 + i] - 1) * s[i] - p[i] - p[2 + i] + (k[i] - 1) + 1;
+    int64_t covered = (ys[2 + i] - 1) * s[i] - p[i] - p[2 + i] + (k[i] - 1) + 1;
     int64_t extra = xs[2 + i] - covered;
     crop |= extra < 0;
     outputPadding.push_back(std::max<int64_t>(extra, 0));
@@ -270,8 +286,8 @@ LogicalResult AvgPool2dOp::buildGradients(GradientBuilder &b,
 LogicalResult GlobalAvgPoolOp::buildGradients(GradientBuilder &b,
                                               ArrayRef<Value> dy, Grads &dx) {
   RankedTensorType type = getInput().getType();
-  int64_t spatial = type.getNumElements() / (type.getDimSize(0) *
-                                             type.getDimSize(1));
+  int64_t spatial =
+      type.getNumElements() / (type.getDimSize(0) * type.getDimSize(1));
   dx.push_back(b.mul(dy[0], b.splat(type, 1.0 / double(spatial))));
   return check(dx);
 }
@@ -296,13 +312,13 @@ LogicalResult LayerNormOp::buildGradients(GradientBuilder &b,
   };
   Value x = getInput();
   Value centered = b.sub(x, mean(x));
-  Value rstd = b.op<RsqrtOp>(
-      {b.add(mean(b.mul(centered, centered)),
-             b.scalar(x, getEpsilon().convertToDouble()))});
+  Value rstd =
+      b.op<RsqrtOp>({b.add(mean(b.mul(centered, centered)),
+                           b.scalar(x, getEpsilon().convertToDouble()))});
   Value xhat = b.mul(centered, rstd);
   Value g = getScale() ? b.mul(dy[0], getScale()) : dy[0];
-  dx.push_back(b.mul(
-      rstd, b.sub(b.sub(g, mean(g)), b.mul(xhat, mean(b.mul(g, xhat))))));
+  dx.push_back(
+      b.mul(rstd, b.sub(b.sub(g, mean(g)), b.mul(xhat, mean(b.mul(g, xhat))))));
   if (getScale())
     dx.push_back(b.reduceSum(b.mul(dy[0], xhat), leading, false));
   if (getBias())
@@ -321,8 +337,9 @@ LogicalResult BatchNormOp::buildGradients(GradientBuilder &b,
   perChannel[1] = c;
   SmallVector<int64_t> axes = allAxesBut(type.getRank(), 1);
   Value rstd = b.reshape(
-      b.op<RsqrtOp>({b.add(getVariance(), b.scalar(getVariance(),
-                                                   getEpsilon().convertToDouble()))}),
+      b.op<RsqrtOp>(
+          {b.add(getVariance(),
+                 b.scalar(getVariance(), getEpsilon().convertToDouble()))}),
       perChannel);
   Value xhat = b.mul(b.sub(getInput(), b.reshape(getMean(), perChannel)), rstd);
   dx.push_back(b.mul(dy[0], b.mul(rstd, b.reshape(getScale(), perChannel))));

@@ -322,7 +322,8 @@ LogicalResult MaxPool2dGradOp::inferReturnTypes(
   if (failed(diag.required(adaptor.getKernelAttr(), "kernel")) ||
       failed(diag.required(adaptor.getStridesAttr(), "strides")))
     return failure();
-  ArrayRef<int64_t> kernel = adaptor.getKernel(), strides = adaptor.getStrides(),
+  ArrayRef<int64_t> kernel = adaptor.getKernel(),
+                    strides = adaptor.getStrides(),
                     padding = adaptor.getPadding();
   if (failed(checkArray(diag, "kernel", kernel, 2, 1)) ||
       failed(checkArray(diag, "strides", strides, 2, 1)) ||

@@ -330,7 +330,7 @@ def Graph_CompareOp : Graph_Op<"compare", [Pure, Graph_InferTypeFromProperties,
 }
 
 def Graph_SelectOp : Graph_Op<"select", [Pure, InferTypeOpAdaptor,
-    Graph_Elementwise]> {
+    Graph_Elementwise, Graph_OwnGradient]> {
   let summary = "Elementwise choice, `where(condition, a, b)`.";
   let description = [{
     `condition ? a : b` elementwise, the three shapes broadcast together.

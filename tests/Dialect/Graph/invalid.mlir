@@ -1005,3 +1005,35 @@ func.func @mod_of_booleans(%x: tensor<4xi1>, %y: tensor<4xi1>) {
 
 // expected-error @+1 {{'graph.weight' op weight 'w' is rounded from 'f16' to 'f32'; only f32 rounds, to f16 or bf16}}
 graph.weight @w : tensor<4xf32> from f16
+
+// -----
+
+func.func @max_pool_grad_shape(%x: tensor<1x4x9x9xf32>, %g: tensor<1x3x5x5xf32>) {
+  // expected-error @+1 {{'graph.max_pool2d_grad' op grad [1, 3, 5, 5] must have the input's batch and channels [1, 4, 9, 9]}}
+  %0 = graph.max_pool2d_grad %x, %g {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>} : tensor<1x4x9x9xf32>, tensor<1x3x5x5xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool_grad_windows(%x: tensor<1x4x9x9xf32>, %g: tensor<1x4x6x6xf32>) {
+  // expected-error @+1 {{'graph.max_pool2d_grad' op grad [1, 4, 6, 6] has more windows than the input [1, 4, 9, 9] holds}}
+  %0 = graph.max_pool2d_grad %x, %g {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x4x9x9xf32>, tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool_grad_strides(%x: tensor<1x4x9x9xf32>, %g: tensor<1x4x4x4xf32>) {
+  // expected-error @+1 {{'graph.max_pool2d_grad' op requires attribute 'strides'}}
+  %0 = graph.max_pool2d_grad %x, %g {kernel = array<i64: 2, 2>} : tensor<1x4x9x9xf32>, tensor<1x4x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_momentum(%x: tensor<1x4x9x9xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.batch_norm' op momentum must be in [0, 1], got 1.5}}
+  %0 = graph.batch_norm %x, %s, %s, %s, %s {momentum = 1.5 : f32} : tensor<1x4x9x9xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}

@@ -176,6 +176,15 @@ func.func @convolution_and_pooling(%x: tensor<1x4x9x9xf32>, %w: tensor<8x2x3x3xf
   return %0, %1, %2, %5, %4 : tensor<1x8x5x5xf32>, tensor<1x8x9x9xf32>, tensor<1x4x5x5xf32>, tensor<1x4x4x4xf32>, tensor<1x4x1x1xf32>
 }
 
+// CHECK-LABEL: func.func @training_forms
+func.func @training_forms(%x: tensor<1x4x9x9xf32>, %g: tensor<1x4x5x5xf32>, %s: tensor<4xf32>) -> (tensor<1x4x9x9xf32>, tensor<1x4x9x9xf32>) {
+  // CHECK: graph.max_pool2d_grad %{{.*}}, %{{.*}} {kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x4x9x9xf32>, tensor<1x4x5x5xf32>
+  %0 = graph.max_pool2d_grad %x, %g {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x9x9xf32>, tensor<1x4x5x5xf32>
+  // CHECK: graph.batch_norm %{{.*}} {momentum = 1.000000e-01 : f32} : tensor<1x4x9x9xf32>
+  %1 = graph.batch_norm %x, %s, %s, %s, %s {momentum = 0.1 : f32} : tensor<1x4x9x9xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return %0, %1 : tensor<1x4x9x9xf32>, tensor<1x4x9x9xf32>
+}
+
 // CHECK-LABEL: func.func @shapes
 func.func @shapes(%x: tensor<2x3x4xf32>, %y: tensor<2x5x4xf32>, %table: tensor<10x6xf32>, %ids: tensor<2x3xi64>) -> (tensor<6x4xf32>, tensor<2x12xf32>, tensor<4x2x3xf32>, tensor<2x8x4xf32>, tensor<2x1x2xf32>, tensor<2x3x6xf32>, tensor<24xf32>) {
   // CHECK: graph.reshape %{{.*}} to [6, -1] : tensor<2x3x4xf32>

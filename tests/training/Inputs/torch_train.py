@@ -10,8 +10,9 @@
 
 Models and losses: mlp (Linear, ReLU, Linear; CrossEntropyLoss), mlp_mse
 (Linear, Tanh, Linear; MSELoss), mlp_nll (mlp then LogSoftmax; NLLLoss),
-mlp_bce (as mlp_mse; BCEWithLogitsLoss against probabilities), cnn (Conv2d,
-BatchNorm2d, ReLU, Dropout(0), MaxPool2d, a grouped strided Conv2d, ReLU,
+mlp_bce (as mlp_mse; BCEWithLogitsLoss against probabilities), cnn (Conv2d
+without bias (BatchNorm cancels it: its gradient is rounding noise, which
+Adam would scale up to full steps), BatchNorm2d, ReLU, Dropout(0), MaxPool2d, a grouped strided Conv2d, ReLU,
 AvgPool2d, AdaptiveAvgPool2d(1), Flatten, Linear; CrossEntropyLoss on
 [batch, 3, 12, 12] images). --ignore-index sets every fourth target to N.
 The state_dicts leave out BatchNorm's num_batches_tracked (PyTorch reads it
@@ -27,6 +28,7 @@ step). Writes into DIR:
   grads.safetensors    d loss / d parameter at the initial weights
   after1.safetensors   the state_dict after the first step
   final.safetensors    the state_dict after all steps
+  eval_y.npy           the trained model's output on x in eval() mode
 """
 import argparse
 import copy
@@ -83,7 +85,7 @@ def main():
         sys.exit("torch_train.py: --class-weights needs a classifier")
     if a.model == "cnn":
         model = nn.Sequential(
-            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+            nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
             nn.Dropout(0.0), nn.MaxPool2d(2),
             nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=2), nn.ReLU(),
             nn.AvgPool2d(2, stride=1), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
@@ -161,6 +163,10 @@ def main():
             if step == 1:
                 save_safetensors(out("after1.safetensors"), state(model))
     save_safetensors(out("final.safetensors"), state(model))
+    # The trained model in eval mode (BatchNorm's running statistics).
+    model.eval()
+    with torch.no_grad():
+        np.save(out("eval_y.npy"), model(x).numpy())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,88 @@
+// RUN: modelc-opt %s --split-input-file --verify-diagnostics --modelc-training-mode | FileCheck %s
+
+// A BatchNorm exported in training mode (momentum set): in the loss entry,
+// batch statistics (biased variance to normalise) and the running
+// statistics updated with the unbiased variance (8 values per channel:
+// 8/7), written back after; `forward` keeps the inference form.
+graph.weight @s : tensor<3xf32>
+graph.weight @b : tensor<3xf32>
+graph.weight @m : tensor<3xf32>
+graph.weight @v : tensor<3xf32>
+func.func @forward(%x: tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xf32> {
+  %s = graph.weight_ref @s : tensor<3xf32>
+  %b = graph.weight_ref @b : tensor<3xf32>
+  %m = graph.weight_ref @m : tensor<3xf32>
+  %v = graph.weight_ref @v : tensor<3xf32>
+  %y = graph.batch_norm %x, %s, %b, %m, %v {momentum = 0.1 : f32} : tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  return %y : tensor<2x3x2x2xf32>
+}
+func.func @loss(%x: tensor<2x3x2x2xf32>) -> tensor<f32> {
+  %s = graph.weight_ref @s : tensor<3xf32>
+  %b = graph.weight_ref @b : tensor<3xf32>
+  %m = graph.weight_ref @m : tensor<3xf32>
+  %v = graph.weight_ref @v : tensor<3xf32>
+  %y = graph.batch_norm %x, %s, %b, %m, %v {momentum = 0.1 : f32} : tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  %l = graph.reduce_sum %y : tensor<2x3x2x2xf32>
+  return %l : tensor<f32>
+}
+// CHECK-DAG: graph.weight @m {frozen, writable} : tensor<3xf32>
+// CHECK-DAG: graph.weight @v {frozen, writable} : tensor<3xf32>
+// CHECK-LABEL: func.func @forward
+// CHECK: graph.batch_norm {{.*}} {momentum = 1.000000e-01 : f32}
+// CHECK-LABEL: func.func @loss
+// CHECK-NOT: graph.batch_norm
+// CHECK: %[[MU:.*]] = graph.reduce_mean %arg0 {axes = array<i64: 0, 2, 3>, keepdims = true}
+// CHECK: %[[C:.*]] = graph.sub %arg0, %[[MU]]
+// CHECK: %[[SQ:.*]] = graph.mul %[[C]], %[[C]]
+// CHECK: %[[VAR:.*]] = graph.reduce_mean %[[SQ]] {axes = array<i64: 0, 2, 3>, keepdims = true}
+// CHECK: graph.rsqrt
+// CHECK: graph.reshape %{{.*}} to [1, 3, 1, 1] : tensor<3xf32>
+// CHECK: %[[Y:.*]] = graph.add
+// CHECK: graph.constant dense<0.899999976> : tensor<f32>
+// CHECK: %[[NEWM:.*]] = graph.add
+// CHECK: graph.constant dense<0.114285715> : tensor<f32>
+// CHECK: %[[NEWV:.*]] = graph.add
+// CHECK: %[[L:.*]] = graph.reduce_sum %[[Y]]
+// CHECK: graph.assign @m, %[[NEWM]] : tensor<3xf32>
+// CHECK: graph.assign @v, %[[NEWV]] : tensor<3xf32>
+// CHECK: return %[[L]]
+
+// -----
+
+// Without a momentum (an eval export) nothing changes.
+graph.weight @s : tensor<3xf32>
+func.func @loss(%x: tensor<2x3xf32>) -> tensor<f32> {
+  %s = graph.weight_ref @s : tensor<3xf32>
+  %y = graph.batch_norm %x, %s, %s, %s, %s : tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  %l = graph.reduce_sum %y : tensor<2x3xf32>
+  return %l : tensor<f32>
+}
+// CHECK-LABEL: func.func @loss
+// CHECK: graph.batch_norm
+// CHECK-NOT: graph.assign
+
+// -----
+
+// Running statistics that are not weights cannot be updated.
+graph.weight @s : tensor<3xf32>
+func.func @loss(%x: tensor<2x3xf32>, %m: tensor<3xf32>) -> tensor<f32> {
+  %s = graph.weight_ref @s : tensor<3xf32>
+  // expected-error @below {{a batch_norm in training mode needs its running mean and variance as weights}}
+  %y = graph.batch_norm %x, %s, %s, %m, %m {momentum = 0.1 : f32} : tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  %l = graph.reduce_sum %y : tensor<2x3xf32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// One value per channel has no variance (PyTorch refuses it too).
+graph.weight @s : tensor<3xf32>
+graph.weight @m : tensor<3xf32>
+func.func @loss(%x: tensor<1x3xf32>) -> tensor<f32> {
+  %s = graph.weight_ref @s : tensor<3xf32>
+  %m = graph.weight_ref @m : tensor<3xf32>
+  // expected-error @below {{a batch_norm in training mode needs more than one value per channel}}
+  %y = graph.batch_norm %x, %s, %s, %m, %m {momentum = 0.1 : f32} : tensor<1x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  %l = graph.reduce_sum %y : tensor<1x3xf32>
+  return %l : tensor<f32>
+}
