@@ -52,6 +52,7 @@ void modelc::buildTrainingPipeline(mlir::OpPassManager &pm,
   optimizer.beta1 = options.beta1;
   optimizer.beta2 = options.beta2;
   optimizer.eps = options.eps;
+  optimizer.clipGradNorm = options.clipGradNorm;
   pm.addPass(createBuildOptimizerPass(optimizer));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());

@@ -47,6 +47,7 @@ struct TrainingOptions {
   double lr = 0.001, momentum = 0.0, dampening = 0.0, weightDecay = 0.0;
   bool nesterov = false;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double clipGradNorm = 0.0;
 };
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingOptions &options);

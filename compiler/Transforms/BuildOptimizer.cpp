@@ -132,11 +132,37 @@ struct BuildOptimizerPass
       bias2Sqrt = b.op<SqrtOp>({b.sub(b.splat(scalarType, 1.0), power(beta2))});
     }
 
+    // torch.nn.utils.clip_grad_norm_: the norm of the per-parameter norms,
+    // then every gradient times min(1, max_norm / (norm + 1e-6)).
+    Value clip;
+    if (clipGradNorm > 0.0) {
+      Value sumOfSquares;
+      for (unsigned i = 0; i < parameters.size(); ++i) {
+        Value g = ret.getOperand(i + 1);
+        SmallVector<int64_t> all;
+        for (int64_t d = 0; d < tensorTypeOf(g).getRank(); ++d)
+          all.push_back(d);
+        Value norm = b.op<SqrtOp>(
+            {b.cast(b.reduceSum(b.mul(g, g), all, /*keepdims=*/false),
+                    b.getBuilder().getF32Type())});
+        Value square = b.mul(norm, norm);
+        sumOfSquares = sumOfSquares ? b.add(sumOfSquares, square) : square;
+      }
+      Value total = b.op<SqrtOp>({sumOfSquares});
+      Value coefficient = b.div(b.splat(scalarType, clipGradNorm),
+                                b.add(total, b.splat(scalarType, 1e-6)));
+      clip = b.op<MinOp>({coefficient, b.splat(scalarType, 1.0)});
+      if (!clip)
+        return failure();
+    }
+
     for (auto [index, attr] : llvm::enumerate(parameters)) {
       auto ref = cast<FlatSymbolRefAttr>(attr);
       auto weight = module.lookupSymbol<WeightOp>(ref);
       RankedTensorType type = weight.getTensorType();
       Value g = ret.getOperand(index + 1);
+      if (clip)
+        g = b.mul(g, b.cast(clip, type.getElementType()));
       Value p = read(builder, weight);
       b.setLoc(weight.getLoc());
       auto lit = [&](double v) {

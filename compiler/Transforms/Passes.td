@@ -186,6 +186,10 @@ def BuildOptimizerPass : Pass<"modelc-build-optimizer", "::mlir::ModuleOp"> {
     * `adamw`: as adam with p *= 1 - lr weight_decay first instead of the
       gradient's decay.
 
+    With `clip-grad-norm` c > 0, every gradient is first scaled by
+    min(1, c / (norm + 1e-6)), norm the L2 norm of the per-parameter norms,
+    as torch.nn.utils.clip_grad_norm_.
+
     Before: the `gradients` entry above. After (SGD, lr 0.1, no momentum):
     ```mlir
     func.func @train_step(%x: tensor<2x4xf32>, %t: tensor<2xi64>)
@@ -215,6 +219,9 @@ def BuildOptimizerPass : Pass<"modelc-build-optimizer", "::mlir::ModuleOp"> {
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam's epsilon">,
+    Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
+           "Scale the gradients so that their total L2 norm is at most this "
+           "(torch.nn.utils.clip_grad_norm_; 0: no clipping)">,
   ];
 }
 

@@ -350,8 +350,9 @@ FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
     return fail("--nesterov needs --momentum > 0 and --dampening 0 (as "
                 "torch.optim.SGD)");
   if (training.lr < 0.0 || training.momentum < 0.0 ||
-      training.weightDecay < 0.0)
-    return fail("--lr, --momentum and --weight-decay must not be negative");
+      training.weightDecay < 0.0 || training.clipGradNorm < 0.0)
+    return fail("--lr, --momentum, --weight-decay and --clip-grad-norm must "
+                "not be negative");
   auto [first, second] = StringRef(options.betas).split(',');
   if (first.trim().getAsDouble(training.beta1) ||
       second.trim().getAsDouble(training.beta2) || training.beta1 < 0 ||

@@ -223,6 +223,11 @@ cl::opt<std::string> betas("betas",
                            cl::init("0.9,0.999"), cl::cat(trainingCategory));
 cl::opt<double> eps("eps", cl::desc("Adam's epsilon (default 1e-8)"),
                     cl::init(1e-8), cl::cat(trainingCategory));
+cl::opt<double> clipGradNorm(
+    "clip-grad-norm",
+    cl::desc("Scale the gradients so that their total L2 norm is at most X "
+             "before the update (torch.nn.utils.clip_grad_norm_)"),
+    cl::value_desc("X"), cl::init(0.0), cl::cat(trainingCategory));
 cl::opt<std::string>
     frozen("frozen",
            cl::desc("Weights whose whole name matches REGEX (POSIX extended) "
@@ -342,6 +347,7 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.training.nesterov = nesterov;
   options.training.weightDecay = weightDecay;
   options.training.eps = eps;
+  options.training.clipGradNorm = clipGradNorm;
   options.training.frozen = frozen;
   options.betas = betas;
   options.flags = flags;

@@ -391,8 +391,8 @@ LogicalResult batchNorm(Importer &im, const NodeProto &n) {
   for (int i = 1; i < n.output_size(); ++i)
     if (!n.output(i).empty() && im.isUsed(n.output(i))) {
       im.error(n) << "output '" << n.output(i)
-                  << "' (a running statistic) is read by the model; only "
-                     "the normalised output is supported";
+                  << "' (a running statistic) is read by the model: not "
+                     "supported yet (only the normalised output can be read)";
       return failure();
     }
   SmallVector<Value> operands;

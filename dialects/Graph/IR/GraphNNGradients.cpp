@@ -129,6 +129,24 @@ LogicalResult MinOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                            ComparePredicate::lt, dx);
 }
 
+LogicalResult PowOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
+                                    Grads &dx) {
+  if (!isa<FloatType>(getLhs().getType().getElementType()))
+    return b.notSupported(*this, "of integers");
+  // torch's pow_backward: d/da = b a^(b-1) (0 where b is 0), d/db = a^b
+  // log(a) (0 where a is 0 and b >= 0, as torch masks it).
+  Value a = getLhs(), e = getRhs(), g = dy[0];
+  Value zero = b.scalar(g, 0.0);
+  Value da = b.mul(g, b.mul(e, b.op<PowOp>({a, b.sub(e, b.scalar(e, 1.0))})));
+  da = b.select(b.compare(ComparePredicate::eq, e, b.scalar(e, 0.0)), zero, da);
+  dx.push_back(b.sumToShape(da, a.getType()));
+  Value db = b.mul(g, b.mul(getResult(), b.op<LogOp>({a})));
+  Value masked =
+      b.select(b.compare(ComparePredicate::eq, a, b.scalar(a, 0.0)), zero, db);
+  dx.push_back(b.sumToShape(masked, e.getType()));
+  return check(dx);
+}
+
 LogicalResult SelectOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                        Grads &dx) {
   // The gradient goes where each side was chosen; none to the condition.

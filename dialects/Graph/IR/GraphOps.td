@@ -280,7 +280,8 @@ def Graph_MulOp : Graph_BinaryOp<"mul", "multiplication, a * b", [Graph_OwnGradi
 def Graph_DivOp : Graph_BinaryOp<"div", "division, a / b (integers truncate toward zero)", [Graph_OwnGradient]>;
 def Graph_MaxOp : Graph_BinaryOp<"max", "maximum", [Graph_OwnGradient]>;
 def Graph_MinOp : Graph_BinaryOp<"min", "minimum", [Graph_OwnGradient]>;
-def Graph_PowOp : Graph_BinaryOp<"pow", "power, a ^ b", [Graph_Transcendental]>;
+def Graph_PowOp : Graph_BinaryOp<"pow", "power, a ^ b", [Graph_Transcendental,
+    Graph_OwnGradient]>;
 
 def Graph_ModOp : Graph_Op<"mod", [Pure, Graph_InferTypeFromProperties,
     Graph_Elementwise]> {

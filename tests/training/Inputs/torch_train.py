@@ -6,7 +6,7 @@
         [--momentum 0.9] [--dampening 0] [--nesterov] [--weight-decay 0]
         [--betas 0.9,0.999] [--eps 1e-8] [--batch 16] [--seed 0]
         [--class-weights] [--ignore-index N] [--label-smoothing X]
-        [--reduction mean|sum]
+        [--reduction mean|sum] [--clip-grad-norm X]
 
 Models and losses: mlp (Linear, ReLU, Linear; CrossEntropyLoss), mlp_mse
 (Linear, Tanh, Linear; MSELoss), mlp_nll (mlp then LogSoftmax; NLLLoss),
@@ -14,7 +14,11 @@ mlp_bce (as mlp_mse; BCEWithLogitsLoss against probabilities), cnn (Conv2d
 without bias (BatchNorm cancels it: its gradient is rounding noise, which
 Adam would scale up to full steps), BatchNorm2d, ReLU, Dropout(0), MaxPool2d, a grouped strided Conv2d, ReLU,
 AvgPool2d, AdaptiveAvgPool2d(1), Flatten, Linear; CrossEntropyLoss on
-[batch, 3, 12, 12] images). --ignore-index sets every fourth target to N.
+[batch, 3, 12, 12] images), encoder (nn.TransformerEncoderLayer(16, 2, 32,
+dropout=0, batch_first=True) on [batch, 6, 16]; MSELoss), gpt2_block (a
+pre-LayerNorm block: causal self-attention and a GELU MLP with residuals, on
+[batch, 6, 16]; MSELoss), resnet18 (torchvision's, 5 classes, on [batch, 3,
+64, 64]; CrossEntropyLoss). --ignore-index sets every fourth target to N.
 The state_dicts leave out BatchNorm's num_batches_tracked (PyTorch reads it
 only when momentum is None).
 
@@ -47,7 +51,8 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True,
-                   choices=["mlp", "mlp_mse", "mlp_nll", "mlp_bce", "cnn"])
+                   choices=["mlp", "mlp_mse", "mlp_nll", "mlp_bce", "cnn", "encoder",
+                            "gpt2_block", "resnet18"])
     p.add_argument("--out", required=True)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam", "adamw"])
@@ -64,7 +69,32 @@ def parse_args():
     p.add_argument("--ignore-index", type=int, default=None)
     p.add_argument("--label-smoothing", type=float, default=0.0)
     p.add_argument("--reduction", default="mean", choices=["mean", "sum"])
+    p.add_argument("--clip-grad-norm", type=float, default=0.0)
+    p.add_argument("--double", action="store_true",
+                   help="train in float64 after the export (the same initial "
+                        "weights and batch): a reference both float32 runs "
+                        "can be measured against")
     return p.parse_args()
+
+
+class Gpt2Block(nn.Module):
+    """GPT-2's block: x + attn(ln_1(x)) under a causal mask, then x +
+    mlp(ln_2(x)) with GELU."""
+
+    def __init__(self, d=16, heads=2):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(d)
+        self.attn = nn.MultiheadAttention(d, heads, dropout=0.0, batch_first=True)
+        self.ln_2 = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.proj = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        n = x.shape[1]
+        mask = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+        h = self.ln_1(x)
+        x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+        return x + self.proj(nn.functional.gelu(self.fc(self.ln_2(x))))
 
 
 def state(model):
@@ -80,10 +110,20 @@ def main():
     torch.manual_seed(a.seed)
 
     loss_weight = None
-    classes = a.model in ("mlp", "mlp_nll", "cnn")
+    classes = a.model in ("mlp", "mlp_nll", "cnn", "resnet18")
     if a.class_weights and not classes:
         sys.exit("torch_train.py: --class-weights needs a classifier")
-    if a.model == "cnn":
+    if a.model in ("encoder", "gpt2_block"):
+        if a.model == "encoder":
+            model = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+        else:
+            model = Gpt2Block()
+        x = torch.randn(a.batch, 6, 16)
+    elif a.model == "resnet18":
+        import torchvision
+        model = torchvision.models.resnet18(num_classes=5)
+        x = torch.randn(a.batch, 3, 64, 64)
+    elif a.model == "cnn":
         model = nn.Sequential(
             nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
             nn.Dropout(0.0), nn.MaxPool2d(2),
@@ -114,6 +154,9 @@ def main():
             loss_fn = nn.CrossEntropyLoss(weight=loss_weight, ignore_index=ignore,
                                           reduction=a.reduction,
                                           label_smoothing=a.label_smoothing)
+    elif a.model in ("encoder", "gpt2_block"):
+        target = torch.randn(a.batch, 6, 16)
+        loss_fn = nn.MSELoss(reduction=a.reduction)
     elif a.model == "mlp_mse":
         target = torch.randn(a.batch, 4)
         loss_fn = nn.MSELoss(reduction=a.reduction)
@@ -136,6 +179,13 @@ def main():
     except Exception as e:  # the other files still matter
         print(f"torch_train.py: warning: ONNX export failed: {e!r}", file=sys.stderr)
 
+    if a.double:
+        model = model.double()
+        x = x.double()
+        if target.is_floating_point():
+            target = target.double()
+        if loss_weight is not None:
+            loss_fn.weight = loss_weight.double()
     params = model.parameters()
     if a.optimizer == "sgd":
         opt = torch.optim.SGD(params, lr=a.lr, momentum=a.momentum,
@@ -158,6 +208,8 @@ def main():
             opt.zero_grad()
             loss = loss_fn(model(x), target)
             loss.backward()
+            if a.clip_grad_norm > 0:
+                nn.utils.clip_grad_norm_(model.parameters(), a.clip_grad_norm)
             losses.write("step %d loss %.9g\n" % (step, loss.item()))
             opt.step()
             if step == 1:
