@@ -1,5 +1,6 @@
 // RUN: modelc-opt %s --split-input-file --modelc-differentiate --modelc-build-optimizer='optimizer=sgd lr=0.5 momentum=0.9' --cse | FileCheck %s --check-prefix=SGD
 // RUN: modelc-opt %s --split-input-file --modelc-differentiate --modelc-build-optimizer='optimizer=adamw lr=0.01 weight-decay=0.1' --cse | FileCheck %s --check-prefix=ADAMW
+// RUN: modelc-opt %s --split-input-file --modelc-differentiate --modelc-build-optimizer='clip-grad-norm=1.5' --cse | FileCheck %s --check-prefix=CLIP
 
 // SGD with momentum: the buffer is state (zeros), the parameter and the
 // buffer are written back, and the write of w waits for the op that reads
@@ -37,3 +38,20 @@ func.func @loss(%x: tensor<2x4xf32>) -> tensor<f32> {
   %l = graph.reduce_mean %y : tensor<2x4xf32>
   return %l : tensor<f32>
 }
+
+// --clip-grad-norm: the norm of the per-parameter norms, then each gradient
+// times min(max_norm / (norm + 1e-6), 1) before the update.
+// CLIP-LABEL: func.func @train_step
+// CLIP: %[[DW:.*]] = graph.gemm
+// CLIP: %[[SQ:.*]] = graph.mul %[[DW]], %[[DW]]
+// CLIP: %[[SS:.*]] = graph.reduce_sum %[[SQ]] {axes = array<i64: 0, 1>}
+// CLIP: %[[N:.*]] = graph.sqrt %[[SS]]
+// CLIP: %[[N2:.*]] = graph.mul %[[N]], %[[N]]
+// CLIP: %[[T:.*]] = graph.sqrt %[[N2]]
+// CLIP: graph.constant dense<9.99999997E-7>
+// CLIP: %[[D:.*]] = graph.add %[[T]],
+// CLIP: graph.constant dense<1.500000e+00>
+// CLIP: %[[C:.*]] = graph.div %{{.*}}, %[[D]]
+// CLIP: %[[M:.*]] = graph.min %[[C]],
+// CLIP: %[[G:.*]] = graph.mul %[[DW]], %[[M]]
+// CLIP: graph.mul %[[G]],
