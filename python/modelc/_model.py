@@ -191,6 +191,39 @@ class Model:
 
     __call__ = run
 
+    @property
+    def trains(self):
+        """Whether the model was built with modelc --train (its entry
+        points write weights: train_step)."""
+        return self._core.trains()
+
+    def train_step(self, *args, **inputs):
+        """One optimizer step (docs/training.md): runs the entry point
+        train_step on a batch (the model's inputs and `target`, in order or
+        by name) and returns the loss, computed before the update, as a
+        float. The weights change in place."""
+        if not self.trains:
+            raise Error("model %s does not train: build it with modelc "
+                        "--train" % self.path)
+        return float(self.run(*args, entry="train_step", **inputs))
+
+    def save_weights(self, path):
+        """Writes every weight (parameters, buffers, optimizer state) to a
+        safetensors file under its PyTorch name."""
+        self._core.save_weights(os.fspath(path))
+
+    def load_weights(self, path):
+        """Reads a save_weights file into the model's trained weights and
+        optimizer state; checked whole first (modelc.Error: nothing
+        changed)."""
+        self._core.load_weights(os.fspath(path))
+
+    def state_dict(self):
+        """Every weight as a numpy array (a copy), by name: the parameters,
+        buffers and optimizer state as they are now."""
+        return {name: self._core.weight_copy(name)
+                for name in self._core.weight_names()}
+
     def trace(self):
         """The runs so far of a model loaded with trace=True: one dict per
         slice (name, track, category "op"/"copy"/"run", run, start_us,

@@ -166,6 +166,24 @@ PYBIND11_MODULE(_core, m) {
              return self.model.arena_bytes(entry);
            })
       .def("run", &run, py::arg("entry"), py::arg("inputs"), py::arg("dlpack"))
+      .def("trains", [](const PyModel &self) { return self.model.trains(); })
+      .def("save_weights",
+           [](const PyModel &self, const std::string &path) {
+             py::gil_scoped_release release;
+             self.model.save_weights(path);
+           })
+      .def("load_weights",
+           [](PyModel &self, const std::string &path) {
+             py::gil_scoped_release release;
+             self.model.load_weights(path);
+           })
+      .def("weight_copy",
+           [](const PyModel &self, const std::string &name) {
+             // A copy: a training step changes the weight in place.
+             modelc::Tensor view = self.model.weight(name);
+             return modelc::python::toNumpy(modelc::Tensor::copy_of(
+                 view.data(), view.shape(), view.dtype()));
+           })
       .def("trace_slices",
            [](const PyModel &self) {
              py::list slices;

@@ -1,0 +1,112 @@
+"""The Python training API (docs/training.md, docs/python.md): train_step,
+state_dict, save_weights and load_weights on tests/training/Inputs/mlp.ir
+compiled with modelc --train (SGD with momentum), one step checked against
+a numpy reference of the MLP's gradients."""
+
+import os
+
+import numpy as np
+import pytest
+
+import modelc
+
+from conftest import ROOT
+
+MLP_LOSS_IR = os.path.join(ROOT, "tests", "training", "Inputs", "mlp.ir")
+
+
+@pytest.fixture(scope="session")
+def trainer(modelc_tool, workdir):
+    """mlp.ir's loss trained by SGD (lr 0.1, momentum 0.9) from random
+    weights: (model.so path, the initial weights)."""
+    from conftest import read_safetensors
+    init = str(workdir / "train-init.safetensors")
+    path = modelc.compile(MLP_LOSS_IR, output=str(workdir / "train.so"),
+                          random_weights=5,
+                          args=["--train", "--optimizer=sgd", "--lr", "0.1",
+                                "--momentum", "0.9", "--save-weights", init])
+    return path, read_safetensors(init)
+
+
+def batch():
+    rng = np.random.default_rng(1)
+    return (rng.standard_normal((16, 20)).astype(np.float32),
+            rng.integers(0, 5, 16).astype(np.int64))
+
+
+def reference_step(w, x, t, lr=0.1):
+    """Loss and one SGD step (the first: the momentum buffer is the
+    gradient) of Linear(20, 32), ReLU, Linear(32, 5), cross-entropy."""
+    w = {k: v.astype(np.float64) for k, v in w.items()}
+    h = x @ w["0.weight"].T + w["0.bias"]
+    a = np.maximum(h, 0)
+    y = a @ w["2.weight"].T + w["2.bias"]
+    p = np.exp(y - y.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    loss = -np.log(p[np.arange(len(t)), t]).mean()
+    dy = p.copy()
+    dy[np.arange(len(t)), t] -= 1
+    dy /= len(t)
+    grads = {"2.weight": dy.T @ a, "2.bias": dy.sum(0)}
+    dh = (dy @ w["2.weight"]) * (h > 0)
+    grads["0.weight"] = dh.T @ x
+    grads["0.bias"] = dh.sum(0)
+    return loss, {k: w[k] - lr * g for k, g in grads.items()}, grads
+
+
+def test_train_step_matches_numpy(trainer):
+    path, init = trainer
+    m = modelc.load(path)
+    assert m.trains
+    x, t = batch()
+    loss = m.train_step(x=x, target=t)
+    assert isinstance(loss, float)
+    expected_loss, expected, grads = reference_step(init, x, t)
+    assert loss == pytest.approx(expected_loss, rel=1e-5)
+    state = m.state_dict()
+    for name, value in expected.items():
+        np.testing.assert_allclose(state[name], value, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(state[name + ".momentum_buffer"],
+                                   grads[name], rtol=1e-4, atol=1e-6)
+    assert state["step"] == 1
+
+
+def test_state_dict_is_a_copy(trainer):
+    m = modelc.load(trainer[0])
+    before = m.state_dict()
+    m.train_step(*batch())
+    after = m.state_dict()
+    assert not np.array_equal(before["0.weight"], after["0.weight"])
+    assert before["step"] == 0 and after["step"] == 1
+
+
+def test_save_and_load_resume(trainer, tmp_path):
+    x, t = batch()
+    m = modelc.load(trainer[0])
+    for _ in range(2):
+        m.train_step(x, t)
+    m.save_weights(tmp_path / "two.safetensors")
+    fresh = modelc.load(trainer[0])
+    fresh.load_weights(tmp_path / "two.safetensors")
+    for name, value in m.state_dict().items():
+        np.testing.assert_array_equal(fresh.state_dict()[name], value)
+    assert fresh.train_step(x, t) == m.train_step(x, t)
+
+
+def test_load_weights_errors_change_nothing(trainer, tmp_path):
+    from conftest import write_safetensors
+    m = modelc.load(trainer[0])
+    before = m.state_dict()
+    write_safetensors(tmp_path / "bad.safetensors",
+                      {"0.weight": np.zeros((3, 3), np.float32)})
+    with pytest.raises(modelc.Error, match="0.weight"):
+        m.load_weights(tmp_path / "bad.safetensors")
+    for name, value in m.state_dict().items():
+        np.testing.assert_array_equal(before[name], value)
+
+
+def test_train_step_needs_a_training_model(mlp):
+    m = modelc.load(mlp[0])
+    assert not m.trains
+    with pytest.raises(modelc.Error, match="does not train"):
+        m.train_step(np.zeros((64, 784), np.float32))
