@@ -921,6 +921,64 @@ LogicalResult emitPool(PoolOp pool, bool isMax, Emit &e) {
   return success();
 }
 
+/// conv2d's weight gradient, one thread per weight element summing over
+/// the images and output positions in a fixed order (deterministic, no
+/// atomics). A direct kernel: correct everywhere, not tuned.
+LogicalResult emitConvWeightGrad(Conv2dWeightGradOp op, Emit &e) {
+  ArrayRef<int64_t> x = tensorType(op.getInput()).getShape();
+  ArrayRef<int64_t> g = tensorType(op.getGrad()).getShape();
+  ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides(),
+                    p = op.getPadding(), d = op.getDilations();
+  int64_t groups = op.getGroups(), cg = x[1] / groups, og = g[1] / groups;
+  KernelBuilder kb(e.module, e.context);
+  std::string in = kb.input(op.getInput()), grad = kb.input(op.getGrad()),
+              out = kb.output(op.getResult());
+  auto str = [](int64_t v) { return std::to_string(v); };
+  std::string body =
+      "    const int64_t kx = i % " + str(k[1]) + ", ky = (i / " + str(k[1]) +
+      ") % " + str(k[0]) + ", ci = (i / " + str(k[0] * k[1]) + ") % " +
+      str(cg) + ", oc = i / " + str(cg * k[0] * k[1]) +
+      ";\n    const int64_t channel = oc / " + str(og) + " * " + str(cg) +
+      " + ci;\n    float acc = 0.0f;\n"
+      "    for (int64_t img = 0; img < " +
+      str(x[0]) +
+      "; ++img)\n"
+      "      for (int64_t oy = 0; oy < " +
+      str(g[2]) +
+      "; ++oy) {\n"
+      "        const int64_t iy = oy * " +
+      str(s[0]) + " - " + str(p[0]) + " + ky * " + str(d[0]) +
+      ";\n"
+      "        if (iy < 0 || iy >= " +
+      str(x[2]) +
+      ")\n          continue;\n"
+      "        for (int64_t ox = 0; ox < " +
+      str(g[3]) +
+      "; ++ox) {\n"
+      "          const int64_t ix = ox * " +
+      str(s[1]) + " - " + str(p[1]) + " + kx * " + str(d[1]) +
+      ";\n"
+      "          if (ix < 0 || ix >= " +
+      str(x[3]) +
+      ")\n            continue;\n"
+      "          acc += " +
+      e.load(op.getInput(), in + "[((img * " + str(x[1]) + " + channel) * " +
+                                str(x[2]) + " + iy) * " + str(x[3]) +
+                                " + ix]") +
+      " * " +
+      e.load(op.getGrad(), grad + "[((img * " + str(g[1]) + " + oc) * " +
+                               str(g[2]) + " + oy) * " + str(g[3]) + " + ox]") +
+      ";\n        }\n      }\n    " + out +
+      "[i] = " + e.store(op.getResult(), "acc") + ";\n";
+  int64_t count = tensorType(op.getResult()).getNumElements();
+  kb.launchMap(
+      e.task, count,
+      std::max(count, std::max(tensorType(op.getInput()).getNumElements(),
+                               tensorType(op.getGrad()).getNumElements())),
+      body);
+  return success();
+}
+
 /// max_pool2d's input gradient, one thread per input cell: the sum of the
 /// gradients of the windows whose maximum (recomputed, as the CPU kernel
 /// picks it) the cell is. No atomics, so the sums are deterministic.
@@ -1302,6 +1360,7 @@ const KernelTable<Emit> &cudaKernels() {
             [](AvgPool2dOp o, Emit &e) { return emitPool(o, false, e); })
         .add<GlobalAvgPoolOp>(emitGlobalAvgPool)
         .add<MaxPool2dGradOp>(emitMaxPoolGrad)
+        .add<Conv2dWeightGradOp>(emitConvWeightGrad)
         .add<TransposeOp>(emitTranspose)
         .add<SliceOp>(emitSlice)
         .add<ConcatOp>(emitConcat)

@@ -183,6 +183,7 @@ private:
   template <typename OpTy> LogicalResult emitPool(OpTy pool);
   LogicalResult emitGlobalAvgPool(GlobalAvgPoolOp pool);
   LogicalResult emitMaxPoolGrad(MaxPool2dGradOp op);
+  LogicalResult emitConvWeightGrad(Conv2dWeightGradOp op);
   LogicalResult emitTranspose(TransposeOp transpose);
   LogicalResult emitConcat(ConcatOp concat);
   LogicalResult emitSlice(SliceOp slice);
@@ -314,6 +315,28 @@ private:
   llvm::DenseMap<Value, TextRange> constantData;
   unsigned valueCounter = 0;
 };
+
+/// Whether the CPU computes `conv` as a GEMM and col2im (with scratch for
+/// one group's columns) rather than tap by tap: when each output sums over
+/// enough input channels for a GEMM to pay (a convolution's input
+/// gradient), not for average pooling's gradient (one channel).
+/// Whether conv2d_weight_grad needs im2col columns: all but a pointwise
+/// convolution (1x1, stride 1, no padding), whose input is its columns.
+static bool weightGradNeedsColumns(Conv2dWeightGradOp grad) {
+  ArrayRef<int64_t> k = grad.getKernel(), s = grad.getStrides(),
+                    p = grad.getPadding();
+  ArrayRef<int64_t> x = tensorType(grad.getInput()).getShape();
+  ArrayRef<int64_t> g = tensorType(grad.getGrad()).getShape();
+  bool pointwise = k[0] == 1 && k[1] == 1 && s[0] == 1 && s[1] == 1 &&
+                   llvm::all_of(p, [](int64_t v) { return v == 0; }) &&
+                   x[2] == g[2] && x[3] == g[3];
+  return !pointwise;
+}
+
+static bool transposedConvUsesGemm(ConvTranspose2dOp conv) {
+  int64_t channels = tensorType(conv.getInput()).getDimSize(1);
+  return channels / static_cast<int64_t>(conv.getGroups()) >= 4;
+}
 
 unsigned FunctionEmitter::deviceOf(Operation *op) {
   if (auto transfer = dyn_cast<device::TransferOp>(op))
@@ -731,12 +754,17 @@ LogicalResult FunctionEmitter::emitConvTranspose2d(ConvTranspose2dOp conv) {
   ArrayRef<int64_t> y = shapeOf(conv.getResult());
   ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(),
                     d = conv.getDilations();
-  os << "  modelc_cpu::conv_transpose2d(ctx, " << in(op, 0) << ", " << in(op, 1)
-     << ", " << nullable(conv.getBias()) << ", " << out(op)
-     << ", modelc_cpu::ConvTranspose2dShape{" << list(x) << ", " << y[1] << ", "
-     << w[2] << ", " << w[3] << ", " << y[2] << ", " << y[3] << ", " << s[0]
-     << ", " << s[1] << ", " << p[0] << ", " << p[1] << ", " << d[0] << ", "
-     << d[1] << ", " << conv.getGroups() << "});\n";
+  bool gemm = transposedConvUsesGemm(conv);
+  os << "  modelc_cpu::conv_transpose2d" << (gemm ? "_gemm" : "") << "(ctx, "
+     << in(op, 0) << ", " << in(op, 1) << ", " << nullable(conv.getBias())
+     << ", " << out(op) << ", modelc_cpu::ConvTranspose2dShape{" << list(x)
+     << ", " << y[1] << ", " << w[2] << ", " << w[3] << ", " << y[2] << ", "
+     << y[3] << ", " << s[0] << ", " << s[1] << ", " << p[0] << ", " << p[1]
+     << ", " << d[0] << ", " << d[1] << ", " << conv.getGroups() << "}";
+  if (gemm)
+    os << ", reinterpret_cast<float *>(arena + " << im2colOffsets.lookup(op)
+       << ")";
+  os << ");\n";
   return success();
 }
 
@@ -757,6 +785,25 @@ template <typename OpTy> LogicalResult FunctionEmitter::emitPool(OpTy pool) {
     os << "  modelc_cpu::avg_pool2d<" << storageOf(op) << ">(ctx, " << in(op, 0)
        << ", " << out(op) << ", " << shape << ", "
        << (pool.getCountIncludePad() ? "true" : "false") << ");\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitConvWeightGrad(Conv2dWeightGradOp grad) {
+  Operation *op = grad;
+  ArrayRef<int64_t> x = shapeOf(grad.getInput());
+  ArrayRef<int64_t> g = shapeOf(grad.getGrad());
+  ArrayRef<int64_t> k = grad.getKernel(), s = grad.getStrides(),
+                    p = grad.getPadding(), d = grad.getDilations();
+  std::string scratch = im2colOffsets.count(op)
+                            ? "reinterpret_cast<float *>(arena + " +
+                                  std::to_string(im2colOffsets.lookup(op)) + ")"
+                            : "nullptr";
+  os << "  modelc_cpu::conv2d_weight_grad(ctx, " << in(op, 0) << ", "
+     << in(op, 1) << ", " << out(op) << ", modelc_cpu::Conv2dShape{" << list(x)
+     << ", " << g[1] << ", " << k[0] << ", " << k[1] << ", " << g[2] << ", "
+     << g[3] << ", " << s[0] << ", " << s[1] << ", " << p[0] << ", " << p[1]
+     << ", " << d[0] << ", " << d[1] << ", " << grad.getGroups() << "}, "
+     << scratch << ");\n";
   return success();
 }
 
@@ -931,6 +978,7 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
         .add<AvgPool2dOp>(&E::emitPool<AvgPool2dOp>)
         .add<GlobalAvgPoolOp>(&E::emitGlobalAvgPool)
         .add<MaxPool2dGradOp>(&E::emitMaxPoolGrad)
+        .add<Conv2dWeightGradOp>(&E::emitConvWeightGrad)
         .add<TransposeOp>(&E::emitTranspose)
         .add<ConcatOp>(&E::emitConcat)
         .add<SliceOp>(&E::emitSlice)
@@ -969,6 +1017,12 @@ LogicalResult FunctionEmitter::emitWithConversions(Operation *op) {
     scratch = it->second;
   size_t next = 0;
   if (auto conv = dyn_cast<Conv2dOp>(op); conv && !conv.isPointwise())
+    im2colOffsets[op] = scratch[next++];
+  if (auto conv = dyn_cast<ConvTranspose2dOp>(op);
+      conv && transposedConvUsesGemm(conv))
+    im2colOffsets[op] = scratch[next++];
+  if (auto grad = dyn_cast<Conv2dWeightGradOp>(op);
+      grad && weightGradNeedsColumns(grad))
     im2colOffsets[op] = scratch[next++];
   if (isHalfMatmul(op))
     matmulScratch[op] = scratch[next++];
@@ -1489,6 +1543,20 @@ bool modelc::hostPrinterPrints(Operation *op) {
 
 std::vector<uint64_t> modelc::cpuScratchBytes(Operation *op) {
   std::vector<uint64_t> bytes;
+  if (auto grad = dyn_cast<Conv2dWeightGradOp>(op);
+      grad && weightGradNeedsColumns(grad)) {
+    ArrayRef<int64_t> w = tensorType(grad.getResult()).getShape();
+    ArrayRef<int64_t> g = tensorType(grad.getGrad()).getShape();
+    bytes.push_back(static_cast<uint64_t>(w[1] * w[2] * w[3]) *
+                    static_cast<uint64_t>(g[2] * g[3]) * 4);
+  }
+  if (auto conv = dyn_cast<ConvTranspose2dOp>(op);
+      conv && transposedConvUsesGemm(conv)) {
+    ArrayRef<int64_t> x = tensorType(conv.getInput()).getShape();
+    ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
+    bytes.push_back(static_cast<uint64_t>(w[1] * w[2] * w[3]) *
+                    static_cast<uint64_t>(x[2] * x[3]) * 4);
+  }
   if (auto conv = dyn_cast<Conv2dOp>(op); conv && !conv.isPointwise()) {
     ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
     ArrayRef<int64_t> y = tensorType(conv.getResult()).getShape();

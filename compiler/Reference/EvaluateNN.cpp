@@ -311,6 +311,39 @@ static RefTensor evaluate(MaxPool2dOp op, const Values &values) {
                 /*isMax=*/true, /*includePad=*/false);
 }
 
+static RefTensor evaluate(Conv2dWeightGradOp op, const Values &values) {
+  const RefTensor &x = values.get(op.getInput());
+  const RefTensor &g = values.get(op.getGrad());
+  ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides(),
+                    p = op.getPadding(), d = op.getDilations();
+  int64_t n = x.shape[0], c = x.shape[1], H = x.shape[2], W = x.shape[3];
+  int64_t o = g.shape[1], OH = g.shape[2], OW = g.shape[3];
+  int64_t groups = op.getGroups(), cg = c / groups, og = o / groups;
+  RefTensor dw = make(shapeOf(op.getResult()));
+  for (int64_t oc = 0; oc < o; ++oc)
+    for (int64_t ci = 0; ci < cg; ++ci)
+      for (int64_t ky = 0; ky < k[0]; ++ky)
+        for (int64_t kx = 0; kx < k[1]; ++kx) {
+          double sum = 0;
+          int64_t channel = oc / og * cg + ci;
+          for (int64_t img = 0; img < n; ++img)
+            for (int64_t oy = 0; oy < OH; ++oy) {
+              int64_t iy = oy * s[0] - p[0] + ky * d[0];
+              if (iy < 0 || iy >= H)
+                continue;
+              for (int64_t ox = 0; ox < OW; ++ox) {
+                int64_t ix = ox * s[1] - p[1] + kx * d[1];
+                if (ix < 0 || ix >= W)
+                  continue;
+                sum += x.data[((img * c + channel) * H + iy) * W + ix] *
+                       g.data[((img * o + oc) * OH + oy) * OW + ox];
+              }
+            }
+          dw.data[((oc * cg + ci) * k[0] + ky) * k[1] + kx] = sum;
+        }
+  return dw;
+}
+
 static RefTensor evaluate(MaxPool2dGradOp op, const Values &values) {
   // Each window's gradient to its maximum: the first largest cell, or the
   // last NaN (PyTorch's `val > max || isnan(val)`); padding never wins.
@@ -418,6 +451,7 @@ void modelc::reference::addNNEvaluators(Evaluators &evaluators) {
   evaluators.add<ConvTranspose2dOp>(evaluate);
   evaluators.add<MaxPool2dOp>(evaluate);
   evaluators.add<MaxPool2dGradOp>(evaluate);
+  evaluators.add<Conv2dWeightGradOp>(evaluate);
   evaluators.add<AvgPool2dOp>(evaluate);
   evaluators.add<GlobalAvgPoolOp>(evaluate);
   evaluators.add<CrossEntropyOp>(evaluate);

@@ -174,6 +174,17 @@ TEST(CpuKernels, ConvTranspose2d) {
           y,
           referenceConvTranspose2d(x, w, withBias ? bias.data() : nullptr, s),
           1e-5, 1e-5);
+      // The GEMM + col2im form (a convolution's input gradient) agrees.
+      std::vector<float> scratch(modelc_cpu::conv_transpose2d_scratch_floats(s),
+                                 NAN);
+      std::vector<float> y2(s.n * s.o * s.oh * s.ow, NAN);
+      modelc_cpu::conv_transpose2d_gemm(ctx.get(), x.data(), w.data(),
+                                        withBias ? bias.data() : nullptr,
+                                        y2.data(), s, scratch.data());
+      expectNear(
+          y2,
+          referenceConvTranspose2d(x, w, withBias ? bias.data() : nullptr, s),
+          1e-5, 1e-5);
     }
   }
 }

@@ -461,6 +461,43 @@ inline int64_t conv2d_scratch_floats(const Conv2dShape &s) {
 
 /// im2col + GEMM per image and group; `scratch` holds
 /// conv2d_scratch_floats(s) floats.
+/// The im2col columns of one image's group `xg` ([C/groups, H, W]) into
+/// `cols` ([C/groups * KH * KW, OH * OW]), zeros where a tap reads padding.
+inline void im2col(modelc_run_ctx *ctx, const float *xg, const Conv2dShape &s,
+                   float *cols) {
+  const int64_t cg = s.c / s.groups;
+  const int64_t spatial = s.oh * s.ow, patch = cg * s.kh * s.kw;
+  parallel_for(ctx, patch, grain_for(spatial), [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      int64_t ci = row / (s.kh * s.kw);
+      int64_t ky = (row / s.kw) % s.kh, kx = row % s.kw;
+      float *dst = cols + row * spatial;
+      const float *src = xg + ci * s.h * s.w;
+      // Output columns whose input column lies inside the image
+      // form one span [x0, x1): copied whole when the stride is 1.
+      int64_t shift = kx * s.dilation_w - s.pad_left;
+      int64_t x0, x1;
+      strided_span(shift, s.stride_w, s.w, s.ow, x0, x1);
+      for (int64_t oy = 0; oy < s.oh; ++oy) {
+        int64_t iy = oy * s.stride_h - s.pad_top + ky * s.dilation_h;
+        float *d = dst + oy * s.ow;
+        if (iy < 0 || iy >= s.h) {
+          std::fill(d, d + s.ow, 0.0f);
+          continue;
+        }
+        const float *line = src + iy * s.w + shift;
+        std::fill(d, d + x0, 0.0f);
+        if (s.stride_w == 1)
+          std::memcpy(d + x0, line + x0, sizeof(float) * (x1 - x0));
+        else
+          for (int64_t ox = x0; ox < x1; ++ox)
+            d[ox] = line[ox * s.stride_w];
+        std::fill(d + x1, d + s.ow, 0.0f);
+      }
+    }
+  });
+}
+
 inline void conv2d(modelc_run_ctx *ctx, const float *x, const float *w,
                    const float *bias, float *y, const Conv2dShape &s,
                    float *scratch) {
@@ -472,36 +509,7 @@ inline void conv2d(modelc_run_ctx *ctx, const float *x, const float *w,
       const float *xg = x + (img * s.c + g * cg) * s.h * s.w;
       const float *cols = xg;
       if (!direct) {
-        parallel_for(
-            ctx, patch, grain_for(spatial), [&](int64_t begin, int64_t end) {
-              for (int64_t row = begin; row < end; ++row) {
-                int64_t ci = row / (s.kh * s.kw);
-                int64_t ky = (row / s.kw) % s.kh, kx = row % s.kw;
-                float *dst = scratch + row * spatial;
-                const float *src = xg + ci * s.h * s.w;
-                // Output columns whose input column lies inside the image
-                // form one span [x0, x1): copied whole when the stride is 1.
-                int64_t shift = kx * s.dilation_w - s.pad_left;
-                int64_t x0, x1;
-                strided_span(shift, s.stride_w, s.w, s.ow, x0, x1);
-                for (int64_t oy = 0; oy < s.oh; ++oy) {
-                  int64_t iy = oy * s.stride_h - s.pad_top + ky * s.dilation_h;
-                  float *d = dst + oy * s.ow;
-                  if (iy < 0 || iy >= s.h) {
-                    std::fill(d, d + s.ow, 0.0f);
-                    continue;
-                  }
-                  const float *line = src + iy * s.w + shift;
-                  std::fill(d, d + x0, 0.0f);
-                  if (s.stride_w == 1)
-                    std::memcpy(d + x0, line + x0, sizeof(float) * (x1 - x0));
-                  else
-                    for (int64_t ox = x0; ox < x1; ++ox)
-                      d[ox] = line[ox * s.stride_w];
-                  std::fill(d + x1, d + s.ow, 0.0f);
-                }
-              }
-            });
+        im2col(ctx, xg, s, scratch);
         cols = scratch;
       }
       float *yg = y + (img * s.o + g * og) * spatial;
@@ -519,6 +527,32 @@ inline void conv2d(modelc_run_ctx *ctx, const float *x, const float *w,
   }
 }
 
+/// conv2d's weight gradient: dW_g [O/groups, C/groups * KH * KW] summed
+/// over the images of grad_g [O/groups, OH * OW] times the input's im2col
+/// columns (transposed), one GEMM per image and group. `s` describes the
+/// convolution (its output is the gradient's size); `scratch` holds one
+/// group's columns (conv2d_scratch_floats, or none for a pointwise one).
+inline void conv2d_weight_grad(modelc_run_ctx *ctx, const float *x,
+                               const float *grad, float *dw,
+                               const Conv2dShape &s, float *scratch) {
+  const int64_t cg = s.c / s.groups, og = s.o / s.groups;
+  const int64_t spatial = s.oh * s.ow, patch = cg * s.kh * s.kw;
+  const bool direct = conv2d_scratch_floats(s) == 0;
+  for (int64_t img = 0; img < s.n; ++img)
+    for (int64_t g = 0; g < s.groups; ++g) {
+      const float *xg = x + (img * s.c + g * cg) * s.h * s.w;
+      const float *cols = xg;
+      if (!direct) {
+        im2col(ctx, xg, s, scratch);
+        cols = scratch;
+      }
+      ctx->api->sgemm(ctx, 0, 1, og, patch, spatial, 1.0f,
+                      grad + (img * s.o + g * og) * spatial, spatial, cols,
+                      spatial, img == 0 ? 0.0f : 1.0f, dw + g * og * patch,
+                      patch);
+    }
+}
+
 struct ConvTranspose2dShape {
   int64_t n, c, h, w; // input
   int64_t o, kh, kw, oh, ow;
@@ -526,11 +560,67 @@ struct ConvTranspose2dShape {
   int64_t groups;
 };
 
+/// Floats of scratch conv_transpose2d_gemm needs: one group's columns.
+inline int64_t conv_transpose2d_scratch_floats(const ConvTranspose2dShape &s) {
+  return (s.o / s.groups) * s.kh * s.kw * s.h * s.w;
+}
+
+/// Transposed convolution as a GEMM and col2im (what a convolution's input
+/// gradient is): per image and group, the columns W_g^T X_g ([O/groups *
+/// KH * KW, H * W]) in `scratch`, then each output plane, owned by one
+/// task, adds its kernel taps' rows at their strided places.
+inline void conv_transpose2d_gemm(modelc_run_ctx *ctx, const float *x,
+                                  const float *w, const float *bias, float *y,
+                                  const ConvTranspose2dShape &s,
+                                  float *scratch) {
+  const int64_t cg = s.c / s.groups, og = s.o / s.groups, plane = s.oh * s.ow;
+  const int64_t taps = s.kh * s.kw, spatial = s.h * s.w;
+  for (int64_t img = 0; img < s.n; ++img)
+    for (int64_t g = 0; g < s.groups; ++g) {
+      const float *xg = x + (img * s.c + g * cg) * spatial;
+      const float *wg = w + g * cg * og * taps;
+      ctx->api->sgemm(ctx, 1, 0, og * taps, spatial, cg, 1.0f, wg, og * taps,
+                      xg, spatial, 0.0f, scratch, spatial);
+      parallel_for(
+          ctx, og, grain_for(taps * spatial), [&](int64_t begin, int64_t end) {
+            for (int64_t ocl = begin; ocl < end; ++ocl) {
+              const int64_t oc = g * og + ocl;
+              float *yp = y + (img * s.o + oc) * plane;
+              std::fill(yp, yp + plane, bias ? bias[oc] : 0.0f);
+              for (int64_t ky = 0; ky < s.kh; ++ky)
+                for (int64_t kx = 0; kx < s.kw; ++kx) {
+                  const float *src =
+                      scratch + ((ocl * s.kh + ky) * s.kw + kx) * spatial;
+                  const int64_t shift = kx * s.dilation_w - s.pad_left;
+                  int64_t x0, x1;
+                  strided_span(shift, s.stride_w, s.ow, s.w, x0, x1);
+                  if (x1 == x0)
+                    continue;
+                  for (int64_t iy = 0; iy < s.h; ++iy) {
+                    const int64_t oy =
+                        iy * s.stride_h - s.pad_top + ky * s.dilation_h;
+                    if (oy < 0 || oy >= s.oh)
+                      continue;
+                    float *row = yp + oy * s.ow + shift;
+                    const float *in = src + iy * s.w;
+                    if (s.stride_w == 1)
+                      for (int64_t ix = x0; ix < x1; ++ix)
+                        row[ix] += in[ix];
+                    else
+                      for (int64_t ix = x0; ix < x1; ++ix)
+                        row[ix * s.stride_w] += in[ix];
+                  }
+                }
+            }
+          });
+    }
+}
+
 /// Transposed convolution, NCHW, weight [C, O/groups, KH, KW] (as
 /// graph.conv_transpose2d). Each output plane (image, output channel) is
 /// owned by one task, which adds every input plane of its group into it,
-/// one kernel tap at a time: no scratch, no atomics. A direct kernel; a
-/// GEMM + col2im path would be faster on large channel counts.
+/// one kernel tap at a time: no scratch, no atomics. The direct kernel,
+/// for small transposed convolutions; conv_transpose2d_gemm otherwise.
 inline void conv_transpose2d(modelc_run_ctx *ctx, const float *x,
                              const float *w, const float *bias, float *y,
                              const ConvTranspose2dShape &s) {
@@ -852,10 +942,22 @@ inline void reduce(modelc_run_ctx *ctx, const T *x, T *y, int kept_rank,
                                                   reduced_strides)]);
         y[r] = static_cast<T>(p);
       } else {
+        // The trailing reduced dimensions that are contiguous in memory
+        // are one run read in a plain loop (BatchNorm's gradient sums over
+        // N, H, W: runs of H * W); the same order as element by element.
+        int lead = reduced_rank;
+        int64_t run = 1;
+        while (lead > 0 && reduced_strides[lead - 1] == run) {
+          run *= reduced_dims[lead - 1];
+          --lead;
+        }
         double sum = 0.0;
-        for (int64_t j = 0; j < len; ++j)
-          sum += static_cast<double>(xr[broadcast_offset(
-              j, reduced_rank, reduced_dims, reduced_strides)]);
+        for (int64_t j = 0; j < len; j += run) {
+          const T *xs = xr + broadcast_offset(j / run, lead, reduced_dims,
+                                              reduced_strides);
+          for (int64_t k = 0; k < run; ++k)
+            sum += static_cast<double>(xs[k]);
+        }
         if (kind == 1)
           sum /= static_cast<double>(len);
         y[r] = static_cast<T>(sum);

@@ -52,33 +52,19 @@ Value cropSpatial(GradientBuilder &b, Value a, int64_t h, int64_t w) {
 
 /// The gradient of a convolution's weight `[O, C/groups, KH, KW]` given its
 /// input `x: [N, C, H, W]` and the gradient `g: [N, O, OH, OW]` of its
-/// output: dW[o, c, ky, kx] = sum over n, oy, ox of x[n, group(o) * C/groups
-/// + c, oy * s - pad + ky * d] g[n, o, oy, ox]. That is a convolution with
-/// the batch as channels: x as [C/groups, groups * N, H, W], g as weights
-/// [O, N, OH, OW], stride and dilation swapped, cropped to the kernel.
+/// output (graph.conv2d_weight_grad).
 Value convWeightGradient(GradientBuilder &b, Value x, Value g,
                          ArrayRef<int64_t> kernelShape,
                          ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
                          ArrayRef<int64_t> dilations, int64_t groups) {
-  ArrayRef<int64_t> xs = tensorTypeOf(x).getShape();
-  ArrayRef<int64_t> gs = tensorTypeOf(g).getShape();
-  int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3];
-  int64_t cg = c / groups;
-  Value xt = b.reshape(x, {n, groups, cg, h, w});
-  xt = b.transpose(xt, {2, 1, 0, 3, 4});
-  xt = b.reshape(xt, {cg, groups * n, h, w});
-  Value gt = b.transpose(g, {1, 0, 2, 3}); // [O, N, OH, OW]
-  (void)gs;
   OpBuilder &ob = b.getBuilder();
-  Value dw = b.op<Conv2dOp>(
-      {xt, gt}, {b.named("strides", ob.getDenseI64ArrayAttr(dilations)),
-                 b.named("padding", ob.getDenseI64ArrayAttr(padding)),
-                 b.named("dilations", ob.getDenseI64ArrayAttr(strides)),
-                 b.named("groups", ob.getI64IntegerAttr(groups))});
-  // [C/groups, O, KH', KW'] with KH' >= KH: the rows past the kernel pair
-  // outputs with padding only.
-  dw = cropSpatial(b, dw, kernelShape[2], kernelShape[3]);
-  return b.transpose(dw, {1, 0, 2, 3});
+  return b.op<Conv2dWeightGradOp>(
+      {x, g},
+      {b.named("kernel", ob.getDenseI64ArrayAttr(kernelShape.drop_front(2))),
+       b.named("strides", ob.getDenseI64ArrayAttr(strides)),
+       b.named("padding", ob.getDenseI64ArrayAttr(padding)),
+       b.named("dilations", ob.getDenseI64ArrayAttr(dilations)),
+       b.named("groups", ob.getI64IntegerAttr(groups))});
 }
 
 } // namespace

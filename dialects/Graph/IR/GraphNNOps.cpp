@@ -303,6 +303,49 @@ AvgPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   return inferPool2d(location, getOperationName(), adaptor, inferredTypes);
 }
 
+LogicalResult Conv2dWeightGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> input =
+      diag.floatTensor(adaptor.getInput().getType(), "input");
+  FailureOr<RankedTensorType> grad =
+      diag.floatTensor(adaptor.getGrad().getType(), "grad");
+  if (failed(input) || failed(grad))
+    return failure();
+  if (input->getRank() != 4 || grad->getRank() != 4)
+    return diag.fail("input and grad must have rank 4 ([N, C, H, W]), got ",
+                     formatShape(input->getShape()), " and ",
+                     formatShape(grad->getShape()));
+  if (input->getElementType() != grad->getElementType())
+    return diag.fail("input and grad must have one element type");
+  if (failed(diag.required(adaptor.getKernelAttr(), "kernel")))
+    return failure();
+  ArrayRef<int64_t> k = adaptor.getKernel(), s = adaptor.getStrides(),
+                    p = adaptor.getPadding(), d = adaptor.getDilations();
+  int64_t groups = adaptor.getGroups();
+  if (failed(checkArray(diag, "kernel", k, 2, 1)) ||
+      failed(checkArray(diag, "strides", s, 2, 1)) ||
+      failed(checkArray(diag, "padding", p, 4, 0)) ||
+      failed(checkArray(diag, "dilations", d, 2, 1)))
+    return failure();
+  ArrayRef<int64_t> x = input->getShape(), g = grad->getShape();
+  if (groups < 1 || x[1] % groups || g[1] % groups)
+    return diag.fail("groups ", groups, " must divide the input's ", x[1],
+                     " and the gradient's ", g[1], " channels");
+  if (g[0] != x[0])
+    return diag.fail("grad ", formatShape(g), " must have the input's batch ",
+                     x[0]);
+  for (int i = 0; i < 2; ++i)
+    if (windowOutputSize(x[2 + i], p[i], p[2 + i], k[i], s[i], d[i],
+                         /*ceilMode=*/false) != g[2 + i])
+      return diag.fail("grad ", formatShape(g),
+                       " is not the output size of a convolution of ",
+                       formatShape(x), " with kernel ", formatShape(k));
+  return inferred(inferredTypes,
+                  input->clone({g[1], x[1] / groups, k[0], k[1]}));
+}
+
 LogicalResult MaxPool2dGradOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &inferredTypes) {
@@ -437,6 +480,11 @@ template <typename PoolOp> static double poolFlops(PoolOp pool) {
 double MaxPool2dOp::getFlops() { return poolFlops(*this); }
 double AvgPool2dOp::getFlops() { return poolFlops(*this); }
 
+double Conv2dWeightGradOp::getFlops() {
+  ArrayRef<int64_t> w = getResult().getType().getShape();
+  return 2.0 * elementCount(getGrad()) *
+         static_cast<double>(w[1] * w[2] * w[3]);
+}
 double MaxPool2dGradOp::getFlops() {
   ArrayRef<int64_t> k = getKernel();
   return elementCount(getGrad()) * static_cast<double>(k[0] * k[1]);

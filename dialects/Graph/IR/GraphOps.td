@@ -627,6 +627,37 @@ def Graph_ConvTranspose2dOp : Graph_Op<"conv_transpose2d",
   }];
 }
 
+def Graph_Conv2dWeightGradOp : Graph_Op<"conv2d_weight_grad",
+    [Pure, Graph_InferTypeFromProperties, Graph_OwnCost]> {
+  let summary = "The gradient of conv2d with respect to its weight.";
+  let description = [{
+    `input: [N, C, H, W]` is the convolution's input, `grad: [N, O, OH, OW]`
+    the gradient of its output; the result `[O, C/groups, KH, KW]`
+    (`kernel = [KH, KW]`) is
+    `sum over n, oy, ox of input[n, g * C/groups + c, oy * stride - pad +
+    ky * dilation, ...] * grad[n, o, oy, ox]`, `g` the group of `o`.
+    `strides`, `padding` (`[top, left, bottom, right]`), `dilations` and
+    `groups` are the convolution's. The CPU computes it per image as a
+    GEMM of the gradient with the input's im2col columns.
+
+    Verifier: ranks; `C` and `O` divisible by `groups`; attribute lengths;
+    the convolution of `input` with such a kernel has `grad`'s spatial size.
+
+    ```mlir
+    %dw = graph.conv2d_weight_grad %x, %dy {kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>}
+        : tensor<8x64x56x56xf32>, tensor<8x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$grad,
+                       DenseI64ArrayAttr:$kernel,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $grad attr-dict `:` type($input) `,` type($grad)";
+}
+
 class Graph_Pool2dOp<string mnemonic, string semantics, dag extraArgs>
     : Graph_Op<mnemonic, [Pure, Graph_InferTypeFromProperties,
     Graph_OwnCost, Graph_SplitPerSample, Graph_OwnGradient]> {

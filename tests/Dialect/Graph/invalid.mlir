@@ -1037,3 +1037,19 @@ func.func @batch_norm_momentum(%x: tensor<1x4x9x9xf32>, %s: tensor<4xf32>) {
   %0 = graph.batch_norm %x, %s, %s, %s, %s {momentum = 1.5 : f32} : tensor<1x4x9x9xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @conv_weight_grad_size(%x: tensor<1x4x9x9xf32>, %g: tensor<1x8x9x9xf32>) {
+  // expected-error @+1 {{'graph.conv2d_weight_grad' op grad [1, 8, 9, 9] is not the output size of a convolution of [1, 4, 9, 9] with kernel [3, 3]}}
+  %0 = graph.conv2d_weight_grad %x, %g {kernel = array<i64: 3, 3>} : tensor<1x4x9x9xf32>, tensor<1x8x9x9xf32>
+  return
+}
+
+// -----
+
+func.func @conv_weight_grad_groups(%x: tensor<1x4x9x9xf32>, %g: tensor<1x6x7x7xf32>) {
+  // expected-error @+1 {{'graph.conv2d_weight_grad' op groups 4 must divide the input's 4 and the gradient's 6 channels}}
+  %0 = graph.conv2d_weight_grad %x, %g {kernel = array<i64: 3, 3>, groups = 4} : tensor<1x4x9x9xf32>, tensor<1x6x7x7xf32>
+  return
+}

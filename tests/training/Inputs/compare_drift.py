@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 """Judges a float32 training run by its distance from a float64 one.
 
-    compare_drift.py OURS.safetensors TORCH32.safetensors TORCH64.safetensors
+    compare_drift.py OURS TORCH32.safetensors TORCH64.safetensors
         [--factor 2] [--atol 1e-6]
+
+OURS is a safetensors file or a directory of NAME.npy files (modelc-run
+--output-dir of the gradients entry point).
 
 For a model whose float32 trajectory is ill-conditioned (ResNet-18 with
 BatchNorm over a few samples: PyTorch's own float32 run ends as far from
@@ -31,7 +34,12 @@ def main():
     p.add_argument("--factor", type=float, default=2.0)
     p.add_argument("--atol", type=float, default=1e-6)
     a = p.parse_args()
-    ours, t32, t64 = (load_safetensors(f) for f in (a.ours, a.torch32, a.torch64))
+    def load(path):
+        if os.path.isdir(path):  # modelc-run --output-dir: NAME.npy files
+            return {f[:-4]: np.load(os.path.join(path, f))
+                    for f in os.listdir(path) if f.endswith(".npy")}
+        return load_safetensors(path)
+    ours, t32, t64 = (load(f) for f in (a.ours, a.torch32, a.torch64))
     passed = failed = 0
     for name in sorted(t64):
         if name not in ours or name not in t32:
