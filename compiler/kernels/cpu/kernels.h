@@ -925,6 +925,39 @@ inline void reduce(modelc_run_ctx *ctx, const T *x, T *y, int kept_rank,
     outputs *= kept_dims[d];
   for (int d = 0; d < reduced_rank; ++d)
     len *= reduced_dims[d];
+  // Leading dimensions reduced, trailing ones kept (a bias's gradient, a
+  // sum over the batch): output r is column r of a [len, outputs] matrix.
+  // Rows are added into a block of columns at a time, reading memory in
+  // order; each output still sums its rows first to last.
+  bool columns = kind <= 1;
+  int64_t stride = 1;
+  for (int d = kept_rank - 1; d >= 0 && columns; --d) {
+    columns = kept_strides[d] == stride || kept_dims[d] == 1;
+    stride *= kept_dims[d];
+  }
+  for (int d = reduced_rank - 1; d >= 0 && columns; --d) {
+    columns = reduced_strides[d] == stride || reduced_dims[d] == 1;
+    stride *= reduced_dims[d];
+  }
+  if (columns && outputs > 1) {
+    parallel_for(ctx, outputs, grain_for(len), [&](int64_t begin, int64_t end) {
+      constexpr int64_t kBlock = 256;
+      double acc[kBlock];
+      for (int64_t c0 = begin; c0 < end; c0 += kBlock) {
+        const int64_t width = std::min(kBlock, end - c0);
+        std::fill(acc, acc + width, 0.0);
+        for (int64_t j = 0; j < len; ++j) {
+          const T *row = x + j * outputs + c0;
+          for (int64_t c = 0; c < width; ++c)
+            acc[c] += static_cast<double>(row[c]);
+        }
+        for (int64_t c = 0; c < width; ++c)
+          y[c0 + c] = static_cast<T>(
+              kind == 1 ? acc[c] / static_cast<double>(len) : acc[c]);
+      }
+    });
+    return;
+  }
   parallel_for(ctx, outputs, grain_for(len), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const T *xr = x + broadcast_offset(r, kept_rank, kept_dims, kept_strides);
