@@ -53,6 +53,7 @@ void modelc::buildTrainingPipeline(mlir::OpPassManager &pm,
   optimizer.beta2 = options.beta2;
   optimizer.eps = options.eps;
   optimizer.clipGradNorm = options.clipGradNorm;
+  optimizer.accumulate = options.accumulate;
   pm.addPass(createBuildOptimizerPass(optimizer));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());

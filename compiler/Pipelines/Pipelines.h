@@ -48,6 +48,7 @@ struct TrainingOptions {
   bool nesterov = false;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double clipGradNorm = 0.0;
+  int64_t accumulate = 1;
 };
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingOptions &options);

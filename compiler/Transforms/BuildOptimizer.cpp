@@ -107,6 +107,16 @@ struct BuildOptimizerPass
     buildAssign(builder, step, weight, value);
   }
 
+  /// An update of the optimizer: with --accumulate, it takes effect only on
+  /// the step that completes the micro-batches (the weight keeps its value
+  /// on the others).
+  void commit(OpBuilder &builder, GradientBuilder &b, WeightOp weight,
+              Value value) {
+    if (applyNow)
+      value = b.select(applyNow, value, read(builder, weight));
+    assign(builder, weight, value);
+  }
+
   LogicalResult buildStep(ModuleOp module, ArrayAttr parameters) {
     Block &body = step.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -132,13 +142,46 @@ struct BuildOptimizerPass
       bias2Sqrt = b.op<SqrtOp>({b.sub(b.splat(scalarType, 1.0), power(beta2))});
     }
 
+    // The gradients; with --accumulate K, their sums over the last
+    // micro-batches (NAME.grad, as PyTorch's .grad accumulates over
+    // backward calls), applied on every K-th call and then cleared.
+    SmallVector<Value> grads;
+    for (unsigned i = 0; i < parameters.size(); ++i)
+      grads.push_back(ret.getOperand(i + 1));
+    if (accumulate > 1) {
+      FailureOr<WeightOp> micro =
+          declareState(module, "micro_step", scalarType);
+      if (failed(micro))
+        return failure();
+      Value calls = b.add(read(builder, *micro), b.splat(scalarType, 1.0));
+      applyNow =
+          b.compare(ComparePredicate::eq, calls,
+                    b.splat(scalarType, static_cast<double>(accumulate)));
+      assign(builder, *micro,
+             b.select(applyNow, b.splat(scalarType, 0.0), calls));
+      for (auto [index, attr] : llvm::enumerate(parameters)) {
+        auto weight =
+            module.lookupSymbol<WeightOp>(cast<FlatSymbolRefAttr>(attr));
+        FailureOr<WeightOp> sum =
+            declareState(module, (weight.getSymName() + ".grad").str(),
+                         weight.getTensorType());
+        if (failed(sum))
+          return failure();
+        grads[index] = b.add(read(builder, *sum), grads[index]);
+        assign(builder, *sum,
+               b.select(applyNow, b.scalar(grads[index], 0.0), grads[index]));
+      }
+      if (!applyNow)
+        return failure();
+    }
+
     // torch.nn.utils.clip_grad_norm_: the norm of the per-parameter norms,
     // then every gradient times min(1, max_norm / (norm + 1e-6)).
     Value clip;
     if (clipGradNorm > 0.0) {
       Value sumOfSquares;
       for (unsigned i = 0; i < parameters.size(); ++i) {
-        Value g = ret.getOperand(i + 1);
+        Value g = grads[i];
         SmallVector<int64_t> all;
         for (int64_t d = 0; d < tensorTypeOf(g).getRank(); ++d)
           all.push_back(d);
@@ -160,7 +203,7 @@ struct BuildOptimizerPass
       auto ref = cast<FlatSymbolRefAttr>(attr);
       auto weight = module.lookupSymbol<WeightOp>(ref);
       RankedTensorType type = weight.getTensorType();
-      Value g = ret.getOperand(index + 1);
+      Value g = grads[index];
       if (clip)
         g = b.mul(g, b.cast(clip, type.getElementType()));
       Value p = read(builder, weight);
@@ -190,7 +233,7 @@ struct BuildOptimizerPass
             newBuf = b.select(b.compare(ComparePredicate::eq, count,
                                         b.splat(scalarType, 0.0)),
                               g, later);
-          assign(builder, *buf, newBuf);
+          commit(builder, b, *buf, newBuf);
           g = nesterov ? b.add(g, b.mul(newBuf, lit(momentum))) : newBuf;
         }
         newP = b.sub(p, b.mul(g, lit(lr)));
@@ -209,8 +252,8 @@ struct BuildOptimizerPass
         Value newM = b.add(oldM, b.mul(b.sub(g, oldM), lit(1.0 - beta1)));
         Value newV = b.add(b.mul(oldV, lit(beta2)),
                            b.mul(b.mul(g, g), lit(1.0 - beta2)));
-        assign(builder, *m, newM);
-        assign(builder, *v, newV);
+        commit(builder, b, *m, newM);
+        commit(builder, b, *v, newV);
         // denom = sqrt(v) / sqrt(1 - b2^t) + eps; p -= lr / (1 - b1^t) m /
         // denom.
         Value denom = b.add(b.div(b.op<SqrtOp>({newV}),
@@ -221,9 +264,9 @@ struct BuildOptimizerPass
       }
       if (!newP)
         return failure();
-      assign(builder, weight, newP);
+      commit(builder, b, weight, newP);
     }
-    assign(builder, *stepWeight, newCount);
+    commit(builder, b, *stepWeight, newCount);
 
     Value loss = ret.getOperand(0);
     func::ReturnOp::create(builder, ret.getLoc(), ValueRange{loss});
@@ -236,6 +279,8 @@ struct BuildOptimizerPass
   }
 
   func::FuncOp step;
+  /// With --accumulate: true on the call that applies the update.
+  Value applyNow;
 };
 
 } // namespace

@@ -186,6 +186,12 @@ def BuildOptimizerPass : Pass<"modelc-build-optimizer", "::mlir::ModuleOp"> {
     * `adamw`: as adam with p *= 1 - lr weight_decay first instead of the
       gradient's decay.
 
+    With `accumulate` K > 1, each parameter's gradients are summed over K
+    calls in `NAME.grad` (counted by `micro_step`); the K-th call updates
+    with the sums (as K backward calls then optimizer.step() in PyTorch)
+    and clears them; the other calls change no parameter, optimizer state
+    or `step`.
+
     With `clip-grad-norm` c > 0, every gradient is first scaled by
     min(1, c / (norm + 1e-6)), norm the L2 norm of the per-parameter norms,
     as torch.nn.utils.clip_grad_norm_.
@@ -219,6 +225,9 @@ def BuildOptimizerPass : Pass<"modelc-build-optimizer", "::mlir::ModuleOp"> {
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam's epsilon">,
+    Option<"accumulate", "accumulate", "int64_t", /*default=*/"1",
+           "Sum the gradients of this many calls (micro-batches) before one "
+           "update">,
     Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
            "Scale the gradients so that their total L2 norm is at most this "
            "(torch.nn.utils.clip_grad_norm_; 0: no clipping)">,

@@ -1,6 +1,7 @@
 // RUN: modelc-opt %s --split-input-file --modelc-differentiate --modelc-build-optimizer='optimizer=sgd lr=0.5 momentum=0.9' --cse | FileCheck %s --check-prefix=SGD
 // RUN: modelc-opt %s --split-input-file --modelc-differentiate --modelc-build-optimizer='optimizer=adamw lr=0.01 weight-decay=0.1' --cse | FileCheck %s --check-prefix=ADAMW
 // RUN: modelc-opt %s --split-input-file --modelc-differentiate --modelc-build-optimizer='clip-grad-norm=1.5' --cse | FileCheck %s --check-prefix=CLIP
+// RUN: modelc-opt %s --split-input-file --modelc-differentiate --modelc-build-optimizer='accumulate=2' --cse | FileCheck %s --check-prefix=ACC
 
 // SGD with momentum: the buffer is state (zeros), the parameter and the
 // buffer are written back, and the write of w waits for the op that reads
@@ -55,3 +56,21 @@ func.func @loss(%x: tensor<2x4xf32>) -> tensor<f32> {
 // CLIP: %[[M:.*]] = graph.min %[[C]],
 // CLIP: %[[G:.*]] = graph.mul %[[DW]], %[[M]]
 // CLIP: graph.mul %[[G]],
+
+// --accumulate 2: the gradient summed into w.grad, counted by micro_step;
+// w and step change only on the second call, when w.grad is cleared.
+// ACC-DAG: graph.weight @micro_step {frozen, writable, zeros} : tensor<f32>
+// ACC-DAG: graph.weight @w.grad {frozen, writable, zeros} : tensor<4x4xf32>
+// ACC-LABEL: func.func @train_step
+// ACC: %[[DW:.*]] = graph.gemm
+// ACC: %[[APPLY:.*]] = graph.compare eq, %[[CALLS:.*]], %{{.*}} : tensor<f32>, tensor<f32>
+// ACC: graph.select %[[APPLY]], %{{.*}}, %[[CALLS]]
+// ACC: graph.assign @micro_step,
+// ACC: %[[SUM:.*]] = graph.add %{{.*}}, %[[DW]] : tensor<4x4xf32>, tensor<4x4xf32>
+// ACC: %[[CLEARED:.*]] = graph.select %[[APPLY]], %{{.*}}, %[[SUM]]
+// ACC: graph.assign @w.grad, %[[CLEARED]]
+// ACC: graph.mul %[[SUM]],
+// ACC: %[[NEW:.*]] = graph.select %[[APPLY]], %{{.*}}, %{{.*}} : tensor<i1>, tensor<4x4xf32>, tensor<4x4xf32>
+// ACC: graph.assign @w, %[[NEW]]
+// ACC: graph.select %[[APPLY]]
+// ACC: graph.assign @step,

@@ -345,6 +345,9 @@ FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
       training.optimizer != "adamw")
     return fail("--optimizer=" + training.optimizer +
                 ": expected sgd, adam or adamw");
+  if (training.accumulate < 1)
+    return fail("--accumulate " + std::to_string(training.accumulate) +
+                ": expected a number of micro-batches of at least 1");
   if (training.nesterov &&
       (training.momentum <= 0.0 || training.dampening != 0.0))
     return fail("--nesterov needs --momentum > 0 and --dampening 0 (as "

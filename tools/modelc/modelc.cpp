@@ -228,6 +228,11 @@ cl::opt<double> clipGradNorm(
     cl::desc("Scale the gradients so that their total L2 norm is at most X "
              "before the update (torch.nn.utils.clip_grad_norm_)"),
     cl::value_desc("X"), cl::init(0.0), cl::cat(trainingCategory));
+cl::opt<int64_t> accumulate(
+    "accumulate",
+    cl::desc("Sum the gradients of K train_step calls (micro-batches) and "
+             "update on every K-th call (default 1)"),
+    cl::value_desc("K"), cl::init(1), cl::cat(trainingCategory));
 cl::opt<std::string>
     frozen("frozen",
            cl::desc("Weights whose whole name matches REGEX (POSIX extended) "
@@ -348,6 +353,7 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.training.weightDecay = weightDecay;
   options.training.eps = eps;
   options.training.clipGradNorm = clipGradNorm;
+  options.training.accumulate = accumulate;
   options.training.frozen = frozen;
   options.betas = betas;
   options.flags = flags;

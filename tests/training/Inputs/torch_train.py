@@ -70,6 +70,9 @@ def parse_args():
     p.add_argument("--label-smoothing", type=float, default=0.0)
     p.add_argument("--reduction", default="mean", choices=["mean", "sum"])
     p.add_argument("--clip-grad-norm", type=float, default=0.0)
+    p.add_argument("--accumulate", type=int, default=1,
+                   help="K backward calls on the batch per optimizer step; "
+                        "losses.txt then has a line per call")
     p.add_argument("--double", action="store_true",
                    help="train in float64 after the export (the same initial "
                         "weights and batch): a reference both float32 runs "
@@ -204,13 +207,16 @@ def main():
                       for n, p in model.named_parameters()})
 
     with open(out("losses.txt"), "w") as losses:
+        call = 0
         for step in range(1, a.steps + 1):
             opt.zero_grad()
-            loss = loss_fn(model(x), target)
-            loss.backward()
+            for _ in range(a.accumulate):
+                loss = loss_fn(model(x), target)
+                loss.backward()
+                call += 1
+                losses.write("step %d loss %.9g\n" % (call, loss.item()))
             if a.clip_grad_norm > 0:
                 nn.utils.clip_grad_norm_(model.parameters(), a.clip_grad_norm)
-            losses.write("step %d loss %.9g\n" % (step, loss.item()))
             opt.step()
             if step == 1:
                 save_safetensors(out("after1.safetensors"), state(model))
