@@ -3,6 +3,8 @@
 // a device kind to its implementation.
 #include "device.hpp"
 
+#include <cstring>
+
 #include "device_cpu.hpp"
 #include "device_cuda.hpp"
 #include "device_sim.hpp"
@@ -137,6 +139,16 @@ void RunEvents::release() {
       owner_[e]->destroyEvent(native_[e]);
   native_.clear();
   owner_.clear();
+}
+
+void Device::readResident(void *host, const void *resident,
+                          uint64_t bytes) const {
+  std::memcpy(host, resident, bytes);
+}
+
+void Device::writeResident(void *resident, const void *host,
+                           uint64_t bytes) const {
+  std::memcpy(resident, host, bytes);
 }
 
 } // namespace modelc::detail

@@ -83,6 +83,14 @@ public:
   /// Whether the host reads and writes this device's memory directly (a
   /// copy between two such devices is a memcpy).
   virtual bool hostAddressable() const { return true; }
+  /// Copies `bytes` of a weight resident on this device (at `resident`, as
+  /// weightTable gives it) into host memory, between runs (save_weights).
+  virtual void readResident(void *host, const void *resident,
+                            uint64_t bytes) const;
+  /// Overwrites a weight resident on this device with `bytes` of host
+  /// memory, between runs (load_weights).
+  virtual void writeResident(void *resident, const void *host,
+                             uint64_t bytes) const;
   /// Whether runs on this device can be captured as a graph and replayed;
   /// `why` says why not.
   virtual bool supportsCapture(std::string &why) const;

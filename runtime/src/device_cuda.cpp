@@ -135,6 +135,25 @@ const void *CudaDevice::upload(const void *host,
   return reinterpret_cast<const void *>(static_cast<uintptr_t>(ptr));
 }
 
+void CudaDevice::readResident(void *host, const void *resident,
+                              uint64_t bytes) const {
+  cuda().cuCtxSetCurrent(ctx_);
+  auto ptr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(resident));
+  // The legacy stream: ordered after every stream's finished work.
+  cudaCheck(cuda().cuMemcpyDtoHAsync(host, ptr, bytes, nullptr),
+            "cuMemcpyDtoHAsync", name(), "reading a weight");
+  cudaCheck(cuda().cuStreamSynchronize(nullptr), "cuStreamSynchronize", name(),
+            "reading a weight");
+}
+
+void CudaDevice::writeResident(void *resident, const void *host,
+                               uint64_t bytes) const {
+  cuda().cuCtxSetCurrent(ctx_);
+  auto ptr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(resident));
+  cudaCheck(cuda().cuMemcpyHtoD(ptr, host, bytes), "cuMemcpyHtoD", name(),
+            "writing a weight");
+}
+
 std::unique_ptr<DeviceRun> CudaDevice::allocate(uint64_t bytes,
                                                 const std::string &entry) {
   auto run = std::make_unique<CudaRun>();

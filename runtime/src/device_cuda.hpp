@@ -36,6 +36,10 @@ public:
   ~CudaDevice() override;
 
   bool hostAddressable() const override { return false; }
+  void readResident(void *host, const void *resident,
+                    uint64_t bytes) const override;
+  void writeResident(void *resident, const void *host,
+                     uint64_t bytes) const override;
   bool supportsCapture(std::string &why) const override;
   bool providesHostMemory() const override { return true; }
 

@@ -19,21 +19,14 @@ bool writable(const modelc_model_desc &desc, uint32_t w) {
   return desc.weight_flags && (desc.weight_flags[w] & MODELC_WEIGHT_WRITABLE);
 }
 
-/// The copy of weight `w` a run reads: on the first device that holds it.
-/// Throws for a device whose memory the host cannot read.
-void *residentCopy(const Model::Impl &impl, uint32_t w,
-                   const std::string &what) {
-  for (std::size_t d = 0; d < impl.devices.size(); ++d) {
-    const void *p = impl.deviceWeightTables[d][w];
-    if (!p)
-      continue;
-    if (!impl.devices[d]->hostAddressable())
-      throw Error(what + ": weight '" + impl.desc->weights[w].name +
-                  "' is on a GPU; reading and writing weights on GPUs is "
-                  "not supported yet");
-    return const_cast<void *>(p);
-  }
-  return nullptr;
+/// The device holding the copy of weight `w` a run reads (the first that
+/// holds one) and that copy; null when only the host holds it.
+std::pair<const detail::Device *, const void *>
+residentCopy(const Model::Impl &impl, uint32_t w) {
+  for (std::size_t d = 0; d < impl.devices.size(); ++d)
+    if (const void *p = impl.deviceWeightTables[d][w])
+      return {impl.devices[d].get(), p};
+  return {nullptr, nullptr};
 }
 
 } // namespace
@@ -63,10 +56,17 @@ void Model::save_weights(const std::string &path) const {
     const void *data;
   };
   std::map<std::string, Item> items; // safetensors lists names in order
+  // Weights resident on GPUs are read back into host buffers first.
+  std::vector<std::vector<unsigned char>> readBack;
   for (uint32_t w = 0; w < impl.desc->num_weights; ++w) {
-    const void *data = residentCopy(impl, w, what);
-    items[impl.desc->weights[w].name] = {
-        &impl.desc->weights[w], data ? data : impl.weights.pointers[w]};
+    const modelc_weight_desc &d = impl.desc->weights[w];
+    auto [device, data] = residentCopy(impl, w);
+    if (device && !device->hostAddressable()) {
+      readBack.emplace_back(d.nbytes);
+      device->readResident(readBack.back().data(), data, d.nbytes);
+      data = readBack.back().data();
+    }
+    items[d.name] = {&d, data ? data : impl.weights.pointers[w]};
   }
   std::string header = "{";
   uint64_t offset = 0;
@@ -146,15 +146,12 @@ void Model::load_weights(const std::string &path) {
     }
     writes.push_back({w, &entry});
   }
+  // Every copy of a written weight (one per device that holds it).
   for (auto [w, entry] : writes)
     for (std::size_t d = 0; d < impl.devices.size(); ++d)
-      if (const void *p = impl.deviceWeightTables[d][w]) {
-        if (!impl.devices[d]->hostAddressable())
-          throw Error(what + ": weight '" + impl.desc->weights[w].name +
-                      "' is on a GPU; writing weights on GPUs is not "
-                      "supported yet");
-        std::memcpy(const_cast<void *>(p), entry->data, entry->nbytes);
-      }
+      if (const void *p = impl.deviceWeightTables[d][w])
+        impl.devices[d]->writeResident(const_cast<void *>(p), entry->data,
+                                       entry->nbytes);
 }
 
 bool Model::trains() const {
