@@ -1199,6 +1199,37 @@ LogicalResult emitGather(GatherOp gather, Emit &e) {
   return success();
 }
 
+/// gather's data gradient, one thread per element of the result summing
+/// the gradients of the indices that read its row, in order (no atomics:
+/// the same sums on every run). Direct: its cost grows with rows times
+/// indices, not tuned for large vocabularies.
+LogicalResult emitGatherGrad(GatherGradOp op, Emit &e) {
+  ArrayRef<int64_t> dx = tensorType(op.getResult()).getShape();
+  int64_t axis = op.getAxis(), size = dx[axis];
+  int64_t inner = product(dx.drop_front(axis + 1));
+  int64_t count = tensorType(op.getIndices()).getNumElements();
+  KernelBuilder k(e.module, e.context);
+  std::string g = k.input(op.getGrad()), idx = k.input(op.getIndices()),
+              out = k.output(op.getResult());
+  auto str = [](int64_t v) { return std::to_string(v); };
+  std::string body =
+      "    const int64_t j = i % " + str(inner) + ", v = (i / " + str(inner) +
+      ") % " + str(size) + ", o = i / " + str(inner * size) +
+      ";\n    float acc = 0.0f;\n    for (int64_t n = 0; n < " + str(count) +
+      "; ++n) {\n      int64_t index = static_cast<int64_t>(" + idx +
+      "[n]);\n      if (index < 0)\n        index += " + str(size) +
+      ";\n      if (index == v)\n        acc += " +
+      e.load(op.getGrad(),
+             g + "[(o * " + str(count) + " + n) * " + str(inner) + " + j]") +
+      ";\n    }\n    " + out + "[i] = " + e.store(op.getResult(), "acc") +
+      ";\n";
+  int64_t elements = tensorType(op.getResult()).getNumElements();
+  k.launchMap(e.task, elements,
+              std::max(elements, tensorType(op.getGrad()).getNumElements()),
+              body);
+  return success();
+}
+
 LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
                          int kind, Emit &e) {
   Value input = op->getOperand(0);
@@ -1361,6 +1392,7 @@ const KernelTable<Emit> &cudaKernels() {
         .add<GlobalAvgPoolOp>(emitGlobalAvgPool)
         .add<MaxPool2dGradOp>(emitMaxPoolGrad)
         .add<Conv2dWeightGradOp>(emitConvWeightGrad)
+        .add<GatherGradOp>(emitGatherGrad)
         .add<TransposeOp>(emitTranspose)
         .add<SliceOp>(emitSlice)
         .add<ConcatOp>(emitConcat)

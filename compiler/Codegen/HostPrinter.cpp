@@ -188,6 +188,7 @@ private:
   LogicalResult emitConcat(ConcatOp concat);
   LogicalResult emitSlice(SliceOp slice);
   LogicalResult emitGather(GatherOp gather);
+  LogicalResult emitGatherGrad(GatherGradOp grad);
   template <typename OpTy> LogicalResult emitReduce(OpTy reduce);
   LogicalResult emitCumsum(CumsumOp cumsum);
   LogicalResult emitCrossEntropy(CrossEntropyOp loss);
@@ -886,6 +887,18 @@ LogicalResult FunctionEmitter::emitGather(GatherOp gather) {
   return success();
 }
 
+LogicalResult FunctionEmitter::emitGatherGrad(GatherGradOp grad) {
+  Operation *op = grad;
+  ArrayRef<int64_t> dx = shapeOf(grad.getResult());
+  int64_t axis = grad.getAxis();
+  os << "  modelc_cpu::gather_grad<" << storageOf(op) << ">(ctx, " << in(op, 0)
+     << ", " << in(op, 1) << ", " << out(op) << ", "
+     << product(dx.take_front(axis)) << ", " << dx[axis] << ", "
+     << product(dx.drop_front(axis + 1)) << ", "
+     << tensorType(grad.getIndices()).getNumElements() << ");\n";
+  return success();
+}
+
 template <typename OpTy>
 LogicalResult FunctionEmitter::emitReduce(OpTy reduce) {
   Operation *op = reduce;
@@ -979,6 +992,7 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
         .add<GlobalAvgPoolOp>(&E::emitGlobalAvgPool)
         .add<MaxPool2dGradOp>(&E::emitMaxPoolGrad)
         .add<Conv2dWeightGradOp>(&E::emitConvWeightGrad)
+        .add<GatherGradOp>(&E::emitGatherGrad)
         .add<TransposeOp>(&E::emitTranspose)
         .add<ConcatOp>(&E::emitConcat)
         .add<SliceOp>(&E::emitSlice)

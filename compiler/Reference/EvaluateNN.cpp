@@ -311,6 +311,28 @@ static RefTensor evaluate(MaxPool2dOp op, const Values &values) {
                 /*isMax=*/true, /*includePad=*/false);
 }
 
+static RefTensor evaluate(GatherGradOp op, const Values &values) {
+  const RefTensor &g = values.get(op.getGrad());
+  const RefTensor &indices = values.get(op.getIndices());
+  int64_t axis = op.getAxis(), size = op.getSize();
+  int64_t count = indices.numel();
+  RefTensor dx = make(shapeOf(op.getResult()));
+  int64_t outer = product(dx.shape, 0, axis);
+  int64_t inner = product(dx.shape, axis + 1, dx.shape.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t idx = static_cast<int64_t>(indices.data[i]);
+      if (idx < 0)
+        idx += size;
+      if (idx < 0 || idx >= size)
+        continue;
+      for (int64_t j = 0; j < inner; ++j)
+        dx.data[(o * size + idx) * inner + j] +=
+            g.data[(o * count + i) * inner + j];
+    }
+  return dx;
+}
+
 static RefTensor evaluate(Conv2dWeightGradOp op, const Values &values) {
   const RefTensor &x = values.get(op.getInput());
   const RefTensor &g = values.get(op.getGrad());
@@ -452,6 +474,7 @@ void modelc::reference::addNNEvaluators(Evaluators &evaluators) {
   evaluators.add<MaxPool2dOp>(evaluate);
   evaluators.add<MaxPool2dGradOp>(evaluate);
   evaluators.add<Conv2dWeightGradOp>(evaluate);
+  evaluators.add<GatherGradOp>(evaluate);
   evaluators.add<AvgPool2dOp>(evaluate);
   evaluators.add<GlobalAvgPoolOp>(evaluate);
   evaluators.add<CrossEntropyOp>(evaluate);

@@ -312,6 +312,25 @@ func.func @loss() -> tensor<f32> {
   return %loss : tensor<f32>
 })",
      {}},
+    {"gather",
+     R"(
+graph.weight @w : tensor<5x3xf32>
+graph.weight @r1 {frozen} : tensor<6x3xf32>
+graph.weight @r2 {frozen} : tensor<5x4xf32>
+func.func @loss(%t: tensor<6xi64>, %u: tensor<4xi64>) -> tensor<f32> {
+  %w = graph.weight_ref @w : tensor<5x3xf32>
+  %r1 = graph.weight_ref @r1 : tensor<6x3xf32>
+  %r2 = graph.weight_ref @r2 : tensor<5x4xf32>
+  %e = graph.gather %w, %t : tensor<5x3xf32>, tensor<6xi64>
+  %c = graph.gather %w, %u {axis = 1} : tensor<5x3xf32>, tensor<4xi64>
+  %er = graph.mul %e, %r1 : tensor<6x3xf32>, tensor<6x3xf32>
+  %cr = graph.mul %c, %r2 : tensor<5x4xf32>, tensor<5x4xf32>
+  %l1 = graph.reduce_sum %er : tensor<6x3xf32>
+  %l2 = graph.reduce_sum %cr : tensor<5x4xf32>
+  %loss = graph.add %l1, %l2 : tensor<f32>, tensor<f32>
+  return %loss : tensor<f32>
+})",
+     {{4, 0, 4, -1, 2, 4}, {2, 0, -3, 2}}},
 };
 
 /// gtest names a case by its name, not its bytes.

@@ -901,9 +901,47 @@ inline int gather(modelc_run_ctx *ctx, const T *data, const I *indices, T *y,
   return 0;
 }
 
-/// What a sum or product of T accumulates in: double for floats, the
-/// unsigned type for integers (overflow wraps around instead of being
-/// undefined).
+/// gather's data gradient: dx [outer, axis_dim, inner] zeroed, then each
+/// index's slice of g [outer, num_indices, inner] added at its row. A task
+/// owns a block of one outer index's columns and adds the indices in order:
+/// no atomics, the same sums on any thread count. Indices out of range
+/// (which the forward gather reported) are skipped.
+template <int S = kF32, typename I>
+inline void gather_grad(modelc_run_ctx *ctx, const typename storage<S>::T *g,
+                        const I *indices, typename storage<S>::T *dx,
+                        int64_t outer, int64_t axis_dim, int64_t inner,
+                        int64_t num_indices) {
+  using D = storage<S>;
+  constexpr int64_t kBlock = 256;
+  const int64_t blocks = (inner + kBlock - 1) / kBlock;
+  parallel_for(ctx, outer * blocks, grain_for(num_indices * kBlock),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t t = begin; t < end; ++t) {
+                   const int64_t o = t / blocks, j0 = (t % blocks) * kBlock;
+                   const int64_t width = std::min(kBlock, inner - j0);
+                   typename D::T *block = dx + o * axis_dim * inner + j0;
+                   for (int64_t v = 0; v < axis_dim; ++v)
+                     std::fill(block + v * inner, block + v * inner + width,
+                               D::store(0.0f));
+                   for (int64_t i = 0; i < num_indices; ++i) {
+                     int64_t idx = static_cast<int64_t>(indices[i]);
+                     if (idx < 0)
+                       idx += axis_dim;
+                     if (idx < 0 || idx >= axis_dim)
+                       continue;
+                     const typename D::T *row =
+                         g + (o * num_indices + i) * inner + j0;
+                     typename D::T *to = block + idx * inner;
+                     for (int64_t j = 0; j < width; ++j)
+                       to[j] = D::store(D::load(to[j]) + D::load(row[j]));
+                   }
+                 }
+               });
+}
+
+/// What a sum or product of T accumulates in: double for floats, the/// What a
+/// sum or product of T accumulates in: double for floats, the unsigned type for
+/// integers (overflow wraps around instead of being undefined).
 template <typename T, bool = std::is_integral_v<T>> struct accumulator {
   using type = double;
 };

@@ -379,6 +379,22 @@ LogicalResult ConcatOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   return success();
 }
 
+LogicalResult GatherOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
+                                       Grads &dx) {
+  // Each gathered slice's gradient added back where it was read.
+  RankedTensorType data = getData().getType();
+  if (!isa<FloatType>(data.getElementType()))
+    dx.push_back(nullptr);
+  else
+    dx.push_back(b.op<GatherGradOp>(
+        {dy[0], getIndices()},
+        {b.named("axis", b.getBuilder().getI64IntegerAttr(getNormalizedAxis())),
+         b.named("size", b.getBuilder().getI64IntegerAttr(
+                             data.getDimSize(getNormalizedAxis())))}));
+  dx.push_back(nullptr); // indices
+  return success(dx[0] || !isa<FloatType>(data.getElementType()));
+}
+
 LogicalResult SliceOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                       Grads &dx) {
   // The gradient padded back with zeros around the window, one sliced

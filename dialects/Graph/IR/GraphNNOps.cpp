@@ -303,6 +303,35 @@ AvgPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   return inferPool2d(location, getOperationName(), adaptor, inferredTypes);
 }
 
+LogicalResult
+GatherGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                               Adaptor adaptor,
+                               SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> grad =
+      diag.floatTensor(adaptor.getGrad().getType(), "grad");
+  FailureOr<RankedTensorType> indices =
+      diag.indexTensor(adaptor.getIndices().getType(), "indices");
+  if (failed(grad) || failed(indices))
+    return failure();
+  int64_t axis = adaptor.getAxis(), rank = indices->getRank();
+  int64_t dataRank = grad->getRank() - rank + 1;
+  if (dataRank < 1 || axis < 0 || axis >= dataRank)
+    return diag.fail("axis ", axis, " does not fit grad ",
+                     formatShape(grad->getShape()), " of a gather by ",
+                     formatShape(indices->getShape()));
+  ArrayRef<int64_t> g = grad->getShape();
+  if (g.slice(axis, rank) != indices->getShape())
+    return diag.fail("grad ", formatShape(g), " must hold the indices' shape ",
+                     formatShape(indices->getShape()), " at axis ", axis);
+  if (adaptor.getSize() < 1)
+    return diag.fail("size must be >= 1, got ", adaptor.getSize());
+  SmallVector<int64_t> shape(g.take_front(axis));
+  shape.push_back(adaptor.getSize());
+  llvm::append_range(shape, g.drop_front(axis + rank));
+  return inferred(inferredTypes, grad->clone(shape));
+}
+
 LogicalResult Conv2dWeightGradOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &inferredTypes) {
@@ -480,6 +509,7 @@ template <typename PoolOp> static double poolFlops(PoolOp pool) {
 double MaxPool2dOp::getFlops() { return poolFlops(*this); }
 double AvgPool2dOp::getFlops() { return poolFlops(*this); }
 
+double GatherGradOp::getFlops() { return elementCount(getGrad()); }
 double Conv2dWeightGradOp::getFlops() {
   ArrayRef<int64_t> w = getResult().getType().getShape();
   return 2.0 * elementCount(getGrad()) *

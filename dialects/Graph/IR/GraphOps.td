@@ -881,7 +881,7 @@ def Graph_SliceOp : Graph_Op<"slice", [Pure, Graph_InferTypeFromProperties,
 }
 
 def Graph_GatherOp : Graph_Op<"gather", [Pure, Graph_InferTypeFromProperties,
-    Graph_OwnCost, Graph_SplitWhen]> {
+    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "Takes slices along an axis at given indices (embedding lookup).";
   let description = [{
     Result shape: `data.shape[:axis] + indices.shape + data.shape[axis+1:]`
@@ -909,6 +909,34 @@ def Graph_GatherOp : Graph_Op<"gather", [Pure, Graph_InferTypeFromProperties,
     }
   }];
 }
+
+def Graph_GatherGradOp : Graph_Op<"gather_grad", [Pure,
+    Graph_InferTypeFromProperties, Graph_OwnCost]> {
+  let summary = "The gradient of gather with respect to its data (a scatter-add).";
+  let description = [{
+    `grad` is the gradient of a `graph.gather` along `axis` of data whose
+    dimension `axis` has `size` entries, by `indices`. The result (the
+    data's shape: `grad.shape[:axis] + [size] + grad.shape[axis +
+    rank(indices):]`) holds, at each data slice, the sum of the gradients
+    of the places that read it (an embedding table's gradient: the rows
+    of the tokens seen, summed per token). Negative indices count from the
+    end, as gather's. Each element sums in the order of the indices: the
+    result does not depend on threads.
+
+    Verifier: `indices` are `i32` or `i64`; `axis` and `size` fit `grad`.
+
+    ```mlir
+    %dt = graph.gather_grad %dy, %ids {size = 32000} : tensor<1x128x512xf32>, tensor<1x128xi64>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$grad, Graph_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis, I64Attr:$size);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $indices attr-dict `:` type($grad) `,` type($indices)
+  }];
+}
+
 
 //===----------------------------------------------------------------------===//
 // Reductions and losses

@@ -1053,3 +1053,11 @@ func.func @conv_weight_grad_groups(%x: tensor<1x4x9x9xf32>, %g: tensor<1x6x7x7xf
   %0 = graph.conv2d_weight_grad %x, %g {kernel = array<i64: 3, 3>, groups = 4} : tensor<1x4x9x9xf32>, tensor<1x6x7x7xf32>
   return
 }
+
+// -----
+
+func.func @gather_grad_shape(%g: tensor<2x5x3xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+1 {{'graph.gather_grad' op grad [2, 5, 3] must hold the indices' shape [4] at axis 1}}
+  %0 = graph.gather_grad %g, %ids {axis = 1, size = 7} : tensor<2x5x3xf32>, tensor<4xi64>
+  return
+}

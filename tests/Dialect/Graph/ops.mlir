@@ -177,13 +177,15 @@ func.func @convolution_and_pooling(%x: tensor<1x4x9x9xf32>, %w: tensor<8x2x3x3xf
 }
 
 // CHECK-LABEL: func.func @training_forms
-func.func @training_forms(%x: tensor<1x4x9x9xf32>, %g: tensor<1x4x5x5xf32>, %s: tensor<4xf32>) -> (tensor<1x4x9x9xf32>, tensor<1x4x9x9xf32>) {
+func.func @training_forms(%x: tensor<1x4x9x9xf32>, %g: tensor<1x4x5x5xf32>, %s: tensor<4xf32>, %e: tensor<1x3x4x9x9xf32>, %ids: tensor<3x4xi64>) -> (tensor<1x4x9x9xf32>, tensor<1x4x9x9xf32>) {
   // CHECK: graph.max_pool2d_grad %{{.*}}, %{{.*}} {kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x4x9x9xf32>, tensor<1x4x5x5xf32>
   %0 = graph.max_pool2d_grad %x, %g {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x9x9xf32>, tensor<1x4x5x5xf32>
   // CHECK: graph.batch_norm %{{.*}} {momentum = 1.000000e-01 : f32} : tensor<1x4x9x9xf32>
   %1 = graph.batch_norm %x, %s, %s, %s, %s {momentum = 0.1 : f32} : tensor<1x4x9x9xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
   // CHECK: graph.conv2d_weight_grad %{{.*}}, %{{.*}} {groups = 2 : i64, kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x4x9x9xf32>, tensor<1x4x5x5xf32>
   %2 = graph.conv2d_weight_grad %x, %g {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, groups = 2} : tensor<1x4x9x9xf32>, tensor<1x4x5x5xf32>
+  // CHECK: graph.gather_grad %{{.*}}, %{{.*}} {axis = 1 : i64, size = 9 : i64} : tensor<1x3x4x9x9xf32>, tensor<3x4xi64>
+  %3 = graph.gather_grad %e, %ids {axis = 1, size = 9} : tensor<1x3x4x9x9xf32>, tensor<3x4xi64>
   return %0, %1 : tensor<1x4x9x9xf32>, tensor<1x4x9x9xf32>
 }
 

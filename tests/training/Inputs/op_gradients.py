@@ -221,6 +221,11 @@ CASES = [
     # Data movement.
     ("concat", dict(a=(2, 3), b=(2, 2)), "graph.concat %a, %b {axis = 1} : $a, $b",
      lambda a, b: torch.cat([a, b], 1)),
+    # Gather (an embedding lookup): repeated and negative indices add up.
+    ("gather", dict(w=(6, 4), t=T(1, 3, 1, -1, 0)), "graph.gather %w, %t : $w, $t",
+     lambda w, t: w[t]),
+    ("gather_1", dict(w=(3, 5), t=T(4, 0, 4)), "graph.gather %w, %t {axis = 1} : $w, $t",
+     lambda w, t: w[:, t]),
     ("slice", dict(x=(4, 6)),
      "graph.slice %x {axes = array<i64: 0, 1>, starts = array<i64: 1, 2>,"
      " ends = array<i64: 3, 5>} : $x",

@@ -17,7 +17,10 @@ AvgPool2d, AdaptiveAvgPool2d(1), Flatten, Linear; CrossEntropyLoss on
 [batch, 3, 12, 12] images), encoder (nn.TransformerEncoderLayer(16, 2, 32,
 dropout=0, batch_first=True) on [batch, 6, 16]; MSELoss), gpt2_block (a
 pre-LayerNorm block: causal self-attention and a GELU MLP with residuals, on
-[batch, 6, 16]; MSELoss), resnet18 (torchvision's, 5 classes, on [batch, 3,
+[batch, 6, 16]; MSELoss), gpt2_lm (token and position embeddings, the
+block, a final LayerNorm and a head tied to the token embedding, on [batch,
+6] token ids of a 50-token vocabulary; CrossEntropyLoss of the [batch * 6,
+50] logits against the next tokens), resnet18 (torchvision's, 5 classes, on [batch, 3,
 64, 64]; CrossEntropyLoss). --ignore-index sets every fourth target to N.
 The state_dicts leave out BatchNorm's num_batches_tracked (PyTorch reads it
 only when momentum is None).
@@ -52,7 +55,7 @@ def parse_args():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True,
                    choices=["mlp", "mlp_mse", "mlp_nll", "mlp_bce", "cnn", "encoder",
-                            "gpt2_block", "resnet18"])
+                            "gpt2_block", "gpt2_lm", "resnet18"])
     p.add_argument("--out", required=True)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam", "adamw"])
@@ -100,6 +103,23 @@ class Gpt2Block(nn.Module):
         return x + self.proj(nn.functional.gelu(self.fc(self.ln_2(x))))
 
 
+class Gpt2Lm(nn.Module):
+    """A one-block GPT-2: wte + wpe, the block, ln_f, logits by the tied wte,
+    flattened to [batch * positions, vocab]."""
+
+    def __init__(self, vocab=50, d=16, positions=6):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(positions, d)
+        self.block = Gpt2Block(d)
+        self.ln_f = nn.LayerNorm(d)
+
+    def forward(self, ids):
+        pos = torch.arange(ids.shape[1])
+        h = self.ln_f(self.block(self.wte(ids) + self.wpe(pos)))
+        return (h @ self.wte.weight.T).reshape(-1, self.wte.weight.shape[0])
+
+
 def state(model):
     return {k: v.detach().clone().numpy() for k, v in model.state_dict().items()
             if not k.endswith("num_batches_tracked")}
@@ -113,7 +133,7 @@ def main():
     torch.manual_seed(a.seed)
 
     loss_weight = None
-    classes = a.model in ("mlp", "mlp_nll", "cnn", "resnet18")
+    classes = a.model in ("mlp", "mlp_nll", "cnn", "resnet18", "gpt2_lm")
     if a.class_weights and not classes:
         sys.exit("torch_train.py: --class-weights needs a classifier")
     if a.model in ("encoder", "gpt2_block"):
@@ -122,6 +142,9 @@ def main():
         else:
             model = Gpt2Block()
         x = torch.randn(a.batch, 6, 16)
+    elif a.model == "gpt2_lm":
+        model = Gpt2Lm()
+        x = torch.randint(0, 50, (a.batch, 6), dtype=torch.int64)
     elif a.model == "resnet18":
         import torchvision
         model = torchvision.models.resnet18(num_classes=5)
@@ -145,6 +168,8 @@ def main():
         x = torch.randn(a.batch, 20)
     if classes:
         target = torch.randint(0, 5, (a.batch,), dtype=torch.int64)
+        if a.model == "gpt2_lm":
+            target = torch.roll(x, -1, 1).reshape(-1)
         if a.class_weights:
             loss_weight = torch.rand(5) + 0.5  # in [0.5, 1.5)
         ignore = -100 if a.ignore_index is None else a.ignore_index
