@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sanitizer runs (issue 15; CI runs this from .ci/run after the main build):
 #  1. ASan+UBSan: the runtime and its unit tests, built alone (build-asan),
-#     and e2e runs of the examples and every entry of tests/e2e/Inputs/ops.ir
-#     on cpu and checked cpu+sim2 plans, through an instrumented
+#     e2e runs of the examples and every entry of tests/e2e/Inputs/ops.ir
+#     on cpu and checked cpu+sim2 plans, and 3 training steps of a CNN and an
+#     embedding LM exported by PyTorch (tests/training/Inputs/torch_train.py), through an instrumented
 #     modelc-run-lite, with each model's generated code instrumented too
 #     (modelc compiles it with CXX=tests/sanitizers/cxx-asan). Each run's
 #     outputs must match those of the uninstrumented build within
@@ -83,6 +84,35 @@ if [ "$checked" -ne "$want" ] || [ "$checked" -lt 40 ]; then
   echo "ASan+UBSan: checked $checked entry points, expected $want" >&2; exit 1
 fi
 echo "ASan+UBSan: $checked entry points ran clean and matched the plain build"
+
+echo "== ASan+UBSan: a training step, generated code instrumented"
+# The backward's kernels (transposed convolutions as GEMM and col2im,
+# conv2d_weight_grad, max_pool2d_grad, gather_grad, column reductions) and
+# the optimizer's writes: a CNN with BatchNorm and an embedding LM exported
+# by PyTorch, 3 steps each on a checked sim plan (the CPU's kernels, each
+# task's buffers checked too); the losses must be the plain build's.
+for model in cnn gpt2_lm; do
+  /usr/bin/python3 tests/training/Inputs/torch_train.py --model $model --batch 4 \
+    --out "$work/train-$model" --steps 1 >/dev/null 2>&1
+  for target in cpu+sim2; do
+    flags=(--train --loss=cross_entropy --lr 0.05 --momentum 0.9 --target=$target
+           --place-all=sim:1 --checked)
+    data=(--input "x=$work/train-$model/x.npy" --input "target=$work/train-$model/target.npy")
+    "$modelc" "$work/train-$model/model.onnx" "${flags[@]}" -o "$work/t.so"
+    CXX="$top/tests/sanitizers/cxx-asan" "$modelc" "$work/train-$model/model.onnx" \
+      "${flags[@]}" -o "$work/t-asan.so"
+    "$run" "$work/t.so" --train-steps 3 "${data[@]}" > "$work/plain.txt"
+    if ! build-asan/bin/modelc-run-lite "$work/t-asan.so" --train-steps 3 \
+        "${data[@]}" > "$work/asan.txt" 2>&1; then
+      echo "ASan+UBSan: training $model on $target failed:"; cat "$work/asan.txt"; exit 1
+    fi
+    if ! /usr/bin/python3 tests/training/Inputs/compare_losses.py "$work/asan.txt" \
+        "$work/plain.txt" > "$work/compare.txt"; then
+      echo "ASan+UBSan: training $model on $target: losses differ:"; cat "$work/compare.txt"; exit 1
+    fi
+    echo "ASan+UBSan: 3 training steps of $model on $target: clean"
+  done
+done
 
 echo "== TSan: the runtime, --concurrent 8"
 configure build-tsan "-fsanitize=thread -fno-omit-frame-pointer"
