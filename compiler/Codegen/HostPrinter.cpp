@@ -317,10 +317,6 @@ private:
   unsigned valueCounter = 0;
 };
 
-/// Whether the CPU computes `conv` as a GEMM and col2im (with scratch for
-/// one group's columns) rather than tap by tap: when each output sums over
-/// enough input channels for a GEMM to pay (a convolution's input
-/// gradient), not for average pooling's gradient (one channel).
 /// Whether conv2d_weight_grad needs im2col columns: all but a pointwise
 /// convolution (1x1, stride 1, no padding), whose input is its columns.
 static bool weightGradNeedsColumns(Conv2dWeightGradOp grad) {
@@ -334,9 +330,9 @@ static bool weightGradNeedsColumns(Conv2dWeightGradOp grad) {
   return !pointwise;
 }
 
+/// modelc-select-conv-algorithms' choice: `conv` runs as a GEMM and col2im.
 static bool transposedConvUsesGemm(ConvTranspose2dOp conv) {
-  int64_t channels = tensorType(conv.getInput()).getDimSize(1);
-  return channels / static_cast<int64_t>(conv.getGroups()) >= 4;
+  return conv->hasAttr(sched::kCol2imAttrName);
 }
 
 unsigned FunctionEmitter::deviceOf(Operation *op) {

@@ -566,7 +566,7 @@ def FoldCpuProductsPass : Pass<"modelc-fold-cpu-products", "::mlir::ModuleOp"> {
 }
 
 def SelectConvAlgorithmsPass : Pass<"modelc-select-conv-algorithms", "::mlir::ModuleOp"> {
-  let summary = "Picks Winograd's algorithm for the 3x3 convolutions of packed CPU products.";
+  let summary = "Picks the CPU's convolution algorithms: Winograd for 3x3 packed products, GEMM and col2im for transposed convolutions.";
   let description = [{
     Runs after modelc-fold-cpu-products. A 3x3 convolution with stride 1,
     dilation 1 and one group, of a multiple of 16 channels in and out
@@ -582,6 +582,13 @@ def SelectConvAlgorithmsPass : Pass<"modelc-select-conv-algorithms", "::mlir::Mo
     `winograd=false` (`modelc --no-winograd`) leaves every convolution
     direct.
 
+    A `graph.conv_transpose2d` (a convolution's input gradient in
+    training) on a host device whose outputs each sum 4 or more input
+    channels gets `sched.col2im`: the CPU computes it as one GEMM per
+    image and group into scratch columns, then adds them into place
+    (col2im); with fewer channels (average pooling's gradient has one) it
+    adds tap by tap. GPUs ignore the attribute.
+
     Before:
     ```mlir
     %y = sched.packed_product {device = #device.dev<cpu>} : tensor<1x64x8x8xf32> {
@@ -589,7 +596,8 @@ def SelectConvAlgorithmsPass : Pass<"modelc-select-conv-algorithms", "::mlir::Mo
       sched.yield %c : tensor<1x64x8x8xf32>
     }
     ```
-    After:
+    After (and a transposed convolution of 64 channels on the CPU gets
+    `sched.col2im`):
     ```mlir
     %y = sched.packed_product {device = #device.dev<cpu>, winograd} : tensor<1x64x8x8xf32> {
       %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>

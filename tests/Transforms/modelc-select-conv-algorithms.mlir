@@ -58,3 +58,25 @@ func.func @not_winograd(%x: tensor<1x16x8x8xf32>, %y: tensor<1x8x8x8xf32>) -> (t
   %c = graph.conv2d %y, %few {device = #device.dev<cpu>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x8x8x8xf32>, tensor<16x8x3x3xf32>
   return %a, %b, %c : tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>
 }
+
+// -----
+
+// Transposed convolutions (a convolution's input gradient): on the CPU a
+// GEMM and col2im when each output sums 4 or more input channels; tap by
+// tap for one channel (average pooling's gradient) and on a GPU.
+// CHECK-LABEL: func.func @transposed
+// CHECK: graph.conv_transpose2d {{.*}}sched.col2im{{.*}} : tensor<1x8x4x4xf32>, tensor<8x4x3x3xf32>
+// CHECK: graph.conv_transpose2d
+// CHECK-NOT: sched.col2im
+// CHECK-SAME: tensor<8x1x4x4xf32>, tensor<1x1x2x2xf32>
+// CHECK: graph.conv_transpose2d
+// CHECK-NOT: sched.col2im
+// CHECK-SAME: tensor<1x8x4x4xf32>, tensor<8x4x3x3xf32>
+// DIRECT-LABEL: func.func @transposed
+// DIRECT: sched.col2im
+func.func @transposed(%x: tensor<1x8x4x4xf32>, %w: tensor<8x4x3x3xf32>, %p: tensor<8x1x4x4xf32>, %ones: tensor<1x1x2x2xf32>) -> (tensor<1x4x6x6xf32>, tensor<8x1x8x8xf32>, tensor<1x4x6x6xf32>) {
+  %a = graph.conv_transpose2d %x, %w {device = #device.dev<cpu>} : tensor<1x8x4x4xf32>, tensor<8x4x3x3xf32>
+  %b = graph.conv_transpose2d %p, %ones {device = #device.dev<cpu>, strides = array<i64: 2, 2>} : tensor<8x1x4x4xf32>, tensor<1x1x2x2xf32>
+  %c = graph.conv_transpose2d %x, %w {device = #device.dev<cuda:0>} : tensor<1x8x4x4xf32>, tensor<8x4x3x3xf32>
+  return %a, %b, %c : tensor<1x4x6x6xf32>, tensor<8x1x8x8xf32>, tensor<1x4x6x6xf32>
+}

@@ -181,6 +181,12 @@ LogicalResult SchedDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError("'sched.arenas' must map devices to bytes");
     return verifyArenas(op, arenas);
   }
+  if (name == kCol2imAttrName) {
+    if (!isa<UnitAttr>(value) || !isa<graph::ConvTranspose2dOp>(op))
+      return op->emitOpError("'sched.col2im' is a unit attribute of "
+                             "graph.conv_transpose2d");
+    return success();
+  }
   return op->emitOpError("has an unknown sched attribute '") << name << "'";
 }
 

@@ -34,6 +34,11 @@ bool readsKeptLayout(mlir::Value v);
 /// and out.
 bool suitsWinograd(graph::Conv2dOp conv);
 
+/// The unit attribute modelc-select-conv-algorithms sets on a CPU
+/// graph.conv_transpose2d computed as a GEMM and col2im (with scratch for
+/// one group's columns) rather than tap by tap.
+constexpr const char kCol2imAttrName[] = "sched.col2im";
+
 /// Channels of a convolution output kept in oneDNN's layout are blocked by
 /// up to this many, the last block padded: its buffer is sized for it.
 constexpr int64_t kKeptLayoutChannelBlock = 16;

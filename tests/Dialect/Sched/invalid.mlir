@@ -241,6 +241,14 @@ func.func @waits_not_events(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @col2im_elsewhere(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.exp' op 'sched.col2im' is a unit attribute of graph.conv_transpose2d}}
+  %a = graph.exp %x {sched.col2im} : tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// -----
+
 func.func @unknown_sched_attribute(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'graph.exp' op has an unknown sched attribute 'sched.bogus'}}
   %a = graph.exp %x {sched.bogus} : tensor<4xf32>
