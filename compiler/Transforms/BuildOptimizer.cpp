@@ -128,144 +128,40 @@ struct BuildOptimizerPass
     FailureOr<WeightOp> stepWeight = declareState(module, "step", scalarType);
     if (failed(stepWeight))
       return failure();
-    Value count = read(builder, *stepWeight);
-    Value newCount = b.add(count, b.splat(scalarType, 1.0));
-    bool adam = optimizer != "sgd";
-    Value bias1, bias2Sqrt; // Adam's bias corrections of this step
-    if (adam) {
+    StepScalars scalars;
+    scalars.count = read(builder, *stepWeight);
+    Value newCount = b.add(scalars.count, b.splat(scalarType, 1.0));
+    if (optimizer != "sgd") {
       // 1 - beta^t, t = newCount, as torch computes them (in double there;
       // f32 here: within the tolerance the tests ask of f32 training).
       auto power = [&](double beta) {
         return b.op<PowOp>({b.splat(scalarType, beta), newCount});
       };
-      bias1 = b.sub(b.splat(scalarType, 1.0), power(beta1));
-      bias2Sqrt = b.op<SqrtOp>({b.sub(b.splat(scalarType, 1.0), power(beta2))});
+      scalars.bias1 = b.sub(b.splat(scalarType, 1.0), power(beta1));
+      scalars.bias2Sqrt =
+          b.op<SqrtOp>({b.sub(b.splat(scalarType, 1.0), power(beta2))});
     }
 
-    // The gradients; with --accumulate K, their sums over the last
-    // micro-batches (NAME.grad, as PyTorch's .grad accumulates over
-    // backward calls), applied on every K-th call and then cleared.
+    SmallVector<WeightOp> weights;
     SmallVector<Value> grads;
-    for (unsigned i = 0; i < parameters.size(); ++i)
-      grads.push_back(ret.getOperand(i + 1));
-    if (accumulate > 1) {
-      FailureOr<WeightOp> micro =
-          declareState(module, "micro_step", scalarType);
-      if (failed(micro))
-        return failure();
-      Value calls = b.add(read(builder, *micro), b.splat(scalarType, 1.0));
-      applyNow =
-          b.compare(ComparePredicate::eq, calls,
-                    b.splat(scalarType, static_cast<double>(accumulate)));
-      assign(builder, *micro,
-             b.select(applyNow, b.splat(scalarType, 0.0), calls));
-      for (auto [index, attr] : llvm::enumerate(parameters)) {
-        auto weight =
-            module.lookupSymbol<WeightOp>(cast<FlatSymbolRefAttr>(attr));
-        FailureOr<WeightOp> sum =
-            declareState(module, (weight.getSymName() + ".grad").str(),
-                         weight.getTensorType());
-        if (failed(sum))
-          return failure();
-        grads[index] = b.add(read(builder, *sum), grads[index]);
-        assign(builder, *sum,
-               b.select(applyNow, b.scalar(grads[index], 0.0), grads[index]));
-      }
-      if (!applyNow)
-        return failure();
+    for (auto [index, attr] : llvm::enumerate(parameters)) {
+      weights.push_back(
+          module.lookupSymbol<WeightOp>(cast<FlatSymbolRefAttr>(attr)));
+      grads.push_back(ret.getOperand(index + 1));
     }
-
-    // torch.nn.utils.clip_grad_norm_: the norm of the per-parameter norms,
-    // then every gradient times min(1, max_norm / (norm + 1e-6)).
-    Value clip;
+    if (accumulate > 1 &&
+        failed(accumulateGradients(module, builder, b, weights, grads)))
+      return failure();
     if (clipGradNorm > 0.0) {
-      Value sumOfSquares;
-      for (unsigned i = 0; i < parameters.size(); ++i) {
-        Value g = grads[i];
-        SmallVector<int64_t> all;
-        for (int64_t d = 0; d < tensorTypeOf(g).getRank(); ++d)
-          all.push_back(d);
-        Value norm = b.op<SqrtOp>(
-            {b.cast(b.reduceSum(b.mul(g, g), all, /*keepdims=*/false),
-                    b.getBuilder().getF32Type())});
-        Value square = b.mul(norm, norm);
-        sumOfSquares = sumOfSquares ? b.add(sumOfSquares, square) : square;
-      }
-      Value total = b.op<SqrtOp>({sumOfSquares});
-      Value coefficient = b.div(b.splat(scalarType, clipGradNorm),
-                                b.add(total, b.splat(scalarType, 1e-6)));
-      clip = b.op<MinOp>({coefficient, b.splat(scalarType, 1.0)});
+      Value clip = clipCoefficient(b, grads);
       if (!clip)
         return failure();
+      for (Value &g : grads)
+        g = b.mul(g, b.cast(clip, tensorTypeOf(g).getElementType()));
     }
-
-    for (auto [index, attr] : llvm::enumerate(parameters)) {
-      auto ref = cast<FlatSymbolRefAttr>(attr);
-      auto weight = module.lookupSymbol<WeightOp>(ref);
-      RankedTensorType type = weight.getTensorType();
-      Value g = grads[index];
-      if (clip)
-        g = b.mul(g, b.cast(clip, type.getElementType()));
-      Value p = read(builder, weight);
-      b.setLoc(weight.getLoc());
-      auto lit = [&](double v) {
-        return b.splat(RankedTensorType::get({}, type.getElementType()), v);
-      };
-      auto state = [&](StringRef suffix) -> FailureOr<WeightOp> {
-        return declareState(module, (weight.getSymName() + "." + suffix).str(),
-                            type);
-      };
-      Value newP;
-      if (!adam) {
-        if (weightDecay != 0.0)
-          g = b.add(g, b.mul(p, lit(weightDecay)));
-        if (momentum != 0.0) {
-          FailureOr<WeightOp> buf = state("momentum_buffer");
-          if (failed(buf))
-            return failure();
-          Value old = read(builder, *buf);
-          // torch: the buffer is the gradient itself on the first step.
-          Value later =
-              b.add(b.mul(old, lit(momentum)),
-                    dampening == 0.0 ? g : b.mul(g, lit(1.0 - dampening)));
-          Value newBuf = later;
-          if (dampening != 0.0)
-            newBuf = b.select(b.compare(ComparePredicate::eq, count,
-                                        b.splat(scalarType, 0.0)),
-                              g, later);
-          commit(builder, b, *buf, newBuf);
-          g = nesterov ? b.add(g, b.mul(newBuf, lit(momentum))) : newBuf;
-        }
-        newP = b.sub(p, b.mul(g, lit(lr)));
-      } else {
-        if (optimizer == "adamw" && weightDecay != 0.0)
-          p = b.mul(p, lit(1.0 - lr * weightDecay));
-        else if (weightDecay != 0.0)
-          g = b.add(g, b.mul(p, lit(weightDecay)));
-        FailureOr<WeightOp> m = state("exp_avg");
-        FailureOr<WeightOp> v = state("exp_avg_sq");
-        if (failed(m) || failed(v))
-          return failure();
-        // torch: exp_avg.lerp_(g, 1 - b1); exp_avg_sq.mul_(b2).addcmul_(g, g, 1
-        // - b2).
-        Value oldM = read(builder, *m), oldV = read(builder, *v);
-        Value newM = b.add(oldM, b.mul(b.sub(g, oldM), lit(1.0 - beta1)));
-        Value newV = b.add(b.mul(oldV, lit(beta2)),
-                           b.mul(b.mul(g, g), lit(1.0 - beta2)));
-        commit(builder, b, *m, newM);
-        commit(builder, b, *v, newV);
-        // denom = sqrt(v) / sqrt(1 - b2^t) + eps; p -= lr / (1 - b1^t) m /
-        // denom.
-        Value denom = b.add(b.div(b.op<SqrtOp>({newV}),
-                                  b.cast(bias2Sqrt, type.getElementType())),
-                            lit(eps));
-        Value stepSize = b.div(lit(lr), b.cast(bias1, type.getElementType()));
-        newP = b.sub(p, b.mul(stepSize, b.div(newM, denom)));
-      }
-      if (!newP)
+    for (auto [weight, g] : llvm::zip(weights, grads))
+      if (failed(updateParameter(module, builder, b, weight, g, scalars)))
         return failure();
-      commit(builder, b, weight, newP);
-    }
     commit(builder, b, *stepWeight, newCount);
 
     Value loss = ret.getOperand(0);
@@ -275,6 +171,132 @@ struct BuildOptimizerPass
         step.getFunctionType().getInputs(), {loss.getType()}));
     step.removeResAttrsAttr();
     step.setResultAttr(0, "graph.name", builder.getStringAttr("loss"));
+    return success();
+  }
+
+  /// --accumulate K: each gradient becomes its sum over the last calls
+  /// (NAME.grad, as PyTorch's .grad accumulates over backward calls); the
+  /// K-th call (`applyNow`, counted by micro_step) applies and clears them.
+  LogicalResult accumulateGradients(ModuleOp module, OpBuilder &builder,
+                                    GradientBuilder &b,
+                                    ArrayRef<WeightOp> weights,
+                                    SmallVectorImpl<Value> &grads) {
+    auto scalarType = RankedTensorType::get({}, builder.getF32Type());
+    FailureOr<WeightOp> micro = declareState(module, "micro_step", scalarType);
+    if (failed(micro))
+      return failure();
+    Value calls = b.add(read(builder, *micro), b.splat(scalarType, 1.0));
+    applyNow = b.compare(ComparePredicate::eq, calls,
+                         b.splat(scalarType, static_cast<double>(accumulate)));
+    assign(builder, *micro,
+           b.select(applyNow, b.splat(scalarType, 0.0), calls));
+    for (auto [index, g] : llvm::enumerate(grads)) {
+      WeightOp weight = weights[index];
+      FailureOr<WeightOp> sum =
+          declareState(module, (weight.getSymName() + ".grad").str(),
+                       weight.getTensorType());
+      if (failed(sum))
+        return failure();
+      g = b.add(read(builder, *sum), g);
+      assign(builder, *sum, b.select(applyNow, b.scalar(g, 0.0), g));
+    }
+    return success(static_cast<bool>(applyNow));
+  }
+
+  /// torch.nn.utils.clip_grad_norm_'s factor: min(1, max_norm / (norm +
+  /// 1e-6)), norm the L2 norm of the per-parameter norms (f32 scalar).
+  Value clipCoefficient(GradientBuilder &b, ArrayRef<Value> grads) {
+    auto scalarType = RankedTensorType::get({}, b.getBuilder().getF32Type());
+    Value sumOfSquares;
+    for (Value g : grads) {
+      SmallVector<int64_t> all;
+      for (int64_t d = 0; d < tensorTypeOf(g).getRank(); ++d)
+        all.push_back(d);
+      Value norm = b.op<SqrtOp>(
+          {b.cast(b.reduceSum(b.mul(g, g), all, /*keepdims=*/false),
+                  scalarType.getElementType())});
+      Value square = b.mul(norm, norm);
+      sumOfSquares = sumOfSquares ? b.add(sumOfSquares, square) : square;
+    }
+    Value total = b.op<SqrtOp>({sumOfSquares});
+    Value coefficient = b.div(b.splat(scalarType, clipGradNorm),
+                              b.add(total, b.splat(scalarType, 1e-6)));
+    return b.op<MinOp>({coefficient, b.splat(scalarType, 1.0)});
+  }
+
+  /// The step's values every parameter's update reads: the step count
+  /// before it, and Adam's bias corrections (1 - b1^t, sqrt(1 - b2^t)).
+  struct StepScalars {
+    Value count, bias1, bias2Sqrt;
+  };
+
+  /// torch.optim's update of `weight` by gradient `g`, its state declared
+  /// and written back (commit).
+  LogicalResult updateParameter(ModuleOp module, OpBuilder &builder,
+                                GradientBuilder &b, WeightOp weight, Value g,
+                                const StepScalars &scalars) {
+    RankedTensorType type = weight.getTensorType();
+    Value p = read(builder, weight);
+    b.setLoc(weight.getLoc());
+    auto lit = [&](double v) {
+      return b.splat(RankedTensorType::get({}, type.getElementType()), v);
+    };
+    auto state = [&](StringRef suffix) -> FailureOr<WeightOp> {
+      return declareState(module, (weight.getSymName() + "." + suffix).str(),
+                          type);
+    };
+    Value newP;
+    if (optimizer == "sgd") {
+      if (weightDecay != 0.0)
+        g = b.add(g, b.mul(p, lit(weightDecay)));
+      if (momentum != 0.0) {
+        FailureOr<WeightOp> buf = state("momentum_buffer");
+        if (failed(buf))
+          return failure();
+        Value old = read(builder, *buf);
+        // torch: the buffer is the gradient itself on the first step.
+        Value later =
+            b.add(b.mul(old, lit(momentum)),
+                  dampening == 0.0 ? g : b.mul(g, lit(1.0 - dampening)));
+        Value newBuf = later;
+        if (dampening != 0.0)
+          newBuf = b.select(b.compare(ComparePredicate::eq, scalars.count,
+                                      b.scalar(scalars.count, 0.0)),
+                            g, later);
+        commit(builder, b, *buf, newBuf);
+        g = nesterov ? b.add(g, b.mul(newBuf, lit(momentum))) : newBuf;
+      }
+      newP = b.sub(p, b.mul(g, lit(lr)));
+    } else {
+      if (optimizer == "adamw" && weightDecay != 0.0)
+        p = b.mul(p, lit(1.0 - lr * weightDecay));
+      else if (weightDecay != 0.0)
+        g = b.add(g, b.mul(p, lit(weightDecay)));
+      FailureOr<WeightOp> m = state("exp_avg");
+      FailureOr<WeightOp> v = state("exp_avg_sq");
+      if (failed(m) || failed(v))
+        return failure();
+      // torch: exp_avg.lerp_(g, 1 - b1); exp_avg_sq.mul_(b2).addcmul_(g, g,
+      // 1 - b2).
+      Value oldM = read(builder, *m), oldV = read(builder, *v);
+      Value newM = b.add(oldM, b.mul(b.sub(g, oldM), lit(1.0 - beta1)));
+      Value newV =
+          b.add(b.mul(oldV, lit(beta2)), b.mul(b.mul(g, g), lit(1.0 - beta2)));
+      commit(builder, b, *m, newM);
+      commit(builder, b, *v, newV);
+      // denom = sqrt(v) / sqrt(1 - b2^t) + eps; p -= lr / (1 - b1^t) m /
+      // denom.
+      Value denom =
+          b.add(b.div(b.op<SqrtOp>({newV}),
+                      b.cast(scalars.bias2Sqrt, type.getElementType())),
+                lit(eps));
+      Value stepSize =
+          b.div(lit(lr), b.cast(scalars.bias1, type.getElementType()));
+      newP = b.sub(p, b.mul(stepSize, b.div(newM, denom)));
+    }
+    if (!newP)
+      return failure();
+    commit(builder, b, weight, newP);
     return success();
   }
 
