@@ -91,6 +91,15 @@ private:
   mlir::Location loc;
 };
 
+/// Fails when a rule's value is null (an error was already reported where
+/// it was built); rules check their gradients once, at the end.
+inline mlir::LogicalResult allBuilt(llvm::ArrayRef<mlir::Value> values) {
+  for (mlir::Value v : values)
+    if (!v)
+      return mlir::failure();
+  return mlir::success();
+}
+
 /// The ranked tensor type of a graph value.
 inline mlir::RankedTensorType tensorTypeOf(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType());

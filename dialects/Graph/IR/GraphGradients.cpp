@@ -20,15 +20,6 @@ namespace {
 
 using Grads = SmallVectorImpl<Value>;
 
-/// Fails when a rule's value is null (an error was already reported);
-/// operands without a gradient are pushed as null after this check.
-LogicalResult check(ArrayRef<Value> values) {
-  for (Value v : values)
-    if (!v)
-      return failure();
-  return success();
-}
-
 } // namespace
 
 //===--- Elementwise ------------------------------------------------------===//
@@ -36,7 +27,7 @@ LogicalResult check(ArrayRef<Value> values) {
 LogicalResult NegOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                     Grads &dx) {
   dx.push_back(b.neg(dy[0]));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult ReluOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
@@ -45,7 +36,7 @@ LogicalResult ReluOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   Value positive =
       b.compare(ComparePredicate::gt, getInput(), b.scalar(getInput(), 0.0));
   dx.push_back(b.select(positive, dy[0], b.scalar(dy[0], 0.0)));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult LeakyReluOp::buildGradients(GradientBuilder &b,
@@ -54,25 +45,25 @@ LogicalResult LeakyReluOp::buildGradients(GradientBuilder &b,
       b.compare(ComparePredicate::gt, getInput(), b.scalar(getInput(), 0.0));
   dx.push_back(
       b.select(positive, dy[0], b.scale(dy[0], getAlpha().convertToDouble())));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult ExpOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                     Grads &dx) {
   dx.push_back(b.mul(dy[0], getResult()));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult LogOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                     Grads &dx) {
   dx.push_back(b.div(dy[0], getInput()));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult SqrtOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                      Grads &dx) {
   dx.push_back(b.div(dy[0], b.scale(getResult(), 2.0)));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult RsqrtOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
@@ -80,21 +71,21 @@ LogicalResult RsqrtOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   // d/dx x^-1/2 = -1/2 x^-3/2 = -1/2 y^3.
   Value y = getResult();
   dx.push_back(b.mul(dy[0], b.scale(b.mul(y, b.mul(y, y)), -0.5)));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult TanhOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                      Grads &dx) {
   Value y = getResult();
   dx.push_back(b.mul(dy[0], b.sub(b.scalar(y, 1.0), b.mul(y, y))));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult SigmoidOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                         Grads &dx) {
   Value y = getResult();
   dx.push_back(b.mul(dy[0], b.mul(y, b.sub(b.scalar(y, 1.0), y))));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult SiluOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
@@ -105,7 +96,7 @@ LogicalResult SiluOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   Value d =
       b.mul(s, b.add(b.scalar(x, 1.0), b.mul(x, b.sub(b.scalar(x, 1.0), s))));
   dx.push_back(b.mul(dy[0], d));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult ErfOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
@@ -113,7 +104,7 @@ LogicalResult ErfOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   Value x = getInput();
   Value d = b.scale(b.exp(b.neg(b.mul(x, x))), 2.0 / std::sqrt(M_PI));
   dx.push_back(b.mul(dy[0], d));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult GeluOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
@@ -141,28 +132,28 @@ LogicalResult GeluOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
     d = b.add(left, right);
   }
   dx.push_back(b.mul(dy[0], d));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult AddOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                     Grads &dx) {
   dx.push_back(b.sumToShape(dy[0], getLhs().getType()));
   dx.push_back(b.sumToShape(dy[0], getRhs().getType()));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult SubOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                     Grads &dx) {
   dx.push_back(b.sumToShape(dy[0], getLhs().getType()));
   dx.push_back(b.sumToShape(b.neg(dy[0]), getRhs().getType()));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult MulOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                     Grads &dx) {
   dx.push_back(b.sumToShape(b.mul(dy[0], getRhs()), getLhs().getType()));
   dx.push_back(b.sumToShape(b.mul(dy[0], getLhs()), getRhs().getType()));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult DivOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
@@ -173,7 +164,7 @@ LogicalResult DivOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   Value da = b.div(dy[0], getRhs());
   dx.push_back(b.sumToShape(da, getLhs().getType()));
   dx.push_back(b.sumToShape(b.neg(b.mul(da, getResult())), getRhs().getType()));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult CastOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
@@ -185,7 +176,7 @@ LogicalResult CastOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
     return success();
   }
   dx.push_back(b.cast(dy[0], from));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 //===--- Matrix products --------------------------------------------------===//
@@ -198,7 +189,7 @@ LogicalResult MatmulOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   if (lhs.getRank() == 2 && rhs.getRank() == 2) {
     dx.push_back(b.gemm(dy[0], getRhs(), false, true));
     dx.push_back(b.gemm(getLhs(), dy[0], true, false));
-    return check(dx);
+    return allBuilt(dx);
   }
   // Batched: dA = g B^T, dB = A^T g with the batch dimensions summed back.
   auto swapLast = [&](Value v) {
@@ -211,7 +202,7 @@ LogicalResult MatmulOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   };
   dx.push_back(b.sumToShape(b.matmul(dy[0], swapLast(getRhs())), lhs));
   dx.push_back(b.sumToShape(b.matmul(swapLast(getLhs()), dy[0]), rhs));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult LinearOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
@@ -228,7 +219,7 @@ LogicalResult LinearOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   dx.push_back(b.gemm(g, x2, true, false));
   if (getBias())
     dx.push_back(b.reduceSum(g, {0}, false));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult GemmOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
@@ -249,7 +240,7 @@ LogicalResult GemmOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   if (getC())
     dx.push_back(b.sumToShape(b.scale(g, getBeta().convertToDouble()),
                               getC().getType()));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 //===--- Normalization ----------------------------------------------------===//
@@ -260,7 +251,7 @@ LogicalResult SoftmaxOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   Value y = getResult();
   Value dot = b.reduceSum(b.mul(dy[0], y), {getNormalizedAxis()}, true);
   dx.push_back(b.mul(y, b.sub(dy[0], dot)));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult LogSoftmaxOp::buildGradients(GradientBuilder &b,
@@ -268,7 +259,7 @@ LogicalResult LogSoftmaxOp::buildGradients(GradientBuilder &b,
   // g - exp(y) sum(g) along the axis.
   Value total = b.reduceSum(dy[0], {getNormalizedAxis()}, true);
   dx.push_back(b.sub(dy[0], b.mul(b.exp(getResult()), total)));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 //===--- Shapes -----------------------------------------------------------===//
@@ -276,13 +267,13 @@ LogicalResult LogSoftmaxOp::buildGradients(GradientBuilder &b,
 LogicalResult ReshapeOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                         Grads &dx) {
   dx.push_back(b.reshape(dy[0], getInput().getType().getShape()));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult FlattenOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                         Grads &dx) {
   dx.push_back(b.reshape(dy[0], getInput().getType().getShape()));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult TransposeOp::buildGradients(GradientBuilder &b,
@@ -292,7 +283,7 @@ LogicalResult TransposeOp::buildGradients(GradientBuilder &b,
   for (auto [i, p] : llvm::enumerate(perm))
     inverse[p] = static_cast<int64_t>(i);
   dx.push_back(b.transpose(dy[0], inverse));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 //===--- Reductions and losses --------------------------------------------===//
@@ -315,7 +306,7 @@ LogicalResult ReduceSumOp::buildGradients(GradientBuilder &b,
     return success();
   }
   dx.push_back(spreadReduction(b, dy[0], getInput(), getReducedDims()));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult ReduceMeanOp::buildGradients(GradientBuilder &b,
@@ -330,7 +321,7 @@ LogicalResult ReduceMeanOp::buildGradients(GradientBuilder &b,
     count *= getInput().getType().getDimSize(d);
   dx.push_back(spreadReduction(b, b.scale(dy[0], 1.0 / double(count)),
                                getInput(), reduced));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult CrossEntropyOp::buildGradients(GradientBuilder &b,

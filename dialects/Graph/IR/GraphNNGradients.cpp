@@ -20,13 +20,6 @@ namespace {
 
 using Grads = SmallVectorImpl<Value>;
 
-LogicalResult check(ArrayRef<Value> values) {
-  for (Value v : values)
-    if (!v)
-      return failure();
-  return success();
-}
-
 /// 0, 1, ..., n-1 except `skip`.
 SmallVector<int64_t> allAxesBut(int64_t rank, int64_t skip) {
   SmallVector<int64_t> axes;
@@ -81,7 +74,7 @@ LogicalResult AbsOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   dx.push_back(b.select(b.compare(ComparePredicate::gt, x, zero), g,
                         b.select(b.compare(ComparePredicate::lt, x, zero),
                                  b.neg(g), b.scalar(g, 0.0))));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 /// torch's maximum/minimum backward: the gradient goes to the operand that
@@ -100,7 +93,7 @@ static LogicalResult extremumGradients(Operation *op, GradientBuilder &b,
                             lhs.getType()));
   dx.push_back(b.sumToShape(b.select(rhsWins, dy, b.select(equal, half, zero)),
                             rhs.getType()));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult MaxOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
@@ -130,7 +123,7 @@ LogicalResult PowOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   Value masked =
       b.select(b.compare(ComparePredicate::eq, a, b.scalar(a, 0.0)), zero, db);
   dx.push_back(b.sumToShape(masked, e.getType()));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult SelectOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
@@ -183,7 +176,7 @@ LogicalResult Conv2dOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   dx.push_back(convWeightGradient(b, getInput(), g, ws, s, p, d, groups));
   if (getBias())
     dx.push_back(b.reduceSum(g, {0, 2, 3}, false));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult ConvTranspose2dOp::buildGradients(GradientBuilder &b,
@@ -208,7 +201,7 @@ LogicalResult ConvTranspose2dOp::buildGradients(GradientBuilder &b,
   dx.push_back(convWeightGradient(b, g, getInput(), ws, s, p, d, groups));
   if (getBias())
     dx.push_back(b.reduceSum(g, {0, 2, 3}, false));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 //===--- Pooling ----------------------------------------------------------===//
@@ -221,7 +214,7 @@ LogicalResult MaxPool2dOp::buildGradients(GradientBuilder &b,
       b.named("strides", ob.getDenseI64ArrayAttr(getNormalizedStrides())),
       b.named("padding", getPaddingAttr())};
   dx.push_back(b.op<MaxPool2dGradOp>({getInput(), dy[0]}, attrs));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult AvgPool2dOp::buildGradients(GradientBuilder &b,
@@ -284,7 +277,7 @@ LogicalResult AvgPool2dOp::buildGradients(GradientBuilder &b,
     gx = cropSpatial(b, gx, h, w);
   }
   dx.push_back(b.reshape(gx, xs));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult GlobalAvgPoolOp::buildGradients(GradientBuilder &b,
@@ -293,7 +286,7 @@ LogicalResult GlobalAvgPoolOp::buildGradients(GradientBuilder &b,
   int64_t spatial =
       type.getNumElements() / (type.getDimSize(0) * type.getDimSize(1));
   dx.push_back(b.mul(dy[0], b.splat(type, 1.0 / double(spatial))));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 //===--- Normalisation ----------------------------------------------------===//
@@ -327,7 +320,7 @@ LogicalResult LayerNormOp::buildGradients(GradientBuilder &b,
     dx.push_back(b.reduceSum(b.mul(dy[0], xhat), leading, false));
   if (getBias())
     dx.push_back(b.reduceSum(dy[0], leading, false));
-  return check(dx);
+  return allBuilt(dx);
 }
 
 LogicalResult BatchNormOp::buildGradients(GradientBuilder &b,
@@ -349,7 +342,7 @@ LogicalResult BatchNormOp::buildGradients(GradientBuilder &b,
   dx.push_back(b.mul(dy[0], b.mul(rstd, b.reshape(getScale(), perChannel))));
   dx.push_back(b.reduceSum(b.mul(dy[0], xhat), axes, false));
   dx.push_back(b.reduceSum(dy[0], axes, false));
-  if (failed(check(dx)))
+  if (failed(allBuilt(dx)))
     return failure();
   dx.push_back(nullptr); // running mean and variance: buffers
   dx.push_back(nullptr);

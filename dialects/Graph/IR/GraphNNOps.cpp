@@ -332,14 +332,16 @@ GatherGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   return inferred(inferredTypes, grad->clone(shape));
 }
 
-LogicalResult Conv2dWeightGradOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
-    SmallVectorImpl<Type> &inferredTypes) {
-  OpDiagnostics diag(location, getOperationName());
+/// What the gradient ops of 2-D windows check alike: `input` (the forward
+/// op's input) and `grad` (its output's gradient) are float tensors of rank
+/// 4 and one element type.
+static FailureOr<std::pair<RankedTensorType, RankedTensorType>>
+checkInputAndGrad(const OpDiagnostics &diag, Value inputValue,
+                  Value gradValue) {
   FailureOr<RankedTensorType> input =
-      diag.floatTensor(adaptor.getInput().getType(), "input");
+      diag.floatTensor(inputValue.getType(), "input");
   FailureOr<RankedTensorType> grad =
-      diag.floatTensor(adaptor.getGrad().getType(), "grad");
+      diag.floatTensor(gradValue.getType(), "grad");
   if (failed(input) || failed(grad))
     return failure();
   if (input->getRank() != 4 || grad->getRank() != 4)
@@ -348,6 +350,18 @@ LogicalResult Conv2dWeightGradOp::inferReturnTypes(
                      formatShape(grad->getShape()));
   if (input->getElementType() != grad->getElementType())
     return diag.fail("input and grad must have one element type");
+  return std::make_pair(*input, *grad);
+}
+
+LogicalResult Conv2dWeightGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<std::pair<RankedTensorType, RankedTensorType>> types =
+      checkInputAndGrad(diag, adaptor.getInput(), adaptor.getGrad());
+  if (failed(types))
+    return failure();
+  auto [input, grad] = *types;
   if (failed(diag.required(adaptor.getKernelAttr(), "kernel")))
     return failure();
   ArrayRef<int64_t> k = adaptor.getKernel(), s = adaptor.getStrides(),
@@ -358,7 +372,7 @@ LogicalResult Conv2dWeightGradOp::inferReturnTypes(
       failed(checkArray(diag, "padding", p, 4, 0)) ||
       failed(checkArray(diag, "dilations", d, 2, 1)))
     return failure();
-  ArrayRef<int64_t> x = input->getShape(), g = grad->getShape();
+  ArrayRef<int64_t> x = input.getShape(), g = grad.getShape();
   if (groups < 1 || x[1] % groups || g[1] % groups)
     return diag.fail("groups ", groups, " must divide the input's ", x[1],
                      " and the gradient's ", g[1], " channels");
@@ -372,25 +386,18 @@ LogicalResult Conv2dWeightGradOp::inferReturnTypes(
                        " is not the output size of a convolution of ",
                        formatShape(x), " with kernel ", formatShape(k));
   return inferred(inferredTypes,
-                  input->clone({g[1], x[1] / groups, k[0], k[1]}));
+                  input.clone({g[1], x[1] / groups, k[0], k[1]}));
 }
 
 LogicalResult MaxPool2dGradOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, getOperationName());
-  FailureOr<RankedTensorType> input =
-      diag.floatTensor(adaptor.getInput().getType(), "input");
-  FailureOr<RankedTensorType> grad =
-      diag.floatTensor(adaptor.getGrad().getType(), "grad");
-  if (failed(input) || failed(grad))
+  FailureOr<std::pair<RankedTensorType, RankedTensorType>> types =
+      checkInputAndGrad(diag, adaptor.getInput(), adaptor.getGrad());
+  if (failed(types))
     return failure();
-  if (input->getRank() != 4 || grad->getRank() != 4)
-    return diag.fail("input and grad must have rank 4 ([N, C, H, W]), got ",
-                     formatShape(input->getShape()), " and ",
-                     formatShape(grad->getShape()));
-  if (input->getElementType() != grad->getElementType())
-    return diag.fail("input and grad must have one element type");
+  auto [input, grad] = *types;
   if (failed(diag.required(adaptor.getKernelAttr(), "kernel")) ||
       failed(diag.required(adaptor.getStridesAttr(), "strides")))
     return failure();
@@ -401,7 +408,7 @@ LogicalResult MaxPool2dGradOp::inferReturnTypes(
       failed(checkArray(diag, "strides", strides, 2, 1)) ||
       failed(checkArray(diag, "padding", padding, 4, 0)))
     return failure();
-  ArrayRef<int64_t> x = input->getShape(), g = grad->getShape();
+  ArrayRef<int64_t> x = input.getShape(), g = grad.getShape();
   if (g[0] != x[0] || g[1] != x[1])
     return diag.fail("grad ", formatShape(g),
                      " must have the input's batch and channels ",
@@ -412,7 +419,7 @@ LogicalResult MaxPool2dGradOp::inferReturnTypes(
       return diag.fail("grad ", formatShape(g),
                        " has more windows than the input ", formatShape(x),
                        " holds");
-  return inferred(inferredTypes, *input);
+  return inferred(inferredTypes, input);
 }
 
 LogicalResult GlobalAvgPoolOp::inferReturnTypes(
