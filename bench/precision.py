@@ -10,12 +10,11 @@ import datetime
 import json
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
 
-from results import ROOT, record, run
+from results import ROOT, cpu_flags, record, run
 
 PRECISIONS = ["f32", "bf16", "f16"]
 
@@ -70,9 +69,7 @@ def main():
                          f"{arena / 1024:.0f} | {ms:.3f} | {size / f32[0]:.2f}, "
                          f"{arena / f32[1]:.2f}, {ms / f32[2]:.2f} | {err:.1e} |")
             print(lines[-1], flush=True)
-    cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    flags = [f for f in ("avx512_bf16", "amx_bf16", "avx512_fp16")
-             if re.search(rf"\b{f}\b", cpu)]
+    _, flags = cpu_flags(("avx512_bf16", "amx_bf16", "avx512_fp16"))
     header = (f"## {datetime.date.today().isoformat()} — `--precision` on the "
               f"bench models\n\n`bench/precision.py`: modelc's CPU plan of each "
               f"bench model in f32, bf16 and f16; {args.threads} threads, median of "

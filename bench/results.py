@@ -1,6 +1,7 @@
 """What the bench scripts share: running a command from the repository
 root, and adding a dated table to bench/RESULTS.md."""
 import os
+import re
 import subprocess
 import sys
 
@@ -28,3 +29,12 @@ def record(table, no_record):
     text = text.replace(marker, marker + "\n" + table, 1)
     open(path, "w").write(text)
     print(f"appended to {path}")
+
+
+def cpu_flags(names):
+    """The CPU's model name (lscpu) and which of the CPU flags `names` it
+    has, for the machine line every recorded figure carries."""
+    cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    model = re.search(r"Model name:\s*(.*)", cpu)
+    return (model.group(1).strip() if model else "unknown CPU",
+            [f for f in names if re.search(rf"\b{f}\b", cpu)])

@@ -22,7 +22,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from st import load_safetensors  # noqa: E402
+from st import load_tensors  # noqa: E402
 
 
 def main():
@@ -34,12 +34,7 @@ def main():
     p.add_argument("--factor", type=float, default=2.0)
     p.add_argument("--atol", type=float, default=1e-6)
     a = p.parse_args()
-    def load(path):
-        if os.path.isdir(path):  # modelc-run --output-dir: NAME.npy files
-            return {f[:-4]: np.load(os.path.join(path, f))
-                    for f in os.listdir(path) if f.endswith(".npy")}
-        return load_safetensors(path)
-    ours, t32, t64 = (load(f) for f in (a.ours, a.torch32, a.torch64))
+    ours, t32, t64 = (load_tensors(f) for f in (a.ours, a.torch32, a.torch64))
     passed = failed = 0
     for name in sorted(t64):
         if name not in ours or name not in t32:

@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from st import load_safetensors  # noqa: E402
+from st import load_safetensors, load_tensors  # noqa: E402
 
 
 def main():
@@ -44,11 +44,7 @@ def main():
     for spec in a.skip_rows:
         name, start, end = spec.rsplit(":", 2)
         skip[name] = (int(start), int(end))
-    if os.path.isdir(a.actual):
-        actual = {f[:-4]: np.load(os.path.join(a.actual, f))
-                  for f in os.listdir(a.actual) if f.endswith(".npy")}
-    else:
-        actual = load_safetensors(a.actual)
+    actual = load_tensors(a.actual)
     expected = load_safetensors(a.expected)
 
     passed = failed = 0

@@ -10,6 +10,7 @@ written sorted and the tensors back to back. No dependency on the
 `safetensors` module.
 """
 import json
+import os
 import struct
 
 import numpy as np
@@ -56,3 +57,12 @@ def load_safetensors(path):
         a = np.frombuffer(body[begin:end], dtype=dtype).reshape(info["shape"])
         out[name] = a.astype(dtype.newbyteorder("="))
     return out
+
+
+def load_tensors(path):
+    """A safetensors file's tensors, or those of a directory of NAME.npy
+    files (modelc-run --output-dir of the gradients entry point), by name."""
+    if os.path.isdir(path):
+        return {f[:-4]: np.load(os.path.join(path, f))
+                for f in os.listdir(path) if f.endswith(".npy")}
+    return load_safetensors(path)
