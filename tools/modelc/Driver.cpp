@@ -62,6 +62,8 @@ LogicalResult fail(const llvm::Twine &message) {
 }
 
 /// A 1-D float32 or float64 little-endian .npy as numbers (--loss-weight).
+/// Not the runtime's modelc::read_npy: it reports errors by throwing, and
+/// modelc is built without exceptions (LLVM's flags).
 FailureOr<std::vector<double>> readVector(const std::string &path) {
   auto file = llvm::MemoryBuffer::getFile(path);
   if (!file)

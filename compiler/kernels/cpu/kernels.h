@@ -16,7 +16,6 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
-#include <vector>
 
 namespace modelc_cpu {
 
@@ -717,13 +716,15 @@ inline void max_pool2d_grad(modelc_run_ctx *ctx,
                             const typename storage<S>::T *g,
                             typename storage<S>::T *dx, const Pool2dShape &s) {
   using D = storage<S>;
+  // Each plane is zeroed, then every window's gradient added at its
+  // maximum, in window order.
   parallel_for(ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
                [&](int64_t begin, int64_t end) {
-                 std::vector<float> acc(static_cast<size_t>(s.h * s.w));
                  for (int64_t p = begin; p < end; ++p) {
                    const typename D::T *xp = x + p * s.h * s.w;
                    const typename D::T *gp = g + p * s.oh * s.ow;
-                   std::fill(acc.begin(), acc.end(), 0.0f);
+                   typename D::T *dp = dx + p * s.h * s.w;
+                   std::fill(dp, dp + s.h * s.w, D::store(0.0f));
                    for (int64_t oy = 0; oy < s.oh; ++oy)
                      for (int64_t ox = 0; ox < s.ow; ++ox) {
                        int64_t y0 = oy * s.stride_h - s.pad_top;
@@ -742,12 +743,9 @@ inline void max_pool2d_grad(modelc_run_ctx *ctx,
                              at = iy * s.w + ix;
                            }
                          }
-                       acc[static_cast<size_t>(at)] +=
-                           D::load(gp[oy * s.ow + ox]);
+                       dp[at] = D::store(D::load(dp[at]) +
+                                         D::load(gp[oy * s.ow + ox]));
                      }
-                   typename D::T *dp = dx + p * s.h * s.w;
-                   for (int64_t i = 0; i < s.h * s.w; ++i)
-                     dp[i] = D::store(acc[static_cast<size_t>(i)]);
                  }
                });
 }
