@@ -119,20 +119,24 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
     builder.setInsertionPoint(ret);
     GradientBuilder b(builder, function.getLoc());
     Value y = ret.getOperand(0);
+    Value classWeight = classes ? weights(b, y) : Value();
     Value l;
-    if (loss == "cross_entropy")
-      l = crossEntropy(b, y, target);
-    else if (loss == "nll")
-      l = reduce(b, negLogLikelihood(b, y, target), y, target);
-    else if (loss == "mse") {
+    if (loss == "cross_entropy") {
+      l = crossEntropy(b, y, target, classWeight);
+    } else if (loss == "nll") {
+      // Per sample -w[t] y[t]; mean divides by the weights used (PyTorch's).
+      Value oneHot = weightedOneHot(b, y, target, classWeight);
+      l = reduce(b, b.neg(b.reduceSum(b.mul(oneHot, y), {1}, false)),
+                 b.reduceSum(oneHot, {0, 1}, /*keepdims=*/false));
+    } else if (loss == "mse") {
       Value d = b.sub(y, target);
-      l = reduce(b, b.mul(d, d), y, target);
+      l = reduce(b, b.mul(d, d));
     } else {
       // max(x, 0) - x t + log(1 + e^-|x|), as PyTorch's stable form.
       Value softplus = b.op<LogOp>(
           {b.add(b.scalar(y, 1.0), b.exp(b.neg(b.op<AbsOp>({y}))))});
-      l = reduce(b, b.add(b.sub(b.op<ReluOp>({y}), b.mul(y, target)), softplus),
-                 y, target);
+      l = reduce(b,
+                 b.add(b.sub(b.op<ReluOp>({y}), b.mul(y, target)), softplus));
     }
     if (!l)
       return signalPassFailure();
@@ -159,8 +163,9 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
   }
 
   /// [N, C]: 1 at each sample's target class (none for an ignored sample),
-  /// times its class weight, in the scores' element type.
-  Value weightedOneHot(GradientBuilder &b, Value scores, Value target) {
+  /// times its class weight (`w`, when given), in the scores' element type.
+  Value weightedOneHot(GradientBuilder &b, Value scores, Value target,
+                       Value w) {
     RankedTensorType type = tensorTypeOf(scores);
     int64_t n = type.getDimSize(0), c = type.getDimSize(1);
     OpBuilder &builder = b.getBuilder();
@@ -177,28 +182,17 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
         b.cast(b.compare(ComparePredicate::eq, t, iota), element),
         b.cast(b.compare(ComparePredicate::ne, t, b.scalar(t, ignoreIndex)),
                element));
-    if (Value w = weights(b, scores))
-      oneHot = b.mul(oneHot, w);
-    return oneHot;
+    return w ? b.mul(oneHot, w) : oneHot;
   }
 
-  /// Per sample, -w[t] scores[t] (0 for an ignored sample): [N]; `denominator`
-  /// becomes the sum of the weights used (mean's divisor, as PyTorch's).
-  Value negLogLikelihood(GradientBuilder &b, Value scores, Value target) {
-    Value oneHot = weightedOneHot(b, scores, target);
-    denominator = b.reduceSum(oneHot, {0, 1}, /*keepdims=*/false);
-    return b.neg(b.reduceSum(b.mul(oneHot, scores), {1}, false));
-  }
-
-  /// `perSample` summed, or divided by the denominator (class losses) or
-  /// the element count (mse, bce) for mean.
-  Value reduce(GradientBuilder &b, Value perSample, Value output,
-               Value target) {
+  /// `perSample` summed, or for mean divided by `denominator` (the class
+  /// losses' weights used) or averaged over its elements (mse, bce).
+  Value reduce(GradientBuilder &b, Value perSample,
+               Value denominator = Value()) {
     if (!perSample)
       return nullptr;
-    RankedTensorType type = tensorTypeOf(perSample);
     SmallVector<int64_t> all;
-    for (int64_t d = 0; d < type.getRank(); ++d)
+    for (int64_t d = 0; d < tensorTypeOf(perSample).getRank(); ++d)
       all.push_back(d);
     if (reduction == "mean" && !denominator)
       return b.op<ReduceMeanOp>(
@@ -208,7 +202,7 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
     return reduction == "sum" ? sum : b.div(sum, denominator);
   }
 
-  Value crossEntropy(GradientBuilder &b, Value logits, Value target) {
+  Value crossEntropy(GradientBuilder &b, Value logits, Value target, Value w) {
     SmallVector<NamedAttribute> attrs{
         b.named("ignore_index", b.getBuilder().getI64IntegerAttr(ignoreIndex)),
         b.named("reduction",
@@ -216,7 +210,7 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
                                    reduction == "sum" ? Reduction::sum
                                                       : Reduction::mean))};
     SmallVector<Value> operands{logits, target};
-    if (Value w = weights(b, logits))
+    if (w)
       operands.push_back(w);
     Value nll = b.op<CrossEntropyOp>(operands, attrs);
     if (labelSmoothing == 0.0)
@@ -229,7 +223,7 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
     int64_t c = type.getDimSize(1);
     Value logProbs = b.op<LogSoftmaxOp>(
         {logits}, {b.named("axis", b.getBuilder().getI64IntegerAttr(1))});
-    if (Value w = weights(b, logits))
+    if (w)
       logProbs = b.mul(logProbs, w);
     Value perSample = b.neg(b.reduceSum(logProbs, {1}, false));
     Value kept =
@@ -238,8 +232,8 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
     Value smooth = b.reduceSum(perSample, {0}, false);
     if (reduction == "mean") {
       Value used;
-      if (weights(b, logits))
-        used = b.reduceSum(weightedOneHot(b, logits, target), {0, 1}, false);
+      if (w)
+        used = b.reduceSum(weightedOneHot(b, logits, target, w), {0, 1}, false);
       else
         used = b.reduceSum(b.cast(kept, type.getElementType()), {0}, false);
       smooth = b.div(smooth, used);
@@ -247,8 +241,6 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
     return b.add(b.scale(nll, 1.0 - labelSmoothing),
                  b.scale(smooth, labelSmoothing / static_cast<double>(c)));
   }
-
-  Value denominator;
 };
 
 } // namespace
