@@ -9,6 +9,7 @@
 #include "compiler/Codegen/CudaPrinter.h"
 #include "compiler/Codegen/Backends.h"
 #include "compiler/Codegen/EmitHelpers.h"
+#include "compiler/kernels/common/philox.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Sched/IR/SchedOps.h"
 
@@ -1199,6 +1200,32 @@ LogicalResult emitGather(GatherOp gather, Emit &e) {
   return success();
 }
 
+/// dropout in training (its step given): one thread per element, the
+/// mask drawn by Philox (common/philox.h) as on the CPU.
+LogicalResult emitDropout(DropoutOp op, Emit &e) {
+  if (!op.getStep())
+    return op.emitError("a graph.dropout without its step (eval mode) "
+                        "is a view of its input, not a kernel");
+  KernelBuilder k(e.module, e.context);
+  std::string x = k.input(op.getInput()), step = k.input(op.getStep()),
+              out = k.output(op.getResult());
+  float ratio = static_cast<float>(op.getRatio().convertToDouble());
+  std::string body =
+      "    const bool keep = modelc_philox::dropout_keep(" +
+      std::to_string(static_cast<uint64_t>(op.getSeed())) + "ULL, " + step +
+      "[0], " + std::to_string(op.getSite()) + "u, i, " +
+      floatLiteral(ratio, CodeFlavor::Gpu) + ");\n    " + out + "[i] = " +
+      e.store(op.getResult(),
+              e.load(op.getInput(), x + "[i]") + " * (keep ? " +
+                  floatLiteral(modelc_philox::dropout_scale(ratio),
+                               CodeFlavor::Gpu) +
+                  " : 0.0f)") +
+      ";\n";
+  int64_t count = tensorType(op.getResult()).getNumElements();
+  k.launchMap(e.task, count, count, body);
+  return success();
+}
+
 /// gather's data gradient, one thread per element of the result summing
 /// the gradients of the indices that read its row, in order (no atomics:
 /// the same sums on every run). Direct: its cost grows with rows times
@@ -1393,6 +1420,7 @@ const KernelTable<Emit> &cudaKernels() {
         .add<MaxPool2dGradOp>(emitMaxPoolGrad)
         .add<Conv2dWeightGradOp>(emitConvWeightGrad)
         .add<GatherGradOp>(emitGatherGrad)
+        .add<DropoutOp>(emitDropout)
         .add<TransposeOp>(emitTranspose)
         .add<SliceOp>(emitSlice)
         .add<ConcatOp>(emitConcat)

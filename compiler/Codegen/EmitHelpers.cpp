@@ -236,9 +236,12 @@ std::string cString(StringRef text) {
   return out + "\"";
 }
 std::string constantInitializer(Operation *op, CodeFlavor flavor) {
-  auto constant = cast<ConstantOp>(op);
-  Type element = constant.getType().getElementType();
-  auto values = cast<DenseElementsAttr>(constant.getValue());
+  return elementsInitializer(
+      cast<DenseElementsAttr>(cast<ConstantOp>(op).getValue()), flavor);
+}
+
+std::string elementsInitializer(DenseElementsAttr values, CodeFlavor flavor) {
+  Type element = values.getElementType();
   std::string text;
   llvm::raw_string_ostream os(text);
   int64_t i = 0;

@@ -11,6 +11,7 @@
 #ifndef MODELC_COMPILER_CODEGEN_EMITHELPERS_H
 #define MODELC_COMPILER_CODEGEN_EMITHELPERS_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 
@@ -50,6 +51,9 @@ std::string elementExpression(mlir::Operation *op,
 /// The initializer list of a graph.constant's values as a C array of its
 /// storage type ("1.5f, 2.0f"; "0" for an empty tensor).
 std::string constantInitializer(mlir::Operation *constant,
+                                CodeFlavor flavor = CodeFlavor::Cpu);
+/// The same for any dense elements (an entry point input's default).
+std::string elementsInitializer(mlir::DenseElementsAttr values,
                                 CodeFlavor flavor = CodeFlavor::Cpu);
 /// The op whose name and line a task of `op` carries: a group (sched
 /// dialect) is named after the graph op it is built around (the product of

@@ -189,6 +189,7 @@ private:
   LogicalResult emitSlice(SliceOp slice);
   LogicalResult emitGather(GatherOp gather);
   LogicalResult emitGatherGrad(GatherGradOp grad);
+  LogicalResult emitDropout(DropoutOp dropout);
   template <typename OpTy> LogicalResult emitReduce(OpTy reduce);
   LogicalResult emitCumsum(CumsumOp cumsum);
   LogicalResult emitCrossEntropy(CrossEntropyOp loss);
@@ -883,6 +884,20 @@ LogicalResult FunctionEmitter::emitGather(GatherOp gather) {
   return success();
 }
 
+LogicalResult FunctionEmitter::emitDropout(DropoutOp dropout) {
+  Operation *op = dropout;
+  if (!dropout.getStep())
+    return dropout.emitError("a graph.dropout without its step (eval mode) "
+                             "is a view of its input, not a kernel");
+  os << "  modelc_cpu::dropout<" << storageOf(op) << ">(ctx, " << in(op, 0)
+     << ", " << in(op, 1) << ", " << out(op) << ", "
+     << tensorType(dropout.getResult()).getNumElements() << ", "
+     << floatLiteral(dropout.getRatio().convertToDouble()) << ", "
+     << static_cast<uint64_t>(dropout.getSeed()) << "ULL, " << dropout.getSite()
+     << "u);\n";
+  return success();
+}
+
 LogicalResult FunctionEmitter::emitGatherGrad(GatherGradOp grad) {
   Operation *op = grad;
   ArrayRef<int64_t> dx = shapeOf(grad.getResult());
@@ -989,6 +1004,7 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
         .add<MaxPool2dGradOp>(&E::emitMaxPoolGrad)
         .add<Conv2dWeightGradOp>(&E::emitConvWeightGrad)
         .add<GatherGradOp>(&E::emitGatherGrad)
+        .add<DropoutOp>(&E::emitDropout)
         .add<TransposeOp>(&E::emitTranspose)
         .add<ConcatOp>(&E::emitConcat)
         .add<SliceOp>(&E::emitSlice)
@@ -1734,11 +1750,40 @@ static void emitDescriptor(llvm::raw_ostream &out,
     emitTensorDescs(out, "entry" + std::to_string(index) + "_outputs", function,
                     true);
   }
+  // ABI 8: inputs with a default (graph.default, train_step's `lr`).
+  SmallVector<std::string> defaultTables;
+  for (auto [index, function] : llvm::enumerate(entries)) {
+    std::string prefix = "entry" + std::to_string(index) + "_default";
+    SmallVector<std::string> pointers;
+    bool any = false;
+    for (unsigned arg = 0; arg < function.getNumArguments(); ++arg) {
+      auto value = function.getArgAttrOfType<DenseElementsAttr>(
+          arg, graph::GraphDialect::kDefaultAttrName);
+      if (!value) {
+        pointers.push_back("nullptr");
+        continue;
+      }
+      any = true;
+      std::string global = prefix + std::to_string(arg);
+      out << "alignas(64) const " << cType(value.getElementType()) << " "
+          << global << "[" << std::max<int64_t>(1, value.getNumElements())
+          << "] = {" << elementsInitializer(value) << "};\n";
+      pointers.push_back(global);
+    }
+    if (!any) {
+      defaultTables.push_back("nullptr");
+      continue;
+    }
+    out << "const void *const " << prefix << "s[] = {"
+        << llvm::join(pointers, ", ") << "};\n";
+    defaultTables.push_back(prefix + "s");
+  }
   out << "const modelc_entry_desc entries[] = {\n";
   for (auto [index, function] : llvm::enumerate(entries))
     out << "    {" << cString(function.getSymName()) << ", "
         << function.getNumArguments() << ", entry" << index << "_inputs, "
-        << function.getNumResults() << ", entry" << index << "_outputs},\n";
+        << function.getNumResults() << ", entry" << index << "_outputs, "
+        << defaultTables[index] << "},\n";
   out << "};\n";
   for (auto [index, slot] : llvm::enumerate(options.weights))
     out << "const int64_t weight_shape" << index << "[] = {"

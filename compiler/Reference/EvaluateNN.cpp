@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Reference/Evaluate.h"
+#include "compiler/kernels/common/philox.h"
 
 #include <cmath>
 #include <cstdint>
@@ -311,6 +312,23 @@ static RefTensor evaluate(MaxPool2dOp op, const Values &values) {
                 /*isMax=*/true, /*includePad=*/false);
 }
 
+static RefTensor evaluate(DropoutOp op, const Values &values) {
+  const RefTensor &x = values.get(op.getInput());
+  if (!op.getStep())
+    return x; // eval mode
+  auto step = static_cast<int64_t>(values.get(op.getStep()).data[0]);
+  float ratio = static_cast<float>(op.getRatio().convertToDouble());
+  double scale = modelc_philox::dropout_scale(ratio);
+  RefTensor y = make(x.shape);
+  for (int64_t i = 0; i < x.numel(); ++i)
+    y.data[i] = x.data[i] * (modelc_philox::dropout_keep(
+                                 static_cast<uint64_t>(op.getSeed()), step,
+                                 static_cast<uint32_t>(op.getSite()), i, ratio)
+                                 ? scale
+                                 : 0.0);
+  return y;
+}
+
 static RefTensor evaluate(GatherGradOp op, const Values &values) {
   const RefTensor &g = values.get(op.getGrad());
   const RefTensor &indices = values.get(op.getIndices());
@@ -475,6 +493,7 @@ void modelc::reference::addNNEvaluators(Evaluators &evaluators) {
   evaluators.add<MaxPool2dGradOp>(evaluate);
   evaluators.add<Conv2dWeightGradOp>(evaluate);
   evaluators.add<GatherGradOp>(evaluate);
+  evaluators.add<DropoutOp>(evaluate);
   evaluators.add<AvgPool2dOp>(evaluate);
   evaluators.add<GlobalAvgPoolOp>(evaluate);
   evaluators.add<CrossEntropyOp>(evaluate);

@@ -9,6 +9,12 @@
 
 namespace modelc {
 
+/// The weight (an i64 scalar, zeros at the start) that train_step counts
+/// up by one per call: the `step` of every graph.dropout in training mode
+/// (modelc-training-mode reads it; modelc-build-optimizer writes it), so
+/// each step draws new masks and a checkpoint resumes the sequence.
+inline constexpr llvm::StringLiteral kRngStepWeight = "rng_step";
+
 /// Makes `weight` writable and writes `value` into it with graph.assign at
 /// the builder's point in `function`, after every op of `function` that
 /// reads the weight's old value (directly or through a view) and is not on

@@ -124,6 +124,26 @@ struct BuildOptimizerPass
     GradientBuilder b(builder, step.getLoc());
     auto scalarType = RankedTensorType::get({}, builder.getF32Type());
 
+    // The learning rate: a last input `lr` whose default is --lr, so that a
+    // schedule stays in the user's loop (train_step(..., lr=...)).
+    unsigned lrIndex = step.getNumArguments();
+    for (unsigned i = 0; i < lrIndex; ++i)
+      if (auto name = step.getArgAttrOfType<StringAttr>(i, "graph.name");
+          name && name.getValue() == "lr")
+        return step.emitError("input #")
+               << i << " is named 'lr', the name of train_step's learning "
+               << "rate input; rename it";
+    NamedAttribute lrAttrs[] = {
+        builder.getNamedAttr("graph.name", builder.getStringAttr("lr")),
+        builder.getNamedAttr(
+            GraphDialect::kDefaultAttrName,
+            DenseElementsAttr::get(scalarType, static_cast<float>(lr)))};
+    if (failed(step.insertArgument(lrIndex, scalarType,
+                                   builder.getDictionaryAttr(lrAttrs),
+                                   step.getLoc())))
+      return failure();
+    learningRate = step.getArgument(lrIndex);
+
     // The step count (torch.optim's `step`), counted before any update.
     FailureOr<WeightOp> stepWeight = declareState(module, "step", scalarType);
     if (failed(stepWeight))
@@ -163,6 +183,11 @@ struct BuildOptimizerPass
       if (failed(updateParameter(module, builder, b, weight, g, scalars)))
         return failure();
     commit(builder, b, *stepWeight, newCount);
+    // Dropout's step count: every call, micro-steps of --accumulate too
+    // (each micro-batch draws its own masks).
+    if (auto rng = module.lookupSymbol<WeightOp>(kRngStepWeight))
+      assign(builder, rng,
+             b.add(read(builder, rng), b.scalar(read(builder, rng), 1.0)));
 
     Value loss = ret.getOperand(0);
     func::ReturnOp::create(builder, ret.getLoc(), ValueRange{loss});
@@ -245,6 +270,8 @@ struct BuildOptimizerPass
       return declareState(module, (weight.getSymName() + "." + suffix).str(),
                           type);
     };
+    // lr in the parameter's element type.
+    Value rate = b.cast(learningRate, type.getElementType());
     Value newP;
     if (optimizer == "sgd") {
       if (weightDecay != 0.0)
@@ -266,10 +293,10 @@ struct BuildOptimizerPass
         commit(builder, b, *buf, newBuf);
         g = nesterov ? b.add(g, b.mul(newBuf, lit(momentum))) : newBuf;
       }
-      newP = b.sub(p, b.mul(g, lit(lr)));
+      newP = b.sub(p, b.mul(g, rate));
     } else {
       if (optimizer == "adamw" && weightDecay != 0.0)
-        p = b.mul(p, lit(1.0 - lr * weightDecay));
+        p = b.mul(p, b.sub(lit(1.0), b.mul(rate, lit(weightDecay))));
       else if (weightDecay != 0.0)
         g = b.add(g, b.mul(p, lit(weightDecay)));
       FailureOr<WeightOp> m = state("exp_avg");
@@ -291,7 +318,7 @@ struct BuildOptimizerPass
                       b.cast(scalars.bias2Sqrt, type.getElementType())),
                 lit(eps));
       Value stepSize =
-          b.div(lit(lr), b.cast(scalars.bias1, type.getElementType()));
+          b.div(rate, b.cast(scalars.bias1, type.getElementType()));
       newP = b.sub(p, b.mul(stepSize, b.div(newM, denom)));
     }
     if (!newP)
@@ -301,6 +328,8 @@ struct BuildOptimizerPass
   }
 
   func::FuncOp step;
+  /// The step's `lr` input (f32 scalar).
+  Value learningRate;
   /// With --accumulate: true on the call that applies the update.
   Value applyNow;
 };

@@ -94,8 +94,12 @@ def TrainingModePass : Pass<"modelc-training-mode", "::mlir::ModuleOp"> {
     statistics as torch.nn.BatchNorm2d does: `running_mean = (1 - m)
     running_mean + m mean`, `running_var = (1 - m) running_var + m
     var_unbiased`, written back with `graph.assign` (the two weights become
-    `writable` and `frozen`: buffers, not parameters). Other entry points
-    (the model's `forward`) keep the inference form.
+    `writable` and `frozen`: buffers, not parameters). Each
+    `graph.dropout` without a step (eval mode) gets the step count, the
+    weight `rng_step` (an `i64` scalar, zeros at the start, which
+    `train_step` counts up), and a `site` of its own (0, 1, ... in the
+    entry's order): it drops in training, a new mask each step. Other entry
+    points (the model's `forward`) keep the inference form.
 
     Before:
     ```mlir
@@ -106,6 +110,11 @@ def TrainingModePass : Pass<"modelc-training-mode", "::mlir::ModuleOp"> {
     %mean = graph.reduce_mean %x {axes = array<i64: 0, 2, 3>, keepdims = true} : ...
     ...
     graph.assign @"bn.running_mean", %newMean : tensor<4xf32>
+    ```
+    and a dropout:
+    ```mlir
+    %step = graph.weight_ref @rng_step : tensor<i64>
+    %d = graph.dropout %h, %step {ratio = 1.0e-01, site = 0} : tensor<8x16xf32>, tensor<i64>
     ```
   }];
   let options = [
@@ -168,7 +177,9 @@ def BuildOptimizerPass : Pass<"modelc-build-optimizer", "::mlir::ModuleOp"> {
   let summary = "Adds the training step: gradients, then the optimizer's update of every parameter.";
   let description = [{
     From the entry point `gradients` (modelc-differentiate), adds
-    `train_step`: the same inputs, the loss and gradients, then the update
+    `train_step`: the same inputs and a last one, `lr` (an f32 scalar whose
+    default, `graph.default`, is the `lr` option: a run may leave it out or
+    give each step its own rate), the loss and gradients, then the update
     of each parameter with torch.optim's formulas, written back with
     `graph.assign`; it returns the loss. The optimizer's state is declared
     as `zeros` weights named as PyTorch's state_dict names it:
@@ -198,10 +209,11 @@ def BuildOptimizerPass : Pass<"modelc-build-optimizer", "::mlir::ModuleOp"> {
 
     Before: the `gradients` entry above. After (SGD, lr 0.1, no momentum):
     ```mlir
-    func.func @train_step(%x: tensor<2x4xf32>, %t: tensor<2xi64>)
+    func.func @train_step(%x: tensor<2x4xf32>, %t: tensor<2xi64>,
+        %lr: tensor<f32> {graph.default = dense<1.0e-01> : tensor<f32>,
+                          graph.name = "lr"})
         -> (tensor<f32> {graph.name = "loss"}) {
       ...
-      %lr = graph.constant dense<1.0e-01> : tensor<f32>
       %s = graph.mul %dw, %lr : tensor<3x4xf32>, tensor<f32>
       %p = graph.sub %w, %s : tensor<3x4xf32>, tensor<3x4xf32>
       graph.assign @w, %p after(%y) : tensor<3x4xf32>, tensor<2x3xf32>
@@ -213,7 +225,8 @@ def BuildOptimizerPass : Pass<"modelc-build-optimizer", "::mlir::ModuleOp"> {
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
            "sgd, adam or adamw">,
-    Option<"lr", "lr", "double", /*default=*/"0.001", "The learning rate">,
+    Option<"lr", "lr", "double", /*default=*/"0.001",
+           "The learning rate: the default of train_step's `lr` input">,
     Option<"momentum", "momentum", "double", /*default=*/"0.0",
            "SGD's momentum">,
     Option<"dampening", "dampening", "double", /*default=*/"0.0",

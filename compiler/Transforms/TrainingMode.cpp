@@ -4,6 +4,7 @@
 // normalises, in the loss entry point, with the batch's statistics and
 // updates its running statistics, as torch.nn.BatchNorm2d in train():
 // reductions and elementwise ops, whose gradient rules make its backward.
+// A dropout drops there (its step count, `rng_step`, and a site of its own).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +46,53 @@ struct TrainingModePass : modelc::impl::TrainingModePassBase<TrainingModePass> {
     for (BatchNormOp op : norms)
       if (failed(rewrite(module, function, op)))
         return signalPassFailure();
+    if (failed(dropoutInTraining(module, function)))
+      return signalPassFailure();
+  }
+
+  /// Each graph.dropout of the entry without a step (eval mode) gets the
+  /// step count `rng_step` and its own site: it drops in training.
+  LogicalResult dropoutInTraining(ModuleOp module, func::FuncOp function) {
+    SmallVector<DropoutOp> dropouts;
+    function.walk([&](DropoutOp op) {
+      if (!op.getStep())
+        dropouts.push_back(op);
+    });
+    if (dropouts.empty())
+      return success();
+    OpBuilder builder(module.getContext());
+    auto type = RankedTensorType::get({}, builder.getI64Type());
+    auto weight = module.lookupSymbol<WeightOp>(kRngStepWeight);
+    if (Operation *existing = module.lookupSymbol(kRngStepWeight);
+        existing &&
+        (!weight || weight.getTensorType() != type || !weight.getZeros()))
+      return existing->emitError("'@")
+             << kRngStepWeight << "' is the name of the step count modelc "
+             << "declares for dropout in training (" << type << ")";
+    if (!weight) {
+      WeightOp last;
+      for (WeightOp w : module.getOps<WeightOp>())
+        last = w;
+      if (last)
+        builder.setInsertionPointAfter(last);
+      else
+        builder.setInsertionPointToStart(module.getBody());
+      weight = WeightOp::create(builder, module.getLoc(),
+                                builder.getStringAttr(kRngStepWeight),
+                                TypeAttr::get(type), TypeAttr(),
+                                /*frozen=*/builder.getUnitAttr(),
+                                /*zeros=*/builder.getUnitAttr(),
+                                /*writable=*/builder.getUnitAttr());
+    }
+    builder.setInsertionPointToStart(&function.getBody().front());
+    Value step =
+        WeightRefOp::create(builder, function.getLoc(), type,
+                            FlatSymbolRefAttr::get(weight.getSymNameAttr()));
+    for (auto [site, op] : llvm::enumerate(dropouts)) {
+      op.getStepMutable().assign(step);
+      op.setSite(static_cast<int64_t>(site));
+    }
+    return success();
   }
 
   /// The weight `v` reads, directly.

@@ -91,7 +91,11 @@ class Model:
     def __init__(self, core):
         self._core = core
         self._entries = {name: (_specs(inputs), _specs(outputs))
-                         for name, inputs, outputs in core.entries()}
+                         for name, inputs, outputs, _ in core.entries()}
+        # Per entry point, the inputs a run may leave out (they have a
+        # default: train_step's `lr`).
+        self._optional = {name: set(optional)
+                          for name, _, _, optional in core.entries()}
         self._first = next(iter(self._entries))
 
     @property
@@ -154,7 +158,9 @@ class Model:
         in order, by name, or both: numpy arrays or DLPack producers
         (torch.Tensor), borrowed without a copy when they are C-contiguous
         host memory; other layouts are copied. Their dtypes and shapes must be
-        the entry point's (modelc.Error names the input otherwise).
+        the entry point's (modelc.Error names the input otherwise). A scalar
+        input takes a Python number too; inputs with a default (train_step's
+        `lr`) may be left out.
 
         Returns the output (or a tuple of the outputs, in order) as numpy
         arrays, or with out="dlpack" as torch tensors; either way over the
@@ -177,13 +183,21 @@ class Model:
                 raise Error("input '%s' of entry point '%s' is given twice, "
                             "in order and by name" % (key, name))
             values[index[key]] = value
-        missing = [s.name for s, v in zip(specs, values) if v is None]
+        for i, (spec, value) in enumerate(zip(specs, values)):
+            # A Python number for a scalar input (lr=0.05).
+            if (spec.shape == () and spec.dtype != "bfloat16" and
+                    isinstance(value, (int, float)) and
+                    not isinstance(value, bool)):
+                values[i] = numpy.array(value, dtype=spec.dtype)
+        missing = [s.name for s, v in zip(specs, values)
+                   if v is None and s.name not in self._optional[name]]
         if missing:
             raise Error("entry point '%s' takes inputs %s; missing %s"
                         % (name, names,
                            ", ".join("'%s'" % m for m in missing)))
         torch = _import_torch() if out == "dlpack" else None
-        results = self._core.run(name, [_prepare(v) for v in values],
+        results = self._core.run(name, [None if v is None else _prepare(v)
+                                        for v in values],
                                  out == "dlpack")
         if torch is not None:
             results = [_to_torch(torch, r) for r in results]
@@ -201,7 +215,9 @@ class Model:
         """One optimizer step (docs/training.md): runs the entry point
         train_step on a batch (the model's inputs and `target`, in order or
         by name) and returns the loss, computed before the update, as a
-        float. The weights change in place."""
+        float. The weights change in place. lr=R (a float) sets this step's
+        learning rate, so that a schedule stays in the caller's loop;
+        without it the step uses the rate given to modelc --lr."""
         if not self.trains:
             raise Error("model %s does not train: build it with modelc "
                         "--train" % self.path)

@@ -96,6 +96,10 @@ py::list run(const PyModel &self, const std::string &entry,
   inputs.reserve(info.inputs.size());
   tensors.reserve(info.inputs.size());
   for (std::size_t i = 0; i < info.inputs.size(); ++i) {
+    if (values[i].is_none() && info.inputs[i].has_default()) {
+      tensors.push_back(info.inputs[i].default_value);
+      continue;
+    }
     inputs.push_back(modelc::python::borrowInput(values[i], info.inputs[i]));
     tensors.push_back(inputs.back().tensor);
   }
@@ -136,9 +140,15 @@ PYBIND11_MODULE(_core, m) {
       .def("entries",
            [](const PyModel &self) {
              py::list entries;
-             for (const modelc::EntryInfo &e : self.model.entries())
+             for (const modelc::EntryInfo &e : self.model.entries()) {
+               py::list optional; // the inputs a run may leave out
+               for (const modelc::TensorInfo &input : e.inputs)
+                 if (input.has_default())
+                   optional.append(input.name);
                entries.append(py::make_tuple(e.name, describeTensors(e.inputs),
-                                             describeTensors(e.outputs)));
+                                             describeTensors(e.outputs),
+                                             optional));
+             }
              return entries;
            })
       .def("entry",

@@ -102,8 +102,19 @@ std::vector<EntryInfo> checkEntries(const modelc_model_desc &desc,
     if (!e.name || (e.num_inputs && !e.inputs) || (e.num_outputs && !e.outputs))
       throw Error(where + ": malformed entry point #" + std::to_string(i));
     EntryInfo info{e.name, {}, {}};
-    for (uint32_t j = 0; j < e.num_inputs; ++j)
+    for (uint32_t j = 0; j < e.num_inputs; ++j) {
       info.inputs.push_back(tensorInfo(e.inputs[j], where));
+      const void *value = e.input_defaults ? e.input_defaults[j] : nullptr;
+      if (value) {
+        TensorInfo &input = info.inputs.back();
+        input.default_value =
+            Tensor::from_host(value, input.shape, input.dtype);
+      } else if (j > 0 && info.inputs[j - 1].has_default()) {
+        throw Error(where + ": entry point '" + info.name + "': input '" +
+                    info.inputs[j].name +
+                    "' has no default but follows one that has");
+      }
+    }
     for (uint32_t j = 0; j < e.num_outputs; ++j)
       info.outputs.push_back(tensorInfo(e.outputs[j], where));
     entries.push_back(std::move(info));

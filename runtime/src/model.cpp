@@ -318,14 +318,25 @@ uint64_t Model::arena_bytes(const std::string &entry) const {
 
 namespace {
 
+/// Checks `given` against `expected`; inputs with a default may be left
+/// out at the end.
 void checkTensors(const std::string &what,
                   const std::vector<TensorInfo> &expected,
                   const std::vector<Tensor> &given, const std::string &entry) {
-  if (given.size() != expected.size())
+  std::size_t required = expected.size();
+  while (required > 0 && expected[required - 1].has_default())
+    --required;
+  if (given.size() < required || given.size() > expected.size()) {
+    std::string optional =
+        required < expected.size()
+            ? " (the last " + std::to_string(expected.size() - required) +
+                  " optional)"
+            : "";
     throw Error("entry point '" + entry + "' takes " +
-                std::to_string(expected.size()) + " " + what + "s, got " +
-                std::to_string(given.size()));
-  for (std::size_t i = 0; i < expected.size(); ++i) {
+                std::to_string(expected.size()) + " " + what + "s" + optional +
+                ", got " + std::to_string(given.size()));
+  }
+  for (std::size_t i = 0; i < given.size(); ++i) {
     const TensorInfo &want = expected[i];
     const Tensor &got = given[i];
     std::optional<detail::DeviceName> device =
@@ -399,16 +410,21 @@ void Model::run_into(const std::string &entry,
   std::vector<void *> heapOut;
   const void **in = inlineIn;
   void **out = inlineOut;
-  if (inputs.size() > kInline) {
-    heapIn.resize(inputs.size());
+  // Inputs left out read their defaults.
+  std::size_t numInputs = info.inputs.size();
+  if (numInputs > kInline) {
+    heapIn.resize(numInputs);
     in = heapIn.data();
   }
   if (outputs.size() > kInline) {
     heapOut.resize(outputs.size());
     out = heapOut.data();
   }
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    in[i] = inputs[i].data();
+  auto input = [&](std::size_t i) -> const Tensor & {
+    return i < inputs.size() ? inputs[i] : info.inputs[i].default_value;
+  };
+  for (std::size_t i = 0; i < numInputs; ++i)
+    in[i] = input(i).data();
   for (std::size_t i = 0; i < outputs.size(); ++i)
     out[i] = outputs[i].mutable_data();
 
@@ -425,9 +441,9 @@ void Model::run_into(const std::string &entry,
   ctx.inputs = in;
   if (!resources->stagedPointers.empty()) {
     // GPUs copy the inputs from page-locked memory.
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-      std::memcpy(resources->stagedInputs[i]->memory, inputs[i].data(),
-                  inputs[i].nbytes());
+    for (std::size_t i = 0; i < numInputs; ++i)
+      std::memcpy(resources->stagedInputs[i]->memory, input(i).data(),
+                  input(i).nbytes());
     ctx.inputs = resources->stagedPointers.data();
   }
   ctx.outputs = out;

@@ -9,14 +9,17 @@
 // SGD-DAG: graph.weight @w {writable} : tensor<4x4xf32>
 // SGD-DAG: graph.weight @step {frozen, writable, zeros} : tensor<f32>
 // SGD-DAG: graph.weight @w.momentum_buffer {frozen, writable, zeros} : tensor<4x4xf32>
+// The rate is the last input, `lr`, with --lr as its default: each update
+// reads it (it is no constant).
 // SGD-LABEL: func.func @train_step
+// SGD-SAME: %[[LR:arg[0-9]+]]: tensor<f32> {graph.default = dense<5.000000e-01> : tensor<f32>, graph.name = "lr"}
 // SGD-SAME: -> (tensor<f32> {graph.name = "loss"})
 // SGD: %[[W:.*]] = graph.weight_ref @w :
 // SGD: %[[Y:.*]] = graph.matmul %arg0, %[[W]]
 // SGD: %[[DW:.*]] = graph.gemm %arg0, %{{.*}} {transpose_a = true}
 // SGD: %[[BUF:.*]] = graph.add %{{.*}}, %[[DW]]
 // SGD: graph.assign @w.momentum_buffer, %[[BUF]] : tensor<4x4xf32>
-// SGD: %[[S:.*]] = graph.mul %[[BUF]], %{{.*}} : tensor<4x4xf32>, tensor<f32>
+// SGD: %[[S:.*]] = graph.mul %[[BUF]], %[[LR]] : tensor<4x4xf32>, tensor<f32>
 // SGD: %[[P:.*]] = graph.sub %[[W]], %[[S]]
 // SGD: graph.assign @w, %[[P]] after(%[[Y]]) : tensor<4x4xf32>, tensor<2x4xf32>
 // SGD: graph.assign @step,
@@ -26,11 +29,17 @@
 // ADAMW-DAG: graph.weight @w.exp_avg {frozen, writable, zeros} : tensor<4x4xf32>
 // ADAMW-DAG: graph.weight @w.exp_avg_sq {frozen, writable, zeros} : tensor<4x4xf32>
 // ADAMW-LABEL: func.func @train_step
+// ADAMW-SAME: %[[LR:arg[0-9]+]]: tensor<f32> {graph.default = dense<0.00999999977> : tensor<f32>, graph.name = "lr"}
 // ADAMW: graph.constant dense<9.990000e-01> : tensor<f32>
 // ADAMW: graph.pow
+// ADAMW: %[[DECAY:.*]] = graph.mul %[[LR]], %{{.*}} : tensor<f32>, tensor<f32>
+// ADAMW: %[[KEEP:.*]] = graph.sub %{{.*}}, %[[DECAY]]
+// ADAMW: %[[P:.*]] = graph.mul %{{.*}}, %[[KEEP]] : tensor<4x4xf32>, tensor<f32>
 // ADAMW: graph.assign @w.exp_avg,
 // ADAMW: graph.assign @w.exp_avg_sq,
 // ADAMW: graph.sqrt
+// ADAMW: %[[STEP:.*]] = graph.div %[[LR]],
+// ADAMW: graph.mul %[[STEP]],
 // ADAMW: graph.assign @w,
 graph.weight @w : tensor<4x4xf32>
 func.func @loss(%x: tensor<2x4xf32>) -> tensor<f32> {

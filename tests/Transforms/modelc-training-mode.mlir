@@ -86,3 +86,37 @@ func.func @loss(%x: tensor<1x3xf32>) -> tensor<f32> {
   %l = graph.reduce_sum %y : tensor<1x3xf32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Dropout: in the loss entry each graph.dropout gets the step count (the
+// weight rng_step, declared once: i64, zeros, writable, not trained) and a
+// site of its own (the first, 0, is the default and not printed); `forward` keeps the eval form (no step: the identity).
+// CHECK: graph.weight @rng_step {frozen, writable, zeros} : tensor<i64>
+// CHECK-LABEL: func.func @forward
+// CHECK: graph.dropout %{{.*}} {ratio = 1.000000e-01 : f64} : tensor<4x8xf32>
+// CHECK-LABEL: func.func @loss
+// CHECK: %[[STEP:.*]] = graph.weight_ref @rng_step : tensor<i64>
+// CHECK: graph.dropout %{{.*}}, %[[STEP]] {ratio = 1.000000e-01 : f64} : tensor<4x8xf32>, tensor<i64>
+// CHECK: graph.dropout %{{.*}}, %[[STEP]] {ratio = 5.000000e-01 : f64, seed = 4 : i64, site = 1 : i64} : tensor<4x8xf32>, tensor<i64>
+func.func @forward(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = graph.dropout %x {ratio = 0.1} : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+func.func @loss(%x: tensor<4x8xf32>) -> tensor<f32> {
+  %y = graph.dropout %x {ratio = 0.1} : tensor<4x8xf32>
+  %z = graph.dropout %y {ratio = 0.5, seed = 4} : tensor<4x8xf32>
+  %l = graph.reduce_sum %z : tensor<4x8xf32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A symbol named rng_step that is not the step count is an error.
+// expected-error @+1 {{'@rng_step' is the name of the step count modelc declares for dropout in training ('tensor<i64>')}}
+graph.weight @rng_step : tensor<f32>
+func.func @loss(%x: tensor<4x8xf32>) -> tensor<f32> {
+  %y = graph.dropout %x {ratio = 0.1} : tensor<4x8xf32>
+  %l = graph.reduce_sum %y : tensor<4x8xf32>
+  return %l : tensor<f32>
+}

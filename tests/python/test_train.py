@@ -110,3 +110,46 @@ def test_train_step_needs_a_training_model(mlp):
     assert not m.trains
     with pytest.raises(modelc.Error, match="does not train"):
         m.train_step(np.zeros((64, 784), np.float32))
+
+
+def test_learning_rate_schedule_matches_torch(trainer):
+    """train_step(lr=...) per step against torch.optim.SGD whose param
+    group's lr the loop sets (as a scheduler does); leaving lr out is the
+    compiled rate (0.1)."""
+    torch = pytest.importorskip("torch")
+    path, init = trainer
+    m = modelc.load(path)
+    assert "lr" in [s.name for s in m.inputs("train_step")]
+    params = {k: torch.tensor(init[k], requires_grad=True)
+              for k in ["0.weight", "0.bias", "2.weight", "2.bias"]}
+    opt = torch.optim.SGD(params.values(), lr=0.1, momentum=0.9)
+    x, t = batch()
+    for rate in [0.05, None, 0.3, np.float32(0.01)]:
+        loss = m.train_step(x, t) if rate is None else m.train_step(
+            x, t, lr=rate)
+        for group in opt.param_groups:
+            group["lr"] = 0.1 if rate is None else float(rate)
+        opt.zero_grad()
+        h = torch.relu(torch.from_numpy(x) @ params["0.weight"].T +
+                       params["0.bias"])
+        y = h @ params["2.weight"].T + params["2.bias"]
+        expected = torch.nn.functional.cross_entropy(y, torch.from_numpy(t))
+        expected.backward()
+        opt.step()
+        assert loss == pytest.approx(expected.item(), rel=1e-5)
+    state = m.state_dict()
+    for name, p in params.items():
+        np.testing.assert_allclose(state[name], p.detach().numpy(),
+                                   rtol=1e-4, atol=1e-6)
+
+
+def test_learning_rate_errors(trainer):
+    m = modelc.load(trainer[0])
+    x, t = batch()
+    before = m.state_dict()
+    with pytest.raises(modelc.Error, match="'lr'.*f32"):
+        m.train_step(x, t, lr=np.ones(2, np.float32))
+    with pytest.raises(modelc.Error, match="has no input 'rate'"):
+        m.train_step(x, t, rate=0.1)
+    for name, value in m.state_dict().items():
+        np.testing.assert_array_equal(before[name], value)

@@ -143,6 +143,37 @@ TEST(Load, WeightSizeDisagreeingWithItsShape) {
               "weight 'w' has 8 bytes, its shape takes 16");
 }
 
+TEST(Load, InputWithADefaultBeforeOneWithout) {
+  expectError([] { Model::load(fixture("default_first.so")); },
+              "entry point 'scale': input 'x' has no default but follows one "
+              "that has");
+}
+
+// ABI 8: an input with a default (train_step's `lr`) may be left out.
+TEST(Run, InputWithADefaultMayBeLeftOut) {
+  Model model = Model::load(fixture("default_input.so"));
+  const modelc::EntryInfo &entry = model.entry("scale");
+  ASSERT_EQ(entry.inputs.size(), 2u);
+  EXPECT_FALSE(entry.inputs[0].has_default());
+  ASSERT_TRUE(entry.inputs[1].has_default());
+  EXPECT_EQ(*entry.inputs[1].default_value.data_as<float>(), 0.5f);
+  float x[4] = {1, 2, 3, 4};
+  Tensor input = Tensor::from_host(x, {4}, DType::F32);
+  std::vector<Tensor> y = model.run("scale", {input});
+  EXPECT_EQ(y[0].data_as<float>()[3], 2.0f);
+  float rate = 3;
+  y = model.run("scale", {input, Tensor::from_host(&rate, {}, DType::F32)});
+  EXPECT_EQ(y[0].data_as<float>()[3], 12.0f);
+  expectError([&] { model.run("scale", {}); },
+              "entry point 'scale' takes 2 inputs (the last 1 optional), "
+              "got 0");
+  expectError(
+      [&] {
+        model.run("scale", {input, Tensor::from_host(x, {4}, DType::F32)});
+      },
+      "input 'lr': expected f32[], got f32[4]");
+}
+
 TEST(Load, UnknownPlan) {
   modelc::LoadOptions options;
   options.plan = "h200";

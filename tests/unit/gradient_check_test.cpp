@@ -331,6 +331,23 @@ func.func @loss(%t: tensor<6xi64>, %u: tensor<4xi64>) -> tensor<f32> {
   return %loss : tensor<f32>
 })",
      {{4, 0, 4, -1, 2, 4}, {2, 0, -3, 2}}},
+    // Dropout in training (a step given): the same mask on the gradient.
+    {"dropout",
+     R"(
+graph.weight @x : tensor<4x8xf32>
+graph.weight @r {frozen} : tensor<4x8xf32>
+func.func @loss() -> tensor<f32> {
+  %x = graph.weight_ref @x : tensor<4x8xf32>
+  %r = graph.weight_ref @r : tensor<4x8xf32>
+  %s = graph.constant dense<3> : tensor<i64>
+  %d = graph.dropout %x, %s {ratio = 0.5, site = 2} : tensor<4x8xf32>, tensor<i64>
+  %t = graph.tanh %d : tensor<4x8xf32>
+  %e = graph.dropout %t, %s {ratio = 0.25, site = 3} : tensor<4x8xf32>, tensor<i64>
+  %m = graph.mul %e, %r : tensor<4x8xf32>, tensor<4x8xf32>
+  %loss = graph.reduce_sum %m : tensor<4x8xf32>
+  return %loss : tensor<f32>
+})",
+     {}},
 };
 
 /// gtest names a case by its name, not its bytes.

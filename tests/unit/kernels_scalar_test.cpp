@@ -251,3 +251,55 @@ TEST(CpuKernels, Activations) {
         << x;
   }
 }
+
+// Philox4x32-10 (common/philox.h) against the known-answer vectors of
+// Random123 (the generator's authors' library, kat_vectors).
+TEST(CpuKernels, PhiloxKnownAnswers) {
+  struct Case {
+    uint32_t counter[4], key[2], expected[4];
+  } cases[] = {
+      {{0, 0, 0, 0}, {0, 0}, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+      {{~0u, ~0u, ~0u, ~0u},
+       {~0u, ~0u},
+       {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+      {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
+       {0xa4093822, 0x299f31d0},
+       {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
+  };
+  for (const Case &c : cases)
+    for (unsigned word = 0; word < 4; ++word)
+      EXPECT_EQ(modelc_philox::philox4x32_10(c.counter[0], c.counter[1],
+                                             c.counter[2], c.counter[3],
+                                             c.key[0], c.key[1], word),
+                c.expected[word])
+          << "word " << word;
+}
+
+// graph.dropout's CPU kernel: each element x * (keep ? 1 / (1 - p) : 0),
+// keep as dropout_keep draws it (the test context runs the chunks last to
+// first); NaN stays NaN where dropped (x * 0, as torch's x * mask).
+TEST(CpuKernels, DropoutFollowsPhilox) {
+  const int64_t n = 100000;
+  std::vector<float> x(n), y(n);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = static_cast<float>(i % 7) - 3.0f;
+  x[5] = std::numeric_limits<float>::quiet_NaN();
+  const int64_t step = 12;
+  KernelTestContext ctx;
+  modelc_cpu::dropout<modelc_cpu::kF32>(ctx.get(), x.data(), &step, y.data(), n,
+                                        0.25f, 9, 3);
+  int64_t dropped = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    bool keep = modelc_philox::dropout_keep(9, step, 3, i, 0.25f);
+    float expected = x[i] * (keep ? 1.0f / 0.75f : 0.0f);
+    if (std::isnan(expected))
+      EXPECT_TRUE(std::isnan(y[i])) << i;
+    else
+      EXPECT_EQ(y[i], expected) << i;
+    dropped += !keep;
+  }
+  EXPECT_TRUE(std::isnan(y[5]));
+  // About 25000 (sigma 137).
+  EXPECT_GT(dropped, 24300);
+  EXPECT_LT(dropped, 25700);
+}

@@ -42,6 +42,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -95,6 +96,8 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
   --train-steps N           training (a model built with modelc --train):
                             run train_step (or --entry) N times on the
                             same inputs, printing "step K loss L" per step
+  --lr R                    the learning rate of these steps (train_step's
+                            `lr` input; default: modelc's --lr)
   --save-weights FILE       after the run(s), write every weight as the
                             model holds it then (parameters and optimizer
                             state) to a safetensors file; --weights FILE
@@ -114,7 +117,8 @@ struct Options {
   std::string profile; // "", "text" or "json"
   std::string saveWeights, loadWeights;
   int trainSteps = 0;
-  std::string calibrate; // --calibrate=FILE
+  std::optional<double> lr; // --lr: train_step's `lr` input
+  std::string calibrate;    // --calibrate=FILE
   std::map<std::string, std::string> inputs, outputs, expect;
   bool randomInputs = false, info = false, devices = false;
   uint64_t seed = 0;
@@ -209,6 +213,10 @@ Options parseArgs(int argc, char **argv) {
       o.trainSteps = static_cast<int>(number(a, value(i)));
       if (o.trainSteps < 1)
         usageError("--train-steps takes a count of at least 1");
+    } else if (a == "--lr") {
+      o.lr = number(a, value(i));
+      if (!std::isfinite(*o.lr))
+        usageError("--lr takes a finite number");
     } else if (a == "--save-weights") {
       o.saveWeights = value(i);
     } else if (a == "--load-weights") {
@@ -625,6 +633,16 @@ int trainSteps(const Options &o, modelc::Model &model,
   return compareWithFiles(o, entry, outputs) ? 0 : 1;
 }
 
+/// A default value for --info: the number of a scalar, else its type.
+std::string scalarText(const modelc::Tensor &t) {
+  if (t.numel() != 1 || t.dtype() != modelc::DType::F32)
+    return t.describe();
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g",
+                static_cast<double>(*t.data_as<float>()));
+  return text;
+}
+
 /// --info: the model's plans, entry points and weights.
 void printInfo(const Options &o, const modelc::Model &model) {
   std::printf("model %s: plan %s, %d threads, built by modelc %s\n",
@@ -643,8 +661,12 @@ void printInfo(const Options &o, const modelc::Model &model) {
     std::printf("entry '%s' (arena %llu bytes)\n", e.name.c_str(),
                 static_cast<unsigned long long>(model.arena_bytes(e.name)));
     for (const auto &in : e.inputs)
-      std::printf("  input '%s': %s\n", in.name.c_str(),
-                  modelc::describe(in.dtype, in.shape).c_str());
+      std::printf("  input '%s': %s%s\n", in.name.c_str(),
+                  modelc::describe(in.dtype, in.shape).c_str(),
+                  in.has_default() ? (" (optional, default " +
+                                      scalarText(in.default_value) + ")")
+                                         .c_str()
+                                   : "");
     for (const auto &out : e.outputs)
       std::printf("  output '%s': %s\n", out.name.c_str(),
                   modelc::describe(out.dtype, out.shape).c_str());
@@ -689,11 +711,29 @@ int run(const Options &o) {
   std::mt19937_64 rng(o.seed);
   std::vector<modelc::Tensor> inputs;
   std::map<std::string, std::string> unused = o.inputs;
+  if (o.lr) {
+    if (o.inputs.count("lr"))
+      throw modelc::Error("--lr and --input lr=... both give the rate");
+    bool takesRate = false;
+    for (const modelc::TensorInfo &info : entry.inputs)
+      takesRate |= info.name == "lr" && info.dtype == modelc::DType::F32 &&
+                   info.shape.empty();
+    if (!takesRate)
+      throw modelc::Error("--lr: entry point '" + entry.name +
+                          "' has no f32 scalar input 'lr' (train_step of a "
+                          "model built with modelc --train has)");
+  }
   for (const modelc::TensorInfo &info : entry.inputs) {
     auto it = o.inputs.find(info.name);
     if (it != o.inputs.end()) {
       inputs.push_back(modelc::read_npy(it->second));
       unused.erase(info.name);
+    } else if (o.lr && info.name == "lr") {
+      modelc::Tensor rate = modelc::Tensor::zeros({}, modelc::DType::F32);
+      *rate.mutable_data_as<float>() = static_cast<float>(*o.lr);
+      inputs.push_back(std::move(rate));
+    } else if (info.has_default()) {
+      inputs.push_back(info.default_value);
     } else if (o.randomInputs) {
       inputs.push_back(randomTensor(info, rng));
     } else {

@@ -439,6 +439,7 @@ LogicalResult Driver::importOnnx() {
     return success();
   });
   modelc::onnx_import::ImportOptions importOptions;
+  importOptions.training = !options.training.entry.empty();
   for (const std::string &spec : options.inputShapes) {
     auto [name, dims] = StringRef(spec).rsplit('=');
     SmallVector<int64_t> shape;

@@ -140,6 +140,8 @@ public:
 
   /// The opset of the default ONNX domain.
   int64_t opset() const { return defaultOpset; }
+  /// ImportOptions::training.
+  bool training() const { return forTraining; }
 
   mlir::MLIRContext &context;
   mlir::OpBuilder builder;
@@ -156,6 +158,7 @@ private:
   std::string path;
   const onnx::ModelProto &model;
   int64_t defaultOpset = 1;
+  bool forTraining = false;
   mlir::ModuleOp module;
   llvm::StringMap<mlir::Value> values;
   /// The names of the graph's initializers (weights when read as tensors).

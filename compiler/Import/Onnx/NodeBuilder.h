@@ -60,8 +60,8 @@ struct At {
             ? mlir::Attribute(mlir::FloatAttr::get(element, value))
             : mlir::Attribute(
                   mlir::IntegerAttr::get(element, static_cast<int64_t>(value)));
-    return im.builder.create<graph::ConstantOp>(
-        loc(), mlir::DenseElementsAttr::get(type, one));
+    return graph::ConstantOp::create(im.builder, loc(),
+                                     mlir::DenseElementsAttr::get(type, one));
   }
 
   /// Whether a constant of `count` elements may be built at import (at most
@@ -92,14 +92,14 @@ struct At {
               : mlir::Attribute(
                     mlir::IntegerAttr::get(element, static_cast<int64_t>(v))));
     auto type = mlir::RankedTensorType::get(shape, element);
-    return im.builder.create<graph::ConstantOp>(
-        loc(), mlir::DenseElementsAttr::get(type, elements));
+    return graph::ConstantOp::create(
+        im.builder, loc(), mlir::DenseElementsAttr::get(type, elements));
   }
   /// An i64 constant of `shape` holding `data`.
   Value indices(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> data) {
     auto type = mlir::RankedTensorType::get(shape, im.builder.getI64Type());
-    return im.builder.create<graph::ConstantOp>(
-        loc(), mlir::DenseElementsAttr::get(type, data));
+    return graph::ConstantOp::create(im.builder, loc(),
+                                     mlir::DenseElementsAttr::get(type, data));
   }
 
   Value reshape(Value x, llvm::ArrayRef<int64_t> shape) {

@@ -24,8 +24,8 @@ Value splat(At &at, RankedTensorType type, double value) {
       : isa<FloatType>(e)
           ? Attribute(FloatAttr::get(e, value))
           : Attribute(IntegerAttr::get(e, static_cast<int64_t>(value)));
-  return at.im.builder.create<ConstantOp>(at.loc(),
-                                          DenseElementsAttr::get(type, one));
+  return ConstantOp::create(at.im.builder, at.loc(),
+                            DenseElementsAttr::get(type, one));
 }
 
 Value boolScalar(At &at, bool value) {

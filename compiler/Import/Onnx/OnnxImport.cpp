@@ -275,7 +275,7 @@ Value Importer::constantOf(const onnx::TensorProto &tensor,
         type, ArrayRef<char>(reinterpret_cast<const char *>(bytes.data()),
                              bytes.size()));
   }
-  return builder.create<graph::ConstantOp>(locationOf(user), value);
+  return graph::ConstantOp::create(builder, locationOf(user), value);
 }
 
 Value Importer::input(const onnx::NodeProto &node, int i) {
@@ -350,6 +350,8 @@ Importer::constantNumbers(const onnx::NodeProto &node, int i) {
     return read(int64_t());
   case onnx::TensorProto::INT32:
     return read(int32_t());
+  case onnx::TensorProto::BOOL: // one byte each (Dropout's training_mode)
+    return read(uint8_t());
   default:
     return std::nullopt;
   }
@@ -583,9 +585,9 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
     return failure();
   builder.setInsertionPointToEnd(module.getBody());
   std::string entry = "forward";
-  function = builder.create<func::FuncOp>(
-      NameLoc::get(StringAttr::get(&context, path)), entry,
-      builder.getFunctionType(types, {}));
+  function = func::FuncOp::create(builder,
+                                  NameLoc::get(StringAttr::get(&context, path)),
+                                  entry, builder.getFunctionType(types, {}));
   Block *body = function.addEntryBlock();
   for (auto [i, name] : llvm::enumerate(names)) {
     function.setArgAttr(i, "graph.name", builder.getStringAttr(name));
@@ -595,6 +597,7 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
 }
 
 FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
+  forTraining = options.training;
   for (const onnx::OperatorSetIdProto &o : model.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx")
       defaultOpset = o.version();
@@ -667,7 +670,7 @@ FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
     resultNames.push_back(out.name());
   }
   builder.setInsertionPointToEnd(&function.getBody().front());
-  builder.create<func::ReturnOp>(function.getLoc(), results);
+  func::ReturnOp::create(builder, function.getLoc(), results);
   function.setType(builder.getFunctionType(function.getArgumentTypes(),
                                            ValueRange(results).getTypes()));
   for (auto [i, name] : llvm::enumerate(resultNames))

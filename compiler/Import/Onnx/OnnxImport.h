@@ -28,6 +28,11 @@ struct ImportOptions {
   /// Shapes for inputs with dynamic dimensions, by input name
   /// (--input-shape NAME=1x3x224x224).
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// The model is compiled for training (modelc --train): a Dropout in
+  /// training mode becomes a graph.dropout that drops in the trained
+  /// entry point. Otherwise (inference) one with a ratio above 0 is
+  /// refused: the compiled entry points would not drop.
+  bool training = false;
 };
 
 /// The data of one initializer that became a graph.weight, little-endian,

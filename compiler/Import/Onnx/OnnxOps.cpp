@@ -11,6 +11,7 @@
 #include "compiler/Import/Onnx/NodeBuilder.h"
 
 #include <cmath>
+#include <cstdio>
 
 using namespace mlir;
 using namespace modelc;
@@ -686,23 +687,53 @@ LogicalResult castTo(Importer &im, const NodeProto &n) {
   return emit<CastOp>(im, n, {x}, {named(im, "dtype", TypeAttr::get(element))});
 }
 
+/// `v` as printf's %g writes it ("0.5").
+std::string shortNumber(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
 LogicalResult dropout(Importer &im, const NodeProto &n) {
-  std::optional<double> training = im.constantScalar(n, 2);
-  if (Importer::hasInput(n, 2) && (!training || *training != 0)) {
-    // Training mode (a TRAINING export): exact only when nothing is dropped.
-    std::optional<double> ratio =
-        Importer::hasInput(n, 1) ? im.constantScalar(n, 1) : 0.5;
-    if (!ratio || *ratio != 0.0) {
-      im.error(n) << "dropout in training mode with a ratio other than 0 is "
-                     "not supported yet (export with p=0, or in eval mode)";
-      return failure();
-    }
-  }
   if (n.output_size() > 1 && !n.output(1).empty() && im.isUsed(n.output(1))) {
     im.error(n) << "the mask output is not supported yet";
     return failure();
   }
-  return passThrough(im, n);
+  if (!Importer::hasInput(n, 2))
+    return passThrough(im, n); // eval mode (no training_mode input)
+  std::optional<double> training = im.constantScalar(n, 2);
+  if (!training) {
+    im.error(n) << "a training_mode given at run time is not supported yet "
+                   "(it must be a constant)";
+    return failure();
+  }
+  if (*training == 0)
+    return passThrough(im, n);
+  // Training mode (a TRAINING export): graph.dropout in its eval form,
+  // which modelc-training-mode makes drop in the trained entry point.
+  std::optional<double> ratio =
+      Importer::hasInput(n, 1) ? im.constantScalar(n, 1) : 0.5;
+  if (!ratio) {
+    im.error(n) << "a ratio given at run time is not supported yet (it must "
+                   "be a constant)";
+    return failure();
+  }
+  if (!(*ratio >= 0.0 && *ratio < 1.0)) {
+    im.error(n) << "ratio must be in [0, 1), got " << shortNumber(*ratio);
+    return failure();
+  }
+  if (*ratio != 0.0 && !im.training()) {
+    im.error(n) << "dropout in training mode (ratio " << shortNumber(*ratio)
+                << ") outside modelc --train is not supported: the compiled "
+                   "entry points run in eval mode; export the model in eval "
+                   "mode, or train it with --train";
+    return failure();
+  }
+  return emit<DropoutOp>(
+      im, n, {im.input(n, 0)},
+      {named(im, "ratio", im.builder.getF64FloatAttr(*ratio)),
+       named(im, "seed",
+             im.builder.getI64IntegerAttr(Importer::intAttr(n, "seed", 0)))});
 }
 
 } // namespace

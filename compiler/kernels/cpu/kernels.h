@@ -7,6 +7,7 @@
 #ifndef MODELC_KERNELS_CPU_KERNELS_H
 #define MODELC_KERNELS_CPU_KERNELS_H
 
+#include "common/philox.h"
 #include "modelc/abi.h"
 #include "modelc/half.h"
 
@@ -937,9 +938,28 @@ inline void gather_grad(modelc_run_ctx *ctx, const typename storage<S>::T *g,
                });
 }
 
-/// What a sum or product of T accumulates in: double for floats, the/// What a
-/// sum or product of T accumulates in: double for floats, the unsigned type for
-/// integers (overflow wraps around instead of being undefined).
+/// graph.dropout with its step (training): y[i] = x[i] * (keep ? 1 / (1 -
+/// ratio) : 0), keep drawn by Philox (common/philox.h) from (seed, *step,
+/// site, i): the same mask in any thread split.
+template <int S>
+inline void dropout(modelc_run_ctx *ctx, const typename storage<S>::T *x,
+                    const int64_t *step, typename storage<S>::T *y, int64_t n,
+                    float ratio, uint64_t seed, uint32_t site) {
+  using D = storage<S>;
+  const int64_t count = *step;
+  const float scale = modelc_philox::dropout_scale(ratio);
+  parallel_for(ctx, n, grain_for(64), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = D::store(D::load(x[i]) *
+                      (modelc_philox::dropout_keep(seed, count, site, i, ratio)
+                           ? scale
+                           : 0.0f));
+  });
+}
+
+/// What a sum or product of T accumulates in: double for floats, the
+/// unsigned type for integers (overflow wraps around instead of being
+/// undefined).
 template <typename T, bool = std::is_integral_v<T>> struct accumulator {
   using type = double;
 };

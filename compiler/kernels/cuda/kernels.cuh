@@ -22,6 +22,8 @@
 
 #include <stdint.h>
 
+#include "common/philox.h"
+
 // A kernel of the model: exported by its name, at most `threads` threads
 // per block. In emulation, the generated wrapper (MODELC_EMULATED) is the
 // exported function and the body is static; NAME__nparams tells the

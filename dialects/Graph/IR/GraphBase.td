@@ -25,7 +25,13 @@ def Graph_Dialect : Dialect {
     `i32`, `i64`, `i1`. Any op may carry a device pin, `{device = "cuda:1"}`.
   }];
   let hasConstantMaterializer = 1;
+  let hasRegionArgAttrVerify = 1;
   let dependentDialects = ["::modelc::device::DeviceDialect"];
+  let extraClassDeclaration = [{
+    /// An entry point argument's default value (a dense constant of the
+    /// argument's type): a run may leave the input out (train_step's `lr`).
+    static constexpr ::llvm::StringLiteral kDefaultAttrName = "graph.default";
+  }];
 }
 
 //===----------------------------------------------------------------------===//

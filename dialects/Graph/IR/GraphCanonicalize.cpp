@@ -29,6 +29,15 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
   return getInput();
 }
 
+/// Nothing dropped: the input itself. (A dropout in eval mode, without a
+/// step, stays: modelc-training-mode may give it one; until then it is a
+/// view of its input, graph::getViewOffset.)
+OpFoldResult DropoutOp::fold(FoldAdaptor) {
+  if (getRatio().isZero())
+    return getInput();
+  return {};
+}
+
 OpFoldResult ConcatOp::fold(FoldAdaptor) {
   if (getInputs().size() == 1)
     return getInputs().front();

@@ -4,6 +4,8 @@
 #include "dialects/Device/IR/DeviceDialect.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
 using namespace mlir;
 using namespace modelc::graph;
 
@@ -23,4 +25,28 @@ Operation *GraphDialect::materializeConstant(OpBuilder &builder,
   if (!elements || elements.getType() != type)
     return nullptr;
   return ConstantOp::create(builder, loc, elements);
+}
+
+LogicalResult GraphDialect::verifyRegionArgAttribute(Operation *op,
+                                                     unsigned regionIndex,
+                                                     unsigned argIndex,
+                                                     NamedAttribute attribute) {
+  if (attribute.getName() != kDefaultAttrName)
+    return success();
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function || regionIndex != 0)
+    return op->emitOpError("'")
+           << kDefaultAttrName << "' belongs on an entry point's argument";
+  auto value = dyn_cast<DenseElementsAttr>(attribute.getValue());
+  Type argType = function.getArgumentTypes()[argIndex];
+  if (!value || value.getType() != argType)
+    return op->emitOpError("argument #")
+           << argIndex << ": '" << kDefaultAttrName
+           << "' must be dense elements of the argument's type " << argType;
+  if (argIndex + 1 < function.getNumArguments() &&
+      !function.getArgAttr(argIndex + 1, kDefaultAttrName))
+    return op->emitOpError("argument #")
+           << argIndex + 1 << " has no '" << kDefaultAttrName
+           << "' but follows one that has (inputs with a default come last)";
+  return success();
 }

@@ -388,6 +388,20 @@ LogicalResult GatherOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   return success(dx[0] || !isa<FloatType>(data.getElementType()));
 }
 
+LogicalResult DropoutOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
+                                        Grads &dx) {
+  // The same mask (the same step, seed and site) on the gradient.
+  SmallVector<Value> operands{dy[0]};
+  if (getStep())
+    operands.push_back(getStep());
+  dx.push_back(b.op<DropoutOp>(operands, {b.named("ratio", getRatioAttr()),
+                                          b.named("seed", getSeedAttr()),
+                                          b.named("site", getSiteAttr())}));
+  if (getStep())
+    dx.push_back(nullptr); // the step count
+  return success(static_cast<bool>(dx[0]));
+}
+
 LogicalResult SliceOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                       Grads &dx) {
   // The gradient padded back with zeros around the window, one sliced

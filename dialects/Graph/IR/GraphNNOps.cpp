@@ -3,6 +3,8 @@
 #include "dialects/Graph/IR/GraphOpUtils.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace modelc::graph;
 
@@ -517,6 +519,20 @@ double MaxPool2dOp::getFlops() { return poolFlops(*this); }
 double AvgPool2dOp::getFlops() { return poolFlops(*this); }
 
 double GatherGradOp::getFlops() { return elementCount(getGrad()); }
+// Philox4x32-10 per element: ten rounds of two 32x32 multiplications and
+// a few xors and additions, about 60 operations.
+double DropoutOp::getFlops() {
+  return getStep() ? 60.0 * elementCount(getResult()) : 0.0;
+}
+
+LogicalResult DropoutOp::verify() {
+  double ratio = getRatio().convertToDouble();
+  if (!(ratio >= 0.0 && ratio <= 1.0))
+    return emitOpError("ratio must be in [0, 1], got ") << ratio;
+  if (getSite() < 0 || getSite() > std::numeric_limits<uint32_t>::max())
+    return emitOpError("site must be in [0, 2^32), got ") << getSite();
+  return success();
+}
 double Conv2dWeightGradOp::getFlops() {
   ArrayRef<int64_t> w = getResult().getType().getShape();
   return 2.0 * elementCount(getGrad()) *

@@ -245,6 +245,46 @@ def Graph_LeakyReluOp : Graph_Op<"leaky_relu", [Pure, SameOperandsAndResultType,
   }];
 }
 
+def Graph_DropoutOp : Graph_Op<"dropout", [Pure, Graph_OwnGradient,
+    Graph_OwnCost, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Dropout: zeroes elements at random, scales the rest by 1 / (1 - ratio).";
+  let description = [{
+    As `torch.nn.Dropout(p=ratio)`. Without `step` it is the identity (eval
+    mode: what a model's own entry points compute): a view of its input,
+    with no code (it does not fold away, so that `modelc-training-mode`
+    can still make it drop in the trained entry point). With
+    `step` (an `i64` scalar, the number of training steps taken:
+    `modelc-training-mode` adds it in the trained entry point, reading the
+    weight `rng_step` that `train_step` counts up), element `i` of the
+    result is `input[i] * (keep ? 1 / (1 - ratio) : 0)`, with `keep` drawn
+    by the counter-based generator Philox4x32-10
+    (`compiler/kernels/common/philox.h`): the uniform number of word `i %
+    4` of the block at counter `(i / 4, step, site)`, keyed by `seed`, is
+    at least `ratio`. So the mask is the same on every plan, device and
+    thread split, new at each step, and independent between dropout ops
+    of different `site`s. A ratio of 0 folds away. The gradient is the
+    same dropout of the result's gradient (the same mask).
+
+    Verifier: `0 <= ratio <= 1`; `site` fits 32 bits.
+
+    ```mlir
+    %y = graph.dropout %x {ratio = 1.000000e-01} : tensor<64x256xf32>
+    %z = graph.dropout %x, %step {ratio = 1.000000e-01, site = 2} : tensor<64x256xf32>, tensor<i64>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input,
+                       Optional<0DTensorOf<[I64]>>:$step,
+                       F64Attr:$ratio,
+                       DefaultValuedAttr<I64Attr, "0">:$seed,
+                       DefaultValuedAttr<I64Attr, "0">:$site);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`,` $step^)? attr-dict `:` type($input) (`,` type($step)^)?
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 class Graph_BinaryOp<string mnemonic, string semantics, list<Trait> traits = []>
     : Graph_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
                                               Graph_Elementwise])> {

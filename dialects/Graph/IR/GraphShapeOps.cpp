@@ -335,6 +335,10 @@ LogicalResult CumsumOp::verify() {
 std::optional<int64_t> modelc::graph::getViewOffset(Operation *op) {
   if (isa<ReshapeOp, FlattenOp>(op))
     return 0;
+  // A dropout in eval mode (no step) is its input: no code, no buffer. It
+  // stays in the IR until then (modelc-training-mode may make it drop).
+  if (auto dropout = dyn_cast<DropoutOp>(op); dropout && !dropout.getStep())
+    return 0;
   auto slice = dyn_cast<SliceOp>(op);
   if (!slice)
     return std::nullopt;

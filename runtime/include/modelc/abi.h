@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 7u
+#define MODELC_ABI_VERSION 8u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -276,6 +276,10 @@ typedef struct modelc_entry_desc {
   const modelc_tensor_desc *inputs;
   uint32_t num_outputs;
   const modelc_tensor_desc *outputs;
+  /* ABI 8: NULL, or per input NULL or its default value (host bytes of the
+   * input's dtype and shape): a run that leaves the input out reads it
+   * (train_step's `lr`). Inputs with a default come last. */
+  const void *const *input_defaults;
 } modelc_entry_desc;
 
 /* One way to run the model on one kind of machine. */

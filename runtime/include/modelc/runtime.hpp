@@ -75,6 +75,11 @@ struct TensorInfo {
   std::string name;
   DType dtype;
   std::vector<int64_t> shape;
+  /// An input a run may leave out (train_step's `lr`): the value it then
+  /// reads, a read-only view of the model's own bytes. Not defined()
+  /// (Tensor()) for every other input and output.
+  Tensor default_value;
+  bool has_default() const { return default_value.data() != nullptr; }
 };
 
 struct EntryInfo {
@@ -193,7 +198,9 @@ public:
   const EntryInfo &entry(const std::string &name) const;
 
   /// Runs `entry` and returns its outputs (new host tensors). Inputs are
-  /// checked: count, dtype, shape, device. Safe to call from many threads.
+  /// checked: count, dtype, shape, device; those with a default
+  /// (TensorInfo::has_default, train_step's `lr`) may be left out at the
+  /// end. Safe to call from many threads.
   std::vector<Tensor> run(const std::string &entry,
                           const std::vector<Tensor> &inputs) const;
   /// As run(), writing into caller-provided outputs of the right dtype and

@@ -1061,3 +1061,19 @@ func.func @gather_grad_shape(%g: tensor<2x5x3xf32>, %ids: tensor<4xi64>) {
   %0 = graph.gather_grad %g, %ids {axis = 1, size = 7} : tensor<2x5x3xf32>, tensor<4xi64>
   return
 }
+
+// -----
+
+//===--- graph.default: an entry point input's default value ---===//
+
+// expected-error @+1 {{'func.func' op argument #0: 'graph.default' must be dense elements of the argument's type 'tensor<f32>'}}
+func.func @step(%lr: tensor<f32> {graph.default = dense<1.0> : tensor<2xf32>}) -> tensor<f32> {
+  return %lr : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #1 has no 'graph.default' but follows one that has (inputs with a default come last)}}
+func.func @step(%lr: tensor<f32> {graph.default = dense<1.0> : tensor<f32>}, %x: tensor<f32>) -> tensor<f32> {
+  return %lr : tensor<f32>
+}

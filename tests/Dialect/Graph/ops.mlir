@@ -308,3 +308,11 @@ func.func @free_attributes(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = graph.relu %x {device = "cpu", sched.stream = "compute"} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// An input with a default (graph.default, as train_step's `lr`), last.
+// CHECK-LABEL: func.func @input_with_default
+// CHECK-SAME: %{{.*}}: tensor<f32> {graph.default = dense<1.000000e-01> : tensor<f32>}
+func.func @input_with_default(%x: tensor<4xf32>, %lr: tensor<f32> {graph.default = dense<0.1> : tensor<f32>}) -> tensor<4xf32> {
+  %0 = graph.mul %x, %lr : tensor<4xf32>, tensor<f32>
+  return %0 : tensor<4xf32>
+}
