@@ -6,7 +6,6 @@
 #include "dialects/Graph/IR/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 
@@ -26,17 +25,22 @@ void modelc::printPlacementSummary(ModuleOp module, llvm::raw_ostream &os) {
       unsigned transfersIn = 0;
       uint64_t transferBytes = 0;
     };
-    llvm::MapVector<StringRef, Row> rows;
-    std::vector<std::string> names;
+    // Rows in the order their device first appears: the target's devices,
+    // then any other (a few devices; the names are owned by the rows).
+    std::vector<std::pair<std::string, Row>> rows;
+    auto rowOf = [&](StringRef name) -> Row & {
+      for (auto &[rowName, row] : rows)
+        if (rowName == name)
+          return row;
+      rows.emplace_back(name.str(), Row());
+      return rows.back().second;
+    };
     if (target)
       for (Attribute d : target.getDevices())
-        names.push_back(cast<device::DeviceSpecAttr>(d).getDevice().str());
-    for (const std::string &n : names)
-      rows[StringRef(n)];
+        rowOf(cast<device::DeviceSpecAttr>(d).getDevice().str());
     function.walk([&](Operation *op) {
       if (auto transfer = dyn_cast<device::TransferOp>(op)) {
-        names.push_back(transfer.getTarget().str());
-        Row &row = rows[StringRef(names.back())];
+        Row &row = rowOf(transfer.getTarget().str());
         ++row.transfersIn;
         row.transferBytes += valueBytes(transfer.getResult());
         return;
@@ -45,8 +49,7 @@ void modelc::printPlacementSummary(ModuleOp module, llvm::raw_ostream &os) {
           op->getAttrOfType<device::DeviceAttr>(graph::kDeviceAttrName);
       if (!device)
         return;
-      names.push_back(device.str());
-      Row &row = rows[StringRef(names.back())];
+      Row &row = rowOf(device.str());
       if (auto ref = dyn_cast<graph::WeightRefOp>(op)) {
         if (row.weights.insert(ref.getName()).second)
           row.weightBytes += valueBytes(ref.getResult());
@@ -58,7 +61,7 @@ void modelc::printPlacementSummary(ModuleOp module, llvm::raw_ostream &os) {
        << llvm::format("    %-10s %6s %12s %10s %14s\n", "device", "ops",
                        "weights", "transfers", "bytes in");
     for (auto &[name, row] : rows)
-      os << llvm::format("    %-10s %6u %12s %10u %14s\n", name.str().c_str(),
+      os << llvm::format("    %-10s %6u %12s %10u %14s\n", name.c_str(),
                          row.ops, formatBytes(row.weightBytes).c_str(),
                          row.transfersIn,
                          formatBytes(row.transferBytes).c_str());
