@@ -74,3 +74,11 @@ config.substitutions.append(
 # the suite asks for its targets explicitly (tests/Driver/default-targets.test
 # checks the default set itself).
 config.environment["MODELC_DEFAULT_TARGETS"] = "cpu"
+
+# Generated code at -O1 instead of modelc's -O3 (tests/fast-cxx): the suite
+# spends most of its time compiling models, and -O1 halves that with the
+# same results bit for bit (tests/Driver/opt-levels.test compares the two).
+# MODELC_TEST_O3=1 keeps modelc's -O3.
+if os.environ.get("MODELC_TEST_O3") != "1":
+    config.environment["CXX"] = os.path.join(config.test_source_root,
+                                             "fast-cxx")

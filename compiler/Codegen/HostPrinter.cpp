@@ -1645,6 +1645,9 @@ static LogicalResult emitPlan(const PlanModule &planModule, unsigned planIndex,
     emitter.parts = &parts;
     if (failed(emitter.emit(entry)))
       return failure();
+    for (auto [device, bytes] :
+         llvm::zip(plan.devices, emitter.deviceArenaBytes))
+      entry.deviceArenas.push_back({device, bytes});
     localReport.entries.push_back(entry);
     llvm::append_range(arenaBytes, emitter.deviceArenaBytes);
     events.push_back(emitter.numEvents);

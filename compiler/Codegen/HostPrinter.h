@@ -67,6 +67,8 @@ struct CpuEmitReport {
     std::string plan;
     std::string name;
     uint64_t arenaBytes = 0;
+    /// Per device of the plan (its order), the arena it plans there.
+    std::vector<std::pair<std::string, uint64_t>> deviceArenas;
     unsigned kernelCalls = 0;
     unsigned fusedLoops = 0;
     unsigned fusedOps = 0;

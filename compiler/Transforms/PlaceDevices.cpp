@@ -224,6 +224,11 @@ void PlaceDevicesPass::writeReport(llvm::json::Array &functions,
         {"memory_bytes", static_cast<int64_t>(t.devices[d].memory)},
         {"weight_bytes", static_cast<int64_t>(r.weightBytes[d])},
         {"activation_peak_bytes", static_cast<int64_t>(r.activationPeak[d])},
+        // What the function needs there at once (a training step: its
+        // parameters, optimizer state and buffers, then the activations
+        // kept for the backward and the gradients).
+        {"peak_bytes",
+         static_cast<int64_t>(r.weightBytes[d] + r.activationPeak[d])},
         {"busy_s", r.busy[d]},
     });
   functions.push_back(llvm::json::Object{

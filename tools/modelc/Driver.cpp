@@ -971,12 +971,22 @@ void Driver::printSummary(const std::string &output) {
                  << (options.cudaEmulation ? " (host emulation)"
                                            : ", fatbin by nvcc")
                  << "\n";
-  for (const auto &entry : report.entries)
+  for (const auto &entry : report.entries) {
     llvm::outs() << "  plan '" << entry.plan << "', entry '" << entry.name
-                 << "': arena " << entry.arenaBytes << " bytes, "
-                 << entry.kernelCalls << " kernel calls, " << entry.fusedLoops
-                 << " elementwise loops covering " << entry.fusedOps
-                 << " ops\n";
+                 << "': arena " << entry.arenaBytes << " bytes";
+    if (entry.deviceArenas.size() > 1) {
+      // Each device's arena: with the weights the placement summary lists
+      // there, what the entry needs on it at once.
+      llvm::outs() << " (";
+      for (auto [index, device] : llvm::enumerate(entry.deviceArenas))
+        llvm::outs() << (index ? ", " : "") << device.first << " "
+                     << modelc::formatBytes(device.second);
+      llvm::outs() << ")";
+    }
+    llvm::outs() << ", " << entry.kernelCalls << " kernel calls, "
+                 << entry.fusedLoops << " elementwise loops covering "
+                 << entry.fusedOps << " ops\n";
+  }
 }
 } // namespace
 
