@@ -39,8 +39,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -96,6 +98,11 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
   --train-steps N           training (a model built with modelc --train):
                             run train_step (or --entry) N times on the
                             same inputs, printing "step K loss L" per step
+  --data DIR                with --train-steps: a batch per step from
+                            DIR/0, DIR/1, ... (each a folder of NAME.npy,
+                            one per input it gives), in order, round and
+                            round; the next batch is read while a step
+                            runs; without --train-steps, one pass
   --lr R                    the learning rate of these steps (train_step's
                             `lr` input; default: modelc's --lr)
   --save-weights FILE       after the run(s), write every weight as the
@@ -118,6 +125,7 @@ struct Options {
   std::string saveWeights, loadWeights;
   int trainSteps = 0;
   std::optional<double> lr; // --lr: train_step's `lr` input
+  std::string data;         // --data DIR: a batch per step
   std::string calibrate;    // --calibrate=FILE
   std::map<std::string, std::string> inputs, outputs, expect;
   bool randomInputs = false, info = false, devices = false;
@@ -213,6 +221,8 @@ Options parseArgs(int argc, char **argv) {
       o.trainSteps = static_cast<int>(number(a, value(i)));
       if (o.trainSteps < 1)
         usageError("--train-steps takes a count of at least 1");
+    } else if (a == "--data") {
+      o.data = value(i);
     } else if (a == "--lr") {
       o.lr = number(a, value(i));
       if (!std::isfinite(*o.lr))
@@ -351,6 +361,15 @@ size_t outputIndex(const modelc::EntryInfo &entry, const std::string &name) {
       return k;
   throw modelc::Error("entry point '" + entry.name + "' has no output '" +
                       name + "'");
+}
+
+/// The index of `entry`'s input `name`.
+size_t inputIndex(const modelc::EntryInfo &entry, const std::string &name) {
+  for (size_t k = 0; k < entry.inputs.size(); ++k)
+    if (entry.inputs[k].name == name)
+      return k;
+  throw modelc::Error("entry point '" + entry.name + "' has no input '" + name +
+                      "'");
 }
 
 /// Compares outputs with saved .npy files (--expect).
@@ -605,11 +624,78 @@ void calibrate(const Options &o) {
                 p.bandwidth / 1e9);
 }
 
-/// --train-steps N: N training steps on the same inputs, each printing
-/// its loss (the first output), then --save-weights and --expect.
+/// --data DIR: the batches DIR/0, DIR/1, ... (folders of NAME.npy), read
+/// one at a time, the next on a thread of its own while a step runs.
+class BatchReader {
+public:
+  BatchReader(const std::string &dir, const modelc::EntryInfo &entry)
+      : dir(dir), entry(entry) {
+    namespace fs = std::filesystem;
+    if (!fs::is_directory(dir))
+      throw modelc::Error("--data: '" + dir + "' is not a directory");
+    while (fs::is_directory(batchDir(count)))
+      ++count;
+    if (count == 0)
+      throw modelc::Error("--data: '" + dir +
+                          "' has no batch folder '0' (batches are DIR/0, "
+                          "DIR/1, ..., each with NAME.npy per input)");
+    // The inputs the batches give: those of the first.
+    for (const modelc::TensorInfo &info : entry.inputs)
+      if (fs::exists(batchDir(0) + "/" + info.name + ".npy"))
+        names.push_back(info.name);
+    if (names.empty())
+      throw modelc::Error("--data: '" + batchDir(0) +
+                          "' has no NAME.npy for "
+                          "any input of entry point '" +
+                          entry.name + "'");
+    next = std::async(std::launch::async, [this] { return read(0); });
+  }
+
+  int batches() const { return count; }
+  const std::vector<std::string> &inputs() const { return names; }
+
+  /// The batch of step `step` (0-based): the one read ahead, checked
+  /// against the entry's inputs; starts reading the following one.
+  std::map<std::string, modelc::Tensor> take(int step) {
+    std::map<std::string, modelc::Tensor> batch = next.get();
+    next = std::async(std::launch::async,
+                      [this, step] { return read((step + 1) % count); });
+    return batch;
+  }
+
+  ~BatchReader() {
+    if (next.valid())
+      next.wait();
+  }
+
+private:
+  std::string batchDir(int k) const { return dir + "/" + std::to_string(k); }
+
+  std::map<std::string, modelc::Tensor> read(int k) const {
+    std::map<std::string, modelc::Tensor> batch;
+    for (const std::string &name : names) {
+      std::string path = batchDir(k) + "/" + name + ".npy";
+      if (!std::filesystem::exists(path))
+        throw modelc::Error("--data: batch " + std::to_string(k) + " has no '" +
+                            path + "' (batch 0 gives input '" + name + "')");
+      batch[name] = modelc::read_npy(path);
+    }
+    return batch;
+  }
+
+  std::string dir;
+  const modelc::EntryInfo &entry;
+  int count = 0;
+  std::vector<std::string> names;
+  std::future<std::map<std::string, modelc::Tensor>> next;
+};
+
+/// --train-steps N: N training steps on the same inputs (or, with --data,
+/// a batch each), each printing its loss (the first output), then
+/// --save-weights and --expect.
 int trainSteps(const Options &o, modelc::Model &model,
                const modelc::EntryInfo &entry,
-               const std::vector<modelc::Tensor> &inputs) {
+               std::vector<modelc::Tensor> inputs, BatchReader *reader) {
   if (entry.outputs.empty() ||
       entry.outputs.front().dtype != modelc::DType::F32 ||
       !entry.outputs.front().shape.empty())
@@ -620,7 +706,11 @@ int trainSteps(const Options &o, modelc::Model &model,
                         "--compare-reference is not supported (each run "
                         "changes the weights)");
   std::vector<modelc::Tensor> outputs;
-  for (int step = 1; step <= o.trainSteps; ++step) {
+  int steps = o.trainSteps > 0 ? o.trainSteps : reader->batches();
+  for (int step = 1; step <= steps; ++step) {
+    if (reader)
+      for (auto &[name, tensor] : reader->take(step - 1))
+        inputs[inputIndex(entry, name)] = std::move(tensor);
     outputs = model.run(entry.name, inputs);
     std::printf("step %d loss %.9g\n", step,
                 static_cast<double>(*outputs.front().data_as<float>()));
@@ -701,13 +791,25 @@ int run(const Options &o) {
       return 0; // --info alone describes the model without running it
   }
 
+  if (!o.data.empty() && o.trainSteps == 0 && !model.trains())
+    throw modelc::Error("--data: model '" + o.model +
+                        "' does not train (build it with modelc --train)");
   if (o.trainSteps > 0 && !model.trains())
     throw modelc::Error("--train-steps: model '" + o.model +
                         "' does not train (build it with modelc --train)");
   std::string entryName = o.entry;
   if (entryName.empty())
-    entryName = o.trainSteps > 0 ? "train_step" : model.entries().front().name;
+    entryName = o.trainSteps > 0 || !o.data.empty()
+                    ? "train_step"
+                    : model.entries().front().name;
   const modelc::EntryInfo &entry = model.entry(entryName);
+  std::unique_ptr<BatchReader> reader;
+  if (!o.data.empty())
+    reader = std::make_unique<BatchReader>(o.data, entry);
+  auto fromBatches = [&](const std::string &name) {
+    return reader && std::find(reader->inputs().begin(), reader->inputs().end(),
+                               name) != reader->inputs().end();
+  };
   std::mt19937_64 rng(o.seed);
   std::vector<modelc::Tensor> inputs;
   std::map<std::string, std::string> unused = o.inputs;
@@ -725,7 +827,12 @@ int run(const Options &o) {
   }
   for (const modelc::TensorInfo &info : entry.inputs) {
     auto it = o.inputs.find(info.name);
-    if (it != o.inputs.end()) {
+    if (fromBatches(info.name)) {
+      if (it != o.inputs.end())
+        throw modelc::Error("input '" + info.name +
+                            "' is given by --input and by --data's batches");
+      inputs.emplace_back(); // each step's batch
+    } else if (it != o.inputs.end()) {
       inputs.push_back(modelc::read_npy(it->second));
       unused.erase(info.name);
     } else if (o.lr && info.name == "lr") {
@@ -747,8 +854,8 @@ int run(const Options &o) {
     throw modelc::Error("entry point '" + entry.name + "' has no input '" +
                         unused.begin()->first + "'");
 
-  if (o.trainSteps > 0)
-    return trainSteps(o, model, entry, inputs);
+  if (o.trainSteps > 0 || reader)
+    return trainSteps(o, model, entry, std::move(inputs), reader.get());
 
   std::vector<modelc::Tensor> outputs = model.run(entry.name, inputs);
   if (o.profile != "json") // which prints JSON alone
