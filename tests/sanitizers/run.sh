@@ -2,8 +2,9 @@
 # Sanitizer runs (issue 15; CI runs this from .ci/run after the main build):
 #  1. ASan+UBSan: the runtime and its unit tests, built alone (build-asan),
 #     e2e runs of the examples and every entry of tests/e2e/Inputs/ops.ir
-#     on cpu and checked cpu+sim2 plans, and 3 training steps of a CNN and an
-#     embedding LM exported by PyTorch (tests/training/Inputs/torch_train.py), through an instrumented
+#     on cpu and checked cpu+sim2 plans, and 3 training steps of a CNN, an
+#     embedding LM (tests/training/Inputs/torch_train.py) and an MLP with
+#     dropout fed by --data, exported by PyTorch, through an instrumented
 #     modelc-run-lite, with each model's generated code instrumented too
 #     (modelc compiles it with CXX=tests/sanitizers/cxx-asan). Each run's
 #     outputs must match those of the uninstrumented build within
@@ -113,6 +114,29 @@ for model in cnn gpt2_lm; do
     echo "ASan+UBSan: 3 training steps of $model on $target: clean"
   done
 done
+# Dropout in training (the Philox kernel, rng_step's write) and batches
+# read by modelc-run --data (its reader thread): an MLP with Dropout(0.3).
+/usr/bin/python3 tests/training/Inputs/dropout_train.py export --out "$work/drop" \
+  >/dev/null 2>&1
+for k in 0 1; do
+  mkdir -p "$work/drop/batches/$k"
+  cp "$work/drop/x.npy" "$work/drop/target.npy" "$work/drop/batches/$k/"
+done
+flags=(--train --loss=cross_entropy --lr 0.1 --momentum 0.9 --target=cpu+sim2
+       --place-all=sim:1 --checked)
+"$modelc" "$work/drop/model.onnx" "${flags[@]}" -o "$work/d.so"
+CXX="$top/tests/sanitizers/cxx-asan" "$modelc" "$work/drop/model.onnx" \
+  "${flags[@]}" -o "$work/d-asan.so"
+"$run" "$work/d.so" --train-steps 3 --data "$work/drop/batches" > "$work/plain.txt"
+if ! build-asan/bin/modelc-run-lite "$work/d-asan.so" --train-steps 3 \
+    --data "$work/drop/batches" > "$work/asan.txt" 2>&1; then
+  echo "ASan+UBSan: training with dropout failed:"; cat "$work/asan.txt"; exit 1
+fi
+if ! /usr/bin/python3 tests/training/Inputs/compare_losses.py "$work/asan.txt" \
+    "$work/plain.txt" > "$work/compare.txt"; then
+  echo "ASan+UBSan: training with dropout: losses differ:"; cat "$work/compare.txt"; exit 1
+fi
+echo "ASan+UBSan: 3 training steps with dropout and --data: clean"
 
 echo "== TSan: the runtime, --concurrent 8"
 configure build-tsan "-fsanitize=thread -fno-omit-frame-pointer"
