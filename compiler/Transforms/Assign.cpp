@@ -10,6 +10,32 @@
 using namespace mlir;
 using namespace modelc::graph;
 
+FailureOr<WeightOp> modelc::declareTrainingState(ModuleOp module,
+                                                 StringRef name,
+                                                 RankedTensorType type,
+                                                 StringRef what) {
+  if (Operation *existing = module.lookupSymbol(name)) {
+    auto weight = dyn_cast<WeightOp>(existing);
+    if (!weight || weight.getTensorType() != type || !weight.getZeros())
+      return existing->emitError("'@")
+             << name << "' is the name of " << what << " (" << type << ")";
+    return weight;
+  }
+  OpBuilder builder(module.getContext());
+  WeightOp last;
+  for (WeightOp w : module.getOps<WeightOp>())
+    last = w;
+  if (last)
+    builder.setInsertionPointAfter(last);
+  else
+    builder.setInsertionPointToStart(module.getBody());
+  return WeightOp::create(builder, module.getLoc(), builder.getStringAttr(name),
+                          TypeAttr::get(type), TypeAttr(),
+                          /*frozen=*/builder.getUnitAttr(),
+                          /*zeros=*/builder.getUnitAttr(),
+                          /*writable=*/builder.getUnitAttr());
+}
+
 void modelc::buildAssign(OpBuilder &builder, func::FuncOp function,
                          WeightOp weight, Value value) {
   weight.setWritable(true);

@@ -22,6 +22,14 @@ inline constexpr llvm::StringLiteral kRngStepWeight = "rng_step";
 void buildAssign(mlir::OpBuilder &builder, mlir::func::FuncOp function,
                  graph::WeightOp weight, mlir::Value value);
 
+/// The training state `name` of `type` (a frozen, writable weight of zeros
+/// at the start), declared after the last weight unless the module has it
+/// already; an error at any other symbol of that name, which says it is
+/// `what` ("the optimizer state modelc declares").
+mlir::FailureOr<graph::WeightOp>
+declareTrainingState(mlir::ModuleOp module, llvm::StringRef name,
+                     mlir::RankedTensorType type, llvm::StringRef what);
+
 } // namespace modelc
 
 #endif // MODELC_COMPILER_TRANSFORMS_ASSIGN_H

@@ -65,33 +65,11 @@ struct BuildOptimizerPass
       return signalPassFailure();
   }
 
-  /// Declares the optimizer state `name` like `like` (zeros at the start),
-  /// after the last weight declaration.
+  /// Declares the optimizer state `name` (zeros at the start).
   FailureOr<WeightOp> declareState(ModuleOp module, StringRef name,
                                    RankedTensorType type) {
-    if (Operation *existing = module.lookupSymbol(name)) {
-      auto weight = dyn_cast<WeightOp>(existing);
-      if (!weight || weight.getTensorType() != type || !weight.getZeros())
-        return existing->emitError("'@")
-               << name << "' is the name of the optimizer state modelc "
-               << "declares (" << type << ")";
-      return weight;
-    }
-    OpBuilder builder(module.getContext());
-    WeightOp last;
-    for (WeightOp w : module.getOps<WeightOp>())
-      last = w;
-    if (last)
-      builder.setInsertionPointAfter(last);
-    else
-      builder.setInsertionPointToStart(module.getBody());
-    auto weight =
-        WeightOp::create(builder, module.getLoc(), builder.getStringAttr(name),
-                         TypeAttr::get(type), TypeAttr(),
-                         /*frozen=*/builder.getUnitAttr(),
-                         /*zeros=*/builder.getUnitAttr(),
-                         /*writable=*/builder.getUnitAttr());
-    return weight;
+    return declareTrainingState(module, name, type,
+                                "the optimizer state modelc declares");
   }
 
   /// The value of weight `weight` in the step (a new weight_ref at the top).

@@ -62,32 +62,15 @@ struct TrainingModePass : modelc::impl::TrainingModePassBase<TrainingModePass> {
       return success();
     OpBuilder builder(module.getContext());
     auto type = RankedTensorType::get({}, builder.getI64Type());
-    auto weight = module.lookupSymbol<WeightOp>(kRngStepWeight);
-    if (Operation *existing = module.lookupSymbol(kRngStepWeight);
-        existing &&
-        (!weight || weight.getTensorType() != type || !weight.getZeros()))
-      return existing->emitError("'@")
-             << kRngStepWeight << "' is the name of the step count modelc "
-             << "declares for dropout in training (" << type << ")";
-    if (!weight) {
-      WeightOp last;
-      for (WeightOp w : module.getOps<WeightOp>())
-        last = w;
-      if (last)
-        builder.setInsertionPointAfter(last);
-      else
-        builder.setInsertionPointToStart(module.getBody());
-      weight = WeightOp::create(builder, module.getLoc(),
-                                builder.getStringAttr(kRngStepWeight),
-                                TypeAttr::get(type), TypeAttr(),
-                                /*frozen=*/builder.getUnitAttr(),
-                                /*zeros=*/builder.getUnitAttr(),
-                                /*writable=*/builder.getUnitAttr());
-    }
+    FailureOr<WeightOp> weight = declareTrainingState(
+        module, kRngStepWeight, type,
+        "the step count modelc declares for dropout in training");
+    if (failed(weight))
+      return failure();
     builder.setInsertionPointToStart(&function.getBody().front());
     Value step =
         WeightRefOp::create(builder, function.getLoc(), type,
-                            FlatSymbolRefAttr::get(weight.getSymNameAttr()));
+                            FlatSymbolRefAttr::get(weight->getSymNameAttr()));
     for (auto [site, op] : llvm::enumerate(dropouts)) {
       op.getStepMutable().assign(step);
       op.setSite(static_cast<int64_t>(site));

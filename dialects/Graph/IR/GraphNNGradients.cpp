@@ -404,8 +404,9 @@ LogicalResult DropoutOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
 
 LogicalResult SliceOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                       Grads &dx) {
-  // The gradient padded back with zeros around the window, one sliced
-  // axis at a time (a concat of zeros, the gradient, zeros).
+  // One sliced axis at a time: the gradient's elements spread back to their
+  // places (a step s puts s - 1 zeros after each; steps are positive, as
+  // the verifier asks), then zeros before and after the window (concats).
   RankedTensorType type = getInput().getType();
   if (!isa<FloatType>(type.getElementType())) {
     dx.push_back(nullptr);
@@ -415,29 +416,62 @@ LogicalResult SliceOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   Value g = dy[0];
   SmallVector<int64_t> shape(tensorTypeOf(g).getShape());
   OpBuilder &ob = b.getBuilder();
-  for (int64_t d = 0; d < type.getRank(); ++d) {
+  auto zerosLike = [&](ArrayRef<int64_t> s) {
+    return b.splat(RankedTensorType::get(s, type.getElementType()), 0.0);
+  };
+  auto concat = [&](ArrayRef<Value> parts, int64_t axis) {
+    return b.op<ConcatOp>(parts, {b.named("axis", ob.getI64IntegerAttr(axis))});
+  };
+  for (int64_t d = 0; d < type.getRank() && g; ++d) {
     int64_t start = slice.starts[d], size = slice.sizes[d];
+    int64_t step = size > 1 ? slice.steps[d] : 1;
     int64_t full = type.getDimSize(d);
-    if (size == full)
+    if (size == full && step == 1)
       continue;
-    if (slice.steps[d] != 1 && size > 1)
-      return b.notSupported(*this, "with a step other than 1");
+    if (size == 0) { // nothing was read: a zero gradient
+      shape[d] = full;
+      g = zerosLike(shape);
+      continue;
+    }
+    int64_t span = size; // the elements [start, start + span) cover
+    if (step > 1) {
+      // [.., size, ..] -> [.., size, 1, ..], then step - 1 zeros after
+      // each along the new axis, flattened back: [.., size * step, ..].
+      SmallVector<int64_t> column(shape);
+      column.insert(column.begin() + d + 1, 1);
+      SmallVector<int64_t> gaps(column);
+      gaps[d + 1] = step - 1;
+      g = concat({b.reshape(g, column), zerosLike(gaps)}, d + 1);
+      shape[d] = size * step;
+      g = b.reshape(g, shape);
+      span = size * step;
+    }
+    if (start + span > full) {
+      // The last gaps run past the end: keep [0, full - start).
+      g = b.op<SliceOp>(
+          {g}, {b.named("starts", ob.getDenseI64ArrayAttr({0})),
+                b.named("ends", ob.getDenseI64ArrayAttr({full - start})),
+                b.named("axes", ob.getDenseI64ArrayAttr({d}))});
+      span = full - start;
+      shape[d] = span;
+    }
     SmallVector<Value> parts;
     auto zeros = [&](int64_t count) {
       SmallVector<int64_t> s = shape;
       s[d] = count;
-      return b.splat(RankedTensorType::get(s, type.getElementType()), 0.0);
+      return zerosLike(s);
     };
     if (start > 0)
       parts.push_back(zeros(start));
     parts.push_back(g);
-    if (full - start - size > 0)
-      parts.push_back(zeros(full - start - size));
-    g = b.op<ConcatOp>(parts, {b.named("axis", ob.getI64IntegerAttr(d))});
+    if (full - start - span > 0)
+      parts.push_back(zeros(full - start - span));
+    if (parts.size() > 1)
+      g = concat(parts, d);
     shape[d] = full;
-    if (!g)
-      return failure();
   }
+  if (!g)
+    return failure();
   dx.push_back(g);
   return success();
 }

@@ -230,6 +230,12 @@ CASES = [
      "graph.slice %x {axes = array<i64: 0, 1>, starts = array<i64: 1, 2>,"
      " ends = array<i64: 3, 5>} : $x",
      lambda x: x[1:3, 2:5]),
+    # Steps: every other row from 1, every third column (the last step's
+    # gaps run past the end).
+    ("slice_steps", dict(x=(5, 7)),
+     "graph.slice %x {axes = array<i64: 0, 1>, starts = array<i64: 1, 0>,"
+     " ends = array<i64: 5, 7>, steps = array<i64: 2, 3>} : $x",
+     lambda x: x[1:5:2, 0:7:3]),
 ]
 
 
