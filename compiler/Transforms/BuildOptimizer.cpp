@@ -163,9 +163,10 @@ struct BuildOptimizerPass
     commit(builder, b, *stepWeight, newCount);
     // Dropout's step count: every call, micro-steps of --accumulate too
     // (each micro-batch draws its own masks).
-    if (auto rng = module.lookupSymbol<WeightOp>(kRngStepWeight))
-      assign(builder, rng,
-             b.add(read(builder, rng), b.scalar(read(builder, rng), 1.0)));
+    if (auto rng = module.lookupSymbol<WeightOp>(kRngStepWeight)) {
+      Value count = read(builder, rng);
+      assign(builder, rng, b.add(count, b.scalar(count, 1.0)));
+    }
 
     Value loss = ret.getOperand(0);
     func::ReturnOp::create(builder, ret.getLoc(), ValueRange{loss});

@@ -331,6 +331,21 @@ func.func @loss(%t: tensor<6xi64>, %u: tensor<4xi64>) -> tensor<f32> {
   return %loss : tensor<f32>
 })",
      {{4, 0, 4, -1, 2, 4}, {2, 0, -3, 2}}},
+    // Slices with steps: x[1:5:2, 0:7:3] (the last step's gaps run past
+    // the end of the columns).
+    {"strided_slice",
+     R"(
+graph.weight @x : tensor<5x7xf32>
+graph.weight @r {frozen} : tensor<2x3xf32>
+func.func @loss() -> tensor<f32> {
+  %x = graph.weight_ref @x : tensor<5x7xf32>
+  %r = graph.weight_ref @r : tensor<2x3xf32>
+  %s = graph.slice %x {axes = array<i64: 0, 1>, starts = array<i64: 1, 0>, ends = array<i64: 5, 7>, steps = array<i64: 2, 3>} : tensor<5x7xf32>
+  %m = graph.mul %s, %r : tensor<2x3xf32>, tensor<2x3xf32>
+  %loss = graph.reduce_sum %m : tensor<2x3xf32>
+  return %loss : tensor<f32>
+})",
+     {}},
     // Dropout in training (a step given): the same mask on the gradient.
     {"dropout",
      R"(

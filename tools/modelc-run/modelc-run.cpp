@@ -764,48 +764,58 @@ void printInfo(const Options &o, const modelc::Model &model) {
   std::printf("%zu weights\n", model.weight_names().size());
 }
 
-int run(const Options &o) {
-  if (!o.calibrate.empty()) {
-    calibrate(o);
-    if (o.model.empty())
-      return 0;
-  }
-  if (o.devices && o.model.empty())
-    return listDevices();
-  if (o.devices)
-    listDevices();
-  modelc::LoadOptions load;
-  load.weights = o.weights;
-  load.num_threads = o.threads;
-  load.plan = o.plan;
-  load.cuda_graphs = o.cudaGraphs;
-  if (!o.trace.empty() || !o.profile.empty())
-    load.trace = std::make_shared<modelc::Trace>();
-  modelc::Model model = modelc::Model::load(o.model, load);
-  if (!o.loadWeights.empty())
-    model.load_weights(o.loadWeights);
+/// --concurrent T: T threads run `entry` at once; each run must give
+/// `outputs` exactly. False on a mismatch.
+bool concurrentRuns(const Options &o, const modelc::Model &model,
+                    const modelc::EntryInfo &entry,
+                    const std::vector<modelc::Tensor> &inputs,
+                    const std::vector<modelc::Tensor> &outputs) {
+  // Runs in flight at once share nothing (each takes its own arena and
+  // streams): every one must give the first run's outputs exactly.
+  int runs = o.bench > 0 ? o.bench : 25;
+  std::vector<std::thread> workers;
+  std::atomic<int> mismatches{0}, failures{0};
+  std::mutex errorMutex;
+  std::string firstError;
+  auto start = std::chrono::steady_clock::now();
+  for (int t = 0; t < o.concurrent; ++t)
+    workers.emplace_back([&] {
+      try {
+        std::vector<modelc::Tensor> mine = model.run(entry.name, inputs);
+        for (int r = 0; r < runs; ++r) {
+          model.run_into(entry.name, inputs, mine);
+          for (size_t k = 0; k < mine.size(); ++k)
+            if (std::memcmp(mine[k].data(), outputs[k].data(),
+                            outputs[k].nbytes()) != 0)
+              ++mismatches;
+        }
+      } catch (const std::exception &e) {
+        ++failures;
+        std::lock_guard<std::mutex> lock(errorMutex);
+        if (firstError.empty())
+          firstError = e.what();
+      }
+    });
+  for (std::thread &w : workers)
+    w.join();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (failures)
+    throw modelc::Error("concurrent runs failed: " + firstError);
+  std::printf("concurrent: %d threads x %d runs in %.3f s (%.1f runs/s): "
+              "%s\n",
+              o.concurrent, runs, seconds, o.concurrent * runs / seconds,
+              mismatches ? "MISMATCH" : "all identical");
+  return mismatches == 0;
+}
 
-  if (o.info) {
-    printInfo(o, model);
-    if (o.inputs.empty() && !o.randomInputs)
-      return 0; // --info alone describes the model without running it
-  }
-
-  if (!o.data.empty() && o.trainSteps == 0 && !model.trains())
-    throw modelc::Error("--data: model '" + o.model +
-                        "' does not train (build it with modelc --train)");
-  if (o.trainSteps > 0 && !model.trains())
-    throw modelc::Error("--train-steps: model '" + o.model +
-                        "' does not train (build it with modelc --train)");
-  std::string entryName = o.entry;
-  if (entryName.empty())
-    entryName = o.trainSteps > 0 || !o.data.empty()
-                    ? "train_step"
-                    : model.entries().front().name;
-  const modelc::EntryInfo &entry = model.entry(entryName);
-  std::unique_ptr<BatchReader> reader;
-  if (!o.data.empty())
-    reader = std::make_unique<BatchReader>(o.data, entry);
+/// The entry's inputs from the command line: --input files, --lr, the
+/// inputs' defaults, --random-inputs; those --data's batches give are left
+/// empty (each step's batch fills them).
+std::vector<modelc::Tensor> gatherInputs(const Options &o,
+                                         const modelc::EntryInfo &entry,
+                                         const BatchReader *reader) {
   auto fromBatches = [&](const std::string &name) {
     return reader && std::find(reader->inputs().begin(), reader->inputs().end(),
                                name) != reader->inputs().end();
@@ -853,6 +863,52 @@ int run(const Options &o) {
   if (!unused.empty())
     throw modelc::Error("entry point '" + entry.name + "' has no input '" +
                         unused.begin()->first + "'");
+  return inputs;
+}
+
+int run(const Options &o) {
+  if (!o.calibrate.empty()) {
+    calibrate(o);
+    if (o.model.empty())
+      return 0;
+  }
+  if (o.devices && o.model.empty())
+    return listDevices();
+  if (o.devices)
+    listDevices();
+  modelc::LoadOptions load;
+  load.weights = o.weights;
+  load.num_threads = o.threads;
+  load.plan = o.plan;
+  load.cuda_graphs = o.cudaGraphs;
+  if (!o.trace.empty() || !o.profile.empty())
+    load.trace = std::make_shared<modelc::Trace>();
+  modelc::Model model = modelc::Model::load(o.model, load);
+  if (!o.loadWeights.empty())
+    model.load_weights(o.loadWeights);
+
+  if (o.info) {
+    printInfo(o, model);
+    if (o.inputs.empty() && !o.randomInputs)
+      return 0; // --info alone describes the model without running it
+  }
+
+  if (!o.data.empty() && o.trainSteps == 0 && !model.trains())
+    throw modelc::Error("--data: model '" + o.model +
+                        "' does not train (build it with modelc --train)");
+  if (o.trainSteps > 0 && !model.trains())
+    throw modelc::Error("--train-steps: model '" + o.model +
+                        "' does not train (build it with modelc --train)");
+  std::string entryName = o.entry;
+  if (entryName.empty())
+    entryName = o.trainSteps > 0 || !o.data.empty()
+                    ? "train_step"
+                    : model.entries().front().name;
+  const modelc::EntryInfo &entry = model.entry(entryName);
+  std::unique_ptr<BatchReader> reader;
+  if (!o.data.empty())
+    reader = std::make_unique<BatchReader>(o.data, entry);
+  std::vector<modelc::Tensor> inputs = gatherInputs(o, entry, reader.get());
 
   if (o.trainSteps > 0 || reader)
     return trainSteps(o, model, entry, std::move(inputs), reader.get());
@@ -885,47 +941,8 @@ int run(const Options &o) {
                  o.trace.c_str());
   }
 
-  if (o.concurrent > 0) {
-    // Runs in flight at once share nothing (each takes its own arena and
-    // streams): every one must give the first run's outputs exactly.
-    int runs = o.bench > 0 ? o.bench : 25;
-    std::vector<std::thread> workers;
-    std::atomic<int> mismatches{0}, failures{0};
-    std::mutex errorMutex;
-    std::string firstError;
-    auto start = std::chrono::steady_clock::now();
-    for (int t = 0; t < o.concurrent; ++t)
-      workers.emplace_back([&] {
-        try {
-          std::vector<modelc::Tensor> mine = model.run(entry.name, inputs);
-          for (int r = 0; r < runs; ++r) {
-            model.run_into(entry.name, inputs, mine);
-            for (size_t k = 0; k < mine.size(); ++k)
-              if (std::memcmp(mine[k].data(), outputs[k].data(),
-                              outputs[k].nbytes()) != 0)
-                ++mismatches;
-          }
-        } catch (const std::exception &e) {
-          ++failures;
-          std::lock_guard<std::mutex> lock(errorMutex);
-          if (firstError.empty())
-            firstError = e.what();
-        }
-      });
-    for (std::thread &w : workers)
-      w.join();
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    if (failures)
-      throw modelc::Error("concurrent runs failed: " + firstError);
-    std::printf("concurrent: %d threads x %d runs in %.3f s (%.1f runs/s): "
-                "%s\n",
-                o.concurrent, runs, seconds, o.concurrent * runs / seconds,
-                mismatches ? "MISMATCH" : "all identical");
-    if (mismatches)
-      return 1;
-  }
+  if (o.concurrent > 0 && !concurrentRuns(o, model, entry, inputs, outputs))
+    return 1;
 
   if (!o.saveWeights.empty())
     model.save_weights(o.saveWeights);

@@ -424,6 +424,16 @@ LogicalResult MaxPool2dGradOp::inferReturnTypes(
   return inferred(inferredTypes, input);
 }
 
+LogicalResult DropoutOp::verify() {
+  double ratio = getRatio().convertToDouble();
+  if (!(ratio >= 0.0 && ratio <= 1.0))
+    return emitOpError("ratio must be in [0, 1], got ") << ratio;
+  int64_t site = getSiteAttr().getInt();
+  if (site < 0 || site > std::numeric_limits<uint32_t>::max())
+    return emitOpError("site must be in [0, 2^32), got ") << site;
+  return success();
+}
+
 LogicalResult GlobalAvgPoolOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &inferredTypes) {
@@ -523,15 +533,6 @@ double GatherGradOp::getFlops() { return elementCount(getGrad()); }
 // a few xors and additions, about 60 operations.
 double DropoutOp::getFlops() {
   return getStep() ? 60.0 * elementCount(getResult()) : 0.0;
-}
-
-LogicalResult DropoutOp::verify() {
-  double ratio = getRatio().convertToDouble();
-  if (!(ratio >= 0.0 && ratio <= 1.0))
-    return emitOpError("ratio must be in [0, 1], got ") << ratio;
-  if (getSite() < 0 || getSite() > std::numeric_limits<uint32_t>::max())
-    return emitOpError("site must be in [0, 2^32), got ") << getSite();
-  return success();
 }
 double Conv2dWeightGradOp::getFlops() {
   ArrayRef<int64_t> w = getResult().getType().getShape();

@@ -1077,3 +1077,21 @@ func.func @step(%lr: tensor<f32> {graph.default = dense<1.0> : tensor<2xf32>}) -
 func.func @step(%lr: tensor<f32> {graph.default = dense<1.0> : tensor<f32>}, %x: tensor<f32>) -> tensor<f32> {
   return %lr : tensor<f32>
 }
+
+// -----
+
+//===--- graph.dropout ---===//
+
+func.func @dropout_ratio(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.dropout' op ratio must be in [0, 1], got 1.5}}
+  %y = graph.dropout %x {ratio = 1.5} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @dropout_site(%x: tensor<4xf32>, %s: tensor<i64>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.dropout' op site must be in [0, 2^32), got -1}}
+  %y = graph.dropout %x, %s {ratio = 0.5, site = -1} : tensor<4xf32>, tensor<i64>
+  return %y : tensor<4xf32>
+}
