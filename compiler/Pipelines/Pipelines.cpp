@@ -57,6 +57,9 @@ void modelc::buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(createBuildOptimizerPass(optimizer));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  // After CSE, which would merge the copies back.
+  if (options.recompute)
+    pm.addPass(createRecomputePass());
 }
 
 void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,

@@ -49,6 +49,8 @@ struct TrainingOptions {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double clipGradNorm = 0.0;
   int64_t accumulate = 1;
+  /// modelc-recompute after the optimizer is built (`--recompute`).
+  bool recompute = false;
 };
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingOptions &options);

@@ -123,6 +123,55 @@ def TrainingModePass : Pass<"modelc-training-mode", "::mlir::ModuleOp"> {
   ];
 }
 
+def RecomputePass : Pass<"modelc-recompute", "::mlir::ModuleOp"> {
+  let summary = "Recomputes cheap forward ops in the backward instead of "
+                "keeping their results.";
+  let description = [{
+    In `gradients` and `train_step` (the entry points modelc-differentiate
+    and modelc-build-optimizer add), the ops before the one that computes
+    the result named `loss` are the forward; the ops after it read some of
+    the forward's values, which then stay live across the gap. For each
+    elementwise op of the forward (or a dropout: its mask is a function of
+    its step and site), last first: when each value it reads is an input, a
+    constant, a weight the step writes only later, a value that is read at
+    or after the op's first reader past the loss anyway, or the result of
+    such an op of the forward (a chain of up to four ops is copied), a copy
+    of the op goes right before that reader and takes every reader past
+    the loss. The original dies after its last forward reader (or goes,
+    with none). No value lives longer than before; a chain's copies are
+    live together at that reader, and a copy that would raise the peak of
+    live memory is undone, so the peak never grows. A copy reading a weight
+    the step writes is added to the write's `after`. Each copy costs one
+    more elementwise loop, which modelc-fuse-elementwise may merge into
+    its reader. Views, outputs and values a `graph.assign` writes are
+    kept.
+
+    The function gets `graph.recompute = {ops, peak_bytes_before,
+    peak_bytes_after}`: the ops recomputed and the most bytes of op results
+    live at once (program order, all devices together) before and after;
+    the placement report prints them.
+
+    Before (a ReLU's result read by the backward's weight gradient):
+    ```mlir
+    %h = graph.linear %x, %w1, %b1 : ...
+    %a = graph.relu %h : tensor<16x32xf32>
+    %y = graph.linear %a, %w2, %b2 : ...
+    %l = graph.cross_entropy %y, %t : ...
+    ...
+    %dw2 = graph.gemm %dy, %a {transpose_a = true} : ...
+    %mask = graph.compare gt, %h, %zero : ...
+    ```
+    After (`%h` is read by the backward anyway; `%a` dies at `%y`):
+    ```mlir
+    %a = graph.relu %h : tensor<16x32xf32>
+    %y = graph.linear %a, %w2, %b2 : ...
+    ...
+    %a2 = graph.relu %h : tensor<16x32xf32>
+    %dw2 = graph.gemm %dy, %a2 {transpose_a = true} : ...
+    ```
+  }];
+}
+
 def DifferentiatePass : Pass<"modelc-differentiate", "::mlir::ModuleOp"> {
   let summary = "Derives the gradients of a loss entry point (reverse mode).";
   let description = [{

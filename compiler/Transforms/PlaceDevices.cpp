@@ -231,13 +231,24 @@ void PlaceDevicesPass::writeReport(llvm::json::Array &functions,
          static_cast<int64_t>(r.weightBytes[d] + r.activationPeak[d])},
         {"busy_s", r.busy[d]},
     });
-  functions.push_back(llvm::json::Object{
+  llvm::json::Object entry{
       {"function", function.getSymName()},
       {"makespan_s", r.makespan},
       {"ops", std::move(ops)},
       {"transfers", std::move(transfers)},
       {"devices", std::move(devices)},
-  });
+  };
+  // What modelc-recompute did: the ops it copied into the backward and the
+  // live bytes at the peak before and after (program order, all devices).
+  if (auto recompute =
+          function->getAttrOfType<DictionaryAttr>("graph.recompute")) {
+    llvm::json::Object summary;
+    for (NamedAttribute a : recompute)
+      if (auto value = dyn_cast<IntegerAttr>(a.getValue()))
+        summary[a.getName().getValue()] = value.getInt();
+    entry["recompute"] = std::move(summary);
+  }
+  functions.push_back(std::move(entry));
 }
 
 void PlaceDevicesPass::writeDot(llvm::raw_ostream &os, func::FuncOp function,

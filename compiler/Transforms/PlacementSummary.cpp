@@ -65,5 +65,17 @@ void modelc::printPlacementSummary(ModuleOp module, llvm::raw_ostream &os) {
                          row.ops, formatBytes(row.weightBytes).c_str(),
                          row.transfersIn,
                          formatBytes(row.transferBytes).c_str());
+    if (auto recompute =
+            function->getAttrOfType<DictionaryAttr>("graph.recompute")) {
+      auto number = [&](StringRef key) -> uint64_t {
+        auto value = recompute.getAs<IntegerAttr>(key);
+        return value ? value.getInt() : 0;
+      };
+      os << "    recompute: " << number("ops")
+         << " ops computed again in the backward; live at the peak "
+         << formatBytes(number("peak_bytes_before")) << " -> "
+         << formatBytes(number("peak_bytes_after"))
+         << " (estimate, all devices)\n";
+    }
   }
 }

@@ -64,12 +64,17 @@ private:
   /// another device runs on another stream whenever its producer is done,
   /// so its source, like an output, stays untouched for the whole run. A
   /// value read inside a group (sched.gemm's body) is read when the group
-  /// runs.
+  /// runs. A graph.assign's `after` operands only order its write after
+  /// their ops (which read the weight's old value); their memory is not
+  /// read.
   int64_t lastUse(Value v) {
     Block &block = function.getBody().front();
     int64_t last = position[v.getDefiningOp()];
-    for (Operation *user : v.getUsers()) {
-      user = block.findAncestorOpInBlock(*user);
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = block.findAncestorOpInBlock(*use.getOwner());
+      if (auto assign = dyn_cast<AssignOp>(user);
+          assign && &use != &assign.getValueMutable())
+        continue;
       if (isa<func::ReturnOp, device::TransferOp>(user))
         last = end;
       else if (getViewOffset(user))

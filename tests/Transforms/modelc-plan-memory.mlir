@@ -69,3 +69,24 @@ module attributes {device.target = #device.target<name = "h200", devices = [#dev
     return %y : tensor<2x4xf32>
   }
 }
+
+// -----
+
+// A graph.assign's `after` operands only order the write after the ops
+// that read the weight's old value: %r is not read by the assign, so its
+// buffer is free after %s (its last reader) and %t takes its place.
+// CHECK-LABEL: func.func @assign_after
+// CHECK-SAME: attributes {sched.arenas = {cpu = 128 : i64}}
+// CHECK: graph.mul %{{.*}} {device = #device.dev<cpu>, sched.buffer = #sched.buffer<offset = 0, bytes = 64, first = 1, last = 2>}
+// CHECK: graph.exp %{{.*}} {device = #device.dev<cpu>, sched.buffer = #sched.buffer<offset = 64, bytes = 64, first = 2, last = 6>}
+// CHECK: graph.neg %{{.*}} {device = #device.dev<cpu>, sched.buffer = #sched.buffer<offset = 0, bytes = 64, first = 3, last = 4>}
+// CHECK: graph.assign @w, %{{.*}} after(%{{.*}}) {device = #device.dev<cpu>}
+graph.weight @w {writable} : tensor<16xf32>
+func.func @assign_after(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %w = graph.weight_ref @w {device = #device.dev<cpu>} : tensor<16xf32>
+  %r = graph.mul %x, %w {device = #device.dev<cpu>} : tensor<16xf32>, tensor<16xf32>
+  %s = graph.exp %r {device = #device.dev<cpu>} : tensor<16xf32>
+  %t = graph.neg %x {device = #device.dev<cpu>} : tensor<16xf32>
+  graph.assign @w, %t after(%r) {device = #device.dev<cpu>} : tensor<16xf32>, tensor<16xf32>
+  return %s : tensor<16xf32>
+}

@@ -386,6 +386,9 @@ LogicalResult Driver::parse() {
       (!options.training.loss.empty() || !options.lossWeightPath.empty()))
     return fail("--loss and --loss-weight apply to a training build: add "
                 "--train");
+  if (options.training.entry.empty() && options.training.recompute)
+    return fail("--recompute applies to a training build (it recomputes "
+                "forward values in the backward): add --train");
   if (!options.training.entry.empty()) {
     FailureOr<modelc::TrainingOptions> training = trainingOptions();
     if (failed(training))

@@ -233,6 +233,13 @@ cl::opt<int64_t> accumulate(
     cl::desc("Sum the gradients of K train_step calls (micro-batches) and "
              "update on every K-th call (default 1)"),
     cl::value_desc("K"), cl::init(1), cl::cat(trainingCategory));
+cl::opt<bool> recompute(
+    "recompute",
+    cl::desc("Recompute cheap forward ops (elementwise, dropout) in the "
+             "backward instead of keeping their results, where that keeps "
+             "nothing else alive longer; the placement report gives the "
+             "memory it saved"),
+    cl::init(false), cl::cat(trainingCategory));
 cl::opt<std::string>
     frozen("frozen",
            cl::desc("Weights whose whole name matches REGEX (POSIX extended) "
@@ -355,6 +362,7 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.training.clipGradNorm = clipGradNorm;
   options.training.accumulate = accumulate;
   options.training.frozen = frozen;
+  options.training.recompute = recompute;
   options.betas = betas;
   options.flags = flags;
   return options;
