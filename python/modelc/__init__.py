@@ -12,7 +12,7 @@ docs/python.md is the reference.
 
 from ._core import Error
 from ._compile import CompileError, compile, find_modelc
-from ._model import Model, TensorSpec, load
+from ._model import Model, PendingRun, TensorSpec, load
 
-__all__ = ["CompileError", "Error", "Model", "TensorSpec", "compile",
+__all__ = ["CompileError", "Error", "Model", "PendingRun", "TensorSpec", "compile",
            "find_modelc", "load"]

@@ -165,6 +165,27 @@ class Model:
         Returns the output (or a tuple of the outputs, in order) as numpy
         arrays, or with out="dlpack" as torch tensors; either way over the
         runtime's output buffers, without a copy."""
+        name, values = self._values(entry, out, args, inputs)
+        torch = _import_torch() if out == "dlpack" else None
+        results = self._core.run(name, values, out == "dlpack")
+        return _results(torch, results)
+
+    def run_async(self, *args, entry=None, out="numpy", **inputs):
+        """Starts `entry` as run() would and returns a modelc.PendingRun at
+        once; its wait() returns what run() returns. The inputs are checked
+        (modelc.Error now) and copied before this returns, so the caller
+        may change them. The runs a model starts this way run one at a
+        time, in the order they were started, while the caller prepares the
+        next batch (as a DataLoader with pin_memory and non_blocking
+        copies)."""
+        name, values = self._values(entry, out, args, inputs)
+        torch = _import_torch() if out == "dlpack" else None
+        return PendingRun(self._core.run_async(name, values, out == "dlpack"),
+                          lambda results: _results(torch, results))
+
+    def _values(self, entry, out, args, inputs):
+        """The entry point's name and its inputs in order (None: left to
+        its default), prepared for the core."""
         name = self._entry(entry)
         if out not in _OUTPUT_KINDS:
             raise ValueError('out must be "numpy" or "dlpack", got %r' % (out,))
@@ -195,13 +216,7 @@ class Model:
             raise Error("entry point '%s' takes inputs %s; missing %s"
                         % (name, names,
                            ", ".join("'%s'" % m for m in missing)))
-        torch = _import_torch() if out == "dlpack" else None
-        results = self._core.run(name, [None if v is None else _prepare(v)
-                                        for v in values],
-                                 out == "dlpack")
-        if torch is not None:
-            results = [_to_torch(torch, r) for r in results]
-        return results[0] if len(results) == 1 else tuple(results)
+        return name, [None if v is None else _prepare(v) for v in values]
 
     __call__ = run
 
@@ -222,6 +237,18 @@ class Model:
             raise Error("model %s does not train: build it with modelc "
                         "--train" % self.path)
         return float(self.run(*args, entry="train_step", **inputs))
+
+    def train_step_async(self, *args, **inputs):
+        """train_step() started with run_async(): returns a
+        modelc.PendingRun at once, whose wait() gives the loss as a float.
+        Steps started this way run in order, each on the weights the one
+        before wrote; start the next batch's step before waiting for this
+        one's loss to keep the model busy. Wait for the last before
+        save_weights, load_weights or state_dict."""
+        if not self.trains:
+            raise Error("model %s does not train: build it with modelc "
+                        "--train" % self.path)
+        return self.run_async(*args, entry="train_step", **inputs)._then(float)
 
     def save_weights(self, path):
         """Writes every weight (parameters, buffers, optimizer state) to a
@@ -264,3 +291,38 @@ class Model:
             for name, (ins, outs) in self._entries.items())
         return "<modelc.Model %r, plan %r: %s>" % (self.path, self.plan,
                                                     entries)
+
+
+def _results(torch, results):
+    """run()'s return value from the core's outputs."""
+    if torch is not None:
+        results = [_to_torch(torch, r) for r in results]
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+class PendingRun:
+    """A run started by Model.run_async or Model.train_step_async."""
+
+    def __init__(self, core, convert):
+        self._core = core
+        self._convert = convert
+        self._done = False
+
+    def ready(self):
+        """Whether the run has finished: wait() would not block."""
+        return self._done or self._core.ready()
+
+    def wait(self):
+        """Blocks until the run has finished (without holding the GIL) and
+        returns its outputs as run() does, or raises its modelc.Error.
+        Once: a second call is a modelc.Error."""
+        if self._done:
+            raise Error("PendingRun.wait: the run's outputs were taken "
+                        "already")
+        self._done = True
+        return self._convert(self._core.wait())
+
+    def _then(self, convert):
+        first = self._convert
+        self._convert = lambda results: convert(first(results))
+        return self

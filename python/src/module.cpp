@@ -73,11 +73,13 @@ modelc::Trace &traceOf(const PyModel &self) {
   return *self.trace;
 }
 
-/// Runs `entry` on `values` (in the entry's input order) and returns the
-/// outputs as numpy arrays, or (dlpack) as DLPack capsules, bool outputs
-/// as numpy arrays (PyTorch 1.13 reads no DLPack bool).
-py::list run(const PyModel &self, const std::string &entry,
-             const py::sequence &values, bool dlpack) {
+/// The inputs of a run of `entry` on `values` (in the entry's input
+/// order; None for an input left to its default): `borrowed` keeps what
+/// the Tensors borrow alive. Checks first that numpy can take the outputs.
+std::vector<modelc::Tensor> runInputs(const PyModel &self,
+                                      const std::string &entry,
+                                      const py::sequence &values, bool dlpack,
+                                      std::vector<Input> &borrowed) {
   const modelc::EntryInfo &info = self.model.entry(entry);
   if (values.size() != info.inputs.size())
     throw modelc::Error("entry point '" + entry + "' takes " +
@@ -91,18 +93,38 @@ py::list run(const PyModel &self, const std::string &entry,
                             "' is bf16, which numpy has no dtype for; run "
                             "with out=\"dlpack\" to get a torch.bfloat16 "
                             "tensor");
-  std::vector<Input> inputs;
   std::vector<modelc::Tensor> tensors;
-  inputs.reserve(info.inputs.size());
+  borrowed.reserve(info.inputs.size());
   tensors.reserve(info.inputs.size());
   for (std::size_t i = 0; i < info.inputs.size(); ++i) {
     if (values[i].is_none() && info.inputs[i].has_default()) {
       tensors.push_back(info.inputs[i].default_value);
       continue;
     }
-    inputs.push_back(modelc::python::borrowInput(values[i], info.inputs[i]));
-    tensors.push_back(inputs.back().tensor);
+    borrowed.push_back(modelc::python::borrowInput(values[i], info.inputs[i]));
+    tensors.push_back(borrowed.back().tensor);
   }
+  return tensors;
+}
+
+/// A run's outputs as numpy arrays, or (dlpack) as DLPack capsules, bool
+/// outputs as numpy arrays (PyTorch 1.13 reads no DLPack bool).
+py::list runOutputs(std::vector<modelc::Tensor> outputs, bool dlpack) {
+  py::list results;
+  for (modelc::Tensor &output : outputs) {
+    bool asDlpack = dlpack && output.dtype() != modelc::DType::Bool;
+    results.append(asDlpack ? modelc::python::toDlpack(std::move(output))
+                            : modelc::python::toNumpy(std::move(output)));
+  }
+  return results;
+}
+
+/// Runs `entry` on `values` and returns the outputs (runOutputs).
+py::list run(const PyModel &self, const std::string &entry,
+             const py::sequence &values, bool dlpack) {
+  std::vector<Input> inputs;
+  std::vector<modelc::Tensor> tensors =
+      runInputs(self, entry, values, dlpack, inputs);
   std::vector<modelc::Tensor> outputs;
   int64_t started, finished;
   {
@@ -118,14 +140,26 @@ py::list run(const PyModel &self, const std::string &entry,
     lastRun.inputs.push_back(reinterpret_cast<uintptr_t>(input.tensor.data()));
     lastRun.copied.push_back(input.copied);
   }
-  py::list results;
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    lastRun.outputs.push_back(reinterpret_cast<uintptr_t>(outputs[i].data()));
-    bool asDlpack = dlpack && outputs[i].dtype() != modelc::DType::Bool;
-    results.append(asDlpack ? modelc::python::toDlpack(std::move(outputs[i]))
-                            : modelc::python::toNumpy(std::move(outputs[i])));
-  }
-  return results;
+  for (const modelc::Tensor &output : outputs)
+    lastRun.outputs.push_back(reinterpret_cast<uintptr_t>(output.data()));
+  return runOutputs(std::move(outputs), dlpack);
+}
+
+/// A run started by Model.run_async, and how to hand its outputs over.
+struct PyPendingRun {
+  modelc::PendingRun pending;
+  bool dlpack = false;
+};
+
+/// Starts `entry` on `values` (Model::run_async: the inputs are copied
+/// before this returns).
+PyPendingRun runAsync(const PyModel &self, const std::string &entry,
+                      const py::sequence &values, bool dlpack) {
+  std::vector<Input> inputs;
+  std::vector<modelc::Tensor> tensors =
+      runInputs(self, entry, values, dlpack, inputs);
+  py::gil_scoped_release release;
+  return PyPendingRun{self.model.run_async(entry, tensors), dlpack};
 }
 
 } // namespace
@@ -176,6 +210,8 @@ PYBIND11_MODULE(_core, m) {
              return self.model.arena_bytes(entry);
            })
       .def("run", &run, py::arg("entry"), py::arg("inputs"), py::arg("dlpack"))
+      .def("run_async", &runAsync, py::arg("entry"), py::arg("inputs"),
+           py::arg("dlpack"))
       .def("trains", [](const PyModel &self) { return self.model.trains(); })
       .def("save_weights",
            [](const PyModel &self, const std::string &path) {
@@ -220,6 +256,18 @@ PYBIND11_MODULE(_core, m) {
              traceOf(self).write(path);
            })
       .def("clear_trace", [](const PyModel &self) { traceOf(self).clear(); });
+
+  py::class_<PyPendingRun>(m, "PendingRun")
+      .def("ready",
+           [](const PyPendingRun &self) { return self.pending.ready(); })
+      .def("wait", [](PyPendingRun &self) {
+        std::vector<modelc::Tensor> outputs;
+        {
+          py::gil_scoped_release release;
+          outputs = self.pending.wait();
+        }
+        return runOutputs(std::move(outputs), self.dlpack);
+      });
 
   m.def("load", &load, py::arg("path"), py::arg("plan"), py::arg("threads"),
         py::arg("weights"), py::arg("trace"));

@@ -7,6 +7,7 @@
 #include "training.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -476,6 +477,49 @@ std::vector<Tensor> Model::run(const std::string &entry,
     outputs.push_back(Tensor::zeros(o.shape, o.dtype));
   run_into(entry, inputs, outputs);
   return outputs;
+}
+
+PendingRun Model::run_async(const std::string &entry,
+                            const std::vector<Tensor> &inputs) const {
+  Impl &impl = *impl_;
+  const EntryInfo &info = this->entry(entry);
+  checkTensors("input", info.inputs, inputs, entry);
+  std::vector<Tensor> owned;
+  owned.reserve(inputs.size());
+  for (const Tensor &input : inputs)
+    owned.push_back(
+        Tensor::copy_of(input.data(), input.shape(), input.dtype()));
+  auto promise = std::make_shared<std::promise<std::vector<Tensor>>>();
+  PendingRun pending(promise->get_future());
+  {
+    std::lock_guard<std::mutex> lock(impl.asyncMutex);
+    if (!impl.asyncRuns)
+      impl.asyncRuns = std::make_unique<detail::RunQueue>();
+  }
+  // The queue belongs to the Impl, which finishes it before it goes: the
+  // run holds a view of the model that does not own it.
+  Model view;
+  view.impl_ = std::shared_ptr<Impl>(impl_.get(), [](Impl *) {});
+  impl.asyncRuns->push([view, entry, owned = std::move(owned), promise] {
+    try {
+      promise->set_value(view.run(entry, owned));
+    } catch (...) {
+      promise->set_exception(std::current_exception());
+    }
+  });
+  return pending;
+}
+
+bool PendingRun::ready() const {
+  return future_.valid() &&
+         future_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+std::vector<Tensor> PendingRun::wait() {
+  if (!future_.valid())
+    throw Error("PendingRun::wait: no run to wait for (its outputs were "
+                "taken already, or none was started)");
+  return future_.get();
 }
 
 } // namespace modelc

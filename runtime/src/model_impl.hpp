@@ -8,6 +8,7 @@
 #include "modelc/abi.h"
 #include "modelc/runtime.hpp"
 #include "packed_product.hpp"
+#include "run_queue.hpp"
 #include "run_state.hpp"
 #include "weights.hpp"
 
@@ -53,7 +54,13 @@ struct Model::Impl {
   // LoadOptions::trace, or null.
   std::shared_ptr<Trace> trace;
 
+  // Model::run_async's thread, started by its first call.
+  std::unique_ptr<detail::RunQueue> asyncRuns;
+  std::mutex asyncMutex;
+
   ~Impl() {
+    // Runs started by run_async finish first (they use everything below).
+    asyncRuns.reset();
     // Runs' resources first, then the weights and the devices.
     freeResources.clear();
     devices.clear();

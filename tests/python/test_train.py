@@ -153,3 +153,49 @@ def test_learning_rate_errors(trainer):
         m.train_step(x, t, rate=0.1)
     for name, value in m.state_dict().items():
         np.testing.assert_array_equal(before[name], value)
+
+
+def test_async_steps_match_sync_steps(trainer):
+    """train_step_async: each call returns at once, the steps run in the
+    order they were started (each on the weights the one before wrote), and
+    the inputs are copied at the call: 6 steps started before any is
+    waited for, over batches the loop overwrites right after each call,
+    give the losses and weights of 6 train_step calls, bit for bit."""
+    x, t = batch()
+    rates = [0.1, 0.05, 0.2, 0.1, 0.01, 0.3]
+    sync = modelc.load(trainer[0])
+    expected = [sync.train_step(x * (k + 1), t, lr=rate)
+                for k, rate in enumerate(rates)]
+    m = modelc.load(trainer[0])
+    buffer = np.empty_like(x)
+    pending = []
+    for k, rate in enumerate(rates):
+        np.multiply(x, k + 1, out=buffer)
+        pending.append(m.train_step_async(buffer, t, lr=rate))
+        buffer[:] = np.nan  # the step must have taken its own copy
+    losses = [p.wait() for p in pending]
+    assert losses == expected
+    assert all(p.ready() for p in pending)
+    for name, value in sync.state_dict().items():
+        np.testing.assert_array_equal(m.state_dict()[name], value)
+    with pytest.raises(modelc.Error, match="taken already"):
+        pending[0].wait()
+
+
+def test_async_errors(trainer):
+    """A bad input is an Error at the call, and nothing runs; run_async
+    gives what run() gives."""
+    m = modelc.load(trainer[0])
+    x, t = batch()
+    before = m.state_dict()
+    with pytest.raises(modelc.Error, match="'lr'.*f32"):
+        m.train_step_async(x, t, lr=np.ones(2, np.float32))
+    with pytest.raises(modelc.Error, match="missing 'target'"):
+        m.run_async(x, entry="train_step")
+    for name, value in m.state_dict().items():
+        np.testing.assert_array_equal(before[name], value)
+    loss, *grads = m.run_async(x, t, entry="gradients").wait()
+    expected_loss, *expected = m.run(x, t, entry="gradients")
+    assert loss == expected_loss
+    for g, e in zip(grads, expected):
+        np.testing.assert_array_equal(g, e)

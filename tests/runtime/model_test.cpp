@@ -174,6 +174,47 @@ TEST(Run, InputWithADefaultMayBeLeftOut) {
       "input 'lr': expected f32[], got f32[4]");
 }
 
+// Model::run_async: returns at once with the inputs copied; runs in the
+// order started; errors of the inputs at the call; a model destroyed with
+// runs in flight finishes them.
+TEST(RunAsync, RunsInOrderOnCopiedInputs) {
+  modelc::PendingRun last;
+  {
+    Model model = Model::load(fixture("default_input.so"));
+    float x[4] = {1, 2, 3, 4};
+    std::vector<modelc::PendingRun> runs;
+    for (int k = 0; k < 8; ++k) {
+      float rate = static_cast<float>(k);
+      x[3] = static_cast<float>(k);
+      runs.push_back(
+          model.run_async("scale", {Tensor::from_host(x, {4}, DType::F32),
+                                    Tensor::from_host(&rate, {}, DType::F32)}));
+      x[3] = -1; // the run took its own copy
+    }
+    for (int k = 0; k < 8; ++k) {
+      std::vector<Tensor> y = runs[k].wait();
+      EXPECT_EQ(y[0].data_as<float>()[3], static_cast<float>(k * k));
+      EXPECT_FALSE(runs[k].valid());
+      expectError([&] { runs[k].wait(); }, "no run to wait for");
+    }
+    // A defaulted input left out, as in run().
+    EXPECT_EQ(model.run_async("scale", {Tensor::from_host(x, {4}, DType::F32)})
+                  .wait()[0]
+                  .data_as<float>()[0],
+              0.5f);
+    expectError([&] { model.run_async("scale", {}); },
+                "entry point 'scale' takes 2 inputs (the last 1 optional), "
+                "got 0");
+    expectError([&] { model.run_async("nope", {}); },
+                "has no entry point 'nope'");
+    x[0] = 10;
+    last = model.run_async("scale", {Tensor::from_host(x, {4}, DType::F32)});
+  }
+  ASSERT_TRUE(last.valid());
+  EXPECT_TRUE(last.ready());
+  EXPECT_EQ(last.wait()[0].data_as<float>()[0], 5.0f);
+}
+
 TEST(Load, UnknownPlan) {
   modelc::LoadOptions options;
   options.plan = "h200";

@@ -12,6 +12,7 @@
 #include "modelc/dtype.hpp"
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -188,6 +189,25 @@ struct LoadOptions {
   std::shared_ptr<Trace> trace;
 };
 
+/// A run started by Model::run_async: its outputs once it has finished.
+class PendingRun {
+public:
+  PendingRun() = default;
+  /// Whether wait() may be called (a run started, its outputs not taken).
+  bool valid() const { return future_.valid(); }
+  /// Whether the run has finished: wait() would not block.
+  bool ready() const;
+  /// Blocks until the run has finished and returns its outputs, or throws
+  /// the run's Error. Once: the outputs are then the caller's.
+  std::vector<Tensor> wait();
+
+private:
+  friend class Model;
+  explicit PendingRun(std::future<std::vector<Tensor>> future)
+      : future_(std::move(future)) {}
+  std::future<std::vector<Tensor>> future_;
+};
+
 class Model {
 public:
   /// Loads model.so; checks the ABI version, the descriptor and the weights.
@@ -207,6 +227,18 @@ public:
   /// shape: no allocation once warm.
   void run_into(const std::string &entry, const std::vector<Tensor> &inputs,
                 std::vector<Tensor> &outputs) const;
+
+  /// Starts `entry` and returns at once. The inputs are checked now (an
+  /// Error here, and nothing starts) and copied, so the caller may reuse
+  /// their memory when this returns. The runs a model starts this way run
+  /// one at a time on a thread of the model's, in the order they were
+  /// started (a train_step sees the weights the one before it wrote);
+  /// while one runs, the caller prepares and submits the next batch, as
+  /// PyTorch's DataLoader with pin_memory and non_blocking copies. The
+  /// run's own errors come from PendingRun::wait(). A model destroyed with
+  /// runs in flight finishes them first.
+  PendingRun run_async(const std::string &entry,
+                       const std::vector<Tensor> &inputs) const;
 
   /// Names of the model's weights, in its weight table's order.
   std::vector<std::string> weight_names() const;
