@@ -4,7 +4,8 @@
 # GoogleTest, OpenBLAS, oneDNN, libonnx (ONNX import), and PyTorch,
 # torchvision, numpy and python3-onnx for the tests that compare with PyTorch (tests/torch,
 # tests/onnx), pybind11 and pytest for the Python module (python/), and
-# clang-22 with libFuzzer for the fuzz targets (tests/fuzz).
+# clang-22 with libFuzzer for the fuzz targets (tests/fuzz), and Open MPI
+# for distributed training.
 set -euo pipefail
 packages=(cmake ninja-build g++ git
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
@@ -29,6 +30,12 @@ packages=(cmake ninja-build g++ git
           # dot (without it, an error says how to install it; the test of
           # the picture needs it).
           graphviz
+          # Data-parallel training across processes (docs/training.md):
+          # mpirun starts the ranks; the runtime's MPI plugin
+          # (runtime/plugins/mpi, loaded at run time, never linked into the
+          # runtime or model.so) is built against libopenmpi-dev. Without
+          # them distributed runs are an error and their tests are skipped.
+          openmpi-bin libopenmpi-dev
           # tests/fuzz: the readers' libFuzzer targets need clang (g++ has
           # no -fsanitize=fuzzer), libFuzzer, and clang's ASan/UBSan
           # runtimes (without those they build with UBSan traps, no ASan).

@@ -36,6 +36,17 @@ if os.environ.get("MODELC_LONG_TESTS") == "1":
 if shutil.which("nvcc") or os.access("/usr/local/cuda/bin/nvcc", os.X_OK):
     config.available_features.add("nvcc")
 
+# mpi: Open MPI's mpirun and the communication plugin built against it
+# (runtime/plugins/mpi; setup-debian.sh installs openmpi-bin and
+# libopenmpi-dev). %mpirun runs local ranks as root (CI runs as root) and on
+# more ranks than cores.
+if shutil.which("mpirun") and os.path.exists(os.path.join(
+        config.modelc_obj_root, "lib", "modelc", "libmodelc_comm_mpi.so")):
+    config.available_features.add("mpi")
+config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+config.substitutions.append(("%mpirun", "mpirun --oversubscribe"))
+
 # torch: /usr/bin/python3 has Debian's python3-torch and python3-numpy, which
 # tests/torch compares modelc's numerics with (scripts/setup-debian.sh
 # installs them, so CI runs those tests). Looked up rather than imported:

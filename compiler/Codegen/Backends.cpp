@@ -42,6 +42,9 @@ bool modelc::floatOperands(Operation *op) {
 bool modelc::hasKernel(Operation *op, device::DeviceKind kind) {
   if (needsNoCode(op))
     return true;
+  // The communication backend works on host memory.
+  if (isa<AllReduceOp>(op))
+    return kind == device::DeviceKind::cpu;
   bool gpu = kind == device::DeviceKind::cuda;
   if (op->hasTrait<Elementwise>())
     return spellsElement(op, gpu ? codegen::CodeFlavor::Gpu

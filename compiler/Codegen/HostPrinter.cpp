@@ -190,6 +190,7 @@ private:
   LogicalResult emitGather(GatherOp gather);
   LogicalResult emitGatherGrad(GatherGradOp grad);
   LogicalResult emitDropout(DropoutOp dropout);
+  LogicalResult emitAllReduce(AllReduceOp reduce);
   template <typename OpTy> LogicalResult emitReduce(OpTy reduce);
   LogicalResult emitCumsum(CumsumOp cumsum);
   LogicalResult emitCrossEntropy(CrossEntropyOp loss);
@@ -898,6 +899,16 @@ LogicalResult FunctionEmitter::emitDropout(DropoutOp dropout) {
   return success();
 }
 
+LogicalResult FunctionEmitter::emitAllReduce(AllReduceOp reduce) {
+  // The runtime's backend sums over the ranks (a copy with one rank).
+  Operation *op = reduce;
+  os << "  if (ctx->api->all_reduce(ctx, static_cast<const float *>("
+     << in(op, 0) << "), static_cast<float *>(" << out(op) << "), "
+     << tensorType(reduce.getResult()).getNumElements() << "LL, \""
+     << describeOp(op) << "\"))\n    return 1;\n";
+  return success();
+}
+
 LogicalResult FunctionEmitter::emitGatherGrad(GatherGradOp grad) {
   Operation *op = grad;
   ArrayRef<int64_t> dx = shapeOf(grad.getResult());
@@ -1005,6 +1016,7 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
         .add<Conv2dWeightGradOp>(&E::emitConvWeightGrad)
         .add<GatherGradOp>(&E::emitGatherGrad)
         .add<DropoutOp>(&E::emitDropout)
+        .add<AllReduceOp>(&E::emitAllReduce)
         .add<TransposeOp>(&E::emitTranspose)
         .add<ConcatOp>(&E::emitConcat)
         .add<SliceOp>(&E::emitSlice)
@@ -1851,7 +1863,13 @@ static void emitDescriptor(llvm::raw_ostream &out,
     out << "    nullptr, 0, 0, nullptr,\n";
   out << "    " << (needsCublasLt ? "MODELC_GPU_NEEDS_CUBLASLT" : "0u")
       << ",\n";
+  bool collectives = llvm::any_of(planModules, [](const PlanModule &plan) {
+    return plan.module
+        ->walk([](AllReduceOp) { return WalkResult::interrupt(); })
+        .wasInterrupted();
+  });
   out << "    weight_flags,\n";
+  out << "    " << (collectives ? "MODELC_MODEL_COLLECTIVES" : "0u") << ",\n";
   out << "};\n\n"
       << "} // namespace\n\n"
       << "extern \"C\" __attribute__((visibility(\"default\"))) const "

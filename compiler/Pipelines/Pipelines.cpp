@@ -31,17 +31,26 @@ void modelc::buildTrainingPipeline(mlir::OpPassManager &pm,
     attach.reduction = options.reduction;
     attach.ignoreIndex = options.ignoreIndex;
     attach.labelSmoothing = options.labelSmoothing;
+    attach.distributed = options.distributed;
     attach.classWeights.assign(options.classWeights.begin(),
                                options.classWeights.end());
     pm.addPass(createAttachLossPass(attach));
   }
   TrainingModePassOptions mode;
   mode.entry = options.entry;
+  mode.syncBatchnorm = options.syncBatchnorm;
   pm.addPass(createTrainingModePass(mode));
   DifferentiatePassOptions differentiate;
   differentiate.entry = options.entry;
   differentiate.frozen = options.frozen;
   pm.addPass(createDifferentiatePass(differentiate));
+  if (options.distributed) {
+    AllReduceGradientsPassOptions sum;
+    sum.entry = options.entry;
+    sum.bucketMb = options.bucketMb;
+    sum.firstBucketMb = options.firstBucketMb;
+    pm.addPass(createAllReduceGradientsPass(sum));
+  }
   BuildOptimizerPassOptions optimizer;
   optimizer.optimizer = options.optimizer;
   optimizer.lr = options.lr;

@@ -51,6 +51,12 @@ struct TrainingOptions {
   int64_t accumulate = 1;
   /// modelc-recompute after the optimizer is built (`--recompute`).
   bool recompute = false;
+  /// `--distributed`: global loss means (modelc-attach-loss) and gradients
+  /// summed over the ranks in buckets (modelc-all-reduce-gradients).
+  bool distributed = false;
+  double bucketMb = 25.0, firstBucketMb = 1.0;
+  /// `--sync-batchnorm`: BatchNorm's statistics over the ranks.
+  bool syncBatchnorm = false;
 };
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingOptions &options);

@@ -312,6 +312,11 @@ static RefTensor evaluate(MaxPool2dOp op, const Values &values) {
                 /*isMax=*/true, /*includePad=*/false);
 }
 
+// One process: the sum over the ranks is the input itself.
+static RefTensor evaluate(AllReduceOp op, const Values &values) {
+  return values.get(op.getInput());
+}
+
 static RefTensor evaluate(DropoutOp op, const Values &values) {
   const RefTensor &x = values.get(op.getInput());
   if (!op.getStep())
@@ -494,6 +499,7 @@ void modelc::reference::addNNEvaluators(Evaluators &evaluators) {
   evaluators.add<Conv2dWeightGradOp>(evaluate);
   evaluators.add<GatherGradOp>(evaluate);
   evaluators.add<DropoutOp>(evaluate);
+  evaluators.add<AllReduceOp>(evaluate);
   evaluators.add<AvgPool2dOp>(evaluate);
   evaluators.add<GlobalAvgPoolOp>(evaluate);
   evaluators.add<CrossEntropyOp>(evaluate);

@@ -140,6 +140,10 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
     }
     if (!l)
       return signalPassFailure();
+    // Each rank's loss is its share of the whole batch's: a sum of shares,
+    // and its gradient a sum too (modelc-all-reduce-gradients reads this).
+    if (distributed)
+      function->setAttr("graph.loss_share", builder.getUnitAttr());
     func::ReturnOp::create(builder, ret.getLoc(), ValueRange{l});
     ret.erase();
     function.setFunctionType(builder.getFunctionType(
@@ -194,50 +198,69 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
     SmallVector<int64_t> all;
     for (int64_t d = 0; d < tensorTypeOf(perSample).getRank(); ++d)
       all.push_back(d);
-    if (reduction == "mean" && !denominator)
+    if (reduction == "mean" && !denominator && !distributed)
       return b.op<ReduceMeanOp>(
           {perSample},
           {b.named("axes", b.getBuilder().getDenseI64ArrayAttr(all))});
     Value sum = b.reduceSum(perSample, all, /*keepdims=*/false);
-    return reduction == "sum" ? sum : b.div(sum, denominator);
+    if (reduction == "sum")
+      return sum;
+    if (!denominator)
+      denominator = b.scalar(
+          sum, static_cast<double>(tensorTypeOf(perSample).getNumElements()));
+    return b.div(sum, global(b, denominator));
+  }
+
+  /// A mean's denominator: this rank's own, or (distributed) the sum over
+  /// the ranks, so that each rank's loss is its share of the whole batch's
+  /// mean, weights and ignored targets included, as one process would
+  /// compute it.
+  Value global(GradientBuilder &b, Value denominator) {
+    return distributed ? b.op<AllReduceOp>({denominator}) : denominator;
   }
 
   Value crossEntropy(GradientBuilder &b, Value logits, Value target, Value w) {
+    RankedTensorType type = tensorTypeOf(logits);
+    // Distributed, a mean is the sum over the global weight of the targets.
+    bool globalMean = distributed && reduction == "mean";
+    Value kept =
+        b.compare(ComparePredicate::ne, target, b.scalar(target, ignoreIndex));
+    Value used;
+    if (globalMean || (reduction == "mean" && labelSmoothing != 0.0)) {
+      if (w)
+        used = b.reduceSum(weightedOneHot(b, logits, target, w), {0, 1}, false);
+      else
+        used = b.reduceSum(b.cast(kept, type.getElementType()), {0}, false);
+      used = global(b, used);
+    }
     SmallVector<NamedAttribute> attrs{
         b.named("ignore_index", b.getBuilder().getI64IntegerAttr(ignoreIndex)),
-        b.named("reduction",
-                ReductionAttr::get(b.getBuilder().getContext(),
-                                   reduction == "sum" ? Reduction::sum
-                                                      : Reduction::mean))};
+        b.named("reduction", ReductionAttr::get(b.getBuilder().getContext(),
+                                                reduction == "sum" || globalMean
+                                                    ? Reduction::sum
+                                                    : Reduction::mean))};
     SmallVector<Value> operands{logits, target};
     if (w)
       operands.push_back(w);
     Value nll = b.op<CrossEntropyOp>(operands, attrs);
+    if (globalMean)
+      nll = b.div(nll, used);
     if (labelSmoothing == 0.0)
       return nll;
     // PyTorch's cross_entropy with label_smoothing: (1 - eps) nll + eps / C
     // * smooth, smooth = -sum_c w[c] log_softmax[c] per sample (0 where
     // ignored), summed, or for mean divided by the weights of the targets
     // (the count of samples kept without weights).
-    RankedTensorType type = tensorTypeOf(logits);
     int64_t c = type.getDimSize(1);
     Value logProbs = b.op<LogSoftmaxOp>(
         {logits}, {b.named("axis", b.getBuilder().getI64IntegerAttr(1))});
     if (w)
       logProbs = b.mul(logProbs, w);
     Value perSample = b.neg(b.reduceSum(logProbs, {1}, false));
-    Value kept =
-        b.compare(ComparePredicate::ne, target, b.scalar(target, ignoreIndex));
     perSample = b.select(kept, perSample, b.scalar(perSample, 0.0));
     Value smooth = b.reduceSum(perSample, {0}, false);
-    if (reduction == "mean") {
-      Value used;
-      if (w)
-        used = b.reduceSum(weightedOneHot(b, logits, target, w), {0, 1}, false);
-      else
-        used = b.reduceSum(b.cast(kept, type.getElementType()), {0}, false);
+    if (reduction == "mean")
       smooth = b.div(smooth, used);
-    }
     return b.add(b.scale(nll, 1.0 - labelSmoothing),
                  b.scale(smooth, labelSmoothing / static_cast<double>(c)));
   }

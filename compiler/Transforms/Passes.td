@@ -80,6 +80,11 @@ def AttachLossPass : Pass<"modelc-attach-loss", "::mlir::ModuleOp"> {
            "cross_entropy: PyTorch's label_smoothing, in [0, 1]">,
     ListOption<"classWeights", "class-weights", "double",
                "cross_entropy, nll: one weight per class">,
+    Option<"distributed", "distributed", "bool", /*default=*/"false",
+           "Divide a mean by its denominator summed over the ranks of a "
+           "distributed run (graph.all_reduce), so that each rank's loss is "
+           "its share of the whole batch's (function attribute "
+           "graph.loss_share)">,
   ];
 }
 
@@ -120,6 +125,66 @@ def TrainingModePass : Pass<"modelc-training-mode", "::mlir::ModuleOp"> {
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"loss\"",
            "The loss entry point">,
+    Option<"syncBatchnorm", "sync-batchnorm", "bool", /*default=*/"false",
+           "Batch statistics over the ranks of a distributed run: sums and "
+           "counts summed by graph.all_reduce (torch.nn.SyncBatchNorm)">,
+  ];
+}
+
+def AllReduceGradientsPass : Pass<"modelc-all-reduce-gradients",
+                                  "::mlir::ModuleOp"> {
+  let summary = "Sums the gradients over the ranks of a distributed run, in "
+                "buckets.";
+  let description = [{
+    Data-parallel training across processes (`modelc --train
+    --distributed`, run under `mpirun`): each rank runs the step on its
+    part of the batch. In `gradients` (so also in the `train_step`
+    modelc-build-optimizer makes of it), the gradients are put in buckets
+    in the order the backward computes them: about `first-bucket-mb`
+    megabytes in the first, `bucket-mb` in each other (as
+    DistributedDataParallel's 1 MB and 25 MB). Each bucket's gradients are
+    flattened into one vector, summed over the ranks by one
+    `graph.all_reduce` placed right after the bucket's last gradient, and
+    split back. The returned loss, in `gradients` and in the loss entry
+    point `entry`, is the whole batch's. With one rank every all-reduce is
+    a copy and the results are those of a build without the pass.
+
+    How the ranks' losses add up: a loss built by modelc-attach-loss in
+    distributed mode (`graph.loss_share` on the loss entry point) divides
+    each mean by its denominator summed over the ranks (the batch size, or
+    the weights of the targets kept), so each rank's loss is its share of
+    the whole batch's and the gradients are summed: the step is that of
+    one process on the whole batch, class weights and `ignore_index`
+    included. Any other loss is each rank's own mean: gradients and loss
+    are scaled by 1 / ranks (the all-reduce of 1) first, as DDP averages.
+
+    Sets `graph.gradient_buckets` (the number of buckets) on `gradients`.
+
+    Before (`gradients` returning the loss and two gradients):
+    ```mlir
+    return %l, %g1, %g2 : tensor<f32>, tensor<8x4xf32>, tensor<8xf32>
+    ```
+    After (one bucket):
+    ```mlir
+    %ls = graph.all_reduce %l : tensor<f32>
+    ...
+    %f1 = graph.reshape %g1 to [32] : tensor<8x4xf32>
+    %f2 = graph.reshape %g2 to [8] : tensor<8xf32>
+    %v = graph.concat %f1, %f2 {axis = 0 : i64} : ...
+    %s = graph.all_reduce %v : tensor<40xf32>
+    %p1 = graph.slice %s {ends = array<i64: 32>, starts = array<i64: 0>} : ...
+    ...
+    return %ls, %r1, %r2 : ...
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"loss\"",
+           "The loss entry point">,
+    Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
+           "Megabytes of gradients per bucket">,
+    Option<"firstBucketMb", "first-bucket-mb", "double", /*default=*/"1.0",
+           "Megabytes of the first bucket (the last layers' gradients, "
+           "summed while the backward goes on)">,
   ];
 }
 

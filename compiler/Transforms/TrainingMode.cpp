@@ -104,10 +104,19 @@ struct TrainingModePass : modelc::impl::TrainingModePassBase<TrainingModePass> {
       axes.push_back(d);
       count *= type.getDimSize(d);
     }
-    auto mean = [&](Value v) {
-      return b.op<ReduceMeanOp>(
-          {v}, {b.named("axes", builder.getDenseI64ArrayAttr(axes)),
-                b.named("keepdims", builder.getBoolAttr(true))});
+    // --sync-batchnorm: the statistics of the whole batch, over the ranks
+    // of a distributed run (sums and counts all-reduced, as
+    // torch.nn.SyncBatchNorm); the backward all-reduces through them.
+    Value total =
+        syncBatchnorm
+            ? b.op<AllReduceOp>({b.scalar(x, static_cast<double>(count))})
+            : Value();
+    auto mean = [&](Value v) -> Value {
+      if (!syncBatchnorm)
+        return b.op<ReduceMeanOp>(
+            {v}, {b.named("axes", builder.getDenseI64ArrayAttr(axes)),
+                  b.named("keepdims", builder.getBoolAttr(true))});
+      return b.div(b.op<AllReduceOp>({b.reduceSum(v, axes, true)}), total);
     };
     // Batch statistics: mean and biased variance (normalisation), as
     // PyTorch; the running variance takes the unbiased one.
@@ -131,8 +140,15 @@ struct TrainingModePass : modelc::impl::TrainingModePassBase<TrainingModePass> {
              << type << "), as PyTorch";
     double unbiased =
         static_cast<double>(count) / static_cast<double>(count - 1);
-    Value newVar = b.add(b.scale(op.getVariance(), 1.0 - m),
-                         b.scale(b.reshape(var, {channels}), m * unbiased));
+    Value newVar =
+        syncBatchnorm
+            ? b.add(b.scale(op.getVariance(), 1.0 - m),
+                    b.scale(
+                        b.mul(b.reshape(var, {channels}),
+                              b.div(total, b.sub(total, b.scalar(total, 1.0)))),
+                        m))
+            : b.add(b.scale(op.getVariance(), 1.0 - m),
+                    b.scale(b.reshape(var, {channels}), m * unbiased));
     if (!newMean || !newVar)
       return failure();
     op.getResult().replaceAllUsesWith(y);

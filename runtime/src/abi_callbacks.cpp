@@ -4,12 +4,15 @@
 // (sgemm, product, parallel_for) run on the runtime's threads.
 #include "abi_callbacks.hpp"
 
+#include "comm.hpp"
 #include "host_gemm.hpp"
 #include "model_impl.hpp"
 #include "parallel.hpp"
 #include "trace.hpp"
 
 #include <omp.h>
+
+#include <cstring>
 
 namespace modelc::detail {
 
@@ -200,6 +203,22 @@ void traceCallback(modelc_run_ctx *ctx, uint32_t point, uint32_t phase) {
     d->stampInTask(run, [=] { trace->point(point, phase); });
 }
 
+int allReduce(modelc_run_ctx *ctx, const float *src, float *dst, int64_t count,
+              const char *what) {
+  RunState &run = runOf(ctx);
+  Communicator *comm = run.impl->comm.get();
+  if (!comm || comm->size() == 1) {
+    if (src != dst)
+      std::memmove(dst, src, static_cast<std::size_t>(count) * sizeof(float));
+    return 0;
+  }
+  std::string error;
+  if (comm->allReduce(src, dst, count, run.impl->collectiveTimeout, error))
+    return 0;
+  run.reportError(std::string(what ? what : "graph.all_reduce") + ": " + error);
+  return 1;
+}
+
 modelc_runtime_api runtimeApi() {
   modelc_runtime_api api{};
   api.struct_size = sizeof(modelc_runtime_api);
@@ -214,6 +233,7 @@ modelc_runtime_api runtimeApi() {
   api.check = check;
   api.launch_kernel = launchKernel;
   api.gemm = gemm;
+  api.all_reduce = allReduce;
   return api;
 }
 

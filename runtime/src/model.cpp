@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 extern "C" void openblas_set_num_threads(int num_threads);
@@ -114,6 +115,53 @@ void setUpDevices(Model::Impl &impl) {
   }
 }
 
+/// LoadOptions::distributed: joins the run, then checks with every rank
+/// that all loaded the same model (its seal: the file's and the weights'
+/// hashes) and chose the same plan; an Error on every rank otherwise.
+void joinRun(Model::Impl &impl, const LoadOptions &options,
+             const std::string &where) {
+  if (!(options.collective_timeout_s > 0))
+    throw Error(where + ": collective_timeout_s must be positive");
+  if (!(impl.desc->model_flags & MODELC_MODEL_COLLECTIVES))
+    throw Error(where +
+                ": a distributed run needs a model whose steps sum over the "
+                "ranks (modelc --train --distributed); this one's would "
+                "train each rank on its own");
+  impl.comm = detail::Communicator::join(options.distributed);
+  impl.collectiveTimeout = options.collective_timeout_s;
+  if (impl.comm->size() == 1)
+    return;
+  // What every rank must share, as rank 0 has it.
+  uint64_t mine[4] = {impl.seal.model_hash, impl.seal.model_bytes,
+                      impl.seal.weights_hash,
+                      std::hash<std::string>()(impl.planName)};
+  uint64_t first[4];
+  std::memcpy(first, mine, sizeof mine);
+  std::string error;
+  if (!impl.comm->broadcast(first, sizeof first, impl.collectiveTimeout, error))
+    throw Error(where + ": distributed run: " + error);
+  // Every rank learns whether any differs (a sum of 0/1 flags).
+  float differs = std::memcmp(first, mine, sizeof mine) != 0 ? 1.0f : 0.0f;
+  float ranksDiffering = 0;
+  if (!impl.comm->allReduce(&differs, &ranksDiffering, 1,
+                            impl.collectiveTimeout, error))
+    throw Error(where + ": distributed run: " + error);
+  if (ranksDiffering > 0) {
+    bool planDiffers = first[3] != mine[3];
+    throw Error(where + ": distributed run: " +
+                std::to_string(static_cast<int>(ranksDiffering)) + " of " +
+                std::to_string(impl.comm->size()) +
+                " ranks loaded another model or plan than rank 0" +
+                (differs > 0 ? " (this rank, " +
+                                   std::to_string(impl.comm->rank()) + ": " +
+                                   (planDiffers ? "plan '" + impl.planName + "'"
+                                                : "its file or weights") +
+                                   " differ)"
+                             : "") +
+                "; every rank must run the same model.so and plan");
+  }
+}
+
 /// The plan the runtime would choose without GPUs, for a GPU plan it chose
 /// by itself that failed to set up with `failure`.
 Model loadWithoutGpus(const std::string &path, const LoadOptions &options,
@@ -199,10 +247,15 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
     return model;
   }
 
+  if (!options.distributed.empty())
+    joinRun(*impl, options, where);
   Model model;
   model.impl_ = std::move(impl);
   return model;
 }
+
+int Model::rank() const { return impl_->comm ? impl_->comm->rank() : 0; }
+int Model::world_size() const { return impl_->comm ? impl_->comm->size() : 1; }
 
 //===----------------------------------------------------------------------===//
 // Run resources

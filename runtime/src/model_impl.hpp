@@ -3,6 +3,7 @@
 #ifndef MODELC_RUNTIME_MODEL_IMPL_HPP
 #define MODELC_RUNTIME_MODEL_IMPL_HPP
 
+#include "comm.hpp"
 #include "device.hpp"
 #include "loader.hpp"
 #include "modelc/abi.h"
@@ -54,6 +55,11 @@ struct Model::Impl {
   // LoadOptions::trace, or null.
   std::shared_ptr<Trace> trace;
 
+  // LoadOptions::distributed: this process's place in the run (null: a
+  // run of one), and how long a collective waits for the other ranks.
+  std::shared_ptr<detail::Communicator> comm;
+  double collectiveTimeout = 300.0;
+
   // Model::run_async's thread, started by its first call.
   std::unique_ptr<detail::RunQueue> asyncRuns;
   std::mutex asyncMutex;
@@ -64,6 +70,7 @@ struct Model::Impl {
     // Runs' resources first, then the weights and the devices.
     freeResources.clear();
     devices.clear();
+    comm.reset(); // last: leaving the run ends MPI in this process
   }
 
   /// The index of entry point `name`; an Error naming the available ones

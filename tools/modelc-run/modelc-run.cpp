@@ -113,6 +113,18 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
                             the model's trained weights and optimizer state
                             (Model::load_weights: weights it does not train
                             must hold the model's own values)
+  --distributed[=mpi]       join the distributed run this process was
+                            started in (mpirun -np N modelc-run ...) through
+                            the backend plugin (libmodelc_comm_mpi.so): the
+                            model's all-reduces (modelc --train
+                            --distributed) sum over the ranks; every rank
+                            checks that all run the same model and plan;
+                            only rank 0 prints steps and writes files
+  --shard-inputs            with --distributed: each rank takes its part of
+                            dimension 0 of every input file (--input,
+                            --data): rank R of N the R-th of N equal parts
+  --collective-timeout S    with --distributed: a rank that does not answer
+                            within S seconds (default 300) is an error
   --info                    print the model's entry points, weights and plan
   --devices                 list the GPUs this machine shows the runtime
                             (after CUDA_VISIBLE_DEVICES), or why there are none
@@ -133,6 +145,11 @@ struct Options {
   int threads = 0, bench = 0, concurrent = 0;
   bool cudaGraphs = false;
   double rtol = 1e-4, atol = 1e-5;
+  std::string distributed; // --distributed: the backend
+  bool shardInputs = false;
+  double collectiveTimeout = 300.0;
+  // The run's rank and size, once the model has joined it.
+  int rank = 0, ranks = 1;
 };
 
 [[noreturn]] void usageError(const std::string &message) {
@@ -231,6 +248,19 @@ Options parseArgs(int argc, char **argv) {
       o.saveWeights = value(i);
     } else if (a == "--load-weights") {
       o.loadWeights = value(i);
+    } else if (a == "--distributed") {
+      o.distributed = "mpi";
+    } else if (a.rfind("--distributed=", 0) == 0) {
+      o.distributed = a.substr(14);
+      if (o.distributed != "mpi")
+        usageError("--distributed takes mpi (the one backend so far), got '" +
+                   o.distributed + "'");
+    } else if (a == "--shard-inputs") {
+      o.shardInputs = true;
+    } else if (a == "--collective-timeout") {
+      o.collectiveTimeout = number(a, value(i));
+      if (!(o.collectiveTimeout > 0))
+        usageError("--collective-timeout takes a positive number of seconds");
     } else if (a == "--info") {
       o.info = true;
     } else if (a == "--devices") {
@@ -245,6 +275,9 @@ Options parseArgs(int argc, char **argv) {
   }
   if (o.model.empty() && !o.devices && o.calibrate.empty())
     usageError("no model given");
+  if (o.shardInputs && o.distributed.empty())
+    usageError("--shard-inputs splits the inputs over the ranks of a "
+               "distributed run: add --distributed");
   return o;
 }
 
@@ -624,6 +657,35 @@ void calibrate(const Options &o) {
                 p.bandwidth / 1e9);
 }
 
+/// --shard-inputs: this rank's part of dimension 0 of `t`, a file's
+/// tensor for input `info` (the whole batch: the model's dimension 0 times
+/// the ranks).
+modelc::Tensor shardOf(const Options &o, const modelc::TensorInfo &info,
+                       modelc::Tensor t, const std::string &from) {
+  if (!o.shardInputs || o.ranks == 1)
+    return t;
+  if (info.shape.empty() || t.shape().size() != info.shape.size())
+    throw modelc::Error("--shard-inputs: input '" + info.name + "' (" +
+                        modelc::describe(info.dtype, info.shape) + ") from " +
+                        from + " (" + t.describe() +
+                        ") has no batch dimension to split");
+  int64_t part = info.shape[0];
+  if (t.shape()[0] != part * o.ranks)
+    throw modelc::Error(
+        "--shard-inputs: input '" + info.name + "' from " + from + " has " +
+        std::to_string(t.shape()[0]) + " rows in dimension 0; " +
+        std::to_string(o.ranks) + " ranks of " + std::to_string(part) +
+        " each (the model's " + modelc::describe(info.dtype, info.shape) +
+        ") need " + std::to_string(part * o.ranks) +
+        " (every rank takes as many rows)");
+  std::vector<int64_t> shape = t.shape();
+  shape[0] = part;
+  size_t bytes = t.nbytes() / static_cast<size_t>(o.ranks);
+  return modelc::Tensor::copy_of(static_cast<const unsigned char *>(t.data()) +
+                                     bytes * static_cast<size_t>(o.rank),
+                                 shape, t.dtype());
+}
+
 /// --data DIR: the batches DIR/0, DIR/1, ... (folders of NAME.npy), read
 /// one at a time, the next on a thread of its own while a step runs.
 class BatchReader {
@@ -709,13 +771,21 @@ int trainSteps(const Options &o, modelc::Model &model,
   int steps = o.trainSteps > 0 ? o.trainSteps : reader->batches();
   for (int step = 1; step <= steps; ++step) {
     if (reader)
-      for (auto &[name, tensor] : reader->take(step - 1))
-        inputs[inputIndex(entry, name)] = std::move(tensor);
+      for (auto &[name, tensor] : reader->take(step - 1)) {
+        std::size_t index = inputIndex(entry, name);
+        inputs[index] = shardOf(
+            o, entry.inputs[index], std::move(tensor),
+            "--data batch " + std::to_string((step - 1) % reader->batches()));
+      }
     outputs = model.run(entry.name, inputs);
-    std::printf("step %d loss %.9g\n", step,
-                static_cast<double>(*outputs.front().data_as<float>()));
+    // Every rank computes the same loss and weights: rank 0 speaks.
+    if (o.rank == 0)
+      std::printf("step %d loss %.9g\n", step,
+                  static_cast<double>(*outputs.front().data_as<float>()));
   }
   std::fflush(stdout);
+  if (o.rank != 0)
+    return 0;
   for (const auto &[name, path] : o.outputs)
     modelc::write_npy(path, outputs[outputIndex(entry, name)]);
   if (!o.saveWeights.empty())
@@ -843,7 +913,8 @@ std::vector<modelc::Tensor> gatherInputs(const Options &o,
                             "' is given by --input and by --data's batches");
       inputs.emplace_back(); // each step's batch
     } else if (it != o.inputs.end()) {
-      inputs.push_back(modelc::read_npy(it->second));
+      inputs.push_back(
+          shardOf(o, info, modelc::read_npy(it->second), it->second));
       unused.erase(info.name);
     } else if (o.lr && info.name == "lr") {
       modelc::Tensor rate = modelc::Tensor::zeros({}, modelc::DType::F32);
@@ -866,7 +937,7 @@ std::vector<modelc::Tensor> gatherInputs(const Options &o,
   return inputs;
 }
 
-int run(const Options &o) {
+int run(Options &o) {
   if (!o.calibrate.empty()) {
     calibrate(o);
     if (o.model.empty())
@@ -881,9 +952,13 @@ int run(const Options &o) {
   load.num_threads = o.threads;
   load.plan = o.plan;
   load.cuda_graphs = o.cudaGraphs;
+  load.distributed = o.distributed;
+  load.collective_timeout_s = o.collectiveTimeout;
   if (!o.trace.empty() || !o.profile.empty())
     load.trace = std::make_shared<modelc::Trace>();
   modelc::Model model = modelc::Model::load(o.model, load);
+  o.rank = model.rank();
+  o.ranks = model.world_size();
   if (!o.loadWeights.empty())
     model.load_weights(o.loadWeights);
 

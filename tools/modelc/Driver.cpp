@@ -347,6 +347,12 @@ FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
       training.optimizer != "adamw")
     return fail("--optimizer=" + training.optimizer +
                 ": expected sgd, adam or adamw");
+  if (training.syncBatchnorm && !training.distributed)
+    return fail("--sync-batchnorm takes BatchNorm's statistics over the "
+                "ranks of a distributed run: add --distributed");
+  if (training.distributed && !(training.bucketMb > 0.0))
+    return fail("--bucket-mb " + std::to_string(training.bucketMb) +
+                ": expected a positive number of megabytes");
   if (training.accumulate < 1)
     return fail("--accumulate " + std::to_string(training.accumulate) +
                 ": expected a number of micro-batches of at least 1");
@@ -386,6 +392,9 @@ LogicalResult Driver::parse() {
       (!options.training.loss.empty() || !options.lossWeightPath.empty()))
     return fail("--loss and --loss-weight apply to a training build: add "
                 "--train");
+  if (options.training.entry.empty() && options.training.distributed)
+    return fail("--distributed applies to a training build (it sums the "
+                "gradients over the ranks): add --train");
   if (options.training.entry.empty() && options.training.recompute)
     return fail("--recompute applies to a training build (it recomputes "
                 "forward values in the backward): add --train");

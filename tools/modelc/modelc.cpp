@@ -233,6 +233,25 @@ cl::opt<int64_t> accumulate(
     cl::desc("Sum the gradients of K train_step calls (micro-batches) and "
              "update on every K-th call (default 1)"),
     cl::value_desc("K"), cl::init(1), cl::cat(trainingCategory));
+cl::opt<bool> distributed(
+    "distributed",
+    cl::desc("Data-parallel training across processes: the step can run "
+             "under mpirun (modelc-run --distributed --shard-inputs), each "
+             "rank on its part of the batch, with the gradients summed over "
+             "the ranks in buckets and the loss's means taken over the whole "
+             "batch; with one process the step is unchanged"),
+    cl::init(false), cl::cat(trainingCategory));
+cl::opt<double> bucketMb(
+    "bucket-mb",
+    cl::desc("With --distributed: megabytes of gradients per all-reduce "
+             "(default 25; the first bucket 1)"),
+    cl::value_desc("MB"), cl::init(25.0), cl::cat(trainingCategory));
+cl::opt<bool> syncBatchnorm(
+    "sync-batchnorm",
+    cl::desc("With --distributed: BatchNorm normalises with the statistics "
+             "of the whole batch over the ranks (torch.nn.SyncBatchNorm) "
+             "instead of each rank's own"),
+    cl::init(false), cl::cat(trainingCategory));
 cl::opt<bool> recompute(
     "recompute",
     cl::desc("Recompute cheap forward ops (elementwise, dropout) in the "
@@ -363,6 +382,10 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.training.accumulate = accumulate;
   options.training.frozen = frozen;
   options.training.recompute = recompute;
+  options.training.distributed = distributed;
+  options.training.syncBatchnorm = syncBatchnorm;
+  options.training.bucketMb = bucketMb;
+  options.training.firstBucketMb = std::min(1.0, bucketMb.getValue());
   options.betas = betas;
   options.flags = flags;
   return options;

@@ -388,6 +388,14 @@ LogicalResult GatherOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   return success(dx[0] || !isa<FloatType>(data.getElementType()));
 }
 
+LogicalResult AllReduceOp::buildGradients(GradientBuilder &b,
+                                          ArrayRef<Value> dy, Grads &dx) {
+  // Each rank's input reaches every rank's result: the adjoint sums the
+  // results' gradients over the ranks.
+  dx.push_back(b.op<AllReduceOp>({dy[0]}, {}));
+  return success(static_cast<bool>(dx[0]));
+}
+
 LogicalResult DropoutOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
                                         Grads &dx) {
   // The same mask (the same step, seed and site) on the gradient.

@@ -531,6 +531,9 @@ double AvgPool2dOp::getFlops() { return poolFlops(*this); }
 double GatherGradOp::getFlops() { return elementCount(getGrad()); }
 // Philox4x32-10 per element: ten rounds of two 32x32 multiplications and
 // a few xors and additions, about 60 operations.
+double AllReduceOp::getFlops() {
+  return static_cast<double>(elementCount(getResult()));
+}
 double DropoutOp::getFlops() {
   return getStep() ? 60.0 * elementCount(getResult()) : 0.0;
 }

@@ -285,6 +285,31 @@ def Graph_DropoutOp : Graph_Op<"dropout", [Pure, Graph_OwnGradient,
   let hasFolder = 1;
 }
 
+def Graph_AllReduceOp : Graph_Op<"all_reduce", [Graph_OwnGradient,
+    Graph_OwnCost, AllTypesMatch<["input", "result"]>,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "The sum of a tensor over the ranks of a distributed run.";
+  let description = [{
+    Element `i` of the result is the sum of element `i` of `input` over
+    every rank (process) of the run, in rank order, so that every rank
+    gets the same bits. A run of one rank (no distributed run, or
+    `mpirun -np 1`) gives the input itself. Every rank must run the same
+    all-reduces in the same order: the op has side effects (it is never
+    removed, merged or moved past another). It runs on the host (`cpu`);
+    the runtime hands it to the communication backend
+    (`modelc_runtime_api::all_reduce`, ABI 9). Its gradient is the
+    all-reduce of the result's gradient.
+    `modelc-average-gradients` inserts it; f32 only.
+
+    ```mlir
+    %sum = graph.all_reduce %bucket : tensor<1024xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32]>:$input);
+  let results = (outs TensorOf<[F32]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 class Graph_BinaryOp<string mnemonic, string semantics, list<Trait> traits = []>
     : Graph_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
                                               Graph_Elementwise])> {

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 8u
+#define MODELC_ABI_VERSION 9u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -232,6 +232,12 @@ typedef struct modelc_runtime_api {
    * `device`'s compute stream, from within a task launched on that GPU. */
   void (*gemm)(struct modelc_run_ctx *ctx, uint32_t device,
                const modelc_gemm *g);
+  /* (ABI 9) graph.all_reduce, on the host: dst[i] = the sum of src[i] over
+   * the ranks of a distributed run, in rank order (src itself with one
+   * rank). `what` names the op for errors. Returns nonzero after
+   * report_error when the communication failed (a rank died, a timeout). */
+  int (*all_reduce)(struct modelc_run_ctx *ctx, const float *src, float *dst,
+                    int64_t count, const char *what);
 } modelc_runtime_api;
 
 /* Tracing (ABI 6). Generated code calls ctx->trace, when it is not NULL,
@@ -330,7 +336,13 @@ typedef struct modelc_model_desc {
    * by generated code: the runtime gives each device that holds it its own
    * writable copy, and Model::save_weights reads it back. */
   const uint8_t *weight_flags;
+  /* ABI 9: MODELC_MODEL_* flags. */
+  uint32_t model_flags;
 } modelc_model_desc;
+
+/* model_flags: entry points run graph.all_reduce (a model built with
+ * modelc --distributed): a distributed run sums over its ranks there. */
+#define MODELC_MODEL_COLLECTIVES 1u
 
 /* weight_flags: generated code writes the weight (graph.assign). */
 #define MODELC_WEIGHT_WRITABLE 1u

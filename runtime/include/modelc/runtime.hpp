@@ -187,6 +187,15 @@ struct LoadOptions {
   /// Record every run into this Trace (null: no tracing; then generated
   /// code pays one null check per op). Not with cuda_graphs.
   std::shared_ptr<Trace> trace;
+  /// Join the distributed run this process was started in (mpirun) through
+  /// this backend: "mpi" (the plugin libmodelc_comm_mpi.so, loaded now).
+  /// Every rank then checks that all loaded the same model and plan, and
+  /// graph.all_reduce (a model built with modelc --distributed) sums over
+  /// the ranks. Empty: a run of one process.
+  std::string distributed;
+  /// How long a collective waits for the other ranks before it is an
+  /// Error (a rank died or stopped), in seconds.
+  double collective_timeout_s = 300.0;
 };
 
 /// A run started by Model::run_async: its outputs once it has finished.
@@ -257,6 +266,11 @@ public:
   /// own. Checked whole first: on an Error nothing changed. Not while a
   /// run is in progress.
   void load_weights(const std::string &path);
+
+  /// This process's rank in the distributed run, and the number of ranks
+  /// (0 and 1 without LoadOptions::distributed).
+  int rank() const;
+  int world_size() const;
 
   /// The chosen plan ("cpu").
   const std::string &plan() const;

@@ -68,6 +68,9 @@ def parse_args():
     p.add_argument("--eps", type=float, default=1e-8)
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--export-batch", type=int, default=0,
+                   help="export the ONNX model for this batch (default "
+                        "--batch): one rank's part of a distributed run")
     p.add_argument("--class-weights", action="store_true")
     p.add_argument("--ignore-index", type=int, default=None)
     p.add_argument("--label-smoothing", type=float, default=0.0)
@@ -200,7 +203,10 @@ def main():
         np.save(out("loss_weight.npy"), loss_weight.numpy())
 
     try:
-        torch.onnx.export(copy.deepcopy(model), (x,), out("model.onnx"),
+        # --export-batch: the model of one rank of a distributed run (its
+        # part of the batch); the training below is on the whole batch.
+        rows = a.export_batch or a.batch
+        torch.onnx.export(copy.deepcopy(model), (x[:rows],), out("model.onnx"),
                           input_names=["x"], output_names=["y"],
                           training=torch.onnx.TrainingMode.TRAINING,
                           do_constant_folding=False)
@@ -231,6 +237,11 @@ def main():
                      {n: p.grad.detach().clone().numpy()
                       for n, p in model.named_parameters()})
 
+    # What the steps start from (that forward updated BatchNorm's running
+    # statistics, as the export's trace did those of the initializers;
+    # with --export-batch the trace saw only its rows: build with
+    # --weights start.safetensors).
+    save_safetensors(out("start.safetensors"), state(model))
     with open(out("losses.txt"), "w") as losses:
         call = 0
         for step in range(1, a.steps + 1):
