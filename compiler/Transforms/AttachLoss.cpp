@@ -223,16 +223,27 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
     RankedTensorType type = tensorTypeOf(logits);
     // Distributed, a mean is the sum over the global weight of the targets.
     bool globalMean = distributed && reduction == "mean";
-    Value kept =
-        b.compare(ComparePredicate::ne, target, b.scalar(target, ignoreIndex));
-    Value used;
-    if (globalMean || (reduction == "mean" && labelSmoothing != 0.0)) {
+    // The weight of the targets kept (their count without class weights):
+    // a mean's denominator, made once when first needed.
+    Value kept, used;
+    auto keptMask = [&]() -> Value {
+      if (!kept)
+        kept = b.compare(ComparePredicate::ne, target,
+                         b.scalar(target, ignoreIndex));
+      return kept;
+    };
+    auto weightUsed = [&]() -> Value {
+      if (used)
+        return used;
       if (w)
         used = b.reduceSum(weightedOneHot(b, logits, target, w), {0, 1}, false);
       else
-        used = b.reduceSum(b.cast(kept, type.getElementType()), {0}, false);
-      used = global(b, used);
-    }
+        used =
+            b.reduceSum(b.cast(keptMask(), type.getElementType()), {0}, false);
+      return used = global(b, used);
+    };
+    if (globalMean)
+      weightUsed();
     SmallVector<NamedAttribute> attrs{
         b.named("ignore_index", b.getBuilder().getI64IntegerAttr(ignoreIndex)),
         b.named("reduction", ReductionAttr::get(b.getBuilder().getContext(),
@@ -244,7 +255,7 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
       operands.push_back(w);
     Value nll = b.op<CrossEntropyOp>(operands, attrs);
     if (globalMean)
-      nll = b.div(nll, used);
+      nll = b.div(nll, weightUsed());
     if (labelSmoothing == 0.0)
       return nll;
     // PyTorch's cross_entropy with label_smoothing: (1 - eps) nll + eps / C
@@ -257,10 +268,10 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
     if (w)
       logProbs = b.mul(logProbs, w);
     Value perSample = b.neg(b.reduceSum(logProbs, {1}, false));
-    perSample = b.select(kept, perSample, b.scalar(perSample, 0.0));
+    perSample = b.select(keptMask(), perSample, b.scalar(perSample, 0.0));
     Value smooth = b.reduceSum(perSample, {0}, false);
     if (reduction == "mean")
-      smooth = b.div(smooth, used);
+      smooth = b.div(smooth, weightUsed());
     return b.add(b.scale(nll, 1.0 - labelSmoothing),
                  b.scale(smooth, labelSmoothing / static_cast<double>(c)));
   }

@@ -3,6 +3,8 @@
 // RUN: modelc-opt %s --modelc-attach-loss='loss=nll reduction=sum' | FileCheck %s --check-prefix=NLL
 // RUN: modelc-opt %s --modelc-attach-loss='loss=mse' | FileCheck %s --check-prefix=MSE
 // RUN: modelc-opt %s --modelc-attach-loss='loss=bce_with_logits' | FileCheck %s --check-prefix=BCE
+// RUN: modelc-opt %s --modelc-attach-loss='distributed=true class-weights=0.5,1,2 ignore-index=1' | FileCheck %s --check-prefix=DIST
+// RUN: modelc-opt %s --modelc-attach-loss='distributed=true loss=mse' | FileCheck %s --check-prefix=DISTMSE
 // RUN: not modelc-opt %s --modelc-attach-loss='loss=hinge' 2>&1 | FileCheck %s --check-prefix=KIND
 // RUN: not modelc-opt %s --modelc-attach-loss='reduction=none' 2>&1 | FileCheck %s --check-prefix=NONE
 // RUN: not modelc-opt %s --modelc-attach-loss='class-weights=1,2' 2>&1 | FileCheck %s --check-prefix=COUNT
@@ -14,6 +16,22 @@ func.func @forward(%x: tensor<2x4xf32> {graph.name = "x"}) -> tensor<2x3xf32> {
   %y = graph.linear %x, %w : tensor<2x4xf32>, tensor<3x4xf32>
   return %y : tensor<2x3xf32>
 }
+
+// Distributed: a mean divides by its denominator summed over the ranks
+// (the weights of the targets kept; for mse the element count), so each
+// rank's loss is its share of the whole batch's.
+// DIST-LABEL: func.func @loss
+// DIST-SAME: attributes {graph.loss_share}
+// DIST: %[[DEN:.*]] = graph.reduce_sum %{{.*}} {axes = array<i64: 0, 1>} : tensor<2x3xf32>
+// DIST-NEXT: %[[ALL:.*]] = graph.all_reduce %[[DEN]] : tensor<f32>
+// DIST-NEXT: %[[SUM:.*]] = graph.cross_entropy %{{.*}}, %{{.*}} weight %{{.*}} reduction sum {ignore_index = 1 : i64}
+// DIST-NEXT: %[[L:.*]] = graph.div %[[SUM]], %[[ALL]]
+// DIST-NEXT: return %[[L]]
+// DISTMSE-LABEL: func.func @loss
+// DISTMSE: %[[SUM:.*]] = graph.reduce_sum
+// DISTMSE-NEXT: %[[N:.*]] = graph.constant dense<6.000000e+00> : tensor<f32>
+// DISTMSE-NEXT: %[[ALL:.*]] = graph.all_reduce %[[N]] : tensor<f32>
+// DISTMSE: graph.div %[[SUM]], %[[ALL]]
 
 // The forward entry stays; `loss` takes its inputs and `target`.
 // CE: func.func @forward

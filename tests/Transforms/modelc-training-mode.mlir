@@ -1,4 +1,5 @@
 // RUN: modelc-opt %s --split-input-file --verify-diagnostics --modelc-training-mode | FileCheck %s
+// RUN: modelc-opt %s --split-input-file --verify-diagnostics --modelc-training-mode='sync-batchnorm=true' | FileCheck %s --check-prefix=SYNC
 
 // A BatchNorm exported in training mode (momentum set): in the loss entry,
 // batch statistics (biased variance to normalise) and the running
@@ -25,6 +26,17 @@ func.func @loss(%x: tensor<2x3x2x2xf32>) -> tensor<f32> {
   %l = graph.reduce_sum %y : tensor<2x3x2x2xf32>
   return %l : tensor<f32>
 }
+// SyncBatchNorm: sums and the count over the ranks (graph.all_reduce),
+// the unbiased factor from the total count.
+// SYNC-LABEL: func.func @loss
+// SYNC: %[[N:.*]] = graph.all_reduce %{{.*}} : tensor<f32>
+// SYNC: %[[S:.*]] = graph.reduce_sum %{{.*}} {axes = array<i64: 0, 2, 3>, keepdims = true}
+// SYNC-NEXT: %[[SA:.*]] = graph.all_reduce %[[S]] : tensor<1x3x1x1xf32>
+// SYNC-NEXT: %[[MU:.*]] = graph.div %[[SA]], %[[N]]
+// SYNC: graph.reduce_sum %{{.*}} {axes = array<i64: 0, 2, 3>, keepdims = true}
+// SYNC-NEXT: graph.all_reduce %{{.*}} : tensor<1x3x1x1xf32>
+// SYNC: graph.sub %[[N]], %{{.*}}
+// SYNC: graph.assign @m
 // CHECK-DAG: graph.weight @m {frozen, writable} : tensor<3xf32>
 // CHECK-DAG: graph.weight @v {frozen, writable} : tensor<3xf32>
 // CHECK-LABEL: func.func @forward

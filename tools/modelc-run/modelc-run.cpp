@@ -275,6 +275,11 @@ Options parseArgs(int argc, char **argv) {
   }
   if (o.model.empty() && !o.devices && o.calibrate.empty())
     usageError("no model given");
+  if (!o.distributed.empty() &&
+      (o.bench > 0 || o.concurrent > 0 || !o.profile.empty() ||
+       !o.reference.empty() || !o.trace.empty()))
+    usageError("--distributed with --bench, --profile, --concurrent, --trace "
+               "or --compare-reference is not supported yet");
   if (o.shardInputs && o.distributed.empty())
     usageError("--shard-inputs splits the inputs over the ranks of a "
                "distributed run: add --distributed");
@@ -989,6 +994,9 @@ int run(Options &o) {
     return trainSteps(o, model, entry, std::move(inputs), reader.get());
 
   std::vector<modelc::Tensor> outputs = model.run(entry.name, inputs);
+  // A distributed run: the other ranks computed their part; rank 0 speaks.
+  if (o.rank != 0)
+    return 0;
   if (o.profile != "json") // which prints JSON alone
     for (size_t k = 0; k < outputs.size(); ++k)
       summarize(entry.outputs[k].name, outputs[k]);
