@@ -16,7 +16,9 @@
 #     --threads 1 (the runtime's OpenMP pool runs inline) and
 #     OMP_NUM_THREADS=1 (oneDNN's own OpenMP regions, one thread each); what
 #     TSan checks is the runtime's own synchronisation between concurrent
-#     runs, the pooled run resources and the sim devices' stream threads.
+#     runs, the pooled run resources and the sim devices' stream threads,
+#     and training steps started with Model::run_async (modelc-run
+#     --train-steps) while --data reads the next batch.
 # Needs ./build (scripts/build.sh) for modelc and the reference outputs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -147,3 +149,18 @@ for target in cpu cpu+sim2; do
     --random-inputs --threads 1 --bench 40 --concurrent 8 >/dev/null
   echo "TSan: mlp on $target, 40 runs on 8 threads: clean"
 done
+# Training steps started with Model::run_async (its queue thread) while the
+# next --data batch is read on the reader's thread.
+"$modelc" tests/training/Inputs/mlp.ir --train --random-weights=1 --target=cpu+sim2 \
+  --place-all=sim:0 -o "$work/tsan-train.so"
+/usr/bin/python3 - "$work/tsan-data" <<'PY'
+import os, sys, numpy as np
+rng = np.random.default_rng(0)
+for k in range(3):
+    d = os.path.join(sys.argv[1], str(k)); os.makedirs(d)
+    np.save(os.path.join(d, "x.npy"), rng.standard_normal((16, 20)).astype(np.float32))
+    np.save(os.path.join(d, "target.npy"), rng.integers(0, 5, 16).astype(np.int64))
+PY
+OMP_NUM_THREADS=1 build-tsan/bin/modelc-run-lite "$work/tsan-train.so" \
+  --threads 1 --train-steps 6 --data "$work/tsan-data" >/dev/null
+echo "TSan: 6 asynchronous training steps on sim:0 fed by --data: clean"

@@ -37,6 +37,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -774,7 +775,9 @@ int trainSteps(const Options &o, modelc::Model &model,
                         "changes the weights)");
   std::vector<modelc::Tensor> outputs;
   int steps = o.trainSteps > 0 ? o.trainSteps : reader->batches();
-  for (int step = 1; step <= steps; ++step) {
+  // Each step is started with Model::run_async: while it runs, the next
+  // batch is taken (read ahead on the reader's thread) and sharded.
+  auto batch = [&](int step) {
     if (reader)
       for (auto &[name, tensor] : reader->take(step - 1)) {
         std::size_t index = inputIndex(entry, name);
@@ -782,11 +785,28 @@ int trainSteps(const Options &o, modelc::Model &model,
             o, entry.inputs[index], std::move(tensor),
             "--data batch " + std::to_string((step - 1) % reader->batches()));
       }
-    outputs = model.run(entry.name, inputs);
+  };
+  batch(1);
+  for (int step = 1; step <= steps; ++step) {
+    modelc::PendingRun pending = model.run_async(entry.name, inputs);
+    // A bad next batch is reported after this step's loss.
+    std::exception_ptr nextBatch;
+    if (step < steps) {
+      try {
+        batch(step + 1);
+      } catch (const modelc::Error &) {
+        nextBatch = std::current_exception();
+      }
+    }
+    outputs = pending.wait();
     // Every rank computes the same loss and weights: rank 0 speaks.
     if (o.rank == 0)
       std::printf("step %d loss %.9g\n", step,
                   static_cast<double>(*outputs.front().data_as<float>()));
+    if (nextBatch) {
+      std::fflush(stdout);
+      std::rethrow_exception(nextBatch);
+    }
   }
   std::fflush(stdout);
   if (o.rank != 0)
