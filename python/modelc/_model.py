@@ -24,7 +24,8 @@ class TensorSpec(NamedTuple):
                                ",".join(str(d) for d in self.shape))
 
 
-def load(path, plan=None, threads=None, weights=None, trace=False):
+def load(path, plan=None, threads=None, weights=None, trace=False,
+         distributed=None, collective_timeout=300.0):
     """Loads a model.so built by modelc.
 
     plan: the plan to run (a name such as "cpu" or "cpu+sim2", GPUs such as
@@ -32,6 +33,12 @@ def load(path, plan=None, threads=None, weights=None, trace=False):
     threads: CPU threads (a positive int); None: one per core.
     weights: a safetensors file whose weights replace the model's own.
     trace: record every run (Model.trace(), Model.write_trace()).
+    distributed: "mpi" to join the distributed run this process was started
+    in (mpirun -np N python3 train.py): a model built with modelc --train
+    --distributed then sums its gradients over the ranks (Model.rank,
+    Model.world_size; each rank feeds its own part of the batch).
+    collective_timeout: seconds a collective waits for the other ranks
+    before it is a modelc.Error.
     Raises modelc.Error (a missing or corrupt file, an unknown plan, weights
     of the wrong shape)."""
     if threads is not None and (isinstance(threads, bool) or
@@ -42,9 +49,12 @@ def load(path, plan=None, threads=None, weights=None, trace=False):
         raise TypeError("plan must be a str, got %r" % (plan,))
     if not isinstance(trace, bool):
         raise TypeError("trace must be a bool, got %r" % (trace,))
+    if distributed is not None and distributed != "mpi":
+        raise ValueError('distributed must be None or "mpi", got %r'
+                         % (distributed,))
     core = _core.load(os.fspath(path), plan or "", threads or 0,
                       os.fspath(weights) if weights is not None else "",
-                      trace)
+                      trace, distributed or "", float(collective_timeout))
     return Model(core)
 
 
@@ -112,6 +122,16 @@ class Model:
     def plan(self):
         """The plan that runs ("cpu", "cpu+sim2", "h200", ...)."""
         return self._core.plan()
+
+    @property
+    def rank(self):
+        """This process's rank in the distributed run (0 without one)."""
+        return self._core.rank()
+
+    @property
+    def world_size(self):
+        """The number of ranks of the distributed run (1 without one)."""
+        return self._core.world_size()
 
     @property
     def plans(self):

@@ -53,8 +53,11 @@ struct PyModel {
 };
 
 PyModel load(const std::string &path, const std::string &plan, int threads,
-             const std::string &weights, bool trace) {
+             const std::string &weights, bool trace,
+             const std::string &distributed, double collectiveTimeout) {
   modelc::LoadOptions options;
+  options.distributed = distributed;
+  options.collective_timeout_s = collectiveTimeout;
   options.plan = plan;
   options.num_threads = threads;
   options.weights = weights;
@@ -192,6 +195,9 @@ PYBIND11_MODULE(_core, m) {
                                    describeTensors(e.outputs));
            })
       .def("plan", [](const PyModel &self) { return self.model.plan(); })
+      .def("rank", [](const PyModel &self) { return self.model.rank(); })
+      .def("world_size",
+           [](const PyModel &self) { return self.model.world_size(); })
       .def("plans", [](const PyModel &self) { return self.model.plans(); })
       .def("plan_note",
            [](const PyModel &self) { return self.model.plan_note(); })
@@ -270,7 +276,8 @@ PYBIND11_MODULE(_core, m) {
       });
 
   m.def("load", &load, py::arg("path"), py::arg("plan"), py::arg("threads"),
-        py::arg("weights"), py::arg("trace"));
+        py::arg("weights"), py::arg("trace"), py::arg("distributed"),
+        py::arg("collective_timeout"));
   m.def("_exported_alive", &modelc::python::exportedTensorsAlive);
   m.def("_last_run", [] {
     py::dict record;

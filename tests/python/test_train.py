@@ -199,3 +199,54 @@ def test_async_errors(trainer):
     assert loss == expected_loss
     for g, e in zip(grads, expected):
         np.testing.assert_array_equal(g, e)
+
+
+MPI_SCRIPT = r"""
+import sys
+import numpy as np
+import modelc
+path, data, out = sys.argv[1:4]
+m = modelc.load(path, distributed="mpi", collective_timeout=60)
+batch = np.load(data)
+rows = 16 // m.world_size
+part = slice(m.rank * rows, (m.rank + 1) * rows)
+losses = [m.train_step(batch["x"][part], batch["t"][part]) for _ in range(3)]
+if m.rank == 0:
+    np.savez(out, losses=np.array(losses), **m.state_dict())
+"""
+
+
+def test_distributed_under_mpirun(trainer, modelc_tool, workdir, tmp_path):
+    """Python started by mpirun (docs/training.md, Data parallel): 2 ranks
+    of a --distributed build, each on its 8 rows, take the steps of one
+    process on all 16."""
+    import shutil
+    import subprocess
+    import sys
+    if not shutil.which("mpirun"):
+        pytest.skip("no mpirun (apt install openmpi-bin libopenmpi-dev)")
+    ir = open(MLP_LOSS_IR).read().replace("16x", "8x")
+    half = tmp_path / "mlp8.ir"
+    half.write_text(ir)
+    path = modelc.compile(str(half), output=str(tmp_path / "dist.so"),
+                          random_weights=5,
+                          args=["--train", "--optimizer=sgd", "--lr", "0.1",
+                                "--momentum", "0.9", "--distributed"])
+    x, t = batch()
+    np.savez(tmp_path / "batch.npz", x=x, t=t)
+    script = tmp_path / "rank.py"
+    script.write_text(MPI_SCRIPT)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    result = subprocess.run(
+        ["mpirun", "--oversubscribe", "-np", "2", sys.executable, str(script),
+         path, str(tmp_path / "batch.npz"), str(tmp_path / "out.npz")],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    got = np.load(tmp_path / "out.npz")
+    whole = modelc.load(trainer[0])
+    expected = [whole.train_step(x, t) for _ in range(3)]
+    np.testing.assert_allclose(got["losses"], expected, rtol=1e-5)
+    for name, value in whole.state_dict().items():
+        np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-7,
+                                   err_msg=name)
