@@ -18,9 +18,12 @@ extern "C" {
 typedef struct modelc_comm modelc_comm; /* one process's place in a run */
 
 /* Every call that can fail returns 0, or nonzero with a message (one line,
- * NUL-terminated) in err[0..err_size). Collectives give up after
- * timeout_s seconds: a rank that died or stopped answering is an error,
- * never a hang. */
+ * NUL-terminated) in err[0..err_size). A collective that waits more than
+ * timeout_s seconds (a rank died or stopped answering) never hangs: the
+ * plugin reports it, as an error or by ending the process with the message
+ * on stderr and status 1 (the MPI plugin: its collectives are MPI's
+ * blocking ones, which cannot be given up), after which mpirun ends the
+ * job. */
 typedef struct modelc_comm_plugin {
   uint32_t version; /* MODELC_COMM_PLUGIN_VERSION */
   const char *name; /* "mpi" */
