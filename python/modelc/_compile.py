@@ -2,6 +2,7 @@
 the modelc compiler (the command-line tool, run as a child process)."""
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -51,6 +52,10 @@ def find_modelc(modelc=None):
 
 def _shape_text(name, shape):
     if isinstance(shape, str):
+        if not re.fullmatch(r"\d+(x\d+)*", shape):
+            raise ValueError("input_shapes[%r] must be a sequence of ints or "
+                             "a string such as '1x3x224x224', got %r"
+                             % (name, shape))
         return shape
     try:
         dims = [int(d) for d in shape]

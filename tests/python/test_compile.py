@@ -108,6 +108,11 @@ def test_bad_arguments(modelc_tool, tmp_path):
     with pytest.raises(ValueError, match=r"input_shapes\['x'\] must be a "
                                          r"sequence of ints"):
         modelc.compile(MULTI_IR, input_shapes={"x": 5})
+    # A string that is not a shape, before modelc runs (docs/python.md).
+    with pytest.raises(ValueError, match=r"input_shapes\['x'\] must be a "
+                                         r"sequence of ints or a string such "
+                                         r"as '1x3x224x224', got '1xx'"):
+        modelc.compile(MULTI_IR, input_shapes={"x": "1xx"})
     with pytest.raises(TypeError, match="args must be a list"):
         modelc.compile(MULTI_IR, args="--checked")
 

@@ -60,7 +60,8 @@ cl::list<std::string> targets(
     "target",
     cl::desc("A machine to build a plan for: a preset (cpu, h200, h200x2, "
              "h200x4, h200x8, cpu+sim2, cpu+sim4) or a JSON file "
-             "(docs/placement.md); repeat for several plans (default: cpu)"),
+             "(docs/placement.md); repeat for several plans (default: cpu, and "
+             "h200 too where nvcc is found; MODELC_DEFAULT_TARGETS overrides)"),
     cl::value_desc("name|file.json"), cl::cat(modelcCategory));
 
 cl::opt<std::string> placementReport(

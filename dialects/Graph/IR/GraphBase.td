@@ -109,6 +109,16 @@ def Graph_InferTypeFromProperties : TraitList<[
         ::mlir::ValueRange operands, ::mlir::DictionaryAttr attributes,
         ::mlir::OpaqueProperties properties, ::mlir::RegionRange regions,
         ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes) {
+      auto where = [&] {
+        return ::mlir::emitError(
+            location ? *location : ::mlir::UnknownLoc::get(context));
+      };
+      // A misspelled attribute before the type it changes.
+      if (attributes &&
+          ::mlir::failed(::modelc::graph::detail::checkAttributeNames(
+              ::mlir::OperationName(getOperationName(), context),
+              attributes.getValue(), where)))
+        return ::mlir::failure();
       Properties complete =
           properties ? *properties.as<Properties *>() : Properties{};
       if (attributes &&

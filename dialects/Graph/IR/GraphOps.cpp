@@ -35,10 +35,14 @@ using namespace modelc::graph;
 /// discardable one and ignored. Only the device pin and dialect-prefixed
 /// attributes (`sched.buffer`, written by passes) may be added to a graph op;
 /// any other name is an error suggesting the closest inherent one.
-static LogicalResult verifyAttributeNames(Operation *op) {
-  for (NamedAttribute attr : op->getDiscardableAttrs()) {
+LogicalResult modelc::graph::detail::checkAttributeNames(
+    OperationName opName, ArrayRef<NamedAttribute> attributes,
+    function_ref<InFlightDiagnostic()> emit) {
+  ArrayRef<StringAttr> inherent = opName.getAttributeNames();
+  for (NamedAttribute attr : attributes) {
     StringRef name = attr.getName().getValue();
-    if (name == kDeviceAttrName || name.contains('.'))
+    if (name == kDeviceAttrName || name.contains('.') ||
+        llvm::is_contained(inherent, attr.getName()))
       continue;
     StringRef closest;
     unsigned best = ~0u;
@@ -49,24 +53,35 @@ static LogicalResult verifyAttributeNames(Operation *op) {
         closest = candidate;
       }
     };
-    for (StringAttr inherent : op->getName().getAttributeNames())
-      consider(inherent.getValue());
+    for (StringAttr own : inherent)
+      consider(own.getValue());
     consider(kDeviceAttrName);
-    InFlightDiagnostic error = op->emitOpError("has no attribute '")
-                               << name << "'";
+    InFlightDiagnostic error = emit();
+    error << "'" << opName.getStringRef() << "' op has no attribute '" << name
+          << "'";
     // A suggestion only when it is close: at most a third of the letters.
     if (!closest.empty() && best <= std::max<size_t>(1, name.size() / 3))
       error << "; did you mean '" << closest << "'?";
     else {
       SmallVector<StringRef> names;
-      for (StringAttr inherent : op->getName().getAttributeNames())
-        names.push_back(inherent.getValue());
+      for (StringAttr own : inherent)
+        names.push_back(own.getValue());
       names.push_back(kDeviceAttrName);
       error << "; its attributes are " << llvm::join(names, ", ");
     }
     return error;
   }
   return success();
+}
+
+/// A misspelled attribute (`pading`) would otherwise be kept as a
+/// discardable one and ignored. Only the device pin and dialect-prefixed
+/// attributes (`sched.buffer`, written by passes) may be added to a graph op;
+/// any other name is an error suggesting the closest inherent one.
+static LogicalResult verifyAttributeNames(Operation *op) {
+  SmallVector<NamedAttribute> discardable(op->getDiscardableAttrs());
+  return modelc::graph::detail::checkAttributeNames(
+      op->getName(), discardable, [&] { return op->emitError(); });
 }
 
 LogicalResult modelc::graph::detail::verifyGraphOp(Operation *op) {

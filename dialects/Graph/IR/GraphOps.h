@@ -25,6 +25,15 @@ namespace detail {
 /// Checks what every graph op guarantees: statically shaped tensors of a
 /// supported element type, and a valid `device` pin when one is present.
 mlir::LogicalResult verifyGraphOp(mlir::Operation *op);
+/// That every attribute of `attributes` given to an op `name` is one of its
+/// own, the device pin or a dialect-prefixed one; else an error (through
+/// `emit`) naming the closest of its own. The parser's type inference
+/// checks this before it infers a type from the attributes, so that a
+/// misspelled one is reported before any type it changes.
+mlir::LogicalResult
+checkAttributeNames(mlir::OperationName name,
+                    llvm::ArrayRef<mlir::NamedAttribute> attributes,
+                    llvm::function_ref<mlir::InFlightDiagnostic()> emit);
 } // namespace detail
 
 /// The trait behind `detail::verifyGraphOp`, attached to every graph op.

@@ -90,6 +90,16 @@ func.func @misspelled_attribute(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>
 
 // -----
 
+// Reported while the parser infers the result type, before the `return`
+// whose type the misspelling would make wrong (an unpadded result is 6x6).
+func.func @misspelled_attribute_changes_the_type(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{'graph.conv2d' op has no attribute 'pading'; did you mean 'padding'?}}
+  %0 = graph.conv2d %x, %w {pading = array<i64: 1, 1, 1, 1>} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
 func.func @misspelled_pin(%x: tensor<4xf32>) {
   // expected-error @+1 {{'graph.relu' op has no attribute 'devise'; did you mean 'device'?}}
   %0 = graph.relu %x {devise = "cpu"} : tensor<4xf32>
