@@ -128,10 +128,8 @@ struct PlanSpec {
 
 /// "graph.linear (line 12)": how errors, tasks and traces name `op`.
 std::string describeOp(Operation *op) {
-  std::string what = namedOp(op)->getName().getStringRef().str();
-  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
-    what += " (line " + std::to_string(loc.getLine()) + ")";
-  return what;
+  return namedOp(op)->getName().getStringRef().str() +
+         graph::describeLocation(op->getLoc());
 }
 
 /// Emits one entry point of one plan.
@@ -600,9 +598,7 @@ FunctionEmitter::emitPackedProduct(sched::PackedProductOp packed) {
   }
   if (operands.empty())
     globals << "{0, 0, 0.0f, 0}";
-  std::string what = prod->getName().getStringRef().str();
-  if (auto loc = dyn_cast<FileLineColLoc>(prod->getLoc()))
-    what += " (line " + std::to_string(loc.getLine()) + ")";
+  std::string what = graph::describeOp(prod);
   unsigned site = globalCounter++;
   productSites[packed] = site;
   globals << "};\nconst modelc_product " << desc << " = {" << site << ", "
@@ -880,8 +876,8 @@ LogicalResult FunctionEmitter::emitGather(GatherOp gather) {
      << typeName(gather.getIndices()) << ">(ctx, " << in(op, 0) << ", "
      << in(op, 1) << ", " << out(op) << ", " << product(data.take_front(axis))
      << ", " << data[axis] << ", " << product(data.drop_front(axis + 1)) << ", "
-     << tensorType(gather.getIndices()).getNumElements()
-     << "))\n    return 1;\n";
+     << tensorType(gather.getIndices()).getNumElements() << ", "
+     << cString(describeOp(op)) << "))\n    return 1;\n";
   return success();
 }
 
@@ -904,8 +900,8 @@ LogicalResult FunctionEmitter::emitAllReduce(AllReduceOp reduce) {
   Operation *op = reduce;
   os << "  if (ctx->api->all_reduce(ctx, static_cast<const float *>("
      << in(op, 0) << "), static_cast<float *>(" << out(op) << "), "
-     << tensorType(reduce.getResult()).getNumElements() << "LL, \""
-     << describeOp(op) << "\"))\n    return 1;\n";
+     << tensorType(reduce.getResult()).getNumElements() << "LL, "
+     << cString(describeOp(op)) << "))\n    return 1;\n";
   return success();
 }
 
@@ -967,8 +963,8 @@ LogicalResult FunctionEmitter::emitCrossEntropy(CrossEntropyOp loss) {
      << ">(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
      << nullable(loss.getWeight()) << ", " << out(op) << ", " << logits[0]
      << ", " << logits[1] << ", " << static_cast<int>(loss.getReduction())
-     << ", " << static_cast<int64_t>(loss.getIgnoreIndex())
-     << "LL))\n    return 1;\n";
+     << ", " << static_cast<int64_t>(loss.getIgnoreIndex()) << "LL, "
+     << cString(describeOp(op)) << "))\n    return 1;\n";
   return success();
 }
 
@@ -1416,9 +1412,7 @@ void FunctionEmitter::emitCopy(device::TransferOp transfer) {
     check(src, input, "device.transfer (source)");
     check(dst, result, "device.transfer (destination)");
   }
-  std::string what = "device.transfer";
-  if (auto loc = dyn_cast<FileLineColLoc>(transfer.getLoc()))
-    what += " (line " + std::to_string(loc.getLine()) + ")";
+  std::string what = graph::describeOp(transfer);
   host << "  api->copy(ctx, " << dst << ", " << name(result) << ", " << src
        << ", " << name(input) << ", " << valueBytes(result) << "ULL, "
        << cString(what) << ");\n"

@@ -34,13 +34,6 @@ using namespace modelc::graph;
 
 namespace {
 
-std::string describeOp(Operation *op) {
-  std::string text = op->getName().getStringRef().str();
-  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
-    text += " (line " + std::to_string(loc.getLine()) + ")";
-  return text;
-}
-
 /// The task graph of one function and how its nodes map back to the IR.
 struct FunctionGraph {
   PlacementProblem problem;

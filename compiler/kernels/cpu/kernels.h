@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 namespace modelc_cpu {
@@ -879,10 +880,11 @@ inline void slice(modelc_run_ctx *ctx, const T *x, T *y, int rank,
 template <typename T, typename I>
 inline int gather(modelc_run_ctx *ctx, const T *data, const I *indices, T *y,
                   int64_t outer, int64_t axis_dim, int64_t inner,
-                  int64_t num_indices) {
+                  int64_t num_indices, const char *what = "graph.gather") {
   for (int64_t i = 0; i < num_indices; ++i)
     if (indices[i] < -axis_dim || indices[i] >= axis_dim) {
-      ctx->api->report_error(ctx, "graph.gather: an index is out of range");
+      ctx->api->report_error(
+          ctx, (std::string(what) + ": an index is out of range").c_str());
       return 1;
     }
   parallel_for(ctx, outer * num_indices, grain_for(inner),
@@ -1087,7 +1089,8 @@ template <typename I>
 inline int cross_entropy(modelc_run_ctx *ctx, const float *logits,
                          const I *targets, const float *weight, float *y,
                          int64_t n, int64_t c, int reduction,
-                         int64_t ignore_index) {
+                         int64_t ignore_index,
+                         const char *what = "graph.cross_entropy") {
   double total = 0.0, weight_sum = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     int64_t t = static_cast<int64_t>(targets[i]);
@@ -1097,8 +1100,8 @@ inline int cross_entropy(modelc_run_ctx *ctx, const float *logits,
       continue;
     }
     if (t < 0 || t >= c) {
-      ctx->api->report_error(ctx,
-                             "graph.cross_entropy: a target is out of range");
+      ctx->api->report_error(
+          ctx, (std::string(what) + ": a target is out of range").c_str());
       return 1;
     }
     const float *row = logits + i * c;

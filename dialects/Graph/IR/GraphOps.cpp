@@ -35,6 +35,33 @@ using namespace modelc::graph;
 /// discardable one and ignored. Only the device pin and dialect-prefixed
 /// attributes (`sched.buffer`, written by passes) may be added to a graph op;
 /// any other name is an error suggesting the closest inherent one.
+std::string modelc::graph::describeLocation(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return " (line " + std::to_string(file.getLine()) + ")";
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    // The ONNX importer's "model.onnx:node 'NAME'": the node.
+    StringRef text = name.getName().getValue();
+    size_t node = text.rfind(":node '");
+    if (node != StringRef::npos)
+      return " (" + text.substr(node + 1).str() + ")";
+    if (std::string inner = describeLocation(name.getChildLoc());
+        !inner.empty())
+      return inner;
+    return " (" + text.str() + ")";
+  }
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location part : fused.getLocations())
+      if (std::string text = describeLocation(part); !text.empty())
+        return text;
+  if (auto call = dyn_cast<CallSiteLoc>(loc))
+    return describeLocation(call.getCallee());
+  return "";
+}
+
+std::string modelc::graph::describeOp(Operation *op) {
+  return op->getName().getStringRef().str() + describeLocation(op->getLoc());
+}
+
 LogicalResult modelc::graph::detail::checkAttributeNames(
     OperationName opName, ArrayRef<NamedAttribute> attributes,
     function_ref<InFlightDiagnostic()> emit) {

@@ -76,6 +76,14 @@ inferElementwiseBinary(std::optional<mlir::Location> location,
 /// the view; nullopt otherwise. Views need no copy.
 std::optional<int64_t> getViewOffset(mlir::Operation *op);
 
+/// Where an op came from, as reports, profiles, traces and runtime errors
+/// say it: " (line 12)" for a model.ir, " (node '/10/Gemm')" for an ONNX
+/// node (its NameLoc "file:node 'NAME'"), "" when the location says
+/// neither.
+std::string describeLocation(mlir::Location loc);
+/// "graph.linear (line 12)", "graph.gemm (node '/10/Gemm')".
+std::string describeOp(mlir::Operation *op);
+
 /// Bytes of one element of `type` in memory (i1 takes one byte).
 uint64_t elementBytes(mlir::Type type);
 
