@@ -50,6 +50,20 @@ struct AllReduceGradientsPass
           << "modelc-all-reduce-gradients: bucket sizes must be positive";
       return signalPassFailure();
     }
+    // A dropout's mask is a function of its element index within this
+    // rank's part of the batch: every rank would draw the same masks, not
+    // those of one process on the whole batch.
+    WalkResult dropouts = gradients.walk([&](DropoutOp op) {
+      if (!op.getStep())
+        return WalkResult::advance();
+      op.emitError("distributed training with dropout in training mode is "
+                   "not supported yet: each rank would draw the same masks "
+                   "for its rows (export with the dropout ratio 0, or train "
+                   "on one process)");
+      return WalkResult::interrupt();
+    });
+    if (dropouts.wasInterrupted())
+      return signalPassFailure();
     bool share = loss->hasAttr("graph.loss_share");
     globalLoss(loss, share);
     if (failed(sumGradients(gradients, share)))
@@ -133,11 +147,17 @@ struct AllReduceGradientsPass
 
     // A rank's own mean: each gradient is scaled by 1 / ranks first.
     Value scale;
+    Operation *previous = nullptr; // the last op of the bucket before
     for (ArrayRef<unsigned> bucket : buckets) {
       Value last = ret.getOperand(bucket.back());
       OpBuilder builder(function.getContext());
-      if (Operation *def = last.getDefiningOp())
-        builder.setInsertionPointAfter(def);
+      // After the bucket's last gradient, and after the bucket before
+      // (two buckets may end at one op: a value returned twice).
+      Operation *after = last.getDefiningOp();
+      if (previous && (!after || after->isBeforeInBlock(previous)))
+        after = previous;
+      if (after)
+        builder.setInsertionPointAfter(after);
       else
         builder.setInsertionPointToStart(&body);
       GradientBuilder b(builder, last.getLoc());
@@ -171,8 +191,11 @@ struct AllReduceGradientsPass
                       {b.named("starts", builder.getDenseI64ArrayAttr(offset)),
                        b.named("ends",
                                builder.getDenseI64ArrayAttr(offset + n))});
-        ret->setOperand(i, b.reshape(piece, type.getShape()));
+        Value back = b.reshape(piece, type.getShape());
+        ret->setOperand(i, back);
         offset += n;
+        if (Operation *def = back.getDefiningOp())
+          previous = def;
       }
       if (!summed)
         return failure();

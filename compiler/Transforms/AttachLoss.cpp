@@ -117,7 +117,17 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
 
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     builder.setInsertionPoint(ret);
-    GradientBuilder b(builder, function.getLoc());
+    // The loss's ops are named after it ("model.onnx:loss 'mse'") in
+    // reports and run-time errors.
+    std::string file;
+    if (auto name = dyn_cast<NameLoc>(function.getLoc()))
+      file = name.getName().str();
+    else if (auto line = dyn_cast<FileLineColLoc>(function.getLoc()))
+      file = line.getFilename().str();
+    Location lossLoc =
+        NameLoc::get(builder.getStringAttr(file + ":loss '" + loss + "'"),
+                     function.getLoc());
+    GradientBuilder b(builder, lossLoc);
     Value y = ret.getOperand(0);
     Value classWeight = classes ? weights(b, y) : Value();
     Value l;

@@ -38,7 +38,9 @@ def load(path, plan=None, threads=None, weights=None, trace=False,
     --distributed then sums its gradients over the ranks (Model.rank,
     Model.world_size; each rank feeds its own part of the batch).
     collective_timeout: seconds a collective waits for the other ranks
-    before it is a modelc.Error.
+    before the process ends with a message and exit status 1 (mpirun
+    then ends the job). Every rank must run the same entry points in the
+    same order.
     Raises modelc.Error (a missing or corrupt file, an unknown plan, weights
     of the wrong shape)."""
     if threads is not None and (isinstance(threads, bool) or

@@ -29,7 +29,9 @@ std::vector<std::string> pluginCandidates(const std::string &backend) {
 }
 
 std::mutex joinMutex;
-std::weak_ptr<Communicator> joined;
+// The process's communicator: kept from the first join to exit, when it is
+// closed (MPI_Finalize) unless a collective failed.
+std::shared_ptr<Communicator> joined;
 
 } // namespace
 
@@ -42,7 +44,7 @@ std::string describePluginSearch(const std::string &backend) {
 
 std::shared_ptr<Communicator> Communicator::join(const std::string &backend) {
   std::lock_guard<std::mutex> lock(joinMutex);
-  if (std::shared_ptr<Communicator> existing = joined.lock()) {
+  if (std::shared_ptr<Communicator> existing = joined) {
     if (existing->backend_ != backend)
       throw Error("distributed run: this process already joined one through '" +
                   existing->backend_ + "', not '" + backend + "'");
@@ -82,6 +84,10 @@ std::shared_ptr<Communicator> Communicator::join(const std::string &backend) {
   comm->rank_ = comm->plugin_->rank(comm->comm_);
   comm->size_ = comm->plugin_->size(comm->comm_);
   joined = comm;
+  std::atexit([] {
+    std::lock_guard<std::mutex> lock(joinMutex);
+    joined.reset();
+  });
   return comm;
 }
 
@@ -113,9 +119,21 @@ bool Communicator::broadcast(void *data, int64_t bytes, double timeoutSeconds,
   return false;
 }
 
+std::shared_ptr<Communicator> Communicator::current() {
+  std::lock_guard<std::mutex> lock(joinMutex);
+  return joined;
+}
+
 void Communicator::abort(int code) {
   plugin_->abort(comm_, code);
   std::_Exit(code);
 }
 
 } // namespace modelc::detail
+
+void modelc::abort_distributed_run(int exit_code) {
+  if (std::shared_ptr<detail::Communicator> comm =
+          detail::Communicator::current();
+      comm && comm->size() > 1)
+    comm->abort(exit_code);
+}

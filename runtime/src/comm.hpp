@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace modelc::detail {
@@ -15,10 +16,18 @@ namespace modelc::detail {
 class Communicator {
 public:
   /// Joins the run through backend `backend` ("mpi"): the process's one
-  /// communicator, opened by the first call (later calls share it). An
+  /// communicator, opened by the first call and kept until the process
+  /// exits (MPI cannot be initialised twice; it is finalised at exit). An
   /// Error says why the backend could not be loaded or joined.
   static std::shared_ptr<Communicator> join(const std::string &backend);
   ~Communicator();
+  /// The process's communicator, or null when it joined no run.
+  static std::shared_ptr<Communicator> current();
+
+  /// Held for the whole of a run that issues collectives: a process runs
+  /// them one run at a time (the backend's calls come from one thread at
+  /// a time, and each rank issues a run's collectives together).
+  std::mutex &runs() { return runs_; }
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -45,6 +54,7 @@ private:
   // process leaves without MPI_Finalize (which would wait for them), and
   // mpirun ends the job.
   bool failed_ = false;
+  std::mutex runs_;
 };
 
 /// Where the runtime looks for backend `backend`'s plugin, in order:

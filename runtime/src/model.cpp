@@ -510,8 +510,14 @@ void Model::run_into(const std::string &entry,
     state.trace->begin(entry);
     ctx.trace = detail::traceCallback;
   }
+  // A distributed run's collectives: one run at a time in the process.
+  std::unique_lock<std::mutex> collectives;
+  if (impl.comm && impl.comm->size() > 1)
+    collectives = std::unique_lock<std::mutex>(impl.comm->runs());
   int status = impl.multiDevice ? runOnStreams(impl, index, state)
                                 : impl.plan->run[index](&ctx);
+  if (collectives)
+    collectives.unlock();
   if (state.trace)
     state.trace->end();
   impl.releaseResources(index, std::move(resources));

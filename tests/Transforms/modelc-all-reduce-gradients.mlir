@@ -80,10 +80,51 @@ func.func @gradients(%x: tensor<8x4xf32>) -> (tensor<f32> {graph.name = "loss"},
 
 // -----
 
+// Two buckets that end at one op (a gradient returned for two parameters):
+// the second goes after the first (its scale by 1 / ranks included).
+// SMALL-LABEL: {{.*}}graph.name = "b"}) attributes {graph.gradient_buckets = 2 : i64
+// SMALL: %[[G:.*]] = graph.exp
+// SMALL: %[[INV:.*]] = graph.div
+// SMALL-NEXT: %[[A:.*]] = graph.mul %[[G]], %[[INV]]
+// SMALL-NEXT: %[[FA:.*]] = graph.reshape %[[A]] to [32]
+// SMALL-NEXT: graph.all_reduce %[[FA]] : tensor<32xf32>
+// SMALL: %[[B:.*]] = graph.mul %[[G]], %[[INV]]
+// SMALL-NEXT: %[[FB:.*]] = graph.reshape %[[B]] to [32]
+// SMALL-NEXT: graph.all_reduce %[[FB]] : tensor<32xf32>
+func.func @loss(%x: tensor<8x4xf32>) -> (tensor<f32> {graph.name = "loss"}) {
+  %l = graph.reduce_mean %x : tensor<8x4xf32>
+  return %l : tensor<f32>
+}
+func.func @gradients(%x: tensor<8x4xf32>) -> (tensor<f32> {graph.name = "loss"}, tensor<8x4xf32> {graph.name = "a"}, tensor<8x4xf32> {graph.name = "b"}) attributes {graph.parameters = [@a, @b]} {
+  %l = graph.reduce_mean %x : tensor<8x4xf32>
+  %g = graph.exp %x : tensor<8x4xf32>
+  return %l, %g, %g : tensor<f32>, tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
 // expected-error@below {{modelc-all-reduce-gradients: needs the loss entry point 'loss' and 'gradients' (run modelc-differentiate first)}}
 module {
   func.func @loss(%x: tensor<8x4xf32>) -> tensor<f32> {
     %l = graph.reduce_sum %x : tensor<8x4xf32>
     return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Dropout in training mode: every rank would draw the same masks.
+module {
+  graph.weight @rng_step {frozen, writable, zeros} : tensor<i64>
+  func.func @loss(%x: tensor<8x4xf32>) -> (tensor<f32> {graph.name = "loss"}) {
+    %l = graph.reduce_mean %x : tensor<8x4xf32>
+    return %l : tensor<f32>
+  }
+  func.func @gradients(%x: tensor<8x4xf32>) -> (tensor<f32> {graph.name = "loss"}, tensor<8x4xf32> {graph.name = "a"}) attributes {graph.parameters = [@a]} {
+    %s = graph.weight_ref @rng_step : tensor<i64>
+    %l = graph.reduce_mean %x : tensor<8x4xf32>
+    // expected-error@below {{distributed training with dropout in training mode is not supported yet}}
+    %d = graph.dropout %x, %s {ratio = 0.5} : tensor<8x4xf32>, tensor<i64>
+    return %l, %d : tensor<f32>, tensor<8x4xf32>
   }
 }

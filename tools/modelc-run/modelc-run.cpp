@@ -1063,6 +1063,11 @@ int main(int argc, char **argv) {
     return run(options);
   } catch (const modelc::Error &e) {
     std::cerr << "modelc-run: error: " << e.what() << "\n";
+    // The other ranks would wait in a collective for this one: end them.
+    if (!options.distributed.empty()) {
+      std::cerr.flush();
+      modelc::abort_distributed_run(1);
+    }
     return 1;
   }
 }

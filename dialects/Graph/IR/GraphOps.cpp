@@ -39,15 +39,16 @@ std::string modelc::graph::describeLocation(Location loc) {
   if (auto file = dyn_cast<FileLineColLoc>(loc))
     return " (line " + std::to_string(file.getLine()) + ")";
   if (auto name = dyn_cast<NameLoc>(loc)) {
-    // The ONNX importer's "model.onnx:node 'NAME'": the node.
+    // The ONNX importer's "model.onnx:node 'NAME'" (and modelc's own
+    // "model.onnx:loss 'cross_entropy'"): what follows the file.
     StringRef text = name.getName().getValue();
-    size_t node = text.rfind(":node '");
-    if (node != StringRef::npos)
-      return " (" + text.substr(node + 1).str() + ")";
-    if (std::string inner = describeLocation(name.getChildLoc());
-        !inner.empty())
-      return inner;
-    return " (" + text.str() + ")";
+    size_t quote = text.find(" '");
+    size_t colon =
+        quote == StringRef::npos ? StringRef::npos : text.rfind(':', quote);
+    if (colon != StringRef::npos)
+      return " (" + text.substr(colon + 1).str() + ")";
+    // A bare file name says nothing an op's kind does not.
+    return describeLocation(name.getChildLoc());
   }
   if (auto fused = dyn_cast<FusedLoc>(loc))
     for (Location part : fused.getLocations())

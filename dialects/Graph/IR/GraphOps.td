@@ -291,15 +291,16 @@ def Graph_AllReduceOp : Graph_Op<"all_reduce", [Graph_OwnGradient,
   let summary = "The sum of a tensor over the ranks of a distributed run.";
   let description = [{
     Element `i` of the result is the sum of element `i` of `input` over
-    every rank (process) of the run, in rank order, so that every rank
-    gets the same bits. A run of one rank (no distributed run, or
-    `mpirun -np 1`) gives the input itself. Every rank must run the same
+    every rank (process) of the run, as the backend's all-reduce computes
+    it (MPI_Allreduce: every rank gets the same result). A run of one rank
+    (no distributed run, or `mpirun -np 1`) gives the input itself. Every rank must run the same
     all-reduces in the same order: the op has side effects (it is never
     removed, merged or moved past another). It runs on the host (`cpu`);
     the runtime hands it to the communication backend
     (`modelc_runtime_api::all_reduce`, ABI 9). Its gradient is the
-    all-reduce of the result's gradient.
-    `modelc-average-gradients` inserts it; f32 only.
+    all-reduce of the result's gradient. modelc-all-reduce-gradients,
+    modelc-attach-loss (distributed) and modelc-training-mode
+    (sync-batchnorm) insert it; f32 only.
 
     ```mlir
     %sum = graph.all_reduce %bucket : tensor<1024xf32>

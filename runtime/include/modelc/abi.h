@@ -233,9 +233,10 @@ typedef struct modelc_runtime_api {
   void (*gemm)(struct modelc_run_ctx *ctx, uint32_t device,
                const modelc_gemm *g);
   /* (ABI 9) graph.all_reduce, on the host: dst[i] = the sum of src[i] over
-   * the ranks of a distributed run, in rank order (src itself with one
-   * rank). `what` names the op for errors. Returns nonzero after
-   * report_error when the communication failed (a rank died, a timeout). */
+   * the ranks of a distributed run (src itself with one rank). `what`
+   * names the op for errors. Returns nonzero after report_error when the
+   * backend reported a failure; a collective that waits past the run's
+   * timeout ends the process instead (the MPI plugin's watchdog). */
   int (*all_reduce)(struct modelc_run_ctx *ctx, const float *src, float *dst,
                     int64_t count, const char *what);
 } modelc_runtime_api;

@@ -113,6 +113,13 @@ struct GpuInventory {
 /// lazily; no GPU or no driver is not an error, just an empty list).
 const GpuInventory &visible_gpus();
 
+/// A distributed run (LoadOptions::distributed) after a failure on this
+/// rank that leaves the others waiting in a collective (a bad batch, an
+/// Error from a run): ends every rank of the run now with `exit_code`
+/// (MPI_Abort), instead of letting them wait for the collective timeout.
+/// Returns (doing nothing) when the process joined no distributed run.
+void abort_distributed_run(int exit_code);
+
 /// A timeline of a model's runs (LoadOptions::trace; modelc-run --trace):
 /// for each run, a slice per op as the compiler named it ("graph.linear
 /// (line 12)"), per copy and for the run itself, on the track of the device
@@ -193,8 +200,9 @@ struct LoadOptions {
   /// graph.all_reduce (a model built with modelc --distributed) sums over
   /// the ranks. Empty: a run of one process.
   std::string distributed;
-  /// How long a collective waits for the other ranks before it is an
-  /// Error (a rank died or stopped), in seconds.
+  /// How long a collective waits for the other ranks (a rank died or
+  /// stopped) before this process ends with a message on stderr and exit
+  /// status 1 (mpirun then ends the job), in seconds.
   double collective_timeout_s = 300.0;
 };
 
