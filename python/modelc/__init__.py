@@ -10,9 +10,9 @@ run it on numpy arrays and DLPack tensors (PyTorch), without copies.
 docs/python.md is the reference.
 """
 
-from ._core import Error
+from ._core import Error, abort_distributed_run
 from ._compile import CompileError, compile, find_modelc
 from ._model import Model, PendingRun, TensorSpec, load
 
-__all__ = ["CompileError", "Error", "Model", "PendingRun", "TensorSpec", "compile",
+__all__ = ["CompileError", "Error", "abort_distributed_run", "Model", "PendingRun", "TensorSpec", "compile",
            "find_modelc", "load"]

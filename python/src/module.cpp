@@ -275,6 +275,13 @@ PYBIND11_MODULE(_core, m) {
         return runOutputs(std::move(outputs), self.dlpack);
       });
 
+  m.def(
+      "abort_distributed_run",
+      [](int code) {
+        py::gil_scoped_release release;
+        modelc::abort_distributed_run(code);
+      },
+      py::arg("exit_code"));
   m.def("load", &load, py::arg("path"), py::arg("plan"), py::arg("threads"),
         py::arg("weights"), py::arg("trace"), py::arg("distributed"),
         py::arg("collective_timeout"));

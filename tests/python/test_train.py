@@ -250,3 +250,45 @@ def test_distributed_under_mpirun(trainer, modelc_tool, workdir, tmp_path):
     for name, value in whole.state_dict().items():
         np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-7,
                                    err_msg=name)
+
+
+ABORT_SCRIPT = r"""
+import sys
+import numpy as np
+import modelc
+path, data = sys.argv[1:3]
+m = modelc.load(path, distributed="mpi", collective_timeout=120)
+batch = np.load(data)
+if m.rank == 1:
+    # A failure only this rank sees: the others must not wait for it.
+    modelc.abort_distributed_run(3)
+m.train_step(batch["x"][:8], batch["t"][:8])
+"""
+
+
+def test_abort_distributed_run(trainer, modelc_tool, tmp_path):
+    """modelc.abort_distributed_run on one rank ends the whole job at once
+    (the other rank waits in a collective with a 120 s timeout)."""
+    import shutil
+    import subprocess
+    import sys
+    if not shutil.which("mpirun"):
+        pytest.skip("no mpirun (apt install openmpi-bin libopenmpi-dev)")
+    ir = open(MLP_LOSS_IR).read().replace("16x", "8x")
+    half = tmp_path / "mlp8.ir"
+    half.write_text(ir)
+    path = modelc.compile(str(half), output=str(tmp_path / "dist.so"),
+                          random_weights=5, args=["--train", "--distributed"])
+    x, t = batch()
+    np.savez(tmp_path / "batch.npz", x=x, t=t)
+    script = tmp_path / "abort.py"
+    script.write_text(ABORT_SCRIPT)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # Ends (the timeout below is well under the other rank's 120 s).
+    result = subprocess.run(
+        ["mpirun", "--oversubscribe", "-np", "2", sys.executable, str(script),
+         path, str(tmp_path / "batch.npz")],
+        env=env, capture_output=True, text=True, timeout=100)
+    assert result.returncode != 0
+    assert "MPI_ABORT" in result.stdout + result.stderr
