@@ -45,6 +45,9 @@ if shutil.which("mpirun") and os.path.exists(os.path.join(
     config.available_features.add("mpi")
 config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
 config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+# Shared-memory copies without cross-memory attach, which containers often
+# forbid (ptrace): slower, works everywhere; the tests move kilobytes.
+config.environment["OMPI_MCA_btl_vader_single_copy_mechanism"] = "none"
 config.substitutions.append(("%mpirun", "mpirun --oversubscribe"))
 
 # torch: /usr/bin/python3 has Debian's python3-torch and python3-numpy, which

@@ -237,7 +237,8 @@ def test_distributed_under_mpirun(trainer, modelc_tool, workdir, tmp_path):
     script = tmp_path / "rank.py"
     script.write_text(MPI_SCRIPT)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_btl_vader_single_copy_mechanism="none")
     result = subprocess.run(
         ["mpirun", "--oversubscribe", "-np", "2", sys.executable, str(script),
          path, str(tmp_path / "batch.npz"), str(tmp_path / "out.npz")],
@@ -284,7 +285,8 @@ def test_abort_distributed_run(trainer, modelc_tool, tmp_path):
     script = tmp_path / "abort.py"
     script.write_text(ABORT_SCRIPT)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_btl_vader_single_copy_mechanism="none")
     # Ends (the timeout below is well under the other rank's 120 s).
     result = subprocess.run(
         ["mpirun", "--oversubscribe", "-np", "2", sys.executable, str(script),
