@@ -77,10 +77,10 @@ struct AllReduceGradientsPass
   }
 
   /// The whole batch's loss from each rank's: the sum of the shares, or
-  /// the mean of the ranks' own means.
-  static Value globalValue(GradientBuilder &b, Value local, bool share) {
+  /// (with `scale`, 1 / ranks) the mean of the ranks' own means.
+  static Value globalValue(GradientBuilder &b, Value local, Value scale) {
     Value sum = b.op<AllReduceOp>({local});
-    return share ? sum : b.mul(sum, inverseRanks(b, local));
+    return scale ? b.mul(sum, scale) : sum;
   }
 
   /// The loss entry point returns the whole batch's loss.
@@ -88,7 +88,9 @@ struct AllReduceGradientsPass
     auto ret = cast<func::ReturnOp>(loss.getBody().front().getTerminator());
     OpBuilder builder(ret);
     GradientBuilder b(builder, ret.getLoc());
-    ret->setOperand(0, globalValue(b, ret.getOperand(0), share));
+    Value local = ret.getOperand(0);
+    ret->setOperand(
+        0, globalValue(b, local, share ? Value() : inverseRanks(b, local)));
   }
 
   /// In `gradients`: the loss as above; the gradients in buckets of about
@@ -107,6 +109,7 @@ struct AllReduceGradientsPass
     };
 
     // The loss, summed once the forward is done.
+    Value scale;
     {
       Value local = ret.getOperand(0);
       OpBuilder builder(function.getContext());
@@ -115,7 +118,10 @@ struct AllReduceGradientsPass
       else
         builder.setInsertionPointToStart(&body);
       GradientBuilder b(builder, local.getLoc());
-      ret->setOperand(0, globalValue(b, local, share));
+      // A rank's own mean: 1 / ranks, for the loss and every gradient.
+      if (!share)
+        scale = inverseRanks(b, local);
+      ret->setOperand(0, globalValue(b, local, scale));
     }
 
     // The gradients by the time the backward computes them.
@@ -146,8 +152,9 @@ struct AllReduceGradientsPass
     }
 
     // A rank's own mean: each gradient is scaled by 1 / ranks first.
-    Value scale;
-    Operation *previous = nullptr; // the last op of the bucket before
+    // The last op of the bucket before (first: the scale, which every
+    // bucket reads).
+    Operation *previous = scale ? scale.getDefiningOp() : nullptr;
     for (ArrayRef<unsigned> bucket : buckets) {
       Value last = ret.getOperand(bucket.back());
       OpBuilder builder(function.getContext());
@@ -161,10 +168,6 @@ struct AllReduceGradientsPass
       else
         builder.setInsertionPointToStart(&body);
       GradientBuilder b(builder, last.getLoc());
-      if (!share && !scale) {
-        // Early enough for every bucket: before the first one.
-        scale = inverseRanks(b, last);
-      }
       SmallVector<Value> flat;
       for (unsigned i : bucket) {
         Value g = ret.getOperand(i);

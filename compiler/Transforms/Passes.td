@@ -66,6 +66,17 @@ def AttachLossPass : Pass<"modelc-attach-loss", "::mlir::ModuleOp"> {
       return %l : tensor<f32>
     }
     ```
+
+    With `distributed` (modelc --distributed), a mean divides by its
+    denominator summed over the ranks, so each rank's loss is its share of
+    the whole batch's (the function gets `graph.loss_share`; see
+    modelc-all-reduce-gradients):
+    ```mlir
+    %den = graph.reduce_sum %weights_of_targets {axes = array<i64: 0, 1>} : ...
+    %all = graph.all_reduce %den : tensor<f32>
+    %sum = graph.cross_entropy %y, %target reduction sum : ...
+    %l = graph.div %sum, %all : tensor<f32>, tensor<f32>
+    ```
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
@@ -120,6 +131,17 @@ def TrainingModePass : Pass<"modelc-training-mode", "::mlir::ModuleOp"> {
     ```mlir
     %step = graph.weight_ref @rng_step : tensor<i64>
     %d = graph.dropout %h, %step {ratio = 1.0e-01, site = 0} : tensor<8x16xf32>, tensor<i64>
+    ```
+
+    With `sync-batchnorm` (modelc --sync-batchnorm), the batch statistics
+    are those of every rank's batch together: sums and the element count
+    are summed over the ranks (torch.nn.SyncBatchNorm), and the running
+    variance's unbiased factor comes from the total count:
+    ```mlir
+    %n = graph.all_reduce %count : tensor<f32>
+    %s = graph.reduce_sum %x {axes = array<i64: 0, 2, 3>, keepdims = true} : tensor<2x3x2x2xf32>
+    %sa = graph.all_reduce %s : tensor<1x3x1x1xf32>
+    %mean = graph.div %sa, %n : tensor<1x3x1x1xf32>, tensor<f32>
     ```
   }];
   let options = [

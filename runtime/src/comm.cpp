@@ -35,13 +35,6 @@ std::shared_ptr<Communicator> joined;
 
 } // namespace
 
-std::string describePluginSearch(const std::string &backend) {
-  std::string text;
-  for (const std::string &path : pluginCandidates(backend))
-    text += (text.empty() ? "" : ", ") + path;
-  return text;
-}
-
 std::shared_ptr<Communicator> Communicator::join(const std::string &backend) {
   std::lock_guard<std::mutex> lock(joinMutex);
   if (std::shared_ptr<Communicator> existing = joined) {

@@ -57,11 +57,6 @@ private:
   std::mutex runs_;
 };
 
-/// Where the runtime looks for backend `backend`'s plugin, in order:
-/// $MODELC_COMM_PLUGIN, the build tree's and the install tree's plugin
-/// directories, then the library search path.
-std::string describePluginSearch(const std::string &backend);
-
 } // namespace modelc::detail
 
 #endif // MODELC_RUNTIME_COMM_HPP

@@ -53,21 +53,22 @@ func.func @gradients(%x: tensor<8x4xf32>) -> (tensor<f32> {graph.name = "loss"},
 // DistributedDataParallel averages.
 // CHECK-LABEL: func.func @loss
 // CHECK: %[[L:.*]] = graph.reduce_mean
-// CHECK-NEXT: %[[S:.*]] = graph.all_reduce %[[L]] : tensor<f32>
 // CHECK-NEXT: %[[ONE:.*]] = graph.constant dense<1.000000e+00> : tensor<f32>
 // CHECK-NEXT: %[[N:.*]] = graph.all_reduce %[[ONE]] : tensor<f32>
 // CHECK: %[[INV:.*]] = graph.div %{{.*}}, %[[N]]
+// CHECK-NEXT: %[[S:.*]] = graph.all_reduce %[[L]] : tensor<f32>
 // CHECK-NEXT: %[[M:.*]] = graph.mul %[[S]], %[[INV]]
 // CHECK-NEXT: return %[[M]]
+// In `gradients` one all-reduce of 1 scales the loss and every gradient.
 // CHECK-LABEL: func.func @gradients
+// CHECK: %[[N:.*]] = graph.all_reduce %{{.*}} : tensor<f32>
+// CHECK: %[[INV:.*]] = graph.div %{{.*}}, %[[N]]
 // CHECK: %[[G:.*]] = graph.exp
-// CHECK-NEXT: graph.constant
-// CHECK-NEXT: %[[N:.*]] = graph.all_reduce %{{.*}} : tensor<f32>
-// CHECK-NEXT: graph.constant
-// CHECK-NEXT: %[[INV:.*]] = graph.div %{{.*}}, %[[N]]
 // CHECK-NEXT: %[[SG:.*]] = graph.mul %[[G]], %[[INV]]
 // CHECK-NEXT: %[[F:.*]] = graph.reshape %[[SG]] to [32]
 // CHECK-NEXT: graph.all_reduce %[[F]] : tensor<32xf32>
+// CHECK-NEXT: graph.reshape
+// CHECK-NEXT: return
 func.func @loss(%x: tensor<8x4xf32>) -> (tensor<f32> {graph.name = "loss"}) {
   %l = graph.reduce_mean %x : tensor<8x4xf32>
   return %l : tensor<f32>
@@ -83,14 +84,17 @@ func.func @gradients(%x: tensor<8x4xf32>) -> (tensor<f32> {graph.name = "loss"},
 // Two buckets that end at one op (a gradient returned for two parameters):
 // the second goes after the first (its scale by 1 / ranks included).
 // SMALL-LABEL: {{.*}}graph.name = "b"}) attributes {graph.gradient_buckets = 2 : i64
-// SMALL: %[[G:.*]] = graph.exp
 // SMALL: %[[INV:.*]] = graph.div
+// SMALL: %[[G:.*]] = graph.exp
 // SMALL-NEXT: %[[A:.*]] = graph.mul %[[G]], %[[INV]]
 // SMALL-NEXT: %[[FA:.*]] = graph.reshape %[[A]] to [32]
-// SMALL-NEXT: graph.all_reduce %[[FA]] : tensor<32xf32>
-// SMALL: %[[B:.*]] = graph.mul %[[G]], %[[INV]]
+// SMALL-NEXT: %[[SA:.*]] = graph.all_reduce %[[FA]] : tensor<32xf32>
+// SMALL-NEXT: %[[RA:.*]] = graph.reshape %[[SA]] to [8, 4]
+// SMALL-NEXT: %[[B:.*]] = graph.mul %[[G]], %[[INV]]
 // SMALL-NEXT: %[[FB:.*]] = graph.reshape %[[B]] to [32]
-// SMALL-NEXT: graph.all_reduce %[[FB]] : tensor<32xf32>
+// SMALL-NEXT: %[[SB:.*]] = graph.all_reduce %[[FB]] : tensor<32xf32>
+// SMALL-NEXT: %[[RB:.*]] = graph.reshape %[[SB]] to [8, 4]
+// SMALL-NEXT: return %{{.*}}, %[[RA]], %[[RB]]
 func.func @loss(%x: tensor<8x4xf32>) -> (tensor<f32> {graph.name = "loss"}) {
   %l = graph.reduce_mean %x : tensor<8x4xf32>
   return %l : tensor<f32>
