@@ -346,6 +346,25 @@ func.func @loss() -> tensor<f32> {
   return %loss : tensor<f32>
 })",
      {}},
+    // The sum over the ranks (one process here: the input itself), as
+    // SyncBatchNorm's statistics use it: its rule all-reduces the
+    // gradient.
+    {"all_reduce",
+     R"(
+graph.weight @x : tensor<4x3xf32>
+graph.weight @r {frozen} : tensor<4x3xf32>
+func.func @loss() -> tensor<f32> {
+  %x = graph.weight_ref @x : tensor<4x3xf32>
+  %r = graph.weight_ref @r : tensor<4x3xf32>
+  %s = graph.reduce_sum %x {axes = array<i64: 0>, keepdims = true} : tensor<4x3xf32>
+  %a = graph.all_reduce %s : tensor<1x3xf32>
+  %c = graph.sub %x, %a : tensor<4x3xf32>, tensor<1x3xf32>
+  %t = graph.tanh %c : tensor<4x3xf32>
+  %m = graph.mul %t, %r : tensor<4x3xf32>, tensor<4x3xf32>
+  %loss = graph.reduce_sum %m : tensor<4x3xf32>
+  return %loss : tensor<f32>
+})",
+     {}},
     // Dropout in training (a step given): the same mask on the gradient.
     {"dropout",
      R"(
