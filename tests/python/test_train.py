@@ -294,3 +294,12 @@ def test_abort_distributed_run(trainer, modelc_tool, tmp_path):
         env=env, capture_output=True, text=True, timeout=100)
     assert result.returncode != 0
     assert "MPI_ABORT" in result.stdout + result.stderr
+
+
+def test_distributed_argument_errors(trainer):
+    with pytest.raises(ValueError, match='distributed must be None or "mpi"'):
+        modelc.load(trainer[0], distributed="nccl")
+    # A model built without --distributed cannot join a run.
+    with pytest.raises(modelc.Error, match="a distributed run needs a model "
+                       "whose steps sum over the ranks"):
+        modelc.load(trainer[0], distributed="mpi")
