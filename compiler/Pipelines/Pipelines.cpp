@@ -24,6 +24,14 @@ void modelc::buildGraphPipeline(mlir::OpPassManager &pm) {
 
 void modelc::buildTrainingPipeline(mlir::OpPassManager &pm,
                                    const TrainingOptions &options) {
+  // Replicas in one process: the step of one replica, in the form a rank's
+  // takes (its sums over the replicas are all-reduces).
+  bool shared = options.distributed || options.replicas > 0;
+  if (options.replicas > 0) {
+    SplitBatchPassOptions split;
+    split.parts = options.replicas;
+    pm.addPass(createSplitBatchPass(split));
+  }
   if (!options.loss.empty()) {
     AttachLossPassOptions attach;
     attach.entry = "forward";
@@ -31,7 +39,7 @@ void modelc::buildTrainingPipeline(mlir::OpPassManager &pm,
     attach.reduction = options.reduction;
     attach.ignoreIndex = options.ignoreIndex;
     attach.labelSmoothing = options.labelSmoothing;
-    attach.distributed = options.distributed;
+    attach.distributed = shared;
     attach.classWeights.assign(options.classWeights.begin(),
                                options.classWeights.end());
     pm.addPass(createAttachLossPass(attach));
@@ -44,7 +52,7 @@ void modelc::buildTrainingPipeline(mlir::OpPassManager &pm,
   differentiate.entry = options.entry;
   differentiate.frozen = options.frozen;
   pm.addPass(createDifferentiatePass(differentiate));
-  if (options.distributed) {
+  if (shared) {
     AllReduceGradientsPassOptions sum;
     sum.entry = options.entry;
     sum.bucketMb = options.bucketMb;
@@ -75,8 +83,15 @@ void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,
                                     llvm::StringRef target,
                                     llvm::StringRef report, llvm::StringRef dot,
                                     int dropTransfer, bool dataParallel,
-                                    llvm::StringRef placeAll) {
-  if (dataParallel) {
+                                    llvm::StringRef placeAll, int64_t replicas,
+                                    bool distributed) {
+  if (replicas > 0) {
+    ReplicatePassOptions replicate;
+    replicate.target = target.str();
+    replicate.replicas = replicas;
+    replicate.distributed = distributed;
+    pm.addPass(createReplicatePass(replicate));
+  } else if (dataParallel) {
     DataParallelPassOptions split;
     split.target = target.str();
     pm.addPass(createDataParallelPass(split));

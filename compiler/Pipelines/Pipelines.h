@@ -55,8 +55,14 @@ struct TrainingOptions {
   /// summed over the ranks in buckets (modelc-all-reduce-gradients).
   bool distributed = false;
   double bucketMb = 25.0, firstBucketMb = 1.0;
-  /// `--sync-batchnorm`: BatchNorm's statistics over the ranks.
+  /// `--sync-batchnorm`: BatchNorm's statistics over the ranks (and the
+  /// replicas).
   bool syncBatchnorm = false;
+  /// `--data-parallel`: the number of replicas in one process (0: none).
+  /// modelc-split-batch builds the step for one replica's part of the
+  /// batch, in distributed form; modelc-replicate (placement) runs it once
+  /// per replica.
+  int64_t replicas = 0;
 };
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingOptions &options);
@@ -64,12 +70,15 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
 /// `--emit=placed`: (with `dataParallel`, split the batch over the
 /// accelerators first,) place every op on a device of `target` and insert
 /// the transfers. `report` and `dot` (when not empty) receive the placement
-/// report and picture.
+/// report and picture. With `replicas` (a data-parallel training build),
+/// modelc-replicate runs each entry point once per replica first (and,
+/// with `distributed`, sums over the ranks too) instead.
 void buildPlacementPipeline(mlir::OpPassManager &pm, llvm::StringRef target,
                             llvm::StringRef report = "",
                             llvm::StringRef dot = "", int dropTransfer = -1,
                             bool dataParallel = false,
-                            llvm::StringRef placeAll = "");
+                            llvm::StringRef placeAll = "", int64_t replicas = 0,
+                            bool distributed = false);
 
 /// `--emit=scheduled`: after placement, the lowering passes that take every
 /// decision the printers need (elementwise fusion, what a GPU's cuBLASLt

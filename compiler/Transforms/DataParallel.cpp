@@ -11,6 +11,7 @@
 
 namespace modelc {
 #define GEN_PASS_DEF_DATAPARALLELPASS
+#define GEN_PASS_DEF_SPLITBATCHPASS
 #include "compiler/Transforms/Passes.h.inc"
 } // namespace modelc
 
@@ -51,6 +52,69 @@ std::string mixesSamples(Operation *op, const llvm::DenseSet<Value> &batched,
          "' treats the batch yet";
 }
 
+/// The batch of `function` (dimension 0 of every input) and the values
+/// that carry it, after checking that it splits into `parts` and that every
+/// op keeps samples apart; an error at the culprit otherwise.
+FailureOr<std::pair<int64_t, llvm::DenseSet<Value>>>
+batchedValues(func::FuncOp function, int64_t parts) {
+  Block &body = function.getBody().front();
+  if (function.getNumArguments() == 0)
+    return function.emitError("data parallelism needs inputs to split");
+  int64_t batch = -1;
+  for (BlockArgument arg : function.getArguments()) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    int64_t size = type.getRank() ? type.getDimSize(0) : -1;
+    if (batch < 0)
+      batch = size;
+    if (size != batch || size < 0)
+      return emitError(arg.getLoc())
+             << "cannot split the batch: the inputs of '"
+             << function.getSymName()
+             << "' do not share a dimension 0 (the batch)";
+  }
+  if (batch % parts != 0)
+    return function.emitError("cannot split a batch of ")
+           << batch << " over " << parts << " accelerators evenly";
+
+  // Which values carry the batch, and whether every op keeps samples
+  // apart.
+  llvm::DenseSet<Value> batched(function.getArguments().begin(),
+                                function.getArguments().end());
+  for (Operation &op : body) {
+    if (isa<func::ReturnOp>(op)) {
+      for (Value v : op.getOperands())
+        if (!batched.contains(v))
+          return op.emitError("cannot split the batch: an output does not "
+                              "carry it");
+      continue;
+    }
+    if (op.getNumResults() == 0 ||
+        llvm::none_of(op.getOperands(),
+                      [&](Value v) { return batched.contains(v); }))
+      continue;
+    std::string reason = mixesSamples(&op, batched, batch);
+    if (!reason.empty())
+      return op.emitError("cannot split the batch: ") << reason;
+    batched.insert(op.getResult(0));
+  }
+
+  return std::make_pair(batch, std::move(batched));
+}
+
+/// Gives `op`'s result, which carries the batch, dimension 0 `part` (a
+/// reshape's target shape too).
+void setPart(Operation *op, int64_t part) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] = part;
+  op->getResult(0).setType(RankedTensorType::get(shape, type.getElementType()));
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    SmallVector<int64_t> target(reshape.getShape());
+    target[0] = part;
+    reshape.setShape(target);
+  }
+}
+
 struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
   using DataParallelPassBase::DataParallelPassBase;
 
@@ -84,46 +148,12 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
     Block &body = function.getBody().front();
     if (llvm::hasSingleElement(body))
       return success();
-    if (function.getNumArguments() == 0)
-      return function.emitError("data parallelism needs inputs to split");
-    int64_t batch = -1;
-    for (BlockArgument arg : function.getArguments()) {
-      auto type = cast<RankedTensorType>(arg.getType());
-      int64_t size = type.getRank() ? type.getDimSize(0) : -1;
-      if (batch < 0)
-        batch = size;
-      if (size != batch || size < 0)
-        return emitError(arg.getLoc())
-               << "cannot split the batch: the inputs of '"
-               << function.getSymName()
-               << "' do not share a dimension 0 (the batch)";
-    }
-    if (batch % replicas != 0)
-      return function.emitError("cannot split a batch of ")
-             << batch << " over " << replicas << " accelerators evenly";
-    int64_t part = batch / replicas;
-
-    // Which values carry the batch, and whether every op keeps samples
-    // apart.
-    llvm::DenseSet<Value> batched(function.getArguments().begin(),
-                                  function.getArguments().end());
-    for (Operation &op : body) {
-      if (isa<func::ReturnOp>(op)) {
-        for (Value v : op.getOperands())
-          if (!batched.contains(v))
-            return op.emitError("cannot split the batch: an output does not "
-                                "carry it");
-        continue;
-      }
-      if (op.getNumResults() == 0 ||
-          llvm::none_of(op.getOperands(),
-                        [&](Value v) { return batched.contains(v); }))
-        continue;
-      std::string reason = mixesSamples(&op, batched, batch);
-      if (!reason.empty())
-        return op.emitError("cannot split the batch: ") << reason;
-      batched.insert(op.getResult(0));
-    }
+    FailureOr<std::pair<int64_t, llvm::DenseSet<Value>>> found =
+        batchedValues(function, replicas);
+    if (failed(found))
+      return failure();
+    int64_t part = found->first / replicas;
+    llvm::DenseSet<Value> &batched = found->second;
 
     // Replicate: slice the inputs, clone the body per accelerator with the
     // batch dimension divided, concatenate the outputs on the host.
@@ -172,24 +202,56 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
   }
 
   /// Clones `op` with operands from `mapping`; a batched result gets
-  /// dimension 0 divided (a reshape's target shape too).
+  /// dimension 0 divided.
   Operation *cloneWithPart(OpBuilder &builder, Operation &op,
                            IRMapping &mapping,
                            const llvm::DenseSet<Value> &batched, int64_t part) {
     Operation *clone = builder.clone(op, mapping);
-    if (op.getNumResults() == 0 || !batched.contains(op.getResult(0)))
-      return clone;
-    auto type = cast<RankedTensorType>(op.getResult(0).getType());
-    SmallVector<int64_t> shape(type.getShape());
-    shape[0] = part;
-    clone->getResult(0).setType(
-        RankedTensorType::get(shape, type.getElementType()));
-    if (auto reshape = dyn_cast<ReshapeOp>(clone)) {
-      SmallVector<int64_t> target(reshape.getShape());
-      target[0] = part;
-      reshape.setShape(target);
-    }
+    if (op.getNumResults() != 0 && batched.contains(op.getResult(0)))
+      setPart(clone, part);
     return clone;
+  }
+};
+
+/// Data-parallel training, first step: every entry point is rewritten in
+/// place to take one replica's part of the batch (modelc-replicate later
+/// runs it once per replica).
+struct SplitBatchPass : modelc::impl::SplitBatchPassBase<SplitBatchPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (parts < 1) {
+      module.emitError("modelc-split-batch: parts must be at least 1");
+      return signalPassFailure();
+    }
+    for (auto function : module.getOps<func::FuncOp>())
+      if (!function.isExternal() && failed(split(function)))
+        return signalPassFailure();
+  }
+
+  LogicalResult split(func::FuncOp function) {
+    Block &body = function.getBody().front();
+    if (llvm::hasSingleElement(body) || parts == 1)
+      return success();
+    FailureOr<std::pair<int64_t, llvm::DenseSet<Value>>> found =
+        batchedValues(function, parts);
+    if (failed(found))
+      return failure();
+    int64_t part = found->first / parts;
+    for (BlockArgument arg : function.getArguments()) {
+      auto type = cast<RankedTensorType>(arg.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] = part;
+      arg.setType(RankedTensorType::get(shape, type.getElementType()));
+    }
+    for (Operation &op : body.without_terminator())
+      if (op.getNumResults() != 0 && found->second.contains(op.getResult(0)))
+        setPart(&op, part);
+    function.setType(
+        FunctionType::get(function.getContext(), body.getArgumentTypes(),
+                          body.getTerminator()->getOperandTypes()));
+    return success();
   }
 };
 

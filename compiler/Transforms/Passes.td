@@ -562,6 +562,95 @@ def DataParallelPass : Pass<"modelc-data-parallel", "::mlir::ModuleOp"> {
   ];
 }
 
+def SplitBatchPass : Pass<"modelc-split-batch", "::mlir::ModuleOp"> {
+  let summary = "Rewrites each entry point to take one replica's part of "
+                "the batch.";
+  let description = [{
+    Data-parallel training in one process (`modelc --train --data-parallel`),
+    first step: before the training pipeline, each entry point is rewritten
+    in place to take 1/`parts` of dimension 0 of every input, so that the
+    loss, its gradients and the optimizer are built for one replica, as a
+    `--distributed` build is for one rank. modelc-replicate later runs the
+    step once per replica and sums over the replicas. The batch must split
+    as for modelc-data-parallel: all inputs share dimension 0 (divisible by
+    `parts`) and no op mixes samples (an error at that op otherwise).
+
+    Before (parts=2):
+    ```mlir
+    func.func @forward(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+      %y = graph.relu %x : tensor<8x4xf32>
+      return %y : tensor<8x4xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @forward(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+      %y = graph.relu %x : tensor<4x4xf32>
+      return %y : tensor<4x4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::modelc::graph::GraphDialect"];
+  let options = [
+    Option<"parts", "parts", "int64_t", /*default=*/"1",
+           "The number of replicas the batch is split into">,
+  ];
+}
+
+def ReplicatePass : Pass<"modelc-replicate", "::mlir::ModuleOp"> {
+  let summary = "Runs each entry point once per replica and sums over the "
+                "replicas where a distributed build sums over the ranks.";
+  let description = [{
+    Data-parallel training in one process, second step, before modelc-place:
+    the module was built for one replica's part of the batch
+    (modelc-split-batch) with the distributed training passes, so every
+    value the replicas must share is a `graph.all_reduce` (the loss
+    denominators, the gradient buckets, SyncBatchNorm's sums). Each entry
+    point then takes `replicas` times the batch: every input with a
+    dimension is sliced along dimension 0 (a scalar such as `lr` goes to
+    every replica whole), and every op is cloned once per replica, pinned
+    to the replica's accelerator of `target` (round robin; the CPU where
+    the target has none). Each `graph.all_reduce` becomes the sum of the
+    replicas' values on the host, added in replica order so that results
+    repeat run to run, and every replica reads that sum (with `distributed`,
+    the sum is then all-reduced over the ranks too). An output that is the
+    same on every replica (a loss, a gradient) is replica 0's; an output
+    that carries the batch is concatenated.
+
+    Parameters and optimizer state: each device holds its own copy of a
+    weight a step writes (`graph.replica_copy` on its `graph.weight_ref` and
+    `graph.assign`, which modelc-place keeps where this pass puts them), and
+    each device's write stores the same value: the replica's own where it
+    is the same on every replica (it depends on the inputs only through
+    all-reduced values), replica 0's otherwise (BatchNorm's running
+    statistics without SyncBatchNorm, as DDP broadcasts rank 0's buffers).
+    Dropout in training mode is refused by modelc-all-reduce-gradients.
+
+    Before (replicas=2, target cpu+sim2; the distributed build of one
+    replica):
+    ```mlir
+    %s = graph.all_reduce %g : tensor<4xf32>
+    ```
+    After:
+    ```mlir
+    %g0 = ... {device = "sim:0"}
+    %g1 = ... {device = "sim:1"}
+    %s = graph.add %g0, %g1 {device = "cpu"} : ...
+    ```
+  }];
+  let dependentDialects = ["::modelc::device::DeviceDialect",
+                           "::modelc::graph::GraphDialect"];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Preset name or JSON file of the target">,
+    Option<"replicas", "replicas", "int64_t", /*default=*/"2",
+           "The number of replicas (modelc-split-batch's parts)">,
+    Option<"distributed", "distributed", "bool", /*default=*/"false",
+           "Sum over the ranks of a distributed run too (graph.all_reduce "
+           "of the replicas' sum)">,
+  ];
+}
+
 def InsertTransfersPass : Pass<"modelc-insert-transfers", "::mlir::ModuleOp"> {
   let summary = "Inserts device.transfer on edges that cross devices.";
   let description = [{

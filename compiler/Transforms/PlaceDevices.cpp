@@ -241,6 +241,21 @@ void PlaceDevicesPass::writeReport(llvm::json::Array &functions,
         summary[a.getName().getValue()] = value.getInt();
     entry["recompute"] = std::move(summary);
   }
+  // What modelc-replicate did: each replica's device, and how many
+  // all-reduces became sums over the replicas (on `host`).
+  if (auto replicas =
+          function->getAttrOfType<DictionaryAttr>("graph.replicas")) {
+    llvm::json::Array names;
+    if (auto list = replicas.getAs<ArrayAttr>("devices"))
+      for (Attribute d : list)
+        names.push_back(cast<StringAttr>(d).str());
+    llvm::json::Object summary{{"devices", std::move(names)}};
+    if (auto sums = replicas.getAs<IntegerAttr>("sums"))
+      summary["sums"] = sums.getInt();
+    if (auto host = replicas.getAs<StringAttr>("host"))
+      summary["host"] = host.str();
+    entry["replicas"] = std::move(summary);
+  }
   functions.push_back(std::move(entry));
 }
 
@@ -374,8 +389,10 @@ void PlaceDevicesPass::runOnOperation() {
       }
       return nullptr;
     };
+    // A device's own copy in a data-parallel step (modelc-replicate)
+    // stays on the device of its replica.
     function.walk([&](WeightRefOp ref) {
-      if (!isWritableWeight(ref))
+      if (!isWritableWeight(ref) || ref->hasAttr(kReplicaCopyAttrName))
         return;
       Attribute reader = firstReader(ref.getResult());
       Attribute d =
@@ -386,6 +403,15 @@ void PlaceDevicesPass::runOnOperation() {
       placeViews(ref.getResult(), d);
     });
     function.walk([&](AssignOp assign) {
+      if (assign->hasAttr(kReplicaCopyAttrName)) {
+        // Pinned by modelc-replicate: its replica's device.
+        auto pin =
+            dyn_cast_or_null<StringAttr>(assign->getAttr(kDeviceAttrName));
+        if (std::optional<unsigned> index =
+                pin ? t->find(pin.getValue()) : std::nullopt)
+          assign->setAttr(kDeviceAttrName, t->deviceAttr(context, *index));
+        return;
+      }
       auto it = home.find(assign.getName());
       assign->setAttr(kDeviceAttrName, it != home.end()
                                            ? it->second

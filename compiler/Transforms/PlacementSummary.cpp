@@ -65,6 +65,20 @@ void modelc::printPlacementSummary(ModuleOp module, llvm::raw_ostream &os) {
                          row.ops, formatBytes(row.weightBytes).c_str(),
                          row.transfersIn,
                          formatBytes(row.transferBytes).c_str());
+    if (auto replicas =
+            function->getAttrOfType<DictionaryAttr>("graph.replicas")) {
+      auto devices = replicas.getAs<ArrayAttr>("devices");
+      auto sums = replicas.getAs<IntegerAttr>("sums");
+      auto host = replicas.getAs<StringAttr>("host");
+      if (devices && sums && host) {
+        os << "    replicas: " << devices.size() << " on ";
+        llvm::interleaveComma(devices, os, [&](Attribute d) {
+          os << cast<StringAttr>(d).getValue();
+        });
+        os << "; " << sums.getInt() << " all-reduces summed over them on "
+           << host.getValue() << "\n";
+      }
+    }
     if (auto recompute =
             function->getAttrOfType<DictionaryAttr>("graph.recompute")) {
       auto number = [&](StringRef key) -> uint64_t {

@@ -252,6 +252,8 @@ private:
   OwningOpRef<ModuleOp> module;
   ArgumentNames argumentNames;
   std::vector<std::string> targetNames;
+  /// --train --data-parallel: the replicas each plan runs (0: none).
+  int64_t replicas = 0;
   /// The targets --place-all applies to: those that have that device.
   std::set<std::string> placeAllTargets;
   std::vector<OwningOpRef<ModuleOp>> placed;
@@ -316,15 +318,35 @@ LogicalResult Driver::run() {
 /// The training pipeline's options: the command line's, checked, with
 /// --betas parsed.
 FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
-  if (options.dataParallel)
-    return fail("--train with --data-parallel is not supported yet: "
-                "data-parallel training (gradients averaged over replicas) "
-                "is a later step; train on one device or a model split "
-                "over devices");
+  modelc::TrainingOptions training = options.training;
+  if (options.dataParallel) {
+    // One replica per accelerator of the target with the most; a target
+    // with fewer runs several replicas on one device (the CPU where it has
+    // none), so that every plan computes the same sums.
+    for (const std::string &name : chooseTargets(options)) {
+      std::string error;
+      std::optional<modelc::TargetDescription> t =
+          modelc::loadTarget(name, error);
+      if (!t)
+        return fail(error);
+      int64_t accelerators = llvm::count_if(
+          t->devices, [](const modelc::DeviceDesc &d) { return !d.isHost(); });
+      training.replicas = std::max(training.replicas, accelerators);
+    }
+    if (training.replicas == 0)
+      return fail("--train --data-parallel makes one replica per "
+                  "accelerator, and the targets have none: add a --target "
+                  "with several (cpu+sim2, h200x2, ...)");
+    if (training.loss.empty())
+      return fail("--train=" + training.entry +
+                  " --data-parallel is not supported yet: the model's own "
+                  "loss entry point mixes the samples of the batch, so it "
+                  "cannot be split into replicas; build the loss with "
+                  "--loss=KIND on the 'forward' entry point");
+  }
   if (options.precision != "f32")
     return fail("--train with --precision=" + options.precision +
                 " is not supported yet: training keeps f32 parameters");
-  modelc::TrainingOptions training = options.training;
   if (!training.loss.empty() && options.trainEntryGiven)
     return fail("--loss builds the loss entry point 'loss' from 'forward'; "
                 "--train=" +
@@ -347,9 +369,10 @@ FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
       training.optimizer != "adamw")
     return fail("--optimizer=" + training.optimizer +
                 ": expected sgd, adam or adamw");
-  if (training.syncBatchnorm && !training.distributed)
+  if (training.syncBatchnorm && !training.distributed && !training.replicas)
     return fail("--sync-batchnorm takes BatchNorm's statistics over the "
-                "ranks of a distributed run: add --distributed");
+                "ranks of a distributed run or the replicas of a "
+                "data-parallel one: add --distributed or --data-parallel");
   if (training.distributed && !(training.bucketMb > 0.0))
     return fail("--bucket-mb " + std::to_string(training.bucketMb) +
                 ": expected a positive number of megabytes");
@@ -402,6 +425,7 @@ LogicalResult Driver::parse() {
     FailureOr<modelc::TrainingOptions> training = trainingOptions();
     if (failed(training))
       return failure();
+    replicas = training->replicas;
     // The entry points training adds take the loss entry's input names.
     nameArguments(*module, argumentNames);
     modelc::buildTrainingPipeline(pm, *training);
@@ -529,7 +553,8 @@ OwningOpRef<ModuleOp> Driver::placeOnce(const std::string &target, bool split,
     return nullptr;
   modelc::buildPlacementPipeline(
       placement, target, report, dot, options.debugDropTransfer, split,
-      placeAllTargets.count(target) ? options.placeAll : "");
+      placeAllTargets.count(target) ? options.placeAll : "", replicas,
+      options.training.distributed);
   std::optional<ScopedDiagnosticHandler> silence;
   if (quiet)
     silence.emplace(&context, [](Diagnostic &) { return success(); });

@@ -63,6 +63,13 @@ class Transcendental
 /// Name of the discardable attribute that pins an op to a device.
 inline constexpr llvm::StringLiteral kDeviceAttrName = "device";
 
+/// Marks a `graph.weight_ref` or `graph.assign` of a writable weight as its
+/// device's own copy in a data-parallel training step (modelc-replicate):
+/// every device that runs a replica holds a copy and writes it; placement
+/// keeps such ops where they are pinned.
+inline constexpr llvm::StringLiteral kReplicaCopyAttrName =
+    "graph.replica_copy";
+
 /// Result type of an elementwise binary op: the broadcast shape, with
 /// `resultElementType` or, when null, the operands' common element type.
 mlir::LogicalResult

@@ -71,6 +71,11 @@ def parse_args():
     p.add_argument("--export-batch", type=int, default=0,
                    help="export the ONNX model for this batch (default "
                         "--batch): one rank's part of a distributed run")
+    p.add_argument("--replicas", type=int, default=1,
+                   help="forward the batch in this many parts, each with its "
+                        "own BatchNorm statistics, and keep part 0's running "
+                        "statistics (DataParallel and DDP without "
+                        "SyncBatchNorm); the loss is the whole batch's")
     p.add_argument("--class-weights", action="store_true")
     p.add_argument("--ignore-index", type=int, default=None)
     p.add_argument("--label-smoothing", type=float, default=0.0)
@@ -231,8 +236,28 @@ def main():
         opt = cls(params, lr=a.lr, betas=betas, eps=a.eps,
                   weight_decay=a.weight_decay)
 
+    kept = {}
+
+    def forward(inp):
+        if a.replicas <= 1:
+            return model(inp)
+        parts = inp.chunk(a.replicas)
+        ys = [model(parts[0])]
+        kept.update({n: b.detach().clone() for n, b in model.named_buffers()})
+        ys += [model(p) for p in parts[1:]]
+        return torch.cat(ys)
+
+    def keep_part0_buffers():
+        # After the backward (which reads the running statistics).
+        with torch.no_grad():
+            for n, b in model.named_buffers():
+                if n in kept:
+                    b.copy_(kept[n])
+        kept.clear()
+
     # Gradients at the initial weights: one backward, no update.
-    loss_fn(model(x), target).backward()
+    loss_fn(forward(x), target).backward()
+    keep_part0_buffers()
     save_safetensors(out("grads.safetensors"),
                      {n: p.grad.detach().clone().numpy()
                       for n, p in model.named_parameters()})
@@ -247,8 +272,9 @@ def main():
         for step in range(1, a.steps + 1):
             opt.zero_grad()
             for _ in range(a.accumulate):
-                loss = loss_fn(model(x), target)
+                loss = loss_fn(forward(x), target)
                 loss.backward()
+                keep_part0_buffers()
                 call += 1
                 losses.write("step %d loss %.9g\n" % (call, loss.item()))
             if a.clip_grad_norm > 0:

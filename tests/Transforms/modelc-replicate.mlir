@@ -1,0 +1,89 @@
+// RUN: modelc-opt %s --split-input-file --modelc-replicate='target=cpu+sim2 replicas=2' --verify-diagnostics | FileCheck %s
+// RUN: modelc-opt %s --split-input-file --modelc-replicate='target=cpu replicas=2' --verify-diagnostics | FileCheck %s --check-prefix=CPU
+// RUN: modelc-opt %s --split-input-file --modelc-replicate='target=cpu+sim2 replicas=2 distributed=true' --verify-diagnostics | FileCheck %s --check-prefix=DIST
+
+// One replica's training step (the distributed form modelc-split-batch and
+// the training passes build): the gradient is all-reduced, the parameter
+// and its momentum are written after the step.
+// Replicated over sim:0 and sim:1: the batch input is sliced on the host,
+// the scalar `lr` goes to both whole; each replica reads and writes its
+// device's own copy of the parameter (graph.replica_copy); the all-reduce
+// is the replicas' sum on the host, in replica order; both devices write
+// the update computed from that sum, after their own reads. The loss
+// (the same on every replica: it is all-reduced) is replica 0's.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: (%[[X:.*]]: tensor<8x4xf32>, %[[LR:.*]]: tensor<f32> {graph.name = "lr"}) -> tensor<f32>
+// CHECK: %[[X0:.*]] = graph.slice %[[X]] {axes = array<i64: 0>, device = "cpu", ends = array<i64: 4>, starts = array<i64: 0>}
+// CHECK: %[[X1:.*]] = graph.slice %[[X]] {axes = array<i64: 0>, device = "cpu", ends = array<i64: 8>, starts = array<i64: 4>}
+// CHECK: %[[W0:.*]] = graph.weight_ref @w {device = "sim:0", graph.replica_copy}
+// CHECK: %[[W1:.*]] = graph.weight_ref @w {device = "sim:1", graph.replica_copy}
+// CHECK: %[[Y0:.*]] = graph.mul %[[X0]], %[[W0]] {device = "sim:0"}
+// CHECK: %[[Y1:.*]] = graph.mul %[[X1]], %[[W1]] {device = "sim:1"}
+// CHECK: %[[G0:.*]] = graph.reduce_sum %[[Y0]] {axes = array<i64: 0>, device = "sim:0"}
+// CHECK: %[[G1:.*]] = graph.reduce_sum %[[Y1]] {axes = array<i64: 0>, device = "sim:1"}
+// CHECK: %[[S:.*]] = graph.add %[[G0]], %[[G1]] {device = "cpu"} : tensor<4xf32>, tensor<4xf32>
+// CHECK-NOT: graph.all_reduce
+// CHECK: %[[U0:.*]] = graph.mul %[[S]], %[[LR]] {device = "sim:0"}
+// CHECK: %[[U1:.*]] = graph.mul %[[S]], %[[LR]] {device = "sim:1"}
+// CHECK: %[[N0:.*]] = graph.sub %[[W0]], %[[U0]] {device = "sim:0"}
+// CHECK: %[[N1:.*]] = graph.sub %[[W1]], %[[U1]] {device = "sim:1"}
+// CHECK: graph.assign @w, %[[N0]] after(%[[Y0]]) {device = "sim:0", graph.replica_copy}
+// CHECK: graph.assign @w, %[[N1]] after(%[[Y1]]) {device = "sim:1", graph.replica_copy}
+// CHECK: %[[L0:.*]] = graph.reduce_sum %[[S]] {device = "sim:0"}
+// CHECK: return %[[L0]] : tensor<f32>
+// On a target without accelerators both replicas run on the CPU, one
+// after the other: one copy of the parameter, written once, after the
+// reads of both replicas.
+// CPU-LABEL: func.func @train_step
+// CPU: %[[Y0:.*]] = graph.mul %{{.*}} {device = "cpu"}
+// CPU: %[[Y1:.*]] = graph.mul %{{.*}} {device = "cpu"}
+// CPU: graph.assign @w, %{{.*}} after(%[[Y0]], %[[Y1]]) {device = "cpu", graph.replica_copy}
+// CPU-NOT: graph.assign
+// CPU: return
+// Distributed too: the replicas' sum is then summed over the ranks.
+// DIST-LABEL: func.func @train_step
+// DIST: %[[S:.*]] = graph.add %{{.*}}, %{{.*}} {device = "cpu"}
+// DIST-NEXT: %{{.*}} = graph.all_reduce %[[S]] {device = "cpu"} : tensor<4xf32>
+graph.weight @w {writable} : tensor<4xf32>
+func.func @train_step(%x: tensor<4x4xf32>, %lr: tensor<f32> {graph.name = "lr"}) -> tensor<f32> {
+  %w = graph.weight_ref @w : tensor<4xf32>
+  %y = graph.mul %x, %w : tensor<4x4xf32>, tensor<4xf32>
+  %g = graph.reduce_sum %y {axes = array<i64: 0>} : tensor<4x4xf32>
+  %s = graph.all_reduce %g : tensor<4xf32>
+  %u = graph.mul %s, %lr : tensor<4xf32>, tensor<f32>
+  %n = graph.sub %w, %u : tensor<4xf32>, tensor<4xf32>
+  graph.assign @w, %n after(%y) : tensor<4xf32>, tensor<4x4xf32>
+  %l = graph.reduce_sum %s : tensor<4xf32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A value computed from the batch but not all-reduced (BatchNorm's running
+// statistics without SyncBatchNorm) differs between replicas: every device
+// writes replica 0's, as DDP broadcasts rank 0's buffers. An output that
+// carries the batch is concatenated on the host.
+// CHECK-LABEL: func.func @running
+// CHECK: %[[M0:.*]] = graph.reduce_mean %{{.*}} {axes = array<i64: 0>, device = "sim:0"}
+// CHECK: %[[M1:.*]] = graph.reduce_mean %{{.*}} {axes = array<i64: 0>, device = "sim:1"}
+// CHECK: graph.assign @stat, %[[M0]] {device = "sim:0", graph.replica_copy}
+// CHECK: graph.assign @stat, %[[M0]] {device = "sim:1", graph.replica_copy}
+// CHECK: %[[C:.*]] = graph.concat %{{.*}}, %{{.*}} {axis = 0 : i64, device = "cpu"} : tensor<4x4xf32>, tensor<4x4xf32>
+// CHECK: return %[[C]] : tensor<8x4xf32>
+graph.weight @stat {writable} : tensor<4xf32>
+func.func @running(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %m = graph.reduce_mean %x {axes = array<i64: 0>} : tensor<4x4xf32>
+  graph.assign @stat, %m : tensor<4xf32>
+  %y = graph.relu %x : tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// A scalar that differs between replicas cannot be returned: there is no
+// batch dimension to join the replicas' values on.
+func.func @own_mean(%x: tensor<4x4xf32>) -> tensor<f32> {
+  %m = graph.reduce_mean %x : tensor<4x4xf32>
+  // expected-error @+1 {{data-parallel training: output #0 of 'own_mean' differs between replicas and has no batch dimension to concatenate}}
+  return %m : tensor<f32>
+}
