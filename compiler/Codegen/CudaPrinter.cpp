@@ -1213,7 +1213,8 @@ LogicalResult emitDropout(DropoutOp op, Emit &e) {
   std::string body =
       "    const bool keep = modelc_philox::dropout_keep(" +
       std::to_string(static_cast<uint64_t>(op.getSeed())) + "ULL, " + step +
-      "[0], " + std::to_string(op.getSite()) + "u, i, " +
+      "[0], " + std::to_string(op.getSite()) + "u, i + " +
+      std::to_string(static_cast<int64_t>(op.getOffset())) + "LL, " +
       floatLiteral(ratio, CodeFlavor::Gpu) + ");\n    " + out + "[i] = " +
       e.store(op.getResult(),
               e.load(op.getInput(), x + "[i]") + " * (keep ? " +

@@ -891,7 +891,7 @@ LogicalResult FunctionEmitter::emitDropout(DropoutOp dropout) {
      << tensorType(dropout.getResult()).getNumElements() << ", "
      << floatLiteral(dropout.getRatio().convertToDouble()) << ", "
      << static_cast<uint64_t>(dropout.getSeed()) << "ULL, " << dropout.getSite()
-     << "u);\n";
+     << "u, " << static_cast<int64_t>(dropout.getOffset()) << "LL);\n";
   return success();
 }
 

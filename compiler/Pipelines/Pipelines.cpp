@@ -57,6 +57,7 @@ void modelc::buildTrainingPipeline(mlir::OpPassManager &pm,
     sum.entry = options.entry;
     sum.bucketMb = options.bucketMb;
     sum.firstBucketMb = options.firstBucketMb;
+    sum.replicated = options.replicas > 0 && !options.distributed;
     pm.addPass(createAllReduceGradientsPass(sum));
   }
   BuildOptimizerPassOptions optimizer;

@@ -326,11 +326,13 @@ static RefTensor evaluate(DropoutOp op, const Values &values) {
   double scale = modelc_philox::dropout_scale(ratio);
   RefTensor y = make(x.shape);
   for (int64_t i = 0; i < x.numel(); ++i)
-    y.data[i] = x.data[i] * (modelc_philox::dropout_keep(
-                                 static_cast<uint64_t>(op.getSeed()), step,
-                                 static_cast<uint32_t>(op.getSite()), i, ratio)
-                                 ? scale
-                                 : 0.0);
+    y.data[i] =
+        x.data[i] * (modelc_philox::dropout_keep(
+                         static_cast<uint64_t>(op.getSeed()), step,
+                         static_cast<uint32_t>(op.getSite()),
+                         i + static_cast<int64_t>(op.getOffset()), ratio)
+                         ? scale
+                         : 0.0);
   return y;
 }
 

@@ -54,7 +54,7 @@ struct AllReduceGradientsPass
     // rank's part of the batch: every rank would draw the same masks, not
     // those of one process on the whole batch.
     WalkResult dropouts = gradients.walk([&](DropoutOp op) {
-      if (!op.getStep())
+      if (!op.getStep() || replicated)
         return WalkResult::advance();
       op.emitError("distributed training with dropout in training mode is "
                    "not supported yet: each rank would draw the same masks "

@@ -180,6 +180,11 @@ def AllReduceGradientsPass : Pass<"modelc-all-reduce-gradients",
     included. Any other loss is each rank's own mean: gradients and loss
     are scaled by 1 / ranks (the all-reduce of 1) first, as DDP averages.
 
+    Dropout in training mode is refused (each rank would draw the same
+    masks for its rows) unless `replicated`: the ranks are then the replicas
+    of one process, which modelc-replicate gives their rows' offsets in the
+    whole batch.
+
     Sets `graph.gradient_buckets` (the number of buckets) on `gradients`.
 
     Before (`gradients` returning the loss and two gradients):
@@ -207,6 +212,9 @@ def AllReduceGradientsPass : Pass<"modelc-all-reduce-gradients",
     Option<"firstBucketMb", "first-bucket-mb", "double", /*default=*/"1.0",
            "Megabytes of the first bucket (the last layers' gradients, "
            "summed while the backward goes on)">,
+    Option<"replicated", "replicated", "bool", /*default=*/"false",
+           "The ranks are modelc-replicate's replicas in one process, which "
+           "offset their dropout masks: dropout is allowed">,
   ];
 }
 

@@ -177,9 +177,19 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
       }
       auto ref = dyn_cast<WeightRefOp>(op);
       bool copyOfDevice = ref && isWritableWeight(ref);
+      auto dropout = dyn_cast<DropoutOp>(op);
+      bool offsetMask =
+          dropout && dropout.getStep() && varies.contains(dropout.getInput());
       for (int64_t r = 0; r < replicas; ++r) {
         Operation *clone = builder.clone(*op, mappings[r]);
         clone->setAttr(kDeviceAttrName, devices[r]);
+        // A replica's rows start at r times its elements in the whole
+        // batch: it draws the whole batch's mask for them.
+        if (offsetMask)
+          cast<DropoutOp>(clone).setOffset(
+              dropout.getOffset() +
+              r * cast<RankedTensorType>(clone->getOperand(0).getType())
+                      .getNumElements());
         if (copyOfDevice)
           clone->setAttr(kReplicaCopyAttrName, builder.getUnitAttr());
       }

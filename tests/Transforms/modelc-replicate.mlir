@@ -87,3 +87,23 @@ func.func @own_mean(%x: tensor<4x4xf32>) -> tensor<f32> {
   // expected-error @+1 {{data-parallel training: output #0 of 'own_mean' differs between replicas and has no batch dimension to concatenate}}
   return %m : tensor<f32>
 }
+
+// -----
+
+// A training-mode dropout of the batch: replica 1 draws the masks of its
+// rows in the whole batch (offset: its 16 elements after replica 0's); a
+// dropout of a weight (the same on every replica) keeps the whole
+// tensor's mask on both.
+// CHECK-LABEL: func.func @drop
+// CHECK: graph.dropout %{{.*}}, %{{.*}} {device = "sim:0", ratio = 3.000000e-01 : f64} : tensor<4x4xf32>
+// CHECK: graph.dropout %{{.*}}, %{{.*}} {device = "sim:1", offset = 16 : i64, ratio = 3.000000e-01 : f64} : tensor<4x4xf32>
+// CHECK: graph.dropout %{{.*}}, %{{.*}} {device = "sim:0", ratio = 5.000000e-01 : f64, site = 1 : i64} : tensor<4xf32>
+// CHECK: graph.dropout %{{.*}}, %{{.*}} {device = "sim:1", ratio = 5.000000e-01 : f64, site = 1 : i64} : tensor<4xf32>
+graph.weight @v : tensor<4xf32>
+func.func @drop(%x: tensor<4x4xf32>, %s: tensor<i64>) -> tensor<4x4xf32> {
+  %d = graph.dropout %x, %s {ratio = 0.3 : f64} : tensor<4x4xf32>, tensor<i64>
+  %v = graph.weight_ref @v : tensor<4xf32>
+  %e = graph.dropout %v, %s {ratio = 0.5 : f64, site = 1} : tensor<4xf32>, tensor<i64>
+  %y = graph.mul %d, %e : tensor<4x4xf32>, tensor<4xf32>
+  return %y : tensor<4x4xf32>
+}

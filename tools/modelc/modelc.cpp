@@ -115,7 +115,10 @@ cl::opt<bool> dataParallel(
     "data-parallel",
     cl::desc("Split the batch (dimension 0 of every input) over the "
              "accelerators of each target, one replica per accelerator "
-             "(without it, modelc does so when the cost model prefers it)"),
+             "(without it, modelc does so when the cost model prefers it); "
+             "with --train, one training replica per accelerator of the "
+             "target with the most, gradients summed over the replicas "
+             "(docs/training.md)"),
     cl::cat(modelcCategory));
 
 cl::opt<bool> checked(

@@ -942,20 +942,22 @@ inline void gather_grad(modelc_run_ctx *ctx, const typename storage<S>::T *g,
 
 /// graph.dropout with its step (training): y[i] = x[i] * (keep ? 1 / (1 -
 /// ratio) : 0), keep drawn by Philox (common/philox.h) from (seed, *step,
-/// site, i): the same mask in any thread split.
+/// site, offset + i): the same mask in any thread split (and, with a
+/// replica's offset, the whole batch's mask in each replica).
 template <int S>
 inline void dropout(modelc_run_ctx *ctx, const typename storage<S>::T *x,
                     const int64_t *step, typename storage<S>::T *y, int64_t n,
-                    float ratio, uint64_t seed, uint32_t site) {
+                    float ratio, uint64_t seed, uint32_t site,
+                    int64_t offset = 0) {
   using D = storage<S>;
   const int64_t count = *step;
   const float scale = modelc_philox::dropout_scale(ratio);
   parallel_for(ctx, n, grain_for(64), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
-      y[i] = D::store(D::load(x[i]) *
-                      (modelc_philox::dropout_keep(seed, count, site, i, ratio)
-                           ? scale
-                           : 0.0f));
+      y[i] = D::store(D::load(x[i]) * (modelc_philox::dropout_keep(
+                                           seed, count, site, offset + i, ratio)
+                                           ? scale
+                                           : 0.0f));
   });
 }
 

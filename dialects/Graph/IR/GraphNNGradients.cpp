@@ -404,7 +404,8 @@ LogicalResult DropoutOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
     operands.push_back(getStep());
   dx.push_back(b.op<DropoutOp>(operands, {b.named("ratio", getRatioAttr()),
                                           b.named("seed", getSeedAttr()),
-                                          b.named("site", getSiteAttr())}));
+                                          b.named("site", getSiteAttr()),
+                                          b.named("offset", getOffsetAttr())}));
   if (getStep())
     dx.push_back(nullptr); // the step count
   return success(static_cast<bool>(dx[0]));

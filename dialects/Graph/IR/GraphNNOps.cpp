@@ -431,6 +431,9 @@ LogicalResult DropoutOp::verify() {
   int64_t site = getSiteAttr().getInt();
   if (site < 0 || site > std::numeric_limits<uint32_t>::max())
     return emitOpError("site must be in [0, 2^32), got ") << site;
+  if (getOffsetAttr().getInt() < 0)
+    return emitOpError("offset must not be negative, got ")
+           << getOffsetAttr().getInt();
   return success();
 }
 
@@ -491,6 +494,15 @@ static const char *const kNormalizesOverBatch = "it normalizes over the batch";
 double SoftmaxOp::getFlops() { return 5 * elementCount(getInput()); }
 double LogSoftmaxOp::getFlops() { return 5 * elementCount(getInput()); }
 double CrossEntropyOp::getFlops() { return 5 * elementCount(getLogits()); }
+
+std::string DropoutOp::whyNotSplit(llvm::function_ref<bool(Value)>, int64_t) {
+  // Eval mode is the identity; a training mask is drawn by element index
+  // (modelc-replicate gives each replica its rows' offset instead).
+  if (getStep())
+    return "a training-mode dropout draws its mask by element index in "
+           "the whole tensor";
+  return "";
+}
 
 std::string SoftmaxOp::whyNotSplit(llvm::function_ref<bool(Value)>, int64_t) {
   return getNormalizedAxis() == 0 ? kNormalizesOverBatch : "";

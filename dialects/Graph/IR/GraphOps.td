@@ -246,7 +246,7 @@ def Graph_LeakyReluOp : Graph_Op<"leaky_relu", [Pure, SameOperandsAndResultType,
 }
 
 def Graph_DropoutOp : Graph_Op<"dropout", [Pure, Graph_OwnGradient,
-    Graph_OwnCost, AllTypesMatch<["input", "result"]>]> {
+    Graph_OwnCost, Graph_SplitWhen, AllTypesMatch<["input", "result"]>]> {
   let summary = "Dropout: zeroes elements at random, scales the rest by 1 / (1 - ratio).";
   let description = [{
     As `torch.nn.Dropout(p=ratio)`. Without `step` it is the identity (eval
@@ -262,10 +262,14 @@ def Graph_DropoutOp : Graph_Op<"dropout", [Pure, Graph_OwnGradient,
     4` of the block at counter `(i / 4, step, site)`, keyed by `seed`, is
     at least `ratio`. So the mask is the same on every plan, device and
     thread split, new at each step, and independent between dropout ops
-    of different `site`s. A ratio of 0 folds away. The gradient is the
-    same dropout of the result's gradient (the same mask).
+    of different `site`s. With `offset`, element `i` draws as element `i +
+    offset` would: modelc-replicate gives replica `r` of a data-parallel
+    step the offset of its rows in the whole batch (`r` times its element
+    count), so that the replicas draw the masks of one device on the whole
+    batch. A ratio of 0 folds away. The gradient is the same dropout of
+    the result's gradient (the same mask).
 
-    Verifier: `0 <= ratio <= 1`; `site` fits 32 bits.
+    Verifier: `0 <= ratio <= 1`; `site` fits 32 bits; `offset >= 0`.
 
     ```mlir
     %y = graph.dropout %x {ratio = 1.000000e-01} : tensor<64x256xf32>
@@ -276,7 +280,8 @@ def Graph_DropoutOp : Graph_Op<"dropout", [Pure, Graph_OwnGradient,
                        Optional<0DTensorOf<[I64]>>:$step,
                        F64Attr:$ratio,
                        DefaultValuedAttr<I64Attr, "0">:$seed,
-                       DefaultValuedAttr<I64Attr, "0">:$site);
+                       DefaultValuedAttr<I64Attr, "0">:$site,
+                       DefaultValuedAttr<I64Attr, "0">:$offset);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
     $input (`,` $step^)? attr-dict `:` type($input) (`,` type($step)^)?
