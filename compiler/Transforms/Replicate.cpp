@@ -138,10 +138,17 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
     for (Operation *op : original) {
       if (auto reduce = dyn_cast<AllReduceOp>(op)) {
         ++sums;
-        // The replicas' sum on the host, in replica order.
+        // The replicas' sum on the host, in replica order, named so in
+        // traces, profiles and errors.
+        Location loc =
+            NameLoc::get(builder.getStringAttr(
+                             "replicas:all-reduce '#" + std::to_string(sums) +
+                             "' summed over the replicas" +
+                             describeLocation(reduce.getLoc())),
+                         reduce.getLoc());
         Value sum = mappings[0].lookup(reduce.getInput());
         for (int64_t r = 1; r < replicas; ++r) {
-          auto add = AddOp::create(builder, reduce.getLoc(), sum,
+          auto add = AddOp::create(builder, loc, sum,
                                    mappings[r].lookup(reduce.getInput()));
           add->setAttr(kDeviceAttrName, host);
           sum = add.getResult();

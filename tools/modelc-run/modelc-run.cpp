@@ -1010,8 +1010,16 @@ int run(Options &o) {
     reader = std::make_unique<BatchReader>(o.data, entry);
   std::vector<modelc::Tensor> inputs = gatherInputs(o, entry, reader.get());
 
-  if (o.trainSteps > 0 || reader)
-    return trainSteps(o, model, entry, std::move(inputs), reader.get());
+  if (o.trainSteps > 0 || reader) {
+    int status = trainSteps(o, model, entry, std::move(inputs), reader.get());
+    if (!o.trace.empty()) { // every step's runs
+      load.trace->write(o.trace);
+      std::printf("trace: %zu slices, %zu flows in %s\n",
+                  load.trace->slices().size(), load.trace->flows().size(),
+                  o.trace.c_str());
+    }
+    return status;
+  }
 
   std::vector<modelc::Tensor> outputs = model.run(entry.name, inputs);
   // A distributed run: the other ranks computed their part; rank 0 speaks.
