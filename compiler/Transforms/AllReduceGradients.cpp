@@ -155,7 +155,8 @@ struct AllReduceGradientsPass
     // The last op of the bucket before (first: the scale, which every
     // bucket reads).
     Operation *previous = scale ? scale.getDefiningOp() : nullptr;
-    for (ArrayRef<unsigned> bucket : buckets) {
+    for (auto [index, bucketIndices] : llvm::enumerate(buckets)) {
+      ArrayRef<unsigned> bucket = bucketIndices;
       Value last = ret.getOperand(bucket.back());
       OpBuilder builder(function.getContext());
       // After the bucket's last gradient, and after the bucket before
@@ -167,7 +168,13 @@ struct AllReduceGradientsPass
         builder.setInsertionPointAfter(after);
       else
         builder.setInsertionPointToStart(&body);
-      GradientBuilder b(builder, last.getLoc());
+      // Named after the bucket in traces, profiles and errors:
+      // "graph.all_reduce (gradient bucket '1')".
+      GradientBuilder b(
+          builder,
+          NameLoc::get(builder.getStringAttr("modelc:gradient bucket '" +
+                                             std::to_string(index + 1) + "'"),
+                       last.getLoc()));
       SmallVector<Value> flat;
       for (unsigned i : bucket) {
         Value g = ret.getOperand(i);
