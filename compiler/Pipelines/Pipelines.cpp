@@ -85,12 +85,14 @@ void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,
                                     llvm::StringRef report, llvm::StringRef dot,
                                     int dropTransfer, bool dataParallel,
                                     llvm::StringRef placeAll, int64_t replicas,
-                                    bool distributed) {
+                                    bool distributed,
+                                    bool shardOptimizerState) {
   if (replicas > 0) {
     ReplicatePassOptions replicate;
     replicate.target = target.str();
     replicate.replicas = replicas;
     replicate.distributed = distributed;
+    replicate.shardOptimizerState = shardOptimizerState;
     pm.addPass(createReplicatePass(replicate));
   } else if (dataParallel) {
     DataParallelPassOptions split;

@@ -63,6 +63,8 @@ struct TrainingOptions {
   /// batch, in distributed form; modelc-replicate (placement) runs it once
   /// per replica.
   int64_t replicas = 0;
+  /// `--shard-optimizer-state`: ZeRO stage 1 over the replicas.
+  bool shardOptimizerState = false;
 };
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingOptions &options);
@@ -78,7 +80,8 @@ void buildPlacementPipeline(mlir::OpPassManager &pm, llvm::StringRef target,
                             llvm::StringRef dot = "", int dropTransfer = -1,
                             bool dataParallel = false,
                             llvm::StringRef placeAll = "", int64_t replicas = 0,
-                            bool distributed = false);
+                            bool distributed = false,
+                            bool shardOptimizerState = false);
 
 /// `--emit=scheduled`: after placement, the lowering passes that take every
 /// decision the printers need (elementwise fusion, what a GPU's cuBLASLt

@@ -632,7 +632,21 @@ def ReplicatePass : Pass<"modelc-replicate", "::mlir::ModuleOp"> {
     is the same on every replica (it depends on the inputs only through
     all-reduced values), replica 0's otherwise (BatchNorm's running
     statistics without SyncBatchNorm, as DDP broadcasts rank 0's buffers).
-    Dropout in training mode is refused by modelc-all-reduce-gradients.
+    What is the same on every replica is computed once per device that
+    reads it, and a written weight that is not a parameter (optimizer
+    state) has a copy only where it is read.
+
+    With `shard-optimizer-state` (ZeRO stage 1): each parameter (of
+    `gradients`' `graph.parameters`) gets an owner, the largest first to
+    the device with the fewest bytes so far; only the owner computes the
+    parameter's update, so only it holds the optimizer state (momentum,
+    Adam's moments), and the other devices write the owner's new value into
+    their copies. Where several parameters share a state (Adam's `step`),
+    every device that updates one holds it.
+
+    A training-mode dropout of the batch gets each replica's `offset`
+    (its rows' place in the whole batch), so the replicas draw the masks
+    of one device on the whole batch.
 
     Before (replicas=2, target cpu+sim2; the distributed build of one
     replica):
@@ -656,6 +670,10 @@ def ReplicatePass : Pass<"modelc-replicate", "::mlir::ModuleOp"> {
     Option<"distributed", "distributed", "bool", /*default=*/"false",
            "Sum over the ranks of a distributed run too (graph.all_reduce "
            "of the replicas' sum)">,
+    Option<"shardOptimizerState", "shard-optimizer-state", "bool",
+           /*default=*/"false",
+           "ZeRO stage 1: each parameter's update and optimizer state on "
+           "one device, its new value copied to the others">,
   ];
 }
 

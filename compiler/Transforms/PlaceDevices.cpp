@@ -254,6 +254,8 @@ void PlaceDevicesPass::writeReport(llvm::json::Array &functions,
       summary["sums"] = sums.getInt();
     if (auto host = replicas.getAs<StringAttr>("host"))
       summary["host"] = host.str();
+    summary["optimizer_state_sharded"] =
+        static_cast<bool>(replicas.get("sharded"));
     entry["replicas"] = std::move(summary);
   }
   functions.push_back(std::move(entry));

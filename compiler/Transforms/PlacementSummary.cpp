@@ -76,7 +76,9 @@ void modelc::printPlacementSummary(ModuleOp module, llvm::raw_ostream &os) {
           os << cast<StringAttr>(d).getValue();
         });
         os << "; " << sums.getInt() << " all-reduces summed over them on "
-           << host.getValue() << "\n";
+           << host.getValue()
+           << (replicas.get("sharded") ? "; optimizer state sharded" : "")
+           << "\n";
       }
     }
     if (auto recompute =

@@ -21,6 +21,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace modelc {
 #define GEN_PASS_DEF_REPLICATEPASS
@@ -39,6 +40,29 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
   /// Each replica's device, and the host's.
   SmallVector<StringAttr> devices;
   StringAttr host;
+  /// The devices in order of their first replica, and that replica.
+  llvm::SetVector<StringAttr> used;
+  llvm::DenseMap<StringAttr, int64_t> firstReplica;
+  /// The trained parameters (`gradients`' graph.parameters) and, with
+  /// shard-optimizer-state, the device that updates each.
+  llvm::StringSet<> parameters;
+  llvm::StringMap<StringAttr> owner;
+  /// Per optimizer state or other written weight that is not a parameter:
+  /// the devices that read it (where its copy is written).
+  llvm::StringMap<llvm::SetVector<StringAttr>> readOn;
+
+  /// What one entry point's replication needs to know.
+  struct Entry {
+    func::FuncOp function;
+    SmallVector<Operation *> original;
+    /// Values that may differ between replicas: computed from the batch
+    /// other than through an all-reduce. Weights are the same on every
+    /// replica (each device's copy receives the same writes).
+    llvm::DenseSet<Value> varies;
+    /// The devices an op that is the same on every replica is computed
+    /// on (once per device): where something reads it.
+    llvm::DenseMap<Operation *, llvm::SetVector<StringAttr>> needed;
+  };
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -70,33 +94,166 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
           accelerators.empty()
               ? host
               : builder.getStringAttr(accelerators[r % accelerators.size()]));
-    for (auto function : module.getOps<func::FuncOp>())
-      if (!function.isExternal() && failed(replicate(function)))
+    for (auto [r, device] : llvm::enumerate(devices))
+      if (used.insert(device))
+        firstReplica[device] = r;
+    if (failed(chooseOwners(module)))
+      return signalPassFailure();
+
+    std::vector<Entry> entries;
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isExternal() ||
+          llvm::hasSingleElement(function.getBody().front()))
+        continue;
+      Entry &e = entries.emplace_back();
+      e.function = function;
+      Block &body = function.getBody().front();
+      for (BlockArgument arg : function.getArguments())
+        if (cast<RankedTensorType>(arg.getType()).getRank() > 0)
+          e.varies.insert(arg);
+      for (Operation &op : body.without_terminator()) {
+        e.original.push_back(&op);
+        if (!isa<AllReduceOp>(op) &&
+            llvm::any_of(op.getOperands(),
+                         [&](Value v) { return e.varies.contains(v); }))
+          e.varies.insert(op.result_begin(), op.result_end());
+      }
+    }
+    // Which devices read each written weight decides where its copy is
+    // written, which decides what is read: to a fixed point (it only
+    // grows, and is bounded by the devices). A written weight read nowhere
+    // is then written on every device.
+    for (int round = 0; round < 2; ++round) {
+      if (round == 1)
+        for (Entry &e : entries)
+          for (Operation *op : e.original)
+            if (auto assign = dyn_cast<AssignOp>(op);
+                assign && !parameters.contains(assign.getName()) &&
+                readOn[assign.getName()].empty())
+              readOn[assign.getName()].insert(used.begin(), used.end());
+      fixedPoint(entries);
+    }
+    for (Entry &e : entries)
+      if (failed(replicate(e)))
         return signalPassFailure();
   }
 
-  LogicalResult replicate(func::FuncOp function) {
-    Block &body = function.getBody().front();
-    if (llvm::hasSingleElement(body))
+  void fixedPoint(std::vector<Entry> &entries) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (Entry &e : entries)
+        computeNeeds(e);
+      for (Entry &e : entries)
+        for (Operation *op : e.original)
+          if (auto ref = dyn_cast<WeightRefOp>(op);
+              ref && isWritableWeight(ref) &&
+              !parameters.contains(ref.getName()))
+            if (auto it = e.needed.find(op); it != e.needed.end())
+              for (StringAttr d : it->second)
+                changed |= readOn[ref.getName()].insert(d);
+    }
+  }
+
+  /// With shard-optimizer-state, each parameter's update (and so its
+  /// optimizer state) goes to one device: the largest parameters first,
+  /// each to the device with the fewest bytes so far.
+  LogicalResult chooseOwners(ModuleOp module) {
+    auto gradients = module.lookupSymbol<func::FuncOp>("gradients");
+    auto list = gradients
+                    ? gradients->getAttrOfType<ArrayAttr>("graph.parameters")
+                    : ArrayAttr();
+    SmallVector<std::pair<int64_t, StringRef>> sizes;
+    if (list)
+      for (Attribute a : list) {
+        StringRef name = cast<FlatSymbolRefAttr>(a).getValue();
+        parameters.insert(name);
+        auto weight = module.lookupSymbol<WeightOp>(name);
+        int64_t bytes =
+            weight ? static_cast<int64_t>(
+                         weight.getTensorType().getNumElements() *
+                         weight.getTensorType().getElementTypeBitWidth() / 8)
+                   : 0;
+        sizes.push_back({bytes, name});
+      }
+    // Without parameters (not a training build) there is no state to
+    // shard.
+    if (!shardOptimizerState || !list)
       return success();
+    llvm::stable_sort(sizes,
+                      [](auto &a, auto &b) { return a.first > b.first; });
+    llvm::DenseMap<StringAttr, int64_t> load;
+    for (auto [bytes, name] : sizes) {
+      StringAttr best = used.front();
+      for (StringAttr d : used)
+        if (load[d] < load[best])
+          best = d;
+      load[best] += bytes;
+      owner[name] = best;
+    }
+    return success();
+  }
+
+  /// The devices whose copy of weight `name` a write stores: every device
+  /// for a parameter; where it is read for anything else.
+  SmallVector<StringAttr> writers(StringRef name) {
+    if (parameters.contains(name))
+      return SmallVector<StringAttr>(used.begin(), used.end());
+    auto it = readOn.find(name);
+    if (it == readOn.end())
+      return {};
+    return SmallVector<StringAttr>(it->second.begin(), it->second.end());
+  }
+
+  /// Where the value device `d` writes for `assign` is computed: replica
+  /// 0's device when it differs between replicas (BatchNorm's running
+  /// statistics); the parameter's owner with shard-optimizer-state;
+  /// otherwise `d` itself.
+  StringAttr source(Entry &e, AssignOp assign, StringAttr d) {
+    if (e.varies.contains(assign.getValue()))
+      return devices.front();
+    if (auto it = owner.find(assign.getName()); it != owner.end())
+      return it->second;
+    return d;
+  }
+
+  void computeNeeds(Entry &e) {
+    e.needed.clear();
+    auto need = [&](Value v, StringAttr d) {
+      if (Operation *def = v.getDefiningOp(); def && !e.varies.contains(v))
+        e.needed[def].insert(d);
+    };
+    auto ret = e.function.getBody().front().getTerminator();
+    for (Value v : ret->getOperands())
+      need(v, devices.front());
+    for (Operation *op : llvm::reverse(e.original)) {
+      if (auto assign = dyn_cast<AssignOp>(op)) {
+        // `after` only orders the write after the reads there are.
+        for (StringAttr d : writers(assign.getName()))
+          need(assign.getValue(), source(e, assign, d));
+        continue;
+      }
+      bool perReplica = isa<AllReduceOp>(op) || op->getNumResults() == 0 ||
+                        e.varies.contains(op->getResult(0));
+      if (perReplica) {
+        for (Value v : op->getOperands())
+          for (StringAttr d : used)
+            need(v, d);
+        continue;
+      }
+      auto it = e.needed.find(op);
+      if (it == e.needed.end())
+        continue;
+      SmallVector<StringAttr> where(it->second.begin(), it->second.end());
+      for (StringAttr d : where)
+        for (Value v : op->getOperands())
+          need(v, d);
+    }
+  }
+
+  LogicalResult replicate(Entry &e) {
+    func::FuncOp function = e.function;
+    Block &body = function.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
-
-    // Values that may differ between replicas: those computed from the
-    // batch other than through an all-reduce. Weights are the same on
-    // every replica (each device's copy receives the same writes).
-    llvm::DenseSet<Value> varies;
-    for (BlockArgument arg : function.getArguments())
-      if (cast<RankedTensorType>(arg.getType()).getRank() > 0)
-        varies.insert(arg);
-    for (Operation &op : body.without_terminator())
-      if (!isa<AllReduceOp>(op) && llvm::any_of(op.getOperands(), [&](Value v) {
-            return varies.contains(v);
-          }))
-        varies.insert(op.result_begin(), op.result_end());
-
-    SmallVector<Operation *> original;
-    for (Operation &op : body.without_terminator())
-      original.push_back(&op);
 
     // The replicas' inputs: slices of dimension 0; scalars whole.
     OpBuilder builder(ret);
@@ -123,19 +280,8 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
       }
     }
 
-    // The replicas of one device (in replica order), devices in order of
-    // their first replica.
-    llvm::SetVector<StringAttr> used(devices.begin(), devices.end());
-    auto replicasOn = [&](StringAttr device) {
-      SmallVector<int64_t> on;
-      for (int64_t r = 0; r < replicas; ++r)
-        if (devices[r] == device)
-          on.push_back(r);
-      return on;
-    };
-
     int64_t sums = 0;
-    for (Operation *op : original) {
+    for (Operation *op : e.original) {
       if (auto reduce = dyn_cast<AllReduceOp>(op)) {
         ++sums;
         // The replicas' sum on the host, in replica order, named so in
@@ -154,8 +300,7 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
           sum = add.getResult();
         }
         if (distributed) {
-          auto ranks =
-              AllReduceOp::create(builder, reduce.getLoc(), sum.getType(), sum);
+          auto ranks = AllReduceOp::create(builder, loc, sum.getType(), sum);
           ranks->setAttr(kDeviceAttrName, host);
           sum = ranks.getResult();
         }
@@ -164,18 +309,20 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
         continue;
       }
       if (auto assign = dyn_cast<AssignOp>(op)) {
-        // One write per device, of a value that is the same on every
-        // device, after every read of that device's copy.
-        for (StringAttr device : used) {
-          SmallVector<int64_t> on = replicasOn(device);
-          int64_t source = varies.contains(assign.getValue()) ? 0 : on.front();
+        // One write per device that holds a copy, of a value that is the
+        // same on every device, after the reads of that copy there.
+        for (StringAttr device : writers(assign.getName())) {
           llvm::SetVector<Value> after;
-          for (int64_t r : on)
-            for (Value v : assign.getAfter())
-              after.insert(mappings[r].lookup(v));
+          for (int64_t r = 0; r < replicas; ++r)
+            if (devices[r] == device)
+              for (Value v : assign.getAfter())
+                if (Value mapped = mappings[r].lookupOrNull(v))
+                  after.insert(mapped);
+          StringAttr from = source(e, assign, device);
           auto copy = AssignOp::create(
               builder, assign.getLoc(), assign.getNameAttr(),
-              mappings[source].lookup(assign.getValue()), after.getArrayRef());
+              mappings[firstReplica[from]].lookup(assign.getValue()),
+              after.getArrayRef());
           copy->setAttrs(assign->getDiscardableAttrDictionary());
           copy->setAttr(kDeviceAttrName, device);
           copy->setAttr(kReplicaCopyAttrName, builder.getUnitAttr());
@@ -184,9 +331,29 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
       }
       auto ref = dyn_cast<WeightRefOp>(op);
       bool copyOfDevice = ref && isWritableWeight(ref);
+      if (op->getNumResults() != 0 && !e.varies.contains(op->getResult(0))) {
+        // The same on every replica: once per device that reads it.
+        auto it = e.needed.find(op);
+        if (it == e.needed.end())
+          continue;
+        for (StringAttr device : used) {
+          if (!it->second.contains(device))
+            continue;
+          Operation *clone = builder.clone(*op, mappings[firstReplica[device]]);
+          clone->setAttr(kDeviceAttrName, device);
+          if (copyOfDevice)
+            clone->setAttr(kReplicaCopyAttrName, builder.getUnitAttr());
+          for (int64_t r = 0; r < replicas; ++r)
+            if (devices[r] == device)
+              for (auto [from, to] :
+                   llvm::zip(op->getResults(), clone->getResults()))
+                mappings[r].map(from, to);
+        }
+        continue;
+      }
       auto dropout = dyn_cast<DropoutOp>(op);
       bool offsetMask =
-          dropout && dropout.getStep() && varies.contains(dropout.getInput());
+          dropout && dropout.getStep() && e.varies.contains(dropout.getInput());
       for (int64_t r = 0; r < replicas; ++r) {
         Operation *clone = builder.clone(*op, mappings[r]);
         clone->setAttr(kDeviceAttrName, devices[r]);
@@ -197,8 +364,6 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
               dropout.getOffset() +
               r * cast<RankedTensorType>(clone->getOperand(0).getType())
                       .getNumElements());
-        if (copyOfDevice)
-          clone->setAttr(kReplicaCopyAttrName, builder.getUnitAttr());
       }
     }
 
@@ -206,7 +371,7 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
     // parts concatenated.
     SmallVector<Value> results;
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-      if (!varies.contains(v)) {
+      if (!e.varies.contains(v)) {
         results.push_back(mappings[0].lookup(v));
         continue;
       }
@@ -225,15 +390,16 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
     }
     ret->setOperands(results);
     // What -v and the placement report say.
-    function->setAttr(
-        "graph.replicas",
-        builder.getDictionaryAttr(
-            {builder.getNamedAttr("devices",
-                                  builder.getArrayAttr(SmallVector<Attribute>(
-                                      devices.begin(), devices.end()))),
-             builder.getNamedAttr("host", host),
-             builder.getNamedAttr("sums", builder.getI64IntegerAttr(sums))}));
-    for (Operation *op : llvm::reverse(original)) {
+    SmallVector<NamedAttribute> summary{
+        builder.getNamedAttr("devices",
+                             builder.getArrayAttr(SmallVector<Attribute>(
+                                 devices.begin(), devices.end()))),
+        builder.getNamedAttr("host", host),
+        builder.getNamedAttr("sums", builder.getI64IntegerAttr(sums))};
+    if (shardOptimizerState)
+      summary.push_back(builder.getNamedAttr("sharded", builder.getUnitAttr()));
+    function->setAttr("graph.replicas", builder.getDictionaryAttr(summary));
+    for (Operation *op : llvm::reverse(e.original)) {
       if (!op->use_empty())
         return op->emitError("internal error: a replicated op is still used");
       op->erase();

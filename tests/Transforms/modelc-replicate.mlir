@@ -1,6 +1,7 @@
 // RUN: modelc-opt %s --split-input-file --modelc-replicate='target=cpu+sim2 replicas=2' --verify-diagnostics | FileCheck %s
 // RUN: modelc-opt %s --split-input-file --modelc-replicate='target=cpu replicas=2' --verify-diagnostics | FileCheck %s --check-prefix=CPU
 // RUN: modelc-opt %s --split-input-file --modelc-replicate='target=cpu+sim2 replicas=2 distributed=true' --verify-diagnostics | FileCheck %s --check-prefix=DIST
+// RUN: modelc-opt %s --split-input-file --modelc-replicate='target=cpu+sim2 replicas=2 shard-optimizer-state=true' --verify-diagnostics | FileCheck %s --check-prefix=SHARD
 
 // One replica's training step (the distributed form modelc-split-batch and
 // the training passes build): the gradient is all-reduced, the parameter
@@ -106,4 +107,60 @@ func.func @drop(%x: tensor<4x4xf32>, %s: tensor<i64>) -> tensor<4x4xf32> {
   %e = graph.dropout %v, %s {ratio = 0.5 : f64, site = 1} : tensor<4xf32>, tensor<i64>
   %y = graph.mul %d, %e : tensor<4x4xf32>, tensor<4xf32>
   return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// Optimizer state. Without sharding each device holds the momentum of
+// every parameter and updates its own copies. With shard-optimizer-state
+// (ZeRO stage 1) @a (the larger) is updated on sim:0 and @b on sim:1: only
+// the owner holds the parameter's momentum and computes its update, and
+// the other device writes the owner's new value into its copy.
+// CHECK-LABEL: func.func @step_sharded
+// CHECK: graph.weight_ref @a.momentum_buffer {device = "sim:0", graph.replica_copy}
+// CHECK: graph.weight_ref @a.momentum_buffer {device = "sim:1", graph.replica_copy}
+// SHARD-LABEL: func.func @step_sharded
+// SHARD: graph.weight_ref @a {device = "sim:0", graph.replica_copy}
+// SHARD: graph.weight_ref @a {device = "sim:1", graph.replica_copy}
+// SHARD-NOT: graph.weight_ref @a.momentum_buffer {device = "sim:1"
+// SHARD: %[[MA:.*]] = graph.weight_ref @a.momentum_buffer {device = "sim:0", graph.replica_copy}
+// SHARD-NEXT: %[[NA:.*]] = graph.add %[[MA]], %{{.*}} {device = "sim:0"}
+// SHARD-NEXT: graph.assign @a.momentum_buffer, %[[NA]] {device = "sim:0", graph.replica_copy}
+// SHARD-NEXT: %[[PA:.*]] = graph.sub %{{.*}}, %[[NA]] {device = "sim:0"}
+// SHARD-NEXT: graph.assign @a, %[[PA]] after(%{{.*}}) {device = "sim:0", graph.replica_copy}
+// SHARD-NEXT: graph.assign @a, %[[PA]] after(%{{.*}}) {device = "sim:1", graph.replica_copy}
+// SHARD-NEXT: %[[MB:.*]] = graph.weight_ref @b.momentum_buffer {device = "sim:1", graph.replica_copy}
+// SHARD-NEXT: %[[NB:.*]] = graph.add %[[MB]], %{{.*}} {device = "sim:1"}
+// SHARD-NEXT: graph.assign @b.momentum_buffer, %[[NB]] {device = "sim:1", graph.replica_copy}
+// SHARD-NEXT: %[[PB:.*]] = graph.sub %{{.*}}, %[[NB]] {device = "sim:1"}
+// SHARD-NEXT: graph.assign @b, %[[PB]] {device = "sim:0", graph.replica_copy}
+// SHARD-NEXT: graph.assign @b, %[[PB]] {device = "sim:1", graph.replica_copy}
+graph.weight @a {writable} : tensor<16xf32>
+graph.weight @b {writable} : tensor<4xf32>
+graph.weight @a.momentum_buffer {writable, zeros} : tensor<16xf32>
+graph.weight @b.momentum_buffer {writable, zeros} : tensor<4xf32>
+func.func @gradients(%x: tensor<4x4xf32>) -> tensor<4x4xf32> attributes {graph.parameters = [@a, @b]} {
+  %y = graph.relu %x : tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
+func.func @step_sharded(%x: tensor<4x4xf32>) -> tensor<f32> {
+  %a = graph.weight_ref @a : tensor<16xf32>
+  %b = graph.weight_ref @b : tensor<4xf32>
+  %r = graph.reshape %x to [16] : tensor<4x4xf32>
+  %ga = graph.mul %r, %a : tensor<16xf32>, tensor<16xf32>
+  %sa = graph.all_reduce %ga : tensor<16xf32>
+  %gb = graph.reduce_sum %x {axes = array<i64: 0>} : tensor<4x4xf32>
+  %sb = graph.all_reduce %gb : tensor<4xf32>
+  %ma = graph.weight_ref @a.momentum_buffer : tensor<16xf32>
+  %na = graph.add %ma, %sa : tensor<16xf32>, tensor<16xf32>
+  graph.assign @a.momentum_buffer, %na : tensor<16xf32>
+  %pa = graph.sub %a, %na : tensor<16xf32>, tensor<16xf32>
+  graph.assign @a, %pa after(%ga) : tensor<16xf32>, tensor<16xf32>
+  %mb = graph.weight_ref @b.momentum_buffer : tensor<4xf32>
+  %nb = graph.add %mb, %sb : tensor<4xf32>, tensor<4xf32>
+  graph.assign @b.momentum_buffer, %nb : tensor<4xf32>
+  %pb = graph.sub %b, %nb : tensor<4xf32>, tensor<4xf32>
+  graph.assign @b, %pb : tensor<4xf32>
+  %l = graph.reduce_sum %sa : tensor<16xf32>
+  return %l : tensor<f32>
 }

@@ -344,6 +344,9 @@ FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
                   "cannot be split into replicas; build the loss with "
                   "--loss=KIND on the 'forward' entry point");
   }
+  if (training.shardOptimizerState && !training.replicas)
+    return fail("--shard-optimizer-state splits the optimizer state over the "
+                "replicas of a data-parallel build: add --data-parallel");
   if (options.precision != "f32")
     return fail("--train with --precision=" + options.precision +
                 " is not supported yet: training keeps f32 parameters");
@@ -554,7 +557,7 @@ OwningOpRef<ModuleOp> Driver::placeOnce(const std::string &target, bool split,
   modelc::buildPlacementPipeline(
       placement, target, report, dot, options.debugDropTransfer, split,
       placeAllTargets.count(target) ? options.placeAll : "", replicas,
-      options.training.distributed);
+      options.training.distributed, options.training.shardOptimizerState);
   std::optional<ScopedDiagnosticHandler> silence;
   if (quiet)
     silence.emplace(&context, [](Diagnostic &) { return success(); });

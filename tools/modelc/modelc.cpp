@@ -252,9 +252,15 @@ cl::opt<double> bucketMb(
     cl::value_desc("MB"), cl::init(25.0), cl::cat(trainingCategory));
 cl::opt<bool> syncBatchnorm(
     "sync-batchnorm",
-    cl::desc("With --distributed: BatchNorm normalises with the statistics "
-             "of the whole batch over the ranks (torch.nn.SyncBatchNorm) "
-             "instead of each rank's own"),
+    cl::desc("With --distributed or --data-parallel: BatchNorm normalises "
+             "with the statistics of the whole batch over the ranks and "
+             "replicas (torch.nn.SyncBatchNorm) instead of each one's own"),
+    cl::init(false), cl::cat(trainingCategory));
+cl::opt<bool> shardOptimizerState(
+    "shard-optimizer-state",
+    cl::desc("With --data-parallel: ZeRO stage 1, each parameter's "
+             "optimizer state and update on one replica's device, the new "
+             "value copied to the others (less memory per device)"),
     cl::init(false), cl::cat(trainingCategory));
 cl::opt<bool> recompute(
     "recompute",
@@ -388,6 +394,7 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.training.recompute = recompute;
   options.training.distributed = distributed;
   options.training.syncBatchnorm = syncBatchnorm;
+  options.training.shardOptimizerState = shardOptimizerState;
   options.training.bucketMb = bucketMb;
   options.training.firstBucketMb = std::min(1.0, bucketMb.getValue());
   options.betas = betas;
