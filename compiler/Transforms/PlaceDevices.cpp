@@ -328,6 +328,20 @@ void PlaceDevicesPass::runOnOperation() {
 
   // Per mutable weight, the one device that holds it in every function.
   llvm::StringMap<Attribute> home;
+  // A device named in the IR itself (a hand-written transfer) must be one
+  // of the target's: generated code would index past the plan's devices.
+  WalkResult unknown = module.walk([&](device::TransferOp transfer) {
+    for (device::DeviceAttr d : {transfer.getSource(), transfer.getTarget()})
+      if (!t->find(d)) {
+        transfer.emitError("device.transfer names '")
+            << d.str() << "', which target '" << t->name
+            << "' does not have (it has " << t->deviceNames() << ")";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  if (unknown.wasInterrupted())
+    return signalPassFailure();
   for (auto function : module.getOps<func::FuncOp>()) {
     if (function.isExternal())
       continue;

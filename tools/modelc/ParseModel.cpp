@@ -14,6 +14,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include <algorithm>
+#include <cctype>
 
 using namespace mlir;
 
@@ -24,6 +25,20 @@ using namespace mlir;
 /// scanned first: brackets nested deeper than kMaxNesting, or a run of more
 /// minus signs, outside strings and comments, are an error where the input
 /// goes too deep. Real models nest a few levels.
+static bool isIdentifierChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' ||
+         c == '.';
+}
+
+/// Whether `word` ends right before position `at` of `text` and is not the
+/// end of a longer identifier.
+static bool isWord(StringRef text, size_t at, StringRef word) {
+  if (at < word.size() || text.substr(at - word.size(), word.size()) != word)
+    return false;
+  size_t start = at - word.size();
+  return start == 0 || !isIdentifierChar(text[start - 1]);
+}
+
 LogicalResult modelc::driver::checkNesting(llvm::SourceMgr &sourceMgr,
                                            MLIRContext &context) {
   constexpr int kMaxNesting = 256;
@@ -60,6 +75,20 @@ LogicalResult modelc::driver::checkNesting(llvm::SourceMgr &sourceMgr,
     } else if (c == '(' || c == '[' || c == '{' || c == '<') {
       if (++depth > kMaxNesting)
         return tooDeep(i, "brackets");
+      // MLIR's parser crashes on a dense array of `index` (it asks the
+      // element type for a bit width it does not have).
+      if (c == '<' && isWord(text, i, "array")) {
+        size_t j = text.find_first_not_of(" \t\r\n", i + 1);
+        if (j != StringRef::npos && text.substr(j).starts_with("index") &&
+            (j + 5 == text.size() || !isIdentifierChar(text[j + 5]))) {
+          auto [line, column] = sourceMgr.getLineAndColumn(
+              llvm::SMLoc::getFromPointer(text.data() + j));
+          return emitError(FileLineColLoc::get(
+                     &context, buffer->getBufferIdentifier(), line, column))
+                 << "a dense array of 'index' is not supported; write "
+                    "array<i64: ...>";
+        }
+      }
     } else if (c == ')' || c == ']' || c == '}' ||
                (c == '>' && (i == 0 || text[i - 1] != '-') &&
                 (i + 1 == text.size() || text[i + 1] != '='))) {
