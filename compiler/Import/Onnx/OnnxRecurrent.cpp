@@ -208,7 +208,11 @@ LogicalResult recurrent(Importer &im, const NodeProto &n, Cell cell) {
                 << llvm::interleaved(shape, ", ") << "]";
     return false;
   };
-  if (H < 1 || !expect(w, {directions, G * H, I}, "W") ||
+  if (H < 1) {
+    im.error(n) << "hidden_size must be at least 1, got " << H;
+    return failure();
+  }
+  if (!expect(w, {directions, G * H, I}, "W") ||
       !expect(r, {directions, G * H, H}, "R") ||
       !expect(bias, {directions, 2 * G * H}, "B") ||
       !expect(initialH, {directions, B, H}, "initial_h") ||
