@@ -468,15 +468,30 @@ bool compareWithReference(const Options &o, const modelc::Model &model,
   if (!function)
     throw modelc::Error("the reference IR has no entry point '" + entry.name +
                         "'");
-  std::vector<modelc::RefTensor> refInputs;
-  for (const modelc::Tensor &t : inputs)
-    refInputs.push_back(toReference(t));
-  modelc::WeightProvider weights =
-      [&](llvm::StringRef name) -> mlir::FailureOr<modelc::RefTensor> {
-    return toReference(model.weight(name.str()));
-  };
-  mlir::FailureOr<std::vector<modelc::RefTensor>> expected =
-      modelc::interpret(function, refInputs, weights);
+  // The interpreter holds every value in double: a model near the memory
+  // limit runs out of it here, which is an error, not an abort.
+  uint64_t weightBytes = 0;
+  for (const std::string &name : model.weight_names())
+    weightBytes +=
+        static_cast<uint64_t>(model.weight(name).numel()) * sizeof(double);
+  mlir::FailureOr<std::vector<modelc::RefTensor>> expected;
+  try {
+    std::vector<modelc::RefTensor> refInputs;
+    for (const modelc::Tensor &t : inputs)
+      refInputs.push_back(toReference(t));
+    modelc::WeightProvider weights =
+        [&](llvm::StringRef name) -> mlir::FailureOr<modelc::RefTensor> {
+      return toReference(model.weight(name.str()));
+    };
+    expected = modelc::interpret(function, refInputs, weights);
+  } catch (const std::bad_alloc &) {
+    throw modelc::Error(
+        "--compare-reference: out of memory in the reference interpreter, "
+        "which holds every value in double (" +
+        std::to_string(weightBytes) +
+        " bytes for the weights alone); compare with saved outputs "
+        "(--expect) instead");
+  }
   if (mlir::failed(expected))
     throw modelc::Error("the reference interpreter failed");
   bool ok = true;
@@ -1069,6 +1084,14 @@ int main(int argc, char **argv) {
   Options options = parseArgs(argc, argv);
   try {
     return run(options);
+  } catch (const std::bad_alloc &) {
+    std::cerr << "modelc-run: error: out of memory (an allocation failed "
+                 "outside the runtime's checked ones)\n";
+    if (!options.distributed.empty()) {
+      std::cerr.flush();
+      modelc::abort_distributed_run(1);
+    }
+    return 1;
   } catch (const modelc::Error &e) {
     std::cerr << "modelc-run: error: " << e.what() << "\n";
     // The other ranks would wait in a collective for this one: end them.
