@@ -1862,8 +1862,23 @@ static void emitDescriptor(llvm::raw_ostream &out,
         ->walk([](AllReduceOp) { return WalkResult::interrupt(); })
         .wasInterrupted();
   });
+  // The lowest precision any op computes in (any plan).
+  bool f16 = false, bf16 = false;
+  for (const PlanModule &plan : planModules)
+    plan.module->walk([&](Operation *op) {
+      for (Type t : op->getResultTypes())
+        if (auto tensor = dyn_cast<RankedTensorType>(t)) {
+          f16 |= tensor.getElementType().isF16();
+          bf16 |= tensor.getElementType().isBF16();
+        }
+    });
+  std::string flags = collectives ? "MODELC_MODEL_COLLECTIVES" : "";
+  for (auto [on, name] : {std::pair{f16, "MODELC_MODEL_COMPUTES_F16"},
+                          std::pair{bf16, "MODELC_MODEL_COMPUTES_BF16"}})
+    if (on)
+      flags += (flags.empty() ? "" : " | ") + std::string(name);
   out << "    weight_flags,\n";
-  out << "    " << (collectives ? "MODELC_MODEL_COLLECTIVES" : "0u") << ",\n";
+  out << "    " << (flags.empty() ? "0u" : flags) << ",\n";
   out << "};\n\n"
       << "} // namespace\n\n"
       << "extern \"C\" __attribute__((visibility(\"default\"))) const "

@@ -243,6 +243,13 @@ class Model:
     __call__ = run
 
     @property
+    def compute_precision(self):
+        """The lowest precision the model's ops compute in: "f32", "f16" or
+        "bf16" (modelc --precision): what tolerances comparing its outputs
+        needs."""
+        return self._core.compute_precision()
+
+    @property
     def trains(self):
         """Whether the model was built with modelc --train (its entry
         points write weights: train_step)."""

@@ -219,6 +219,8 @@ PYBIND11_MODULE(_core, m) {
       .def("run_async", &runAsync, py::arg("entry"), py::arg("inputs"),
            py::arg("dlpack"))
       .def("trains", [](const PyModel &self) { return self.model.trains(); })
+      .def("compute_precision",
+           [](const PyModel &self) { return self.model.compute_precision(); })
       .def("save_weights",
            [](const PyModel &self, const std::string &path) {
              py::gil_scoped_release release;

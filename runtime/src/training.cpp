@@ -154,6 +154,15 @@ void Model::load_weights(const std::string &path) {
                                        entry->nbytes);
 }
 
+std::string Model::compute_precision() const {
+  uint32_t flags = impl_->desc->model_flags;
+  if (flags & MODELC_MODEL_COMPUTES_BF16)
+    return "bf16";
+  if (flags & MODELC_MODEL_COMPUTES_F16)
+    return "f16";
+  return "f32";
+}
+
 bool Model::trains() const {
   for (uint32_t w = 0; w < impl_->desc->num_weights; ++w)
     if (writable(*impl_->desc, w))

@@ -108,6 +108,7 @@ def test_load_weights_errors_change_nothing(trainer, tmp_path):
 def test_train_step_needs_a_training_model(mlp):
     m = modelc.load(mlp[0])
     assert not m.trains
+    assert m.compute_precision == "f32"
     with pytest.raises(modelc.Error, match="does not train"):
         m.train_step(np.zeros((64, 784), np.float32))
 
@@ -262,6 +263,7 @@ m = modelc.load(path, distributed="mpi", collective_timeout=120)
 batch = np.load(data)
 if m.rank == 1:
     # A failure only this rank sees: the others must not wait for it.
+    print("rank 1 aborts", flush=True)
     modelc.abort_distributed_run(3)
 m.train_step(batch["x"][:8], batch["t"][:8])
 """
@@ -292,8 +294,11 @@ def test_abort_distributed_run(trainer, modelc_tool, tmp_path):
         ["mpirun", "--oversubscribe", "-np", "2", sys.executable, str(script),
          path, str(tmp_path / "batch.npz")],
         env=env, capture_output=True, text=True, timeout=100)
+    # (Open MPI's own MPI_ABORT notice is not checked: its help-message
+    # aggregation sometimes fails to print it, "ORTE_ERROR_LOG: Data
+    # unpack would read past end of buffer".)
     assert result.returncode != 0
-    assert "MPI_ABORT" in result.stdout + result.stderr
+    assert "rank 1 aborts" in result.stdout
 
 
 def test_distributed_argument_errors(trainer):

@@ -81,7 +81,11 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
   --expect NAME=FILE.npy    also compare output NAME with a saved .npy
                             (exit status 1 on a mismatch; repeat)
   --rtol R, --atol A        comparison tolerances: |got - want| <= A + R*|want|
-                            (default 1e-4 and 1e-5)
+                            (default: by the precision the output was
+                            computed in, its dtype's or the model's
+                            --precision: f32 1e-4 and 1e-5, f16 1e-2 and
+                            5e-3, bf16 5e-2 and 2e-2; each line prints the
+                            ones used)
   --trace FILE              record every run as a timeline in Chrome's
                             trace-event JSON (open it in Perfetto or
                             chrome://tracing): a track per device stream,
@@ -145,7 +149,8 @@ struct Options {
   uint64_t seed = 0;
   int threads = 0, bench = 0, concurrent = 0;
   bool cudaGraphs = false;
-  double rtol = 1e-4, atol = 1e-5;
+  /// Unset: by the precision the output was computed in.
+  std::optional<double> rtol, atol;
   std::string distributed; // --distributed: the backend
   bool shardInputs = false;
   double collectiveTimeout = 300.0;
@@ -349,8 +354,29 @@ std::vector<double> elements(const modelc::Tensor &t) {
 
 /// Compares an output with what it should be; prints one line (and the first
 /// difference); returns false on a mismatch.
+/// The precision the loaded model computes in (Model::compute_precision).
+std::string modelPrecision = "f32";
+
+/// The tolerances for an output of `dtype`: --rtol/--atol, else those of
+/// the lowest precision it was computed in (its own dtype or the model's):
+/// f32 1e-4 and 1e-5, f16 1e-2 and 5e-3, bf16 5e-2 and 2e-2.
+std::pair<double, double> tolerances(const Options &o, modelc::DType dtype) {
+  std::string precision = modelPrecision;
+  if (dtype == modelc::DType::BF16)
+    precision = "bf16";
+  else if (dtype == modelc::DType::F16 && precision != "bf16")
+    precision = "f16";
+  double rtol = 1e-4, atol = 1e-5;
+  if (precision == "f16")
+    rtol = 1e-2, atol = 5e-3;
+  else if (precision == "bf16")
+    rtol = 5e-2, atol = 2e-2;
+  return {o.rtol.value_or(rtol), o.atol.value_or(atol)};
+}
+
 bool compareOutput(const Options &o, const char *label, const std::string &name,
                    const modelc::Tensor &got, const std::vector<double> &want) {
+  auto [rtol, atol] = tolerances(o, got.dtype());
   if (static_cast<int64_t>(want.size()) != got.numel()) {
     std::printf("%s: output '%s': %lld elements, expected %zu: MISMATCH\n",
                 label, name.c_str(), static_cast<long long>(got.numel()),
@@ -373,7 +399,7 @@ bool compareOutput(const Options &o, const char *label, const std::string &name,
     maxAbs = std::max(maxAbs, err);
     if (w != 0 && std::isfinite(w))
       maxRel = std::max(maxRel, err / std::fabs(w));
-    if (specialMismatch || err > o.atol + o.rtol * std::fabs(w)) {
+    if (specialMismatch || err > atol + rtol * std::fabs(w)) {
       if (firstBad < 0)
         firstBad = i;
       ++bad;
@@ -381,7 +407,7 @@ bool compareOutput(const Options &o, const char *label, const std::string &name,
   }
   std::printf("%s: output '%s': max abs error %.3g, max rel error %.3g (atol "
               "%g, rtol %g): %s\n",
-              label, name.c_str(), maxAbs, maxRel, o.atol, o.rtol,
+              label, name.c_str(), maxAbs, maxRel, atol, rtol,
               bad ? "MISMATCH" : "OK");
   if (bad)
     std::printf("  %lld of %lld elements differ; first at index %lld: got "
@@ -997,6 +1023,7 @@ int run(Options &o) {
   if (!o.trace.empty() || !o.profile.empty())
     load.trace = std::make_shared<modelc::Trace>();
   modelc::Model model = modelc::Model::load(o.model, load);
+  modelPrecision = model.compute_precision();
   o.rank = model.rank();
   o.ranks = model.world_size();
   if (!o.loadWeights.empty())

@@ -344,6 +344,11 @@ typedef struct modelc_model_desc {
 /* model_flags: entry points run graph.all_reduce (a model built with
  * modelc --distributed): a distributed run sums over its ranks there. */
 #define MODELC_MODEL_COLLECTIVES 1u
+/* model_flags: some op computes in float16 / bfloat16 (modelc --precision,
+ * or a model's own half-precision values): what tolerances a comparison
+ * of its outputs needs (Model::compute_precision). */
+#define MODELC_MODEL_COMPUTES_F16 2u
+#define MODELC_MODEL_COMPUTES_BF16 4u
 
 /* weight_flags: generated code writes the weight (graph.assign). */
 #define MODELC_WEIGHT_WRITABLE 1u

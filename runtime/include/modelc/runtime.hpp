@@ -265,6 +265,10 @@ public:
   /// Training (docs/training.md): whether entry points write weights (a
   /// model built with modelc --train).
   bool trains() const;
+  /// The lowest precision the model's ops compute in: "f32", "f16" or
+  /// "bf16" (modelc --precision, or half-precision values of the model's
+  /// own); what tolerances comparing its outputs needs.
+  std::string compute_precision() const;
   /// Writes every weight as the model holds it now (parameters and
   /// optimizer state after the steps run so far) to a safetensors file
   /// under the weights' names. Not while a run is in progress.
