@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what modelc needs to build and test on Debian 12 (run as root, or
 # with sudo available): LLVM/MLIR 22 and its lit/FileCheck, CMake, Ninja,
-# GoogleTest, OpenBLAS, oneDNN, libonnx (ONNX import), and PyTorch,
+# GoogleTest, oneDNN, libonnx (ONNX import), and PyTorch,
 # torchvision, numpy and python3-onnx for the tests that compare with PyTorch (tests/torch,
 # tests/onnx), pybind11 and pytest for the Python module (python/), and
 # clang-22 with libFuzzer for the fuzz targets (tests/fuzz), and Open MPI
@@ -9,7 +9,7 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ git
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-          libgtest-dev libopenblas-dev libdnnl-dev
+          libgtest-dev libdnnl-dev
           # The seal of model.so (runtime/src/integrity.cpp): XXH3, a hash at
           # memory speed for checksums of whole models at every load.
           libxxhash-dev

@@ -41,8 +41,12 @@ void reportError(modelc_run_ctx *ctx, const char *message) {
 void sgemm(modelc_run_ctx *ctx, int transA, int transB, int64_t m, int64_t n,
            int64_t k, float alpha, const float *a, int64_t lda, const float *b,
            int64_t ldb, float beta, float *c, int64_t ldc) {
-  hostSgemm(runOf(ctx).impl->numThreads, transA, transB, m, n, k, alpha, a, lda,
-            b, ldb, beta, c, ldc);
+  RunState &run = runOf(ctx);
+  if (int status = hostSgemm(run.impl->numThreads, transA, transB, m, n, k,
+                             alpha, a, lda, b, ldb, beta, c, ldc))
+    run.reportError("sgemm (" + std::to_string(m) + "x" + std::to_string(n) +
+                    "x" + std::to_string(k) + "): oneDNN's dnnl_sgemm failed " +
+                    "(status " + std::to_string(status) + ")");
 }
 
 void parallelForCallback(modelc_run_ctx *ctx, int64_t n, int64_t grain,

@@ -12,7 +12,6 @@
 #include <functional>
 #include <thread>
 
-extern "C" void openblas_set_num_threads(int num_threads);
 
 namespace modelc {
 
@@ -224,10 +223,6 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   impl->numThreads = options.num_threads > 0
                          ? options.num_threads
                          : std::max(1u, std::thread::hardware_concurrency());
-  // GEMMs are split across the runtime's pool (hostSgemm); OpenBLAS itself
-  // stays single-threaded so that no second set of threads competes for
-  // the same cores.
-  openblas_set_num_threads(1);
   impl->api = detail::runtimeApi();
   impl->freeResources.resize(impl->entries.size());
   try {
