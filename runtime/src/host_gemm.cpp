@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 namespace modelc::detail {
 
@@ -20,9 +20,8 @@ int sgemmBlock(int transA, int transB, int64_t m, int64_t n, int64_t k,
                int64_t ldb, float beta, float *c, int64_t ldc) {
   int previous = omp_get_max_threads();
   omp_set_num_threads(1);
-  dnnl_status_t status =
-      dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, alpha, a,
-                 lda, b, ldb, beta, c, ldc);
+  dnnl_status_t status = dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m,
+                                    n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   omp_set_num_threads(previous);
   return status == dnnl_success ? 0 : static_cast<int>(status);
 }
@@ -69,8 +68,8 @@ int hostSgemm(int threads, int transA, int transB, int64_t m, int64_t n,
                                g.transA ? g.a + from : g.a + from * g.lda,
                                g.lda, g.b, g.ldb, g.beta, g.c + from * g.ldc,
                                g.ldc)
-                  : sgemmBlock(g.transA, g.transB, g.m, to - from, g.k,
-                               g.alpha, g.a, g.lda,
+                  : sgemmBlock(g.transA, g.transB, g.m, to - from, g.k, g.alpha,
+                               g.a, g.lda,
                                g.transB ? g.b + from * g.ldb : g.b + from,
                                g.ldb, g.beta, g.c + from, g.ldc);
           if (status)

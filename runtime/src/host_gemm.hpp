@@ -14,8 +14,8 @@ namespace modelc::detail {
 /// while other loops run on the same cores. Returns 0, or the status of a
 /// block oneDNN refused.
 int hostSgemm(int threads, int transA, int transB, int64_t m, int64_t n,
-               int64_t k, float alpha, const float *a, int64_t lda,
-               const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+              int64_t k, float alpha, const float *a, int64_t lda,
+              const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 
 } // namespace modelc::detail
 

@@ -12,7 +12,6 @@
 #include <functional>
 #include <thread>
 
-
 namespace modelc {
 
 using detail::Device;
