@@ -350,6 +350,15 @@ modelc::parseTargetJson(StringRef text, StringRef source, std::string &error) {
 }
 
 std::optional<TargetDescription> modelc::loadTarget(StringRef nameOrPath,
+                                                    mlir::Operation *where) {
+  std::string error;
+  std::optional<TargetDescription> t = loadTarget(nameOrPath, error);
+  if (!t)
+    where->emitError(error);
+  return t;
+}
+
+std::optional<TargetDescription> modelc::loadTarget(StringRef nameOrPath,
                                                     std::string &error) {
   if (std::optional<TargetDescription> t = preset(nameOrPath))
     return t;

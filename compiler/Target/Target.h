@@ -14,6 +14,7 @@
 #include "dialects/Device/IR/DeviceAttrs.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Operation.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <optional>
@@ -69,6 +70,11 @@ std::vector<std::string> targetPresetNames();
 /// A preset by name, or a JSON file; on failure `error` says why.
 std::optional<TargetDescription> loadTarget(llvm::StringRef nameOrPath,
                                             std::string &error);
+
+/// A pass's target: as above, with the failure emitted as an error at
+/// `where` (the pass then fails).
+std::optional<TargetDescription> loadTarget(llvm::StringRef nameOrPath,
+                                            mlir::Operation *where);
 
 /// Parses the JSON form (docs/placement.md); `source` names it in errors.
 std::optional<TargetDescription> parseTargetJson(llvm::StringRef json,

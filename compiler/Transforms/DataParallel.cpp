@@ -120,12 +120,9 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::string error;
-    std::optional<TargetDescription> t = loadTarget(target, error);
-    if (!t) {
-      module.emitError(error);
+    std::optional<TargetDescription> t = loadTarget(target, module);
+    if (!t)
       return signalPassFailure();
-    }
     std::vector<std::string> accelerators;
     for (const DeviceDesc &d : t->devices)
       if (!d.isHost())

@@ -306,14 +306,84 @@ void PlaceDevicesPass::writeDot(llvm::raw_ostream &os, func::FuncOp function,
   os << "  }\n";
 }
 
+/// A mutable weight (one a training step writes) has one copy: every read
+/// of it in `function` sits where its first read does, and so does the
+/// write (transfer insertion copies the value to other users), in every
+/// function: where the first function to read it reads it (`home`).
+static void placeWritableWeights(func::FuncOp function,
+                                 const TargetDescription &t,
+                                 llvm::StringMap<Attribute> &home) {
+  // Views of a weight (a reshape: no code, the weight's own memory) sit there
+  // too, so that every read of its memory is on that device.
+  std::function<void(Value, Attribute)> placeViews = [&](Value v, Attribute d) {
+    for (Operation *user : v.getUsers())
+      if (getViewOffset(user)) {
+        user->setAttr(kDeviceAttrName, d);
+        placeViews(user->getResult(0), d);
+      }
+  };
+  // The device of the first op that computes with `v` (through views).
+  std::function<Attribute(Value)> firstReader = [&](Value v) -> Attribute {
+    for (Operation *user : v.getUsers()) {
+      if (!getViewOffset(user))
+        return user->getAttr(kDeviceAttrName);
+      if (Attribute d = firstReader(user->getResult(0)))
+        return d;
+    }
+    return nullptr;
+  };
+  // A device's own copy in a data-parallel step (modelc-replicate)
+  // stays on the device of its replica.
+  function.walk([&](WeightRefOp ref) {
+    if (!isWritableWeight(ref) || ref->hasAttr(kReplicaCopyAttrName))
+      return;
+    Attribute reader = firstReader(ref.getResult());
+    Attribute d =
+        home.try_emplace(ref.getName(),
+                         reader ? reader : ref->getAttr(kDeviceAttrName))
+            .first->second;
+    ref->setAttr(kDeviceAttrName, d);
+    placeViews(ref.getResult(), d);
+  });
+  function.walk([&](AssignOp assign) {
+    if (assign->hasAttr(kReplicaCopyAttrName)) {
+      // Pinned by modelc-replicate: its replica's device.
+      auto pin = dyn_cast_or_null<StringAttr>(assign->getAttr(kDeviceAttrName));
+      if (std::optional<unsigned> index =
+              pin ? t.find(pin.getValue()) : std::nullopt)
+        assign->setAttr(kDeviceAttrName,
+                        t.deviceAttr(function.getContext(), *index));
+      return;
+    }
+    auto it = home.find(assign.getName());
+    assign->setAttr(kDeviceAttrName,
+                    it != home.end() ? it->second
+                                     : t.deviceAttr(function.getContext(), 0));
+  });
+}
+
+/// A device named in the IR itself (a hand-written transfer) must be one of
+/// the target's: generated code would index past the plan's devices.
+static LogicalResult checkTransferDevices(ModuleOp module,
+                                          const TargetDescription &t) {
+  WalkResult unknown = module.walk([&](device::TransferOp transfer) {
+    for (device::DeviceAttr d : {transfer.getSource(), transfer.getTarget()})
+      if (!t.find(d)) {
+        transfer.emitError("device.transfer names '")
+            << d.str() << "', which target '" << t.name
+            << "' does not have (it has " << t.deviceNames() << ")";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(unknown.wasInterrupted());
+}
+
 void PlaceDevicesPass::runOnOperation() {
   ModuleOp module = getOperation();
-  std::string error;
-  std::optional<TargetDescription> t = loadTarget(target, error);
-  if (!t) {
-    module.emitError(error);
+  std::optional<TargetDescription> t = loadTarget(target, module);
+  if (!t)
     return signalPassFailure();
-  }
   if (!placeAll.empty() && !t->find(placeAll)) {
     module.emitError("--place-all names '")
         << placeAll << "', which target '" << t->name
@@ -328,19 +398,7 @@ void PlaceDevicesPass::runOnOperation() {
 
   // Per mutable weight, the one device that holds it in every function.
   llvm::StringMap<Attribute> home;
-  // A device named in the IR itself (a hand-written transfer) must be one
-  // of the target's: generated code would index past the plan's devices.
-  WalkResult unknown = module.walk([&](device::TransferOp transfer) {
-    for (device::DeviceAttr d : {transfer.getSource(), transfer.getTarget()})
-      if (!t->find(d)) {
-        transfer.emitError("device.transfer names '")
-            << d.str() << "', which target '" << t->name
-            << "' does not have (it has " << t->deviceNames() << ")";
-        return WalkResult::interrupt();
-      }
-    return WalkResult::advance();
-  });
-  if (unknown.wasInterrupted())
+  if (failed(checkTransferDevices(module, *t)))
     return signalPassFailure();
   for (auto function : module.getOps<func::FuncOp>()) {
     if (function.isExternal())
@@ -381,58 +439,7 @@ void PlaceDevicesPass::runOnOperation() {
         }
       op->setAttr(kDeviceAttrName, t->deviceAttr(context, 0));
     });
-    // A mutable weight (one a training step writes) has one copy: every
-    // read of it in the function sits where its first read does, and so
-    // does the write (transfer insertion copies the value to other users),
-    // in every function: where the first function to read it reads it.
-    // Views of it (a reshape: no code, the weight's own memory) sit there
-    // too, so that every read of its memory is on that device.
-    std::function<void(Value, Attribute)> placeViews = [&](Value v,
-                                                           Attribute d) {
-      for (Operation *user : v.getUsers())
-        if (getViewOffset(user)) {
-          user->setAttr(kDeviceAttrName, d);
-          placeViews(user->getResult(0), d);
-        }
-    };
-    // The device of the first op that computes with `v` (through views).
-    std::function<Attribute(Value)> firstReader = [&](Value v) -> Attribute {
-      for (Operation *user : v.getUsers()) {
-        if (!getViewOffset(user))
-          return user->getAttr(kDeviceAttrName);
-        if (Attribute d = firstReader(user->getResult(0)))
-          return d;
-      }
-      return nullptr;
-    };
-    // A device's own copy in a data-parallel step (modelc-replicate)
-    // stays on the device of its replica.
-    function.walk([&](WeightRefOp ref) {
-      if (!isWritableWeight(ref) || ref->hasAttr(kReplicaCopyAttrName))
-        return;
-      Attribute reader = firstReader(ref.getResult());
-      Attribute d =
-          home.try_emplace(ref.getName(),
-                           reader ? reader : ref->getAttr(kDeviceAttrName))
-              .first->second;
-      ref->setAttr(kDeviceAttrName, d);
-      placeViews(ref.getResult(), d);
-    });
-    function.walk([&](AssignOp assign) {
-      if (assign->hasAttr(kReplicaCopyAttrName)) {
-        // Pinned by modelc-replicate: its replica's device.
-        auto pin =
-            dyn_cast_or_null<StringAttr>(assign->getAttr(kDeviceAttrName));
-        if (std::optional<unsigned> index =
-                pin ? t->find(pin.getValue()) : std::nullopt)
-          assign->setAttr(kDeviceAttrName, t->deviceAttr(context, *index));
-        return;
-      }
-      auto it = home.find(assign.getName());
-      assign->setAttr(kDeviceAttrName, it != home.end()
-                                           ? it->second
-                                           : t->deviceAttr(context, 0));
-    });
+    placeWritableWeights(function, *t, home);
     totalMakespan += r.makespan;
     writeReport(functions, function, *t, g, r);
     writeDot(dotStream, function, *t, g, r);

@@ -66,12 +66,9 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::string error;
-    std::optional<TargetDescription> t = loadTarget(target, error);
-    if (!t) {
-      module.emitError(error);
+    std::optional<TargetDescription> t = loadTarget(target, module);
+    if (!t)
       return signalPassFailure();
-    }
     if (replicas < 1) {
       module.emitError("modelc-replicate: replicas must be at least 1");
       return signalPassFailure();
@@ -250,14 +247,10 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
     }
   }
 
-  LogicalResult replicate(Entry &e) {
-    func::FuncOp function = e.function;
-    Block &body = function.getBody().front();
-    auto ret = cast<func::ReturnOp>(body.getTerminator());
-
-    // The replicas' inputs: slices of dimension 0; scalars whole.
-    OpBuilder builder(ret);
-    SmallVector<IRMapping> mappings(replicas);
+  /// The replicas' inputs: slices of dimension 0 on the host (the input
+  /// now takes the whole batch); a scalar whole.
+  void sliceInputs(func::FuncOp function, OpBuilder &builder,
+                   SmallVectorImpl<IRMapping> &mappings) {
     for (BlockArgument arg : function.getArguments()) {
       auto type = cast<RankedTensorType>(arg.getType());
       if (type.getRank() == 0) {
@@ -279,92 +272,116 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
         mappings[r].map(arg, slice.getResult());
       }
     }
+  }
 
+  /// All-reduce number `index`: the replicas' sum on the host, in replica
+  /// order (then over the ranks with `distributed`), named so in traces,
+  /// profiles and errors; every replica reads it.
+  void sumOverReplicas(AllReduceOp reduce, int64_t index, OpBuilder &builder,
+                       SmallVectorImpl<IRMapping> &mappings) {
+    Location loc = NameLoc::get(
+        builder.getStringAttr("replicas:all-reduce '#" + std::to_string(index) +
+                              "' summed over the replicas" +
+                              describeLocation(reduce.getLoc())),
+        reduce.getLoc());
+    Value sum = mappings[0].lookup(reduce.getInput());
+    for (int64_t r = 1; r < replicas; ++r) {
+      auto add = AddOp::create(builder, loc, sum,
+                               mappings[r].lookup(reduce.getInput()));
+      add->setAttr(kDeviceAttrName, host);
+      sum = add.getResult();
+    }
+    if (distributed) {
+      auto ranks = AllReduceOp::create(builder, loc, sum.getType(), sum);
+      ranks->setAttr(kDeviceAttrName, host);
+      sum = ranks.getResult();
+    }
+    for (IRMapping &mapping : mappings)
+      mapping.map(reduce.getResult(), sum);
+  }
+
+  /// One write per device that holds a copy, of a value that is the same
+  /// on every device, after the reads of that copy there.
+  void writeCopies(Entry &e, AssignOp assign, OpBuilder &builder,
+                   SmallVectorImpl<IRMapping> &mappings) {
+    for (StringAttr device : writers(assign.getName())) {
+      llvm::SetVector<Value> after;
+      for (int64_t r = 0; r < replicas; ++r)
+        if (devices[r] == device)
+          for (Value v : assign.getAfter())
+            if (Value mapped = mappings[r].lookupOrNull(v))
+              after.insert(mapped);
+      StringAttr from = source(e, assign, device);
+      auto copy = AssignOp::create(
+          builder, assign.getLoc(), assign.getNameAttr(),
+          mappings[firstReplica[from]].lookup(assign.getValue()),
+          after.getArrayRef());
+      copy->setAttrs(assign->getDiscardableAttrDictionary());
+      copy->setAttr(kDeviceAttrName, device);
+      copy->setAttr(kReplicaCopyAttrName, builder.getUnitAttr());
+    }
+  }
+
+  /// An op that is the same on every replica: once per device that reads
+  /// it, read by every replica there.
+  void cloneOncePerDevice(Entry &e, Operation *op, OpBuilder &builder,
+                          SmallVectorImpl<IRMapping> &mappings) {
+    auto it = e.needed.find(op);
+    if (it == e.needed.end())
+      return;
+    auto ref = dyn_cast<WeightRefOp>(op);
+    bool copyOfDevice = ref && isWritableWeight(ref);
+    for (StringAttr device : used) {
+      if (!it->second.contains(device))
+        continue;
+      Operation *clone = builder.clone(*op, mappings[firstReplica[device]]);
+      clone->setAttr(kDeviceAttrName, device);
+      if (copyOfDevice)
+        clone->setAttr(kReplicaCopyAttrName, builder.getUnitAttr());
+      for (int64_t r = 0; r < replicas; ++r)
+        if (devices[r] == device)
+          for (auto [from, to] :
+               llvm::zip(op->getResults(), clone->getResults()))
+            mappings[r].map(from, to);
+    }
+  }
+
+  /// An op whose values differ between replicas: once per replica. A
+  /// replica's rows start at r times its elements in the whole batch, so a
+  /// training-mode dropout of them draws the whole batch's mask.
+  void clonePerReplica(Entry &e, Operation *op, OpBuilder &builder,
+                       SmallVectorImpl<IRMapping> &mappings) {
+    auto dropout = dyn_cast<DropoutOp>(op);
+    bool offsetMask =
+        dropout && dropout.getStep() && e.varies.contains(dropout.getInput());
+    for (int64_t r = 0; r < replicas; ++r) {
+      Operation *clone = builder.clone(*op, mappings[r]);
+      clone->setAttr(kDeviceAttrName, devices[r]);
+      if (offsetMask)
+        cast<DropoutOp>(clone).setOffset(
+            dropout.getOffset() +
+            r * cast<RankedTensorType>(clone->getOperand(0).getType())
+                    .getNumElements());
+    }
+  }
+
+  LogicalResult replicate(Entry &e) {
+    func::FuncOp function = e.function;
+    Block &body = function.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    OpBuilder builder(ret);
+    SmallVector<IRMapping> mappings(replicas);
+    sliceInputs(function, builder, mappings);
     int64_t sums = 0;
     for (Operation *op : e.original) {
-      if (auto reduce = dyn_cast<AllReduceOp>(op)) {
-        ++sums;
-        // The replicas' sum on the host, in replica order, named so in
-        // traces, profiles and errors.
-        Location loc =
-            NameLoc::get(builder.getStringAttr(
-                             "replicas:all-reduce '#" + std::to_string(sums) +
-                             "' summed over the replicas" +
-                             describeLocation(reduce.getLoc())),
-                         reduce.getLoc());
-        Value sum = mappings[0].lookup(reduce.getInput());
-        for (int64_t r = 1; r < replicas; ++r) {
-          auto add = AddOp::create(builder, loc, sum,
-                                   mappings[r].lookup(reduce.getInput()));
-          add->setAttr(kDeviceAttrName, host);
-          sum = add.getResult();
-        }
-        if (distributed) {
-          auto ranks = AllReduceOp::create(builder, loc, sum.getType(), sum);
-          ranks->setAttr(kDeviceAttrName, host);
-          sum = ranks.getResult();
-        }
-        for (IRMapping &mapping : mappings)
-          mapping.map(reduce.getResult(), sum);
-        continue;
-      }
-      if (auto assign = dyn_cast<AssignOp>(op)) {
-        // One write per device that holds a copy, of a value that is the
-        // same on every device, after the reads of that copy there.
-        for (StringAttr device : writers(assign.getName())) {
-          llvm::SetVector<Value> after;
-          for (int64_t r = 0; r < replicas; ++r)
-            if (devices[r] == device)
-              for (Value v : assign.getAfter())
-                if (Value mapped = mappings[r].lookupOrNull(v))
-                  after.insert(mapped);
-          StringAttr from = source(e, assign, device);
-          auto copy = AssignOp::create(
-              builder, assign.getLoc(), assign.getNameAttr(),
-              mappings[firstReplica[from]].lookup(assign.getValue()),
-              after.getArrayRef());
-          copy->setAttrs(assign->getDiscardableAttrDictionary());
-          copy->setAttr(kDeviceAttrName, device);
-          copy->setAttr(kReplicaCopyAttrName, builder.getUnitAttr());
-        }
-        continue;
-      }
-      auto ref = dyn_cast<WeightRefOp>(op);
-      bool copyOfDevice = ref && isWritableWeight(ref);
-      if (op->getNumResults() != 0 && !e.varies.contains(op->getResult(0))) {
-        // The same on every replica: once per device that reads it.
-        auto it = e.needed.find(op);
-        if (it == e.needed.end())
-          continue;
-        for (StringAttr device : used) {
-          if (!it->second.contains(device))
-            continue;
-          Operation *clone = builder.clone(*op, mappings[firstReplica[device]]);
-          clone->setAttr(kDeviceAttrName, device);
-          if (copyOfDevice)
-            clone->setAttr(kReplicaCopyAttrName, builder.getUnitAttr());
-          for (int64_t r = 0; r < replicas; ++r)
-            if (devices[r] == device)
-              for (auto [from, to] :
-                   llvm::zip(op->getResults(), clone->getResults()))
-                mappings[r].map(from, to);
-        }
-        continue;
-      }
-      auto dropout = dyn_cast<DropoutOp>(op);
-      bool offsetMask =
-          dropout && dropout.getStep() && e.varies.contains(dropout.getInput());
-      for (int64_t r = 0; r < replicas; ++r) {
-        Operation *clone = builder.clone(*op, mappings[r]);
-        clone->setAttr(kDeviceAttrName, devices[r]);
-        // A replica's rows start at r times its elements in the whole
-        // batch: it draws the whole batch's mask for them.
-        if (offsetMask)
-          cast<DropoutOp>(clone).setOffset(
-              dropout.getOffset() +
-              r * cast<RankedTensorType>(clone->getOperand(0).getType())
-                      .getNumElements());
-      }
+      if (auto reduce = dyn_cast<AllReduceOp>(op))
+        sumOverReplicas(reduce, ++sums, builder, mappings);
+      else if (auto assign = dyn_cast<AssignOp>(op))
+        writeCopies(e, assign, builder, mappings);
+      else if (op->getNumResults() != 0 && !e.varies.contains(op->getResult(0)))
+        cloneOncePerDevice(e, op, builder, mappings);
+      else
+        clonePerReplica(e, op, builder, mappings);
     }
 
     // Outputs: the same on every replica (replica 0's), or the batch's

@@ -352,16 +352,13 @@ std::vector<double> elements(const modelc::Tensor &t) {
   return v;
 }
 
-/// Compares an output with what it should be; prints one line (and the first
-/// difference); returns false on a mismatch.
-/// The precision the loaded model computes in (Model::compute_precision).
-std::string modelPrecision = "f32";
-
-/// The tolerances for an output of `dtype`: --rtol/--atol, else those of
-/// the lowest precision it was computed in (its own dtype or the model's):
-/// f32 1e-4 and 1e-5, f16 1e-2 and 5e-3, bf16 5e-2 and 2e-2.
-std::pair<double, double> tolerances(const Options &o, modelc::DType dtype) {
-  std::string precision = modelPrecision;
+/// The tolerances for an output of `dtype` of `model`: --rtol/--atol, else
+/// those of the lowest precision it was computed in (its own dtype or the
+/// model's, Model::compute_precision): f32 1e-4 and 1e-5, f16 1e-2 and
+/// 5e-3, bf16 5e-2 and 2e-2.
+std::pair<double, double>
+tolerances(const Options &o, const modelc::Model &model, modelc::DType dtype) {
+  std::string precision = model.compute_precision();
   if (dtype == modelc::DType::BF16)
     precision = "bf16";
   else if (dtype == modelc::DType::F16 && precision != "bf16")
@@ -374,9 +371,12 @@ std::pair<double, double> tolerances(const Options &o, modelc::DType dtype) {
   return {o.rtol.value_or(rtol), o.atol.value_or(atol)};
 }
 
-bool compareOutput(const Options &o, const char *label, const std::string &name,
+/// Compares an output of `model` with what it should be; prints one line
+/// (and the first difference); returns false on a mismatch.
+bool compareOutput(const Options &o, const modelc::Model &model,
+                   const char *label, const std::string &name,
                    const modelc::Tensor &got, const std::vector<double> &want) {
-  auto [rtol, atol] = tolerances(o, got.dtype());
+  auto [rtol, atol] = tolerances(o, model, got.dtype());
   if (static_cast<int64_t>(want.size()) != got.numel()) {
     std::printf("%s: output '%s': %lld elements, expected %zu: MISMATCH\n",
                 label, name.c_str(), static_cast<long long>(got.numel()),
@@ -438,7 +438,8 @@ size_t inputIndex(const modelc::EntryInfo &entry, const std::string &name) {
 }
 
 /// Compares outputs with saved .npy files (--expect).
-bool compareWithFiles(const Options &o, const modelc::EntryInfo &entry,
+bool compareWithFiles(const Options &o, const modelc::Model &model,
+                      const modelc::EntryInfo &entry,
                       const std::vector<modelc::Tensor> &outputs) {
   bool ok = true;
   for (const auto &[name, path] : o.expect) {
@@ -448,7 +449,7 @@ bool compareWithFiles(const Options &o, const modelc::EntryInfo &entry,
       throw modelc::Error("--expect " + name + ": " + path + " holds " +
                           want.describe() + ", the output is " +
                           got.describe());
-    ok &= compareOutput(o, "expect", name, got, elements(want));
+    ok &= compareOutput(o, model, "expect", name, got, elements(want));
   }
   return ok;
 }
@@ -522,7 +523,7 @@ bool compareWithReference(const Options &o, const modelc::Model &model,
     throw modelc::Error("the reference interpreter failed");
   bool ok = true;
   for (size_t k = 0; k < outputs.size(); ++k)
-    ok &= compareOutput(o, "compare-reference", entry.outputs[k].name,
+    ok &= compareOutput(o, model, "compare-reference", entry.outputs[k].name,
                         outputs[k], (*expected)[k].data);
   return ok;
 }
@@ -856,7 +857,7 @@ int trainSteps(const Options &o, modelc::Model &model,
     modelc::write_npy(path, outputs[outputIndex(entry, name)]);
   if (!o.saveWeights.empty())
     model.save_weights(o.saveWeights);
-  return compareWithFiles(o, entry, outputs) ? 0 : 1;
+  return compareWithFiles(o, model, entry, outputs) ? 0 : 1;
 }
 
 /// A default value for --info: the number of a scalar, else its type.
@@ -1023,7 +1024,6 @@ int run(Options &o) {
   if (!o.trace.empty() || !o.profile.empty())
     load.trace = std::make_shared<modelc::Trace>();
   modelc::Model model = modelc::Model::load(o.model, load);
-  modelPrecision = model.compute_precision();
   o.rank = model.rank();
   o.ranks = model.world_size();
   if (!o.loadWeights.empty())
@@ -1099,7 +1099,7 @@ int run(Options &o) {
 
   if (!o.saveWeights.empty())
     model.save_weights(o.saveWeights);
-  bool ok = compareWithFiles(o, entry, outputs);
+  bool ok = compareWithFiles(o, model, entry, outputs);
   if (!o.reference.empty())
     ok &= compareWithReference(o, model, entry, inputs, outputs);
   return ok ? 0 : 1;
