@@ -1105,3 +1105,11 @@ func.func @dropout_site(%x: tensor<4xf32>, %s: tensor<i64>) -> tensor<4xf32> {
   %y = graph.dropout %x, %s {ratio = 0.5, site = -1} : tensor<4xf32>, tensor<i64>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+func.func @dropout_offset(%x: tensor<4xf32>, %s: tensor<i64>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.dropout' op offset must not be negative, got -4}}
+  %y = graph.dropout %x, %s {ratio = 0.5, offset = -4} : tensor<4xf32>, tensor<i64>
+  return %y : tensor<4xf32>
+}
