@@ -84,6 +84,14 @@ if os.access("/usr/bin/python3", os.X_OK) and subprocess.run(
 config.substitutions.append(
     ("%{ir-entries}", "awk -F '[@(]' '/^func[.]func @/ { print $2 }'"))
 
+# The stand-in CUDA driver's adversarial mode (streams on threads of their
+# own, graphs replayed in any order their dependencies allow: see
+# tests/runtime/fixtures/fake_libcuda.c): FAKE_CUDA_ADVERSARIAL=SEED in the
+# environment of lit runs every emulated-GPU test under it;
+# tests/e2e/gpu-adversarial.test always does, for several seeds.
+if "FAKE_CUDA_ADVERSARIAL" in os.environ:
+    config.environment["FAKE_CUDA_ADVERSARIAL"] = os.environ["FAKE_CUDA_ADVERSARIAL"]
+
 # Without --target, modelc builds 'cpu' plus a one-GPU plan where nvcc exists;
 # the suite asks for its targets explicitly (tests/Driver/default-targets.test
 # checks the default set itself).

@@ -184,9 +184,17 @@ public:
     return errorName;
   }
 
-  /// Adds the kernel and launches it with `blocks` x `threads`.
+  /// Adds the kernel and launches it with `blocks` x `threads`. No blocks
+  /// (a tensor of no rows, no elements) launch nothing: the driver refuses
+  /// an empty grid, and one block would make a row kernel, which trusts
+  /// its grid, write row 0 of whatever buffer follows.
   void launch(llvm::raw_ostream &task, const std::string &body, uint64_t blocks,
               unsigned threads, bool barriers) {
+    if (blocks == 0) {
+      task << "  // " << (name.empty() ? context.opName : StringRef(name))
+           << ": no rows, nothing to launch\n";
+      return;
+    }
     unsigned kernel =
         module.addKernel(params, body, threads, barriers,
                          name.empty() ? context.opName : StringRef(name));
@@ -199,7 +207,7 @@ public:
     if (params.empty())
       task << "nullptr";
     task << "};\n"
-         << "    const uint32_t grid[3] = {" << std::max<uint64_t>(blocks, 1)
+         << "    const uint32_t grid[3] = {" << blocks
          << "u, 1u, 1u}, block[3] = {" << threads << "u, 1u, 1u};\n"
          << "    ctx->api->launch_kernel(ctx, " << context.device << ", "
          << kernel << ", grid, block, 0, args);\n"

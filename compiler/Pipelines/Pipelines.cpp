@@ -120,6 +120,7 @@ void modelc::buildSchedulePipeline(mlir::OpPassManager &pm,
   pm.addPass(createFuseElementwisePass());
   FoldGemmPassOptions gemm;
   gemm.checked = options.checked;
+  gemm.reluEpilogue = options.reluEpilogue;
   pm.addPass(createFoldGemmPass(gemm));
   pm.addPass(createPlanMemoryPass());
   pm.addPass(createScheduleStreamsPass());

@@ -93,6 +93,9 @@ struct ScheduleOptions {
   /// 3x3 CPU convolutions may use Winograd's algorithm (modelc
   /// --no-winograd clears it).
   bool winograd = true;
+  /// GPU products compute a following ReLU in cuBLASLt's epilogue (modelc
+  /// --gpu-relu-epilogue; off: the epilogue may turn NaN into 0).
+  bool reluEpilogue = false;
 };
 void buildSchedulePipeline(mlir::OpPassManager &pm,
                            const ScheduleOptions &options = {});

@@ -74,8 +74,8 @@ struct GemmFolds {
 
 class GemmFolder {
 public:
-  GemmFolder(func::FuncOp function, bool checked)
-      : function(function), checked(checked) {
+  GemmFolder(func::FuncOp function, bool checked, bool reluEpilogue)
+      : function(function), checked(checked), reluEpilogue(reluEpilogue) {
     for (Operation &op : function.getBody().front())
       position[&op] = static_cast<int64_t>(position.size());
   }
@@ -194,7 +194,11 @@ private:
           !isa<FloatType>(tensorType(op.getResult(0)).getElementType()))
         continue;
       if (!relu.empty()) {
-        if (Operation *producer = soleProducer(&op, relu[0])) {
+        // cuBLASLt's relu epilogue may be fmaxf (NaN becomes 0): only when
+        // asked for; the relu kernel keeps NaN.
+        Operation *producer =
+            reluEpilogue ? soleProducer(&op, relu[0]) : nullptr;
+        if (producer) {
           folds[producer].after = &op;
           folds[producer].relu = true;
         }
@@ -305,7 +309,7 @@ private:
   }
 
   func::FuncOp function;
-  bool checked;
+  bool checked, reluEpilogue;
   llvm::DenseMap<Operation *, int64_t> position;
   /// Per product, in program order: what its call computes with it.
   llvm::MapVector<Operation *, GemmFolds> folds;
@@ -319,7 +323,7 @@ struct FoldGemmPass : modelc::impl::FoldGemmPassBase<FoldGemmPass> {
   void runOnOperation() override {
     getOperation().walk([&](func::FuncOp function) {
       if (!function.isExternal())
-        GemmFolder(function, checked).run();
+        GemmFolder(function, checked, reluEpilogue).run();
     });
   }
 };

@@ -924,8 +924,10 @@ def FoldGemmPass : Pass<"modelc-fold-gemm", "::mlir::ModuleOp"> {
     Runs after modelc-fuse-elementwise. For each `graph.linear`,
     `graph.matmul` or `graph.conv2d` on a `cuda` device, writes down in a
     `sched.gemm` what its cuBLASLt call computes besides the product:
-    * `relu`: the product's only user is a relu on the same GPU (a
-      single-op `sched.fused`), applied as the epilogue;
+    * `relu` (with `relu-epilogue` only): the product's only user is a relu
+      on the same GPU (a single-op `sched.fused`), applied as the epilogue.
+      Off by default: cuBLASLt's epilogue may compute it as fmaxf, which
+      turns NaN into 0 where PyTorch keeps NaN;
     * `alpha`: a matmul's only user multiplies it by a one-element constant;
     * `beta = 1`: a linear's only user adds a value computed before the
       linear (a residual connection); the call writes the sum with that
@@ -962,6 +964,10 @@ def FoldGemmPass : Pass<"modelc-fold-gemm", "::mlir::ModuleOp"> {
     Option<"checked", "checked", "bool", /*default=*/"false",
            "The plan checks each op's buffers (modelc --checked): fold "
            "only epilogues and alpha">,
+    Option<"reluEpilogue", "relu-epilogue", "bool", /*default=*/"false",
+           "Fold a relu into the cuBLASLt epilogue (modelc "
+           "--gpu-relu-epilogue). Off by default: the epilogue may compute "
+           "it as fmaxf, which turns NaN into 0">,
   ];
 }
 

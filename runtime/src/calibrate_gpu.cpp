@@ -46,14 +46,22 @@ struct GpuSession {
     check(cuda.cuDeviceGet(&device, ordinal), "cuDeviceGet");
     check(cuda.cuDevicePrimaryCtxRetain(&ctx, device),
           "cuDevicePrimaryCtxRetain");
-    current();
-    if (CUresult rc = cuda.cuStreamCreate(&stream, 1)) {
+    CUresult rc = cuda.cuCtxSetCurrent(ctx);
+    const char *call = "cuCtxSetCurrent";
+    if (rc == 0) {
+      rc = cuda.cuStreamCreate(&stream, 1);
+      call = "cuStreamCreate";
+    }
+    if (rc != 0) {
       cuda.cuDevicePrimaryCtxRelease(device);
-      check(rc, "cuStreamCreate"); // throws
+      check(rc, call); // throws
     }
   }
   ~GpuSession() {
-    current();
+    if (cuda.cuCtxSetCurrent(ctx) != 0) { // nothing can be freed without it
+      cuda.cuDevicePrimaryCtxRelease(device);
+      return;
+    }
     for (CUdeviceptr b : buffers)
       cuda.cuMemFree(b);
     if (stream)
@@ -68,7 +76,7 @@ struct GpuSession {
       cuda.cuMemFree(buffers[i]);
     buffers.resize(mark);
   }
-  void current() const { cuda.cuCtxSetCurrent(ctx); }
+  void current() const { check(cuda.cuCtxSetCurrent(ctx), "cuCtxSetCurrent"); }
   void check(CUresult rc, const char *call) const {
     cudaCheck(rc, call, name, "calibration");
   }

@@ -46,6 +46,11 @@ struct DeviceRun {
   Stream &stream(int which) {
     return which == MODELC_STREAM_COPY ? *copy : *compute;
   }
+  /// A host device's streams: the GPU events each has waited on since it
+  /// last issued a copy from a GPU. That copy's GPU stream waits on them
+  /// too: the host's wait orders nothing inside a CUDA graph. Touched only
+  /// by the stream's own worker.
+  std::vector<uint32_t> gpuWaits[2];
 };
 
 /// What the devices of a plan are made with.

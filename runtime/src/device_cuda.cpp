@@ -13,17 +13,23 @@ namespace {
 struct PinnedMemory : HostMemory {
   PinnedMemory(const CudaApi &cuda, CUcontext ctx, uint64_t bytes,
                const std::string &what)
-      : cuda(cuda) {
+      : cuda(cuda), ctx(ctx) {
     void *p = nullptr;
-    cuda.cuCtxSetCurrent(ctx);
+    cudaCheck(cuda.cuCtxSetCurrent(ctx), "cuCtxSetCurrent", "the host", what);
     cudaCheck(cuda.cuMemHostAlloc(&p, bytes ? bytes : 64,
                                   /*CU_MEMHOSTALLOC_PORTABLE*/ 1),
               "cuMemHostAlloc", "the host",
               what + " (" + std::to_string(bytes) + " bytes)");
     memory = static_cast<unsigned char *>(p);
   }
-  ~PinnedMemory() override { cuda.cuMemFreeHost(memory); }
+  // On whichever thread drops it: the context it was made in first (the
+  // call fails without one, and the memory would stay locked).
+  ~PinnedMemory() override {
+    if (cuda.cuCtxSetCurrent(ctx) == 0)
+      cuda.cuMemFreeHost(memory);
+  }
   const CudaApi &cuda;
+  CUcontext ctx;
 };
 
 CUdeviceptr devicePointer(const void *p) {
@@ -33,9 +39,8 @@ CUdeviceptr devicePointer(const void *p) {
 } // namespace
 
 CudaRun::~CudaRun() {
-  if (!ctx)
-    return;
-  cuda->cuCtxSetCurrent(ctx);
+  if (!ctx || cuda->cuCtxSetCurrent(ctx) != 0)
+    return; // nothing can be freed without the context
   if (cublasLt)
     releaseGemmState(*cublasLt, *cuda, gemm);
   if (computeStream)
@@ -49,11 +54,12 @@ CudaRun::~CudaRun() {
 CudaDevice::~CudaDevice() {
   if (!ctx_)
     return;
-  cuda().cuCtxSetCurrent(ctx_);
-  for (CUdeviceptr p : gpuWeights_)
-    cuda().cuMemFree(p);
-  if (module_)
-    cuda().cuModuleUnload(module_);
+  if (cuda().cuCtxSetCurrent(ctx_) == 0) { // else nothing can be freed
+    for (CUdeviceptr p : gpuWeights_)
+      cuda().cuMemFree(p);
+    if (module_)
+      cuda().cuModuleUnload(module_);
+  }
   cuda().cuDevicePrimaryCtxRelease(gpu_);
 }
 
@@ -73,7 +79,7 @@ void CudaDevice::setUp() {
             "cuDevicePrimaryCtxRetain", name(), what);
   if (!desc.gpu_image)
     return;
-  cuda().cuCtxSetCurrent(ctx_);
+  makeCurrent(what);
   cudaCheck(cuda().cuModuleLoadData(&module_, desc.gpu_image),
             "cuModuleLoadData", name(), "the model's GPU code, " + what);
   for (uint32_t k = 0; k < desc.num_kernels; ++k) {
@@ -96,7 +102,7 @@ void CudaDevice::connect(const std::vector<Device *> &devices) {
     int can = 0;
     if (cuda().cuDeviceCanAccessPeer(&can, gpu_, peer->gpu_) != 0 || !can)
       continue;
-    cuda().cuCtxSetCurrent(ctx_);
+    makeCurrent("peer access to " + peer->name());
     CUresult rc = cuda().cuCtxEnablePeerAccess(peer->ctx_, 0);
     if (rc != 0 && rc != 704 /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */)
       cudaCheck(rc, "cuCtxEnablePeerAccess", name(),
@@ -108,7 +114,7 @@ void CudaDevice::connect(const std::vector<Device *> &devices) {
 CUdeviceptr CudaDevice::gpuAlloc(uint64_t bytes,
                                  const std::string &what) const {
   CUdeviceptr ptr = 0;
-  cuda().cuCtxSetCurrent(ctx_);
+  makeCurrent(what);
   CUresult rc = cuda().cuMemAlloc(&ptr, bytes ? bytes : 1);
   if (rc == 2 /* CUDA_ERROR_OUT_OF_MEMORY */) {
     size_t freeBytes = 0, total = 0;
@@ -132,12 +138,13 @@ const void *CudaDevice::upload(const void *host,
   gpuWeights_.push_back(ptr);
   cudaCheck(cuda().cuMemcpyHtoD(ptr, host, desc.nbytes), "cuMemcpyHtoD", name(),
             what);
+  landed(what);
   return reinterpret_cast<const void *>(static_cast<uintptr_t>(ptr));
 }
 
 void CudaDevice::readResident(void *host, const void *resident,
                               uint64_t bytes) const {
-  cuda().cuCtxSetCurrent(ctx_);
+  makeCurrent("reading a weight");
   auto ptr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(resident));
   // The legacy stream: ordered after every stream's finished work.
   cudaCheck(cuda().cuMemcpyDtoHAsync(host, ptr, bytes, nullptr),
@@ -148,10 +155,23 @@ void CudaDevice::readResident(void *host, const void *resident,
 
 void CudaDevice::writeResident(void *resident, const void *host,
                                uint64_t bytes) const {
-  cuda().cuCtxSetCurrent(ctx_);
+  makeCurrent("writing a weight");
   auto ptr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(resident));
   cudaCheck(cuda().cuMemcpyHtoD(ptr, host, bytes), "cuMemcpyHtoD", name(),
             "writing a weight");
+  landed("writing a weight");
+}
+
+void CudaDevice::makeCurrent(const std::string &what) const {
+  cudaCheck(cuda().cuCtxSetCurrent(ctx_), "cuCtxSetCurrent", name(), what);
+}
+
+void CudaDevice::landed(const std::string &what) const {
+  // A synchronous copy from pageable memory may return once its data is
+  // staged; the rest is work of the legacy stream, which the run's
+  // (non-blocking) streams do not wait for.
+  cudaCheck(cuda().cuStreamSynchronize(nullptr), "cuStreamSynchronize", name(),
+            what);
 }
 
 std::unique_ptr<DeviceRun> CudaDevice::allocate(uint64_t bytes,
@@ -188,7 +208,7 @@ void CudaDevice::launch(RunState &run, modelc_task_fn task) {
   run.on(*this)
       .stream(MODELC_STREAM_COMPUTE)
       .enqueue(deviceCall(run, [this, ctx, task] {
-        cuda().cuCtxSetCurrent(ctx_);
+        makeCurrent("a task");
         task(ctx); // errors arrive through report_error
       }));
 }
@@ -238,6 +258,8 @@ void CudaDevice::copy(RunState &run, Device &to, void *dst, Device &from,
   CudaRun *toRun = toGpu ? &toGpu->on(run) : nullptr;
   CudaRun *fromRun = fromGpu ? &fromGpu->on(run) : nullptr;
   RunCapture *capture = &run.resources->capture;
+  RunEvents *events = &run.resources->events;
+  DeviceRun *toHostRun = toGpu ? nullptr : &run.on(to);
   const CudaApi *api = &cuda();
   // The message is made only when a call fails.
   auto what = [=, &to, &from] {
@@ -247,25 +269,37 @@ void CudaDevice::copy(RunState &run, Device &to, void *dst, Device &from,
   };
   run.on(to).stream(MODELC_STREAM_COPY).enqueue(deviceCall(run, [=, &to] {
     if (toGpu && fromGpu && toGpu == fromGpu) {
-      api->cuCtxSetCurrent(toGpu->ctx_);
+      cudaCheckLazy(api->cuCtxSetCurrent(toGpu->ctx_), "cuCtxSetCurrent",
+                    to.name(), what);
       cudaCheckLazy(api->cuMemcpyDtoDAsync(devicePointer(dst),
                                            devicePointer(src), bytes,
                                            toRun->copyStream),
                     "cuMemcpyDtoDAsync", to.name(), what);
     } else if (toGpu && fromGpu) {
-      api->cuCtxSetCurrent(toGpu->ctx_);
+      cudaCheckLazy(api->cuCtxSetCurrent(toGpu->ctx_), "cuCtxSetCurrent",
+                    to.name(), what);
       cudaCheckLazy(api->cuMemcpyPeerAsync(devicePointer(dst), toGpu->ctx_,
                                            devicePointer(src), fromGpu->ctx_,
                                            bytes, toRun->copyStream),
                     "cuMemcpyPeerAsync", to.name(), what);
     } else if (toGpu) {
-      api->cuCtxSetCurrent(toGpu->ctx_);
+      cudaCheckLazy(api->cuCtxSetCurrent(toGpu->ctx_), "cuCtxSetCurrent",
+                    to.name(), what);
       cudaCheckLazy(api->cuMemcpyHtoDAsync(devicePointer(dst), src, bytes,
                                            toRun->copyStream),
                     "cuMemcpyHtoDAsync", to.name(), what);
     } else {
       CUstream s = fromRun->copyStream;
-      api->cuCtxSetCurrent(fromGpu->ctx_);
+      cudaCheckLazy(api->cuCtxSetCurrent(fromGpu->ctx_), "cuCtxSetCurrent",
+                    fromGpu->name(), what);
+      // After the GPU work the host stream waited for: in a CUDA graph the
+      // copy is ordered by these waits alone.
+      std::vector<uint32_t> &waited = toHostRun->gpuWaits[MODELC_STREAM_COPY];
+      for (uint32_t e : waited)
+        cudaCheckLazy(api->cuStreamWaitEvent(
+                          s, static_cast<CUevent>(events->native(e)), 0),
+                      "cuStreamWaitEvent", fromGpu->name(), what);
+      waited.clear();
       cudaCheckLazy(api->cuMemcpyDtoHAsync(dst, devicePointer(src), bytes, s),
                     "cuMemcpyDtoHAsync", fromGpu->name(), what);
       // While a graph is captured nothing runs: the replay syncs.
@@ -289,7 +323,7 @@ void CudaDevice::record(RunState &run, int which, uint32_t event) {
           ~Issued() { events->host().set(event); }
         } issued{events, event};
         auto what = [event] { return "event " + std::to_string(event); };
-        cuda().cuCtxSetCurrent(ctx_);
+        makeCurrent("recording event " + std::to_string(event));
         auto native = static_cast<CUevent>(events->native(event));
         if (!native) {
           cudaCheckLazy(cuda().cuEventCreate(&native, 2 /* DISABLE_TIMING */),
@@ -315,7 +349,7 @@ void CudaDevice::wait(RunState &run, int which, uint32_t event) {
           events->owner(event)->synchronizeEvent(run, event, name());
           return;
         }
-        cuda().cuCtxSetCurrent(ctx_);
+        makeCurrent("waiting on event " + std::to_string(event));
         cudaCheckLazy(cuda().cuStreamWaitEvent(mine.cudaStream(which),
                                                static_cast<CUevent>(native), 0),
                       "cuStreamWaitEvent", name(),
@@ -328,7 +362,7 @@ void CudaDevice::synchronizeEvent(RunState &run, uint32_t event,
   // While a graph is captured nothing runs: the replay orders the work.
   if (run.resources->capture.capturing)
     return;
-  cuda().cuCtxSetCurrent(ctx_);
+  makeCurrent("synchronizing with event " + std::to_string(event));
   cudaCheckLazy(cuda().cuEventSynchronize(
                     static_cast<CUevent>(run.resources->events.native(event))),
                 "cuEventSynchronize", waiter,
@@ -336,8 +370,8 @@ void CudaDevice::synchronizeEvent(RunState &run, uint32_t event,
 }
 
 void CudaDevice::destroyEvent(void *native) {
-  cuda().cuCtxSetCurrent(ctx_);
-  cuda().cuEventDestroy(static_cast<CUevent>(native));
+  if (cuda().cuCtxSetCurrent(ctx_) == 0)
+    cuda().cuEventDestroy(static_cast<CUevent>(native));
 }
 
 namespace {
@@ -379,7 +413,7 @@ void CudaDevice::stamp(RunState &run, int which, std::function<void()> at) {
     if (!cuda().cuLaunchHostFunc)
       throw Error("tracing a run on " + name() +
                   " needs cuLaunchHostFunc, which this CUDA driver lacks");
-    cuda().cuCtxSetCurrent(ctx_);
+    makeCurrent("tracing a run");
     auto *copy = new std::function<void()>(at);
     if (CUresult rc =
             cuda().cuLaunchHostFunc(mine.cudaStream(which), runStamp, copy)) {
@@ -394,7 +428,11 @@ void CudaDevice::stamp(RunState &run, int which, std::function<void()> at) {
 void CudaDevice::finish(RunState &run) {
   // The run ends when the GPU's streams have finished.
   CudaRun &mine = on(run);
-  cuda().cuCtxSetCurrent(ctx_);
+  if (CUresult rc = cuda().cuCtxSetCurrent(ctx_)) {
+    report(run, "cuCtxSetCurrent failed on " + name() +
+                    " at the end of the run: " + cudaErrorName(rc));
+    return;
+  }
   for (CUstream s : {mine.computeStream, mine.copyStream})
     if (CUresult rc = cuda().cuStreamSynchronize(s))
       report(run, "cuStreamSynchronize failed on " + name() +

@@ -80,6 +80,12 @@ private:
   /// Device memory; out of memory names the device, the bytes, what they
   /// are for and the plan.
   CUdeviceptr gpuAlloc(uint64_t bytes, const std::string &what) const;
+  /// Makes this GPU's context current on the calling thread; throws
+  /// "cuCtxSetCurrent failed on cuda:N (WHAT): ..." when it cannot.
+  void makeCurrent(const std::string &what) const;
+  /// Waits until the copies of cuMemcpyHtoD (uploads of weights) have
+  /// landed on the GPU.
+  void landed(const std::string &what) const;
 
   CUdevice gpu_ = 0;
   CUcontext ctx_ = nullptr;

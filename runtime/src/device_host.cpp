@@ -41,9 +41,13 @@ void HostDevice::wait(RunState &run, int which, uint32_t event) {
   RunEvents &events = run.resources->events;
   if (events.deviceEvents()) {
     // The event may be a GPU's: then the host waits for the GPU to reach it.
-    run.on(*this).stream(which).enqueue(deviceCall(run, [&run, this, event] {
-      run.resources->events.waitOnHost(run, event, name());
-    }));
+    run.on(*this).stream(which).enqueue(
+        deviceCall(run, [&run, this, which, event] {
+          RunEvents &events = run.resources->events;
+          events.waitOnHost(run, event, name());
+          if (events.native(event)) // a copy from the GPU waits for it too
+            run.on(*this).gpuWaits[which].push_back(event);
+        }));
     return;
   }
   Stream::Task t{Stream::Task::Wait};

@@ -11,16 +11,18 @@ namespace {
 /// A run's captured graph, and the fork and join events of its capture
 /// with their contexts.
 struct CudaGraph : RunCapture::Graph {
-  explicit CudaGraph(const CudaApi &cuda) : cuda(cuda) {}
+  CudaGraph(const CudaApi &cuda, CUcontext ctx) : cuda(cuda), ctx(ctx) {}
+  // On whichever thread drops the run's resources: each call in the
+  // context it needs (without one it fails and the graph would leak).
   ~CudaGraph() override {
-    if (exec)
+    if (exec && cuda.cuCtxSetCurrent(ctx) == 0)
       cuda.cuGraphExecDestroy(exec);
-    for (auto &[event, ctx] : events) {
-      cuda.cuCtxSetCurrent(ctx);
-      cuda.cuEventDestroy(event);
-    }
+    for (auto &[event, eventCtx] : events)
+      if (cuda.cuCtxSetCurrent(eventCtx) == 0)
+        cuda.cuEventDestroy(event);
   }
   const CudaApi &cuda;
+  CUcontext ctx; // the origin's: the graph was instantiated there
   CUgraphExec exec = nullptr;
   std::vector<std::pair<CUevent, CUcontext>> events;
 };
@@ -45,7 +47,9 @@ struct Capture {
   }
   CUevent newEvent(CUcontext c) {
     CUevent e = nullptr;
-    cuda.cuCtxSetCurrent(c);
+    if (failed(cuda.cuCtxSetCurrent(c), "cuCtxSetCurrent",
+               "a CUDA graph's fork or join"))
+      return nullptr;
     if (!failed(cuda.cuEventCreate(&e, 2 /* DISABLE_TIMING */), "cuEventCreate",
                 "a CUDA graph's fork or join"))
       graph.events.push_back({e, c});
@@ -57,11 +61,9 @@ struct Capture {
     if (fork)
       failed(cuda.cuEventRecord(fork, origin.computeStream), "cuEventRecord",
              what);
-    for (auto &[s, c] : others) {
-      cuda.cuCtxSetCurrent(c);
-      if (fork)
+    for (auto &[s, c] : others)
+      if (fork && !failed(cuda.cuCtxSetCurrent(c), "cuCtxSetCurrent", what))
         failed(cuda.cuStreamWaitEvent(s, fork, 0), "cuStreamWaitEvent", what);
-    }
   }
   /// The origin waits for every other stream's last work.
   void join(const std::string &what) {
@@ -69,19 +71,19 @@ struct Capture {
       CUevent join = newEvent(c);
       if (!join)
         continue;
-      cuda.cuCtxSetCurrent(c);
-      failed(cuda.cuEventRecord(join, s), "cuEventRecord", what);
-      cuda.cuCtxSetCurrent(origin.ctx);
-      failed(cuda.cuStreamWaitEvent(origin.computeStream, join, 0),
-             "cuStreamWaitEvent", what);
+      if (!failed(cuda.cuCtxSetCurrent(c), "cuCtxSetCurrent", what))
+        failed(cuda.cuEventRecord(join, s), "cuEventRecord", what);
+      if (!failed(cuda.cuCtxSetCurrent(origin.ctx), "cuCtxSetCurrent", what))
+        failed(cuda.cuStreamWaitEvent(origin.computeStream, join, 0),
+               "cuStreamWaitEvent", what);
     }
   }
   /// Captures what `issue` enqueues into graph.exec (relaxed mode: the
   /// host workers issue from their own threads); false on failure.
   bool capture(const std::function<int()> &issue, const std::string &what) {
     RunCapture &state = run.resources->capture;
-    cuda.cuCtxSetCurrent(origin.ctx);
-    if (failed(
+    if (failed(cuda.cuCtxSetCurrent(origin.ctx), "cuCtxSetCurrent", what) ||
+        failed(
             cuda.cuStreamBeginCapture(origin.computeStream,
                                       2 /* CU_STREAM_CAPTURE_MODE_RELAXED */),
             "cuStreamBeginCapture", what))
@@ -91,9 +93,10 @@ struct Capture {
     state.hostTasks.clear();
     int status = issue();
     join(what);
-    cuda.cuCtxSetCurrent(origin.ctx);
     CUgraph captured = nullptr;
-    CUresult rc = cuda.cuStreamEndCapture(origin.computeStream, &captured);
+    CUresult rc = cuda.cuCtxSetCurrent(origin.ctx);
+    if (rc == 0)
+      rc = cuda.cuStreamEndCapture(origin.computeStream, &captured);
     state.capturing = false;
     bool ok = !failed(rc, "cuStreamEndCapture", what) && status == 0 &&
               run.error.empty() && captured;
@@ -116,7 +119,7 @@ struct Capture {
 void CudaDevice::runCaptured(RunState &run, const std::function<int()> &issue) {
   RunCapture &state = run.resources->capture;
   if (!state.graph)
-    state.graph = std::make_unique<CudaGraph>(cuda());
+    state.graph = std::make_unique<CudaGraph>(cuda(), ctx_);
   auto &graph = static_cast<CudaGraph &>(*state.graph);
   Capture capture{cuda(), run, graph, on(run), name(), {}};
   for (const std::unique_ptr<DeviceRun> &device : run.resources->devices)
@@ -130,8 +133,9 @@ void CudaDevice::runCaptured(RunState &run, const std::function<int()> &issue) {
       !capture.capture(issue, "capturing entry '" + entry + "' of plan '" +
                                   setup_.planName + "' as a CUDA graph"))
     return;
-  cuda().cuCtxSetCurrent(ctx_);
-  if (capture.failed(cuda().cuGraphLaunch(graph.exec, on(run).computeStream),
+  if (capture.failed(cuda().cuCtxSetCurrent(ctx_), "cuCtxSetCurrent",
+                     "entry '" + entry + "'") ||
+      capture.failed(cuda().cuGraphLaunch(graph.exec, on(run).computeStream),
                      "cuGraphLaunch", "entry '" + entry + "'") ||
       capture.failed(cuda().cuStreamSynchronize(on(run).computeStream),
                      "cuStreamSynchronize",

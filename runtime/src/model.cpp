@@ -402,11 +402,14 @@ void checkTensors(const std::string &what,
   }
 }
 
-/// Returns when every host stream of the run has drained.
+/// Returns when every host stream of the run has drained (then no event
+/// of the run is left waiting for a copy).
 void drainStreams(RunResources &resources) {
   for (const std::unique_ptr<detail::DeviceRun> &run : resources.devices) {
     run->compute->drain();
     run->copy->drain();
+    for (std::vector<uint32_t> &waited : run->gpuWaits)
+      waited.clear();
   }
 }
 

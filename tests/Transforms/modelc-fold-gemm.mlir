@@ -1,7 +1,9 @@
-// RUN: modelc-opt %s --split-input-file --modelc-fuse-elementwise --modelc-fold-gemm | FileCheck %s
-// RUN: modelc-opt %s --split-input-file --modelc-fuse-elementwise --modelc-fold-gemm=checked=true | FileCheck %s --check-prefix=CHECKED
+// RUN: modelc-opt %s --split-input-file --modelc-fuse-elementwise --modelc-fold-gemm=relu-epilogue=true | FileCheck %s
+// RUN: modelc-opt %s --split-input-file --modelc-fuse-elementwise '--modelc-fold-gemm=checked=true relu-epilogue=true' | FileCheck %s --check-prefix=CHECKED
+// RUN: modelc-opt %s --split-input-file --modelc-fuse-elementwise --modelc-fold-gemm | FileCheck %s --check-prefix=SAFE
 
-// A relu that alone reads a linear on the same GPU is its epilogue.
+// A relu that alone reads a linear on the same GPU is its epilogue, when
+// asked for (modelc --gpu-relu-epilogue).
 // CHECK-LABEL: func.func @relu_epilogue
 // CHECK: %[[G:.*]] = sched.gemm {device = #device.dev<cuda:0>, relu} : tensor<8x16xf32> {
 // CHECK-NEXT: %[[P:.*]] = graph.linear %{{.*}}, %{{.*}}, %{{.*}} : tensor<8x32xf32>, tensor<16x32xf32>, tensor<16xf32>
@@ -12,6 +14,15 @@
 // The epilogue is folded in checked plans too.
 // CHECKED-LABEL: func.func @relu_epilogue
 // CHECKED: sched.gemm {device = #device.dev<cuda:0>, relu}
+// By default it is not (cuBLASLt's epilogue may turn NaN into 0): the relu
+// stays a kernel of its own, which keeps NaN.
+// SAFE-LABEL: func.func @relu_epilogue
+// SAFE-NOT: sched.gemm
+// SAFE: graph.linear
+// SAFE: sched.fused
+// SAFE-NEXT: ^bb0
+// SAFE-NEXT: graph.relu
+// SAFE-LABEL: func.func @alpha
 graph.weight @w : tensor<16x32xf32>
 graph.weight @b : tensor<16xf32>
 func.func @relu_epilogue(%x: tensor<8x32xf32>) -> tensor<8x16xf32> {

@@ -12,7 +12,9 @@
 #      (every kernel runs), and the two-GPU plan (h200x2) when two GPUs are
 #      visible; each with its median latency over 50 runs.
 #   3. CUDA graphs: every model's all-GPU plan captured once and replayed
-#      (--cuda-graphs), against the saved outputs; from 8 threads at once.
+#      (--cuda-graphs) on four inputs, each run against its own saved
+#      outputs (a graph whose copies back ran before its kernels would give
+#      an earlier run's); from 8 threads at once.
 #      Concurrency: the transformer's GPU plan from 8 threads at once, every
 #      result equal bit for bit.
 #   4. Speed: a large f16 GEMM model against torch.matmul (cuBLAS) on the
@@ -23,8 +25,13 @@
 #   5. The runtime's cuda device alone on the hand-made model (copies,
 #      events, a weight upload, a fatbin kernel).
 #   6. compute-sanitizer memcheck over every all-GPU plan, where installed.
+#   7. NaN through every epilogue of a GPU product (alpha, bias, residual
+#      add): must stay NaN. And a measurement: whether this GPU's cuBLASLt
+#      ReLU epilogue keeps NaN (modelc --gpu-relu-epilogue is safe only
+#      then; off by default).
 #
-# Prints a short table last; full logs go under $OUT when set (else
+# Prints a short table last, then which checks only hardware can make
+# (what the stand-in driver cannot show); full logs go under $OUT when set (else
 # /tmp/modelc-gpu-check). Exit status: 0 when everything it checks passes.
 # Runs in about 2 minutes on one H200.
 set -uo pipefail
@@ -84,10 +91,19 @@ while read -r name seed rtol atol outputs; do
     read -r so plan label <<< "$r"
     log="$LOG/$name.$label.txt"
     graphs=()
-    [[ $label == graph ]] && graphs=(--cuda-graphs)
+    runExpect=("${expect[@]}")
+    if [[ $label == graph ]]; then
+      # Four runs, each on its own inputs and outputs: the first without a
+      # graph, the second captures, the others replay.
+      graphs=(--cuda-graphs --repeat 4)
+      runExpect=()
+      for out in ${outputs//,/ }; do
+        runExpect+=(--expect "$out=$M/$name.$out.seed{seed}.npy")
+      done
+    fi
     if timeout 120 "$RUN" "$M/$so" --weights "$M/$name.safetensors" --plan "$plan" \
          "${graphs[@]}" --random-inputs --seed "$seed" --rtol "$rtol" --atol "$atol" \
-         "${expect[@]}" --bench "$BENCH" > "$log" 2>&1; then
+         "${runExpect[@]}" --bench "$BENCH" > "$log" 2>&1; then
       rows+=("$name|$label|OK|median $(median "$log") ms; $(grep -m1 '^expect:' "$log" | sed 's/.*\(max abs error [^,]*\).*/\1/')")
       [[ $label == h200 ]] && echo "$name $(median "$log")" >> "$LOG/modelc_gpu_medians.txt"
     else
@@ -166,6 +182,31 @@ else
   rows+=("memcheck|-|-|not run: no compute-sanitizer on this machine")
 fi
 
+# NaN through the epilogues of GPU products: alpha, bias and a residual
+# add keep it; whether this GPU's ReLU epilogue does is measured.
+if (( gpus >= 1 )); then
+  for entry in alpha residual relu; do
+    log="$LOG/nan.$entry.txt"
+    if timeout 120 "$RUN" "$M/nan.so" --weights "$M/nan.safetensors" --plan h200 --entry "$entry" \
+         --random-inputs --seed 1 --expect "output0=$M/nan.$entry.npy" > "$log" 2>&1; then
+      rows+=("nan $entry|all-gpu|OK|NaN kept")
+    else
+      rows+=("nan $entry|all-gpu|FAIL|$(grep -m1 -E 'error|MISMATCH' "$log" | cut -c1-150)")
+      failed=1
+    fi
+  done
+  log="$LOG/nan.relu-epilogue.txt"
+  if timeout 120 "$RUN" "$M/nan-relu.so" --weights "$M/nan.safetensors" --plan h200 --entry relu \
+       --random-inputs --seed 1 --expect "output0=$M/nan.relu.npy" > "$log" 2>&1; then
+    rows+=("relu epilogue|measured|-|cuBLASLt's ReLU epilogue keeps NaN: --gpu-relu-epilogue is safe here")
+  elif grep -q MISMATCH "$log"; then
+    rows+=("relu epilogue|measured|-|cuBLASLt's ReLU epilogue turns NaN into 0: keep --gpu-relu-epilogue off")
+  else
+    rows+=("relu epilogue|measured|FAIL|$(grep -m1 error "$log" | cut -c1-150)")
+    failed=1
+  fi
+fi
+
 # The runtime's cuda device alone: the hand-made model's GPU plans (host ->
 # GPU -> host, a weight uploaded at load; with two GPUs GPU -> GPU; a fatbin
 # kernel) must give what its CPU plan gives.
@@ -236,5 +277,15 @@ fi
   else
     echo "RESULT: PASS"
   fi
+  echo
+  if [[ -f $KIT/emulation ]]; then
+    echo "Host-emulated kit (the stand-in driver): none of the checks below ran on a GPU."
+  else
+    echo "Checks that only this hardware makes (the stand-in driver cannot show them):"
+  fi
+  echo "  - kernels compiled by nvcc for the GPU, and their speed (every plan, per-op cost, gemm)"
+  echo "  - CUDA graphs replayed by the GPU, streams running truly at once (graph, 8 thr, 8 graph)"
+  echo "  - what cuBLASLt's epilogues do with NaN (nan, relu epilogue)"
+  echo "  - out-of-bounds and misaligned accesses (memcheck), PyTorch on the same GPU (torch)"
 } | tee "$LOG/summary.txt"
 exit "$failed"

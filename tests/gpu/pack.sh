@@ -98,6 +98,19 @@ while read -r name source seed rtol atol; do
   done
   "$BUILD/bin/modelc-run" "$M/$name.cpu-only.so" --random-inputs --seed "$seed" --rtol "$rtol" \
     --atol "$atol" --compare-reference "$ir" "${args[@]}" >/dev/null
+  # Three runs on other inputs (seeds seed+1..seed+3): a CUDA graph captured
+  # on one run must give each later run's own outputs (check.sh --repeat).
+  for out in $outputs; do
+    cp "$M/$name.$out.npy" "$M/$name.$out.seed$seed.npy"
+  done
+  for ((k = 1; k <= 3; k++)); do
+    args=()
+    for out in $outputs; do
+      args+=(--output "$out=$M/$name.$out.seed$((seed + k)).npy")
+    done
+    "$BUILD/bin/modelc-run" "$M/$name.cpu-only.so" --random-inputs --seed "$((seed + k))" \
+      "${args[@]}" >/dev/null
+  done
   rm -f "$M/$name.cpu-only.so" "$M/$name.ir"
   if [[ -f $M/$name.rounded.safetensors ]]; then
     mv "$M/$name.rounded.safetensors" "$M/$name.safetensors"
@@ -148,6 +161,20 @@ chain_ir "$chain_n" > "$M/chain.ir"
 modelc "$M/chain1.ir" --target=h200 --place-all=cuda:0 "${gpuflags[@]}" -o "$M/chain1.so"
 modelc "$M/chain.ir" --target=h200 --place-all=cuda:0 "${gpuflags[@]}" -o "$M/chain.so"
 echo "$gemm_n $chain_n" > "$M/sizes.txt"
+
+# NaN through every epilogue a GPU product may compute (tests/gpu/
+# nan-epilogues.ir): alpha, bias, a residual add; and a ReLU, folded only
+# with --gpu-relu-epilogue (nan-relu.so), whose result on hardware decides
+# whether that fold is safe. The CPU plan's outputs are all NaN.
+cp tests/gpu/nan-epilogues.ir "$M/"
+modelc "$M/nan-epilogues.ir" --random-weights=5 --target=cpu --target=h200 --place-all=cuda:0 \
+  "${gpuflags[@]}" --save-weights="$M/nan.safetensors" -o "$M/nan.so"
+modelc "$M/nan-epilogues.ir" --weights="$M/nan.safetensors" --target=cpu --target=h200 \
+  --place-all=cuda:0 --gpu-relu-epilogue "${gpuflags[@]}" -o "$M/nan-relu.so"
+for entry in relu alpha residual; do
+  "$BUILD/bin/modelc-run" "$M/nan.so" --plan cpu --entry "$entry" --random-inputs --seed 1 \
+    --compare-reference "$M/nan-epilogues.ir" --output "output0=$M/nan.$entry.npy" >/dev/null
+done
 
 # The hand-made GPU model (tests/runtime/fixtures/cuda_plan.c): the runtime's
 # cuda device alone (copies, events, a weight upload; where nvcc built it, a

@@ -12,7 +12,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <fstream>
+#include <memory>
 #include <new>
 #include <random>
 #include <thread>
@@ -477,6 +479,56 @@ TEST(Plans, GpuPlansOnTheStandInDriverRunFromManyThreads) {
   for (auto &t : threads)
     t.join();
   EXPECT_EQ(mismatches.load(), 0);
+}
+
+// A model made and run on one thread and dropped on another, which has no
+// CUDA context current: every GPU buffer, page-locked host buffer and CUDA
+// graph is freed, each in its context (the stand-in driver, like the real
+// one, refuses calls without a context, and they would stay taken). A plan
+// with copies and events, and a plan replayed as a CUDA graph (the graph
+// is the first thing dropped).
+TEST(Plans, GpuModelDroppedOnAnotherThreadFreesEverything) {
+  ASSERT_TRUE(kFakeDriver);
+  ASSERT_EQ(modelc::visible_gpus().gpus.size(), 2u);
+  void *driver = dlopen(MODELC_FIXTURE_DIR "/fakecuda/libcuda.so.1",
+                        RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(driver, nullptr);
+  using Counters = void (*)(long *);
+  auto counters = reinterpret_cast<Counters>(dlsym(driver, "fakeCudaCounters"));
+  ASSERT_NE(counters, nullptr);
+  struct Case {
+    const char *model, *plan, *entry;
+    bool graphs;
+    std::vector<int64_t> shape;
+  };
+  for (const Case &c :
+       {Case{"cuda_plan.so", "cuda2", "main", false, {4}},
+        Case{"mlp1_gpu.so", "h200", "forward", true, {64, 784}}}) {
+    SCOPED_TRACE(c.model);
+    long before[4], after[4];
+    counters(before);
+    std::unique_ptr<Model> model;
+    std::thread([&] {
+      modelc::LoadOptions options;
+      options.plan = c.plan;
+      options.cuda_graphs = c.graphs;
+      model = std::make_unique<Model>(Model::load(fixture(c.model), options));
+      Tensor x = Tensor::zeros(c.shape, DType::F32);
+      for (int run = 0; run < 3; ++run) // with graphs: captured, replayed
+        model->run(c.entry, {x});
+    }).join();
+    counters(after);
+    EXPECT_GT(after[0], before[0]); // it holds page-locked buffers
+    if (c.graphs)
+      EXPECT_GT(after[3], before[3]); // and a graph
+    std::thread([&] { model.reset(); }).join();
+    counters(after);
+    EXPECT_EQ(after[0], before[0]) << "page-locked buffers left";
+    EXPECT_EQ(after[1], before[1]) << "driver calls without a context";
+    EXPECT_EQ(after[2], before[2]) << "GPU bytes left";
+    EXPECT_EQ(after[3], before[3]) << "CUDA graphs left";
+  }
+  dlclose(driver);
 }
 
 // CUDA graphs: the first run captures, later runs replay the graph with

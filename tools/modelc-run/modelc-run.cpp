@@ -78,6 +78,12 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
                             must equal the first run's, bit for bit
   --compare-reference IR    also run MODEL's IR in the reference interpreter
                             and compare (exit status 1 on a mismatch)
+  --repeat N                with --random-inputs: run N times, the K-th
+                            run on inputs of seed --seed + K, and compare
+                            every run (--compare-reference, or --expect
+                            with {seed} in the file name, replaced by each
+                            run's seed); with --cuda-graphs the second run
+                            captures the graph, later ones replay it
   --expect NAME=FILE.npy    also compare output NAME with a saved .npy
                             (exit status 1 on a mismatch; repeat)
   --rtol R, --atol A        comparison tolerances: |got - want| <= A + R*|want|
@@ -148,6 +154,7 @@ struct Options {
   bool randomInputs = false, info = false, devices = false;
   uint64_t seed = 0;
   int threads = 0, bench = 0, concurrent = 0;
+  int repeat = 1; // --repeat N: runs, each on new random inputs
   bool cudaGraphs = false;
   /// Unset: by the precision the output was computed in.
   std::optional<double> rtol, atol;
@@ -220,6 +227,10 @@ Options parseArgs(int argc, char **argv) {
       o.bench = static_cast<int>(number(a, value(i)));
     } else if (a == "--compare-reference") {
       o.reference = value(i);
+    } else if (a == "--repeat") {
+      o.repeat = static_cast<int>(number(a, value(i)));
+      if (o.repeat < 1)
+        usageError("--repeat takes a count of at least 1");
     } else if (a == "--expect") {
       pair(a, value(i), o.expect);
     } else if (a == "--rtol") {
@@ -286,6 +297,18 @@ Options parseArgs(int argc, char **argv) {
        !o.reference.empty() || !o.trace.empty()))
     usageError("--distributed with --bench, --profile, --concurrent, --trace "
                "or --compare-reference is not supported yet");
+  if (o.repeat > 1 &&
+      (!o.randomInputs || (o.reference.empty() && o.expect.empty()) ||
+       o.trainSteps > 0 || !o.data.empty() || !o.distributed.empty()))
+    usageError("--repeat runs an entry point again on new random inputs "
+               "and compares every run: it needs --random-inputs and "
+               "--compare-reference or --expect (and no --train-steps, "
+               "--data or --distributed)");
+  for (const auto &[name, path] : o.expect)
+    if (o.repeat > 1 && path.find("{seed}") == std::string::npos)
+      usageError("--expect " + name + "=" + path +
+                 ": with --repeat, every run is compared with its own file: "
+                 "put {seed} in the name (replaced by each run's seed)");
   if (o.shardInputs && o.distributed.empty())
     usageError("--shard-inputs splits the inputs over the ranks of a "
                "distributed run: add --distributed");
@@ -442,8 +465,12 @@ bool compareWithFiles(const Options &o, const modelc::Model &model,
                       const modelc::EntryInfo &entry,
                       const std::vector<modelc::Tensor> &outputs) {
   bool ok = true;
-  for (const auto &[name, path] : o.expect) {
+  for (const auto &[name, pattern] : o.expect) {
     const modelc::Tensor &got = outputs[outputIndex(entry, name)];
+    // "{seed}" in the file name: the run's --seed (runs of --repeat).
+    std::string path = pattern;
+    if (size_t at = path.find("{seed}"); at != std::string::npos)
+      path.replace(at, 6, std::to_string(o.seed));
     modelc::Tensor want = modelc::read_npy(path);
     if (want.shape() != got.shape())
       throw modelc::Error("--expect " + name + ": " + path + " holds " +
@@ -1102,6 +1129,20 @@ int run(Options &o) {
   bool ok = compareWithFiles(o, model, entry, outputs);
   if (!o.reference.empty())
     ok &= compareWithReference(o, model, entry, inputs, outputs);
+  // --repeat: the same model again on other inputs (with --cuda-graphs the
+  // second run captures and the later ones replay the graph).
+  for (int k = 1; k < o.repeat; ++k) {
+    Options again = o;
+    again.seed = o.seed + static_cast<uint64_t>(k);
+    std::vector<modelc::Tensor> moreInputs =
+        gatherInputs(again, entry, nullptr);
+    std::vector<modelc::Tensor> more = model.run(entry.name, moreInputs);
+    std::printf("repeat %d (--seed %llu):\n", k,
+                static_cast<unsigned long long>(again.seed));
+    ok &= compareWithFiles(again, model, entry, more);
+    if (!o.reference.empty())
+      ok &= compareWithReference(again, model, entry, moreInputs, more);
+  }
   return ok ? 0 : 1;
 }
 

@@ -662,6 +662,7 @@ LogicalResult Driver::lower() {
     modelc::ScheduleOptions schedule;
     schedule.checked = options.checked;
     schedule.winograd = options.winograd;
+    schedule.reluEpilogue = options.reluEpilogue;
     modelc::buildSchedulePipeline(lowering, schedule);
     if (failed(lowering.run(*module)))
       return failure();

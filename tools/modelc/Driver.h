@@ -42,6 +42,8 @@ struct DriverOptions {
   bool checked = false;
   /// --no-winograd clears it.
   bool winograd = true;
+  /// --gpu-relu-epilogue: cuBLASLt computes a ReLU after a GPU product.
+  bool reluEpilogue = false;
   /// --precision: f32 (as the model is), f16 or bf16.
   std::string precision = "f32";
   std::string placeAll;

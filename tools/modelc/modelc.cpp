@@ -146,6 +146,15 @@ cl::opt<bool> noWinograd(
              "the CPU has it: faster, rounded slightly differently)"),
     cl::cat(modelcCategory));
 
+cl::opt<bool> gpuReluEpilogue(
+    "gpu-relu-epilogue",
+    cl::desc("Compute a ReLU that follows a matrix product on a GPU in the "
+             "product's cuBLASLt epilogue (one kernel fewer). Off by "
+             "default: the epilogue may turn NaN into 0 where PyTorch keeps "
+             "NaN; tests/gpu/check.sh reports what a GPU does "
+             "(docs/cuda.md)"),
+    cl::cat(modelcCategory));
+
 cl::opt<std::string> placeAll(
     "place-all",
     cl::desc("Put every op that has a kernel there on DEVICE of each target "
@@ -361,6 +370,7 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.dataParallel = dataParallel;
   options.checked = checked;
   options.winograd = !noWinograd;
+  options.reluEpilogue = gpuReluEpilogue;
   options.precision = precision == Precision::F16    ? "f16"
                       : precision == Precision::BF16 ? "bf16"
                                                      : "f32";
