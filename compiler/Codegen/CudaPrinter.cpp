@@ -608,19 +608,46 @@ LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
     e.gemm(g);
     return success();
   }
+  // Otherwise (an operand broadcast over some batch dimensions only) one
+  // strided batch per index of the outer batch dimensions: over the longest
+  // run of inner ones, each operand moves by one matrix per output matrix,
+  // or stays (the last batch dimension alone always qualifies).
   SmallVector<int64_t> stridesA = broadcastStrides(a.drop_back(2), batch),
                        stridesB = broadcastStrides(b.drop_back(2), batch);
-  SmallVector<int64_t> yStrides = stridesOf(batch);
-  for (int64_t i = 0; i < batches; ++i) {
+  // 1: one matrix per output matrix over batch[from:], 0: the same matrix.
+  auto step = [&](ArrayRef<int64_t> strides,
+                  size_t from) -> std::optional<int64_t> {
+    bool same = true, next = true;
+    int64_t expect = 1;
+    for (size_t d = batch.size(); d-- > from;) {
+      same &= strides[d] == 0;
+      next &= strides[d] == expect;
+      expect *= batch[d];
+    }
+    return same   ? std::optional<int64_t>(0)
+           : next ? std::optional<int64_t>(1)
+                  : std::nullopt;
+  };
+  size_t from = batch.size() - 1;
+  while (from > 0 && step(stridesA, from - 1) && step(stridesB, from - 1))
+    --from;
+  ArrayRef<int64_t> outerDims = batch.take_front(from);
+  int64_t inner = product(batch.drop_front(from));
+  g.batch = inner;
+  g.strideA = *step(stridesA, from) * g.m * g.k;
+  g.strideB = *step(stridesB, from) * g.k * g.n;
+  g.strideC = g.m * g.n;
+  SmallVector<int64_t> outerStrides = stridesOf(outerDims);
+  for (int64_t i = 0; i < product(outerDims); ++i) {
     int64_t offA = 0, offB = 0;
-    for (size_t d = 0; d < batch.size(); ++d) {
-      int64_t coord = (i / yStrides[d]) % batch[d];
+    for (size_t d = 0; d < outerDims.size(); ++d) {
+      int64_t coord = (i / outerStrides[d]) % outerDims[d];
       offA += coord * stridesA[d];
       offB += coord * stridesB[d];
     }
     g.a = "(" + *pa + " + " + std::to_string(offA * g.m * g.k) + ")";
     g.b = "(" + *pb + " + " + std::to_string(offB * g.k * g.n) + ")";
-    g.c = "(" + pc + " + " + std::to_string(i * g.m * g.n) + ")";
+    g.c = "(" + pc + " + " + std::to_string(i * inner * g.m * g.n) + ")";
     e.gemm(g);
   }
   return success();
@@ -1114,6 +1141,75 @@ std::string sliceSource(SliceOp slice, const std::string &var) {
   return std::to_string(base) + " + " + offsetExpr(var, y, stepStrides);
 }
 
+/// A transpose that moves the input's innermost dimension (A) away from the
+/// output's innermost (input dimension B), both at least 32 long: through
+/// 32x32 tiles in shared memory, so that reads along A and writes along B
+/// are both coalesced (a plain gather reads or writes with a stride). Every
+/// other dimension is a batch; one block of 256 threads per tile. Fails
+/// (emitting nothing) for the other transposes.
+LogicalResult emitTiledTranspose(TransposeOp transpose, Emit &e,
+                                 KernelBuilder &k) {
+  ArrayRef<int64_t> x = tensorType(transpose.getInput()).getShape();
+  ArrayRef<int64_t> perm = transpose.getPerm();
+  size_t rank = x.size();
+  if (rank < 2)
+    return failure();
+  int64_t a = static_cast<int64_t>(rank) - 1, b = perm.back();
+  if (b == a || x[a] < 32 || x[b] < 32)
+    return failure();
+  SmallVector<int64_t> inStrides = stridesOf(x);
+  SmallVector<int64_t> outStrides =
+      stridesOf(tensorType(transpose.getResult()).getShape());
+  SmallVector<int64_t> outStrideOf(rank); // per input dimension
+  for (size_t pos = 0; pos < rank; ++pos)
+    outStrideOf[perm[pos]] = outStrides[pos];
+  SmallVector<int64_t> batchDims, batchIn, batchOut;
+  for (int64_t d = 0; d < static_cast<int64_t>(rank); ++d)
+    if (d != a && d != b) {
+      batchDims.push_back(x[d]);
+      batchIn.push_back(inStrides[d]);
+      batchOut.push_back(outStrideOf[d]);
+    }
+  int64_t tilesA = (x[a] + 31) / 32, tilesB = (x[b] + 31) / 32;
+  auto str = [](int64_t v) { return std::to_string(v); };
+  std::string in = k.input(transpose.getInput());
+  std::string out = k.output(transpose.getResult());
+  std::string type = cType(tensorType(transpose.getInput()).getElementType());
+  k.named("transpose_tiled");
+  std::string body =
+      "  const int64_t blk = blockIdx.x;\n"
+      "  const int64_t ta = blk % " +
+      str(tilesA) + ", tb = blk / " + str(tilesA) + " % " + str(tilesB) +
+      ", batch = blk / " + str(tilesA * tilesB) +
+      ";\n"
+      "  const int64_t inBase = " +
+      offsetExpr("batch", batchDims, batchIn) +
+      ", outBase = " + offsetExpr("batch", batchDims, batchOut) +
+      ";\n"
+      "  __shared__ " +
+      type +
+      " tile[32][33];\n"
+      "  const int64_t tx = threadIdx.x % 32, ty = threadIdx.x / 32;\n"
+      "  for (int64_t j = ty; j < 32; j += 8) {\n"
+      "    const int64_t ia = ta * 32 + tx, ib = tb * 32 + j;\n"
+      "    if (ia < " +
+      str(x[a]) + " && ib < " + str(x[b]) +
+      ")\n"
+      "      tile[j][tx] = " +
+      in + "[inBase + ib * " + str(inStrides[b]) +
+      " + ia];\n  }\n  __syncthreads();\n"
+      "  for (int64_t j = ty; j < 32; j += 8) {\n"
+      "    const int64_t ia = ta * 32 + j, ib = tb * 32 + tx;\n"
+      "    if (ia < " +
+      str(x[a]) + " && ib < " + str(x[b]) +
+      ")\n"
+      "      " +
+      out + "[outBase + ia * " + str(outStrideOf[a]) +
+      " + ib] = tile[tx][j];\n  }\n";
+  k.launch(e.task, body, product(batchDims) * tilesA * tilesB, 256, true);
+  return success();
+}
+
 LogicalResult emitTranspose(TransposeOp transpose, Emit &e) {
   ArrayRef<int64_t> x = tensorType(transpose.getInput()).getShape();
   ArrayRef<int64_t> y = tensorType(transpose.getResult()).getShape();
@@ -1123,6 +1219,8 @@ LogicalResult emitTranspose(TransposeOp transpose, Emit &e) {
   KernelBuilder k(e.module, e.context);
   std::string offset = offsetExpr("i", y, strides);
   auto slice = dyn_cast_or_null<SliceOp>(e.context.foldedSlice);
+  if (!slice && succeeded(emitTiledTranspose(transpose, e, k)))
+    return success();
   if (!slice) {
     std::string in = k.input(transpose.getInput());
     emitGatherCopy(transpose.getInput(), transpose.getResult(), offset, e, k,
