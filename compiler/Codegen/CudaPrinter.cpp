@@ -1408,8 +1408,75 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
   return success();
 }
 
-/// One thread per line along the axis, adding in order: f32 for floats, the
-/// unsigned type for integers (wrapping around on overflow).
+/// Cumsum of lines of at least 64: one block per line, scanning chunks of
+/// blockDim elements in shared memory (Hillis-Steele) and carrying each
+/// chunk's total into the next.
+LogicalResult emitCumsumScan(CumsumOp cumsum, Emit &e, KernelBuilder &k,
+                             const std::string &in, const std::string &out,
+                             const std::string &acc) {
+  ArrayRef<int64_t> x = tensorType(cumsum.getInput()).getShape();
+  int64_t axis = cumsum.getNormalizedAxis();
+  int64_t len = x[axis], inner = product(x.drop_front(axis + 1));
+  int64_t lines = product(x) / len;
+  unsigned threads = rowThreads(len);
+  Type element = tensorType(cumsum.getInput()).getElementType();
+  auto str = [](int64_t v) { return std::to_string(v); };
+  std::string value = isa<FloatType>(element)
+                          ? std::string("incl")
+                          : "static_cast<" + cType(element) + ">(incl)";
+  std::string body =
+      "  const int64_t line = blockIdx.x;\n"
+      "  const int64_t base = line / " +
+      str(inner) + " * " + str(len * inner) + " + line % " + str(inner) +
+      ";\n"
+      "  __shared__ " +
+      acc + " scan[" + str(threads) +
+      "];\n"
+      "  " +
+      acc +
+      " carry = 0;\n"
+      "  for (int64_t c0 = 0; c0 < " +
+      str(len) + "; c0 += " + str(threads) +
+      ") {\n"
+      "    const int64_t p = c0 + threadIdx.x, j = " +
+      (cumsum.getReverse() ? str(len - 1) + " - p" : std::string("p")) +
+      ";\n    " + acc +
+      " v = 0;\n"
+      "    if (p < " +
+      str(len) + ")\n      v = static_cast<" + acc + ">(" +
+      e.load(cumsum.getInput(), in + "[base + j * " + str(inner) + "]") +
+      ");\n    scan[threadIdx.x] = v;\n    __syncthreads();\n"
+      "    for (unsigned off = 1; off < " +
+      str(threads) +
+      "; off <<= 1) {\n"
+      "      const " +
+      acc +
+      " add = threadIdx.x >= off ? scan[threadIdx.x - "
+      "off] : " +
+      acc +
+      "(0);\n"
+      "      __syncthreads();\n      scan[threadIdx.x] += add;\n"
+      "      __syncthreads();\n    }\n"
+      "    const " +
+      acc + " incl = " +
+      (cumsum.getExclusive() ? "(threadIdx.x > 0 ? scan[threadIdx.x - 1] : " +
+                                   acc + "(0)) + carry"
+                             : std::string("scan[threadIdx.x] + carry")) +
+      ";\n    if (p < " + str(len) + ")\n      " + out + "[base + j * " +
+      str(inner) + "] = " + e.store(cumsum.getResult(), value) +
+      ";\n"
+      "    carry += scan[" +
+      str(threads - 1) +
+      "];\n"
+      "    __syncthreads();\n  }\n";
+  k.named("cumsum_scan");
+  k.launch(e.task, body, lines, threads, true);
+  return success();
+}
+
+/// Lines shorter than 64: one thread per line along the axis, adding in
+/// order; longer ones: a block per line (emitCumsumScan). f32 for floats,
+/// the unsigned type for integers (wrapping around on overflow).
 LogicalResult emitCumsum(CumsumOp cumsum, Emit &e) {
   ArrayRef<int64_t> x = tensorType(cumsum.getInput()).getShape();
   int64_t axis = cumsum.getNormalizedAxis();
@@ -1423,6 +1490,8 @@ LogicalResult emitCumsum(CumsumOp cumsum, Emit &e) {
   KernelBuilder k(e.module, e.context);
   std::string in = k.input(cumsum.getInput()),
               out = k.output(cumsum.getResult());
+  if (len >= 64)
+    return emitCumsumScan(cumsum, e, k, in, out, acc);
   std::string at = "(i / " + str(inner) + " * " + str(len) + " + j) * " +
                    str(inner) + " + i % " + str(inner);
   std::string body =
@@ -1442,6 +1511,10 @@ LogicalResult emitCumsum(CumsumOp cumsum, Emit &e) {
   return success();
 }
 
+/// Cross-entropy: one block per sample (its log-softmax at its target,
+/// weighted); with a mean or sum, each block writes its weighted loss and
+/// weight into scratch (gpuScratchBytes), and a second kernel of one block
+/// adds them up in a fixed order.
 LogicalResult emitCrossEntropy(CrossEntropyOp loss, Emit &e) {
   SmallVector<Value> floats = {loss.getLogits(), loss.getResult()};
   if (loss.getWeight())
@@ -1451,53 +1524,93 @@ LogicalResult emitCrossEntropy(CrossEntropyOp loss, Emit &e) {
   ArrayRef<int64_t> logits = tensorType(loss.getLogits()).getShape();
   int64_t n = logits[0], c = logits[1];
   int reduction = static_cast<int>(loss.getReduction());
-  KernelBuilder k(e.module, e.context);
-  std::string x = k.input(loss.getLogits()), t = k.input(loss.getTargets());
-  std::string w = loss.getWeight() ? k.input(loss.getWeight()) : "";
-  std::string y = k.output(loss.getResult()), err = k.errorWord();
   Value result = loss.getResult();
   auto str = [](int64_t v) { return std::to_string(v); };
+  std::string partial = reduction == 0
+                            ? std::string()
+                            : "reinterpret_cast<float *>(ctx->arenas[" +
+                                  str(e.context.device) + "] + " +
+                                  str(e.context.scratch.at(0)) + ")";
+  {
+    KernelBuilder k(e.module, e.context);
+    std::string x = k.input(loss.getLogits()), t = k.input(loss.getTargets());
+    std::string w = loss.getWeight() ? k.input(loss.getWeight()) : "";
+    std::string y = reduction == 0 ? k.output(result) : "";
+    std::string part = reduction == 0 ? "" : k.raw("float *", partial);
+    std::string err = k.errorWord();
+    // Each sample's weighted loss and weight: y[s] (no reduction) or
+    // part[s] and part[n + s].
+    auto put = [&](const std::string &loss, const std::string &weight) {
+      return reduction == 0
+                 ? "      " + y + "[s] = " + e.store(result, loss) + ";\n"
+                 : "      " + part + "[s] = " + loss + ";\n      " + part +
+                       "[" + str(n) + " + s] = " + weight + ";\n";
+    };
+    std::string body =
+        "  const int64_t s = blockIdx.x;\n"
+        "  const int64_t t = static_cast<int64_t>(" +
+        t +
+        "[s]);\n"
+        "  if (t == " +
+        str(static_cast<int64_t>(loss.getIgnoreIndex())) +
+        "LL || t < 0 || t >= " + str(c) +
+        ") {\n"
+        "    if (threadIdx.x == 0) {\n"
+        "      if (t != " +
+        str(static_cast<int64_t>(loss.getIgnoreIndex())) +
+        "LL)\n        modelc_gpu::report_error(" + err + ", " +
+        str(e.context.errorCode) + ");\n" + put("0.0f", "0.0f") +
+        "    }\n    return;\n  }\n"
+        "  const auto *row = " +
+        x + " + s * " + str(c) +
+        ";\n"
+        "  float m = -modelc_gpu::infinity();\n"
+        "  for (int64_t j = threadIdx.x; j < " +
+        str(c) +
+        "; j += blockDim.x)\n"
+        "    m = modelc_gpu::Max()(m, " +
+        e.load(loss.getLogits(), "row[j]") +
+        ");\n  m = modelc_gpu::block_reduce(m, modelc_gpu::Max());\n"
+        "  float sum = 0.0f;\n"
+        "  for (int64_t j = threadIdx.x; j < " +
+        str(c) +
+        "; j += blockDim.x)\n"
+        "    sum += expf(" +
+        e.load(loss.getLogits(), "row[j]") +
+        " - m);\n"
+        "  sum = modelc_gpu::block_reduce(sum, modelc_gpu::Sum());\n"
+        "  const float l = -(" +
+        e.load(loss.getLogits(), "row[t]") +
+        " - m - logf(sum));\n  const float w = " +
+        (w.empty() ? std::string("1.0f")
+                   : e.load(loss.getWeight(), w + "[t]")) +
+        ";\n  if (threadIdx.x == 0) {\n" + put("w * l", "w") + "  }\n";
+    k.launch(e.task, body, n, rowThreads(c), true);
+  }
+  if (reduction == 0)
+    return success();
+  // The mean or the sum of the samples, in one block.
+  KernelBuilder k(e.module, e.context);
+  std::string part = k.raw("const float *", partial);
+  std::string y = k.output(result);
+  k.named("cross_entropy_total");
   std::string body =
-      "  float total = 0.0f, weights = 0.0f;\n  for (int64_t s = 0; s < " +
-      str(n) + "; ++s) {\n    const int64_t t = static_cast<int64_t>(" + t +
-      "[s]);\n    if (t == " +
-      str(static_cast<int64_t>(loss.getIgnoreIndex())) + "LL) {\n" +
-      (reduction == 0 ? "      if (threadIdx.x == 0)\n        " + y +
-                            "[s] = " + e.store(result, "0.0f") + ";\n"
-                      : std::string()) +
-      "      continue;\n    }\n    if (t < 0 || t >= " + str(c) +
-      ") {\n      if (threadIdx.x == 0)\n        modelc_gpu::report_error(" +
-      err + ", " + str(e.context.errorCode) +
-      ");\n      continue;\n    }\n    const auto *row = " + x + " + s * " +
-      str(c) +
-      ";\n    float m = -modelc_gpu::infinity();\n    for (int64_t j = "
-      "threadIdx.x; j < " +
-      str(c) + "; j += blockDim.x)\n      m = modelc_gpu::Max()(m, " +
-      e.load(loss.getLogits(), "row[j]") +
-      ");\n    m = modelc_gpu::block_reduce(m, modelc_gpu::Max());\n"
-      "    float sum = 0.0f;\n    for (int64_t j = threadIdx.x; j < " +
-      str(c) + "; j += blockDim.x)\n      sum += expf(" +
-      e.load(loss.getLogits(), "row[j]") +
-      " - m);\n    sum = modelc_gpu::block_reduce(sum, modelc_gpu::Sum());\n"
-      "    const float l = -(" +
-      e.load(loss.getLogits(), "row[t]") + " - m - logf(sum));\n" +
-      "    const float w = " +
-      (w.empty() ? std::string("1.0f") : e.load(loss.getWeight(), w + "[t]")) +
-      ";\n    if (threadIdx.x == 0) {\n" +
-      (reduction == 0
-           ? "      " + y + "[s] = " + e.store(result, "w * l") + ";\n"
-           : std::string()) +
-      "      total += w * l;\n      weights += w;\n    }\n  }\n";
-  if (reduction == 1)
-    body +=
-        "  if (threadIdx.x == 0)\n    " + y + "[0] = " +
-        e.store(result,
-                "weights != 0.0f ? total / weights : modelc_gpu::quiet_nan()") +
-        ";\n";
-  else if (reduction == 2)
-    body += "  if (threadIdx.x == 0)\n    " + y +
-            "[0] = " + e.store(result, "total") + ";\n";
-  k.launch(e.task, body, 1, rowThreads(c), true);
+      "  float total = 0.0f, weights = 0.0f;\n"
+      "  for (int64_t s = threadIdx.x; s < " +
+      str(n) +
+      "; s += blockDim.x) {\n"
+      "    total += " +
+      part + "[s];\n    weights += " + part + "[" + str(n) +
+      " + s];\n  }\n"
+      "  total = modelc_gpu::block_reduce(total, modelc_gpu::Sum());\n"
+      "  weights = modelc_gpu::block_reduce(weights, modelc_gpu::Sum());\n"
+      "  if (threadIdx.x == 0)\n    " +
+      y + "[0] = " +
+      e.store(result, reduction == 1 ? "weights != 0.0f ? total / weights : "
+                                       "modelc_gpu::quiet_nan()"
+                                     : "total") +
+      ";\n";
+  k.launch(e.task, body, 1, rowThreads(n), true);
   return success();
 }
 
@@ -1602,6 +1715,12 @@ std::vector<uint64_t> modelc::gpuScratchBytes(Operation *op) {
   }
   for (Value constant : constantMatrixOperands(op))
     bytes.push_back(valueBytes(constant));
+  // A reduced cross-entropy: each sample's weighted loss and weight (f32).
+  if (auto loss = dyn_cast<CrossEntropyOp>(op);
+      loss && static_cast<int>(loss.getReduction()) != 0)
+    bytes.push_back(
+        2 * sizeof(float) *
+        static_cast<uint64_t>(tensorType(loss.getLogits()).getShape()[0]));
   return bytes;
 }
 
