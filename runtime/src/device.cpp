@@ -126,13 +126,6 @@ void RunEvents::setNative(uint32_t e, void *native, Device *owner) {
   owner_.at(e) = owner;
 }
 
-void RunEvents::waitOnHost(RunState &run, uint32_t e,
-                           const std::string &waiter) {
-  host_.wait(e);
-  if (Device *device = owner(e))
-    device->synchronizeEvent(run, e, waiter);
-}
-
 void RunEvents::release() {
   for (std::size_t e = 0; e < native_.size(); ++e)
     if (native_[e])

@@ -46,10 +46,11 @@ struct DeviceRun {
   Stream &stream(int which) {
     return which == MODELC_STREAM_COPY ? *copy : *compute;
   }
-  /// A host device's streams: the GPU events each has waited on since it
-  /// last issued a copy from a GPU. That copy's GPU stream waits on them
-  /// too: the host's wait orders nothing inside a CUDA graph. Touched only
-  /// by the stream's own worker.
+  /// A host device's streams: the GPU events each has waited on and not yet
+  /// waited for on the host (HostDevice::syncGpuWaits does before host
+  /// work) nor passed to a copy from a GPU (whose GPU stream waits on them:
+  /// inside a CUDA graph that is the only order there is). Touched only by
+  /// the stream's own worker.
   std::vector<uint32_t> gpuWaits[2];
 };
 
@@ -231,9 +232,6 @@ public:
     return e < owner_.size() ? owner_[e] : nullptr;
   }
   void setNative(uint32_t e, void *native, Device *owner);
-  /// Waits on the host until `e` is done, its device event included
-  /// (skipped while a graph is captured: nothing runs then).
-  void waitOnHost(RunState &run, uint32_t e, const std::string &waiter);
   /// Frees the device events.
   void release();
 

@@ -6,12 +6,29 @@
 
 namespace modelc::detail {
 
+void HostDevice::syncGpuWaits(RunState &run, int which) {
+  if (!run.resources->events.deviceEvents())
+    return;
+  run.on(*this).stream(which).enqueue(deviceCall(run, [&run, this, which] {
+    // While a graph is captured nothing runs, and the list still orders
+    // the copies from the GPU that follow.
+    if (run.resources->capture.capturing)
+      return;
+    RunEvents &events = run.resources->events;
+    std::vector<uint32_t> &waited = run.on(*this).gpuWaits[which];
+    for (uint32_t e : waited)
+      events.owner(e)->synchronizeEvent(run, e, name());
+    waited.clear();
+  }));
+}
+
 void HostDevice::launch(RunState &run, modelc_task_fn task) {
   if (run.resources->capture.capturing) {
     // Graph mode: host tasks (the outputs task) run after each replay.
     run.resources->capture.hostTasks.push_back(task);
     return;
   }
+  syncGpuWaits(run, MODELC_STREAM_COMPUTE);
   Stream::Task t{Stream::Task::Launch};
   t.ctx = run.ctx;
   t.task = task;
@@ -21,6 +38,7 @@ void HostDevice::launch(RunState &run, modelc_task_fn task) {
 void HostDevice::copy(RunState &run, Device &to, void *dst, Device &,
                       const void *src, uint64_t bytes, const char *) {
   // Both sides are host memory: a memcpy on the destination's copy stream.
+  syncGpuWaits(run, MODELC_STREAM_COPY); // this is `to` (copyEngine)
   Stream::Task t{Stream::Task::Copy};
   t.ctx = run.ctx;
   t.dst = dst;
@@ -30,6 +48,9 @@ void HostDevice::copy(RunState &run, Device &to, void *dst, Device &,
 }
 
 void HostDevice::record(RunState &run, int which, uint32_t event) {
+  // What the event releases (host work, a GPU's copy from host memory)
+  // comes after the GPU work this stream waited for.
+  syncGpuWaits(run, which);
   Stream::Task t{Stream::Task::Record};
   t.ctx = run.ctx;
   t.event = event;
@@ -40,12 +61,14 @@ void HostDevice::record(RunState &run, int which, uint32_t event) {
 void HostDevice::wait(RunState &run, int which, uint32_t event) {
   RunEvents &events = run.resources->events;
   if (events.deviceEvents()) {
-    // The event may be a GPU's: then the host waits for the GPU to reach it.
+    // The event may be a GPU's: noted, and waited for on the host before
+    // the stream's next host work (syncGpuWaits), or ordered on the GPU by
+    // the copy from it that comes first.
     run.on(*this).stream(which).enqueue(
         deviceCall(run, [&run, this, which, event] {
           RunEvents &events = run.resources->events;
-          events.waitOnHost(run, event, name());
-          if (events.native(event)) // a copy from the GPU waits for it too
+          events.host().wait(event);
+          if (events.native(event))
             run.on(*this).gpuWaits[which].push_back(event);
         }));
     return;

@@ -18,6 +18,13 @@ public:
             uint64_t bytes, const char *what) override;
   void record(RunState &run, int which, uint32_t event) override;
   void wait(RunState &run, int which, uint32_t event) override;
+
+private:
+  /// Plans with GPUs: before host work on stream `which`, the host waits
+  /// for the GPU events that stream waited on (a wait only notes them: a
+  /// copy from the GPU that comes first orders itself after them on the
+  /// GPU, and its own synchronisation covers them).
+  void syncGpuWaits(RunState &run, int which);
 };
 
 } // namespace modelc::detail
