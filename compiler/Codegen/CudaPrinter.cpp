@@ -565,6 +565,8 @@ LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
                     b = tensorType(matmul.getRhs()).getShape(),
                     y = tensorType(matmul.getResult()).getShape();
   ArrayRef<int64_t> batch = y.drop_back(2);
+  if (product(y) == 0)
+    return success(); // nothing to compute (a batch of 0 would be read as 1)
   Emit::Gemm g;
   g.type = tensorType(matmul.getLhs()).getElementType();
   g.m = a[a.size() - 2];
@@ -845,6 +847,16 @@ LogicalResult emitSoftmax(Operation *op, Value input, int64_t axis, bool log,
           inner = product(x.drop_front(axis + 1));
   KernelBuilder k(e.module, e.context);
   std::string in = k.input(input), out = k.output(op->getResult(0));
+  if (inner >= 32) { // coalesced: 32 neighbouring lines per block
+    k.launch(e.task,
+             "  modelc_gpu::softmax_columns<" +
+                 tagOf(tensorType(input).getElementType()) + ">(" + in + ", " +
+                 out + ", " + std::to_string(len) + ", " +
+                 std::to_string(inner) + ", " + (log ? "true" : "false") +
+                 ");\n",
+             outer * ((inner + 31) / 32), 256, true);
+    return success();
+  }
   k.launch(e.task,
            "  modelc_gpu::softmax_row<" +
                tagOf(tensorType(input).getElementType()) + ">(" + in + ", " +
@@ -1364,6 +1376,83 @@ LogicalResult emitGatherGrad(GatherGradOp op, Emit &e) {
   return success();
 }
 
+/// A reduction that keeps the innermost dimensions, 32 or more elements of
+/// them after the last reduced one: a block of 256 threads takes 32
+/// neighbouring kept inner elements of one kept outer index
+/// (threadIdx.x % 32 along them: coalesced reads), threadIdx.x / 32 every
+/// 8th reduced element, and the 8 partial results meet in shared memory.
+/// The row kernel would read each line with a stride. Fails (emitting
+/// nothing) for the other reductions.
+LogicalResult emitReduceColumns(Operation *op, int kind,
+                                const llvm::SmallBitVector &reduced, Emit &e,
+                                KernelBuilder &k, const std::string &in,
+                                const std::string &out) {
+  Value input = op->getOperand(0);
+  ArrayRef<int64_t> x = tensorType(input).getShape();
+  int64_t last = -1; // the last reduced dimension
+  for (size_t d = 0; d < x.size(); ++d)
+    if (reduced[d])
+      last = static_cast<int64_t>(d);
+  if (last < 0 || last + 1 == static_cast<int64_t>(x.size()))
+    return failure();
+  int64_t innerKept = product(x.drop_front(last + 1));
+  if (innerKept < 32)
+    return failure();
+  SmallVector<int64_t> strides = stridesOf(x);
+  SmallVector<int64_t> outerDims, outerStrides, redDims, redStrides;
+  for (int64_t d = 0; d <= last; ++d) {
+    (reduced[d] ? redDims : outerDims).push_back(x[d]);
+    (reduced[d] ? redStrides : outerStrides).push_back(strides[d]);
+  }
+  int64_t len = product(redDims), tiles = (innerKept + 31) / 32;
+  auto str = [](int64_t v) { return std::to_string(v); };
+  std::string init = kind == 2   ? "-modelc_gpu::infinity()"
+                     : kind == 3 ? "1.0f"
+                                 : "0.0f";
+  std::string combine = kind == 2   ? "modelc_gpu::Max()(acc, v)"
+                        : kind == 3 ? "acc * v"
+                                    : "acc + v";
+  std::string body =
+      "  __shared__ float part[8][33];\n"
+      "  const int64_t tx = threadIdx.x % 32, ty = threadIdx.x / 32;\n"
+      "  const int64_t ko = blockIdx.x / " +
+      str(tiles) + ", i = blockIdx.x % " + str(tiles) +
+      " * 32 + tx;\n"
+      "  const bool live = i < " +
+      str(innerKept) +
+      ";\n"
+      "  const int64_t base = " +
+      offsetExpr("ko", outerDims, outerStrides) +
+      " + i;\n"
+      "  float acc = " +
+      init +
+      ";\n"
+      "  if (live)\n"
+      "    for (int64_t j = ty; j < " +
+      str(len) +
+      "; j += 8) {\n"
+      "      const float v = " +
+      e.load(input,
+             in + "[base + " + offsetExpr("j", redDims, redStrides) + "]") +
+      ";\n      acc = " + combine +
+      ";\n    }\n"
+      "  part[ty][tx] = acc;\n  __syncthreads();\n"
+      "  if (ty == 0 && live) {\n"
+      "    for (int k = 1; k < 8; ++k) {\n"
+      "      const float v = part[k][tx];\n      acc = " +
+      combine +
+      ";\n"
+      "    }\n    " +
+      out + "[ko * " + str(innerKept) + " + i] = " +
+      e.store(op->getResult(0),
+              kind == 1 ? "acc / " + floatLiteral(static_cast<double>(len))
+                        : std::string("acc")) +
+      ";\n  }\n";
+  k.named("reduce_columns");
+  k.launch(e.task, body, product(outerDims) * tiles, 256, true);
+  return success();
+}
+
 LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
                          int kind, Emit &e) {
   Value input = op->getOperand(0);
@@ -1381,6 +1470,8 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
   int64_t len = product(redDims);
   KernelBuilder k(e.module, e.context);
   std::string in = k.input(input), out = k.output(op->getResult(0));
+  if (succeeded(emitReduceColumns(op, kind, reduced, e, k, in, out)))
+    return success();
   std::string body =
       "  const int64_t r = blockIdx.x;\n  const int64_t base = " +
       offsetExpr("r", keptDims, keptStrides) + ";\n  float acc = " +

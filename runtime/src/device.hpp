@@ -49,9 +49,15 @@ struct DeviceRun {
   /// A host device's streams: the GPU events each has waited on and not yet
   /// waited for on the host (HostDevice::syncGpuWaits does before host
   /// work) nor passed to a copy from a GPU (whose GPU stream waits on them:
-  /// inside a CUDA graph that is the only order there is). Touched only by
-  /// the stream's own worker.
+  /// inside a CUDA graph that is the only order there is). A host event
+  /// recorded between the wait and a copy issued from another stream does
+  /// not carry them into a graph; no captured plan does that (they run
+  /// every op on GPUs: the host only copies the outputs back). Touched only
+  /// by the stream's own worker.
   std::vector<uint32_t> gpuWaits[2];
+  std::vector<uint32_t> &gpuWaitsOf(int which) {
+    return gpuWaits[which == MODELC_STREAM_COPY ? 1 : 0];
+  }
 };
 
 /// What the devices of a plan are made with.

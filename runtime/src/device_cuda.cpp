@@ -47,6 +47,8 @@ CudaRun::~CudaRun() {
     cuda->cuStreamDestroy(computeStream);
   if (copyStream)
     cuda->cuStreamDestroy(copyStream);
+  if (downloadStream)
+    cuda->cuStreamDestroy(downloadStream);
   if (arenaMemory)
     cuda->cuMemFree(arenaMemory);
 }
@@ -186,6 +188,8 @@ std::unique_ptr<DeviceRun> CudaDevice::allocate(uint64_t bytes,
             name(), what);
   cudaCheck(cuda().cuStreamCreate(&run->copyStream, 1), "cuStreamCreate",
             name(), what);
+  cudaCheck(cuda().cuStreamCreate(&run->downloadStream, 1), "cuStreamCreate",
+            name(), what);
   run->arena = reinterpret_cast<unsigned char *>(
       static_cast<uintptr_t>(run->arenaMemory));
   run->arenaBytes = bytes;
@@ -289,12 +293,12 @@ void CudaDevice::copy(RunState &run, Device &to, void *dst, Device &from,
                                            toRun->copyStream),
                     "cuMemcpyHtoDAsync", to.name(), what);
     } else {
-      CUstream s = fromRun->copyStream;
+      CUstream s = fromRun->downloadStream;
       cudaCheckLazy(api->cuCtxSetCurrent(fromGpu->ctx_), "cuCtxSetCurrent",
                     fromGpu->name(), what);
       // After the GPU work the host stream waited for: in a CUDA graph the
       // copy is ordered by these waits alone.
-      std::vector<uint32_t> &waited = toHostRun->gpuWaits[MODELC_STREAM_COPY];
+      std::vector<uint32_t> &waited = toHostRun->gpuWaitsOf(MODELC_STREAM_COPY);
       for (uint32_t e : waited)
         cudaCheckLazy(api->cuStreamWaitEvent(
                           s, static_cast<CUevent>(events->native(e)), 0),
@@ -433,7 +437,7 @@ void CudaDevice::finish(RunState &run) {
                     " at the end of the run: " + cudaErrorName(rc));
     return;
   }
-  for (CUstream s : {mine.computeStream, mine.copyStream})
+  for (CUstream s : {mine.computeStream, mine.copyStream, mine.downloadStream})
     if (CUresult rc = cuda().cuStreamSynchronize(s))
       report(run, "cuStreamSynchronize failed on " + name() +
                       " at the end of the run: " + cudaErrorName(rc));

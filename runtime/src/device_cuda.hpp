@@ -19,6 +19,9 @@ struct CudaRun : DeviceRun {
   const CudaApi *cuda = nullptr;
   CUcontext ctx = nullptr;
   CUstream computeStream = nullptr, copyStream = nullptr;
+  /// Copies to the host: they wait on the GPU for the events their host
+  /// stream waited on, which must not hold up the copies to this GPU.
+  CUstream downloadStream = nullptr;
   CUdeviceptr arenaMemory = 0;
   const CublasLtApi *cublasLt = nullptr; // opened on the first gemm
   GemmState gemm;                        // made on the first gemm

@@ -15,11 +15,18 @@ void HostDevice::syncGpuWaits(RunState &run, int which) {
     if (run.resources->capture.capturing)
       return;
     RunEvents &events = run.resources->events;
-    std::vector<uint32_t> &waited = run.on(*this).gpuWaits[which];
+    std::vector<uint32_t> &waited = run.on(*this).gpuWaitsOf(which);
     for (uint32_t e : waited)
       events.owner(e)->synchronizeEvent(run, e, name());
     waited.clear();
   }));
+}
+
+void HostDevice::stamp(RunState &run, int which, std::function<void()> at) {
+  // Traced runs: the stream's timeline shows its waits passing when the
+  // GPU work they wait for is done.
+  syncGpuWaits(run, which);
+  Device::stamp(run, which, std::move(at));
 }
 
 void HostDevice::launch(RunState &run, modelc_task_fn task) {
@@ -69,7 +76,7 @@ void HostDevice::wait(RunState &run, int which, uint32_t event) {
           RunEvents &events = run.resources->events;
           events.host().wait(event);
           if (events.native(event))
-            run.on(*this).gpuWaits[which].push_back(event);
+            run.on(*this).gpuWaitsOf(which).push_back(event);
         }));
     return;
   }

@@ -18,6 +18,7 @@ public:
             uint64_t bytes, const char *what) override;
   void record(RunState &run, int which, uint32_t event) override;
   void wait(RunState &run, int which, uint32_t event) override;
+  void stamp(RunState &run, int which, std::function<void()> at) override;
 
 private:
   /// Plans with GPUs: before host work on stream `which`, the host waits

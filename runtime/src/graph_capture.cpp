@@ -124,7 +124,8 @@ void CudaDevice::runCaptured(RunState &run, const std::function<int()> &issue) {
   Capture capture{cuda(), run, graph, on(run), name(), {}};
   for (const std::unique_ptr<DeviceRun> &device : run.resources->devices)
     if (auto *gpu = dynamic_cast<CudaRun *>(device.get()))
-      for (CUstream s : {gpu->computeStream, gpu->copyStream})
+      for (CUstream s :
+           {gpu->computeStream, gpu->copyStream, gpu->downloadStream})
         if (s != capture.origin.computeStream)
           capture.others.push_back({s, gpu->ctx});
 

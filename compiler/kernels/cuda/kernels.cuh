@@ -233,6 +233,63 @@ __device__ __forceinline__ void softmax_row(const typename D::T *x,
   }
 }
 
+/// Softmax (or log-softmax) over the middle dimension of [outer, len, inner]
+/// when inner is 32 or more: a block of 256 threads takes 32 neighbouring
+/// inner indices of one outer index (threadIdx.x % 32 along inner, so that
+/// a warp reads 32 consecutive elements; threadIdx.x / 32 takes every 8th
+/// element of the line), and the 8 partial results of each line meet in
+/// shared memory. softmax_row would read each line with a stride of inner.
+template <typename D>
+__device__ __forceinline__ void softmax_columns(const typename D::T *x,
+                                                typename D::T *y, int64_t len,
+                                                int64_t inner, bool log) {
+  __shared__ float part[8][33];
+  const int64_t tiles = (inner + 31) / 32;
+  const int64_t tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+  const int64_t o = blockIdx.x / tiles, i = blockIdx.x % tiles * 32 + tx;
+  const bool live = i < inner;
+  const typename D::T *xr = x + o * len * inner + i;
+  typename D::T *yr = y + o * len * inner + i;
+  float m = -infinity();
+  if (live)
+    for (int64_t j = ty; j < len; j += 8)
+      m = Max()(m, D::load(xr[j * inner]));
+  part[ty][tx] = m;
+  __syncthreads();
+  if (ty == 0) {
+    for (int k = 1; k < 8; ++k)
+      m = Max()(m, part[k][tx]);
+    part[0][tx] = m;
+  }
+  __syncthreads();
+  m = part[0][tx];
+  __syncthreads(); // part is written again below
+  float s = 0.0f;
+  if (live)
+    for (int64_t j = ty; j < len; j += 8)
+      s += expf(D::load(xr[j * inner]) - m);
+  part[ty][tx] = s;
+  __syncthreads();
+  if (ty == 0) {
+    for (int k = 1; k < 8; ++k)
+      s += part[k][tx];
+    part[0][tx] = s;
+  }
+  __syncthreads();
+  s = part[0][tx];
+  if (!live)
+    return;
+  if (log) {
+    float lse = m + logf(s);
+    for (int64_t j = ty; j < len; j += 8)
+      yr[j * inner] = D::store(D::load(xr[j * inner]) - lse);
+  } else {
+    float inv = 1.0f / s;
+    for (int64_t j = ty; j < len; j += 8)
+      yr[j * inner] = D::store(expf(D::load(xr[j * inner]) - m) * inv);
+  }
+}
+
 /// Layer norm of row blockIdx.x of [rows, cols]; scale and bias may be null.
 template <typename D>
 __device__ __forceinline__ void
