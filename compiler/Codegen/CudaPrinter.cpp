@@ -1188,6 +1188,20 @@ LogicalResult emitTiledTranspose(TransposeOp transpose, Emit &e,
   std::string out = k.output(transpose.getResult());
   std::string type = cType(tensorType(transpose.getInput()).getElementType());
   k.named("transpose_tiled");
+  // The tile's 32x32 elements, 8 rows of threads at a time: ia along input
+  // dimension a, ib along b; those past the edge are skipped.
+  auto tileLoop = [&](const std::string &ia, const std::string &ib,
+                      const std::string &statement) {
+    return "  for (int64_t j = ty; j < 32; j += 8) {\n"
+           "    const int64_t ia = " +
+           ia + ", ib = " + ib +
+           ";\n"
+           "    if (ia < " +
+           str(x[a]) + " && ib < " + str(x[b]) +
+           ")\n"
+           "      " +
+           statement + ";\n  }\n";
+  };
   std::string body =
       "  const int64_t blk = blockIdx.x;\n"
       "  const int64_t ta = blk % " +
@@ -1201,23 +1215,14 @@ LogicalResult emitTiledTranspose(TransposeOp transpose, Emit &e,
       "  __shared__ " +
       type +
       " tile[32][33];\n"
-      "  const int64_t tx = threadIdx.x % 32, ty = threadIdx.x / 32;\n"
-      "  for (int64_t j = ty; j < 32; j += 8) {\n"
-      "    const int64_t ia = ta * 32 + tx, ib = tb * 32 + j;\n"
-      "    if (ia < " +
-      str(x[a]) + " && ib < " + str(x[b]) +
-      ")\n"
-      "      tile[j][tx] = " +
-      in + "[inBase + ib * " + str(inStrides[b]) +
-      " + ia];\n  }\n  __syncthreads();\n"
-      "  for (int64_t j = ty; j < 32; j += 8) {\n"
-      "    const int64_t ia = ta * 32 + j, ib = tb * 32 + tx;\n"
-      "    if (ia < " +
-      str(x[a]) + " && ib < " + str(x[b]) +
-      ")\n"
-      "      " +
-      out + "[outBase + ia * " + str(outStrideOf[a]) +
-      " + ib] = tile[tx][j];\n  }\n";
+      "  const int64_t tx = threadIdx.x % 32, ty = threadIdx.x / 32;\n" +
+      tileLoop("ta * 32 + tx", "tb * 32 + j",
+               "tile[j][tx] = " + in + "[inBase + ib * " + str(inStrides[b]) +
+                   " + ia]") +
+      "  __syncthreads();\n" +
+      tileLoop("ta * 32 + j", "tb * 32 + tx",
+               out + "[outBase + ia * " + str(outStrideOf[a]) +
+                   " + ib] = tile[tx][j]");
   k.launch(e.task, body, product(batchDims) * tilesA * tilesB, 256, true);
   return success();
 }

@@ -26,7 +26,7 @@
 #      events, a weight upload, a fatbin kernel).
 #   6. compute-sanitizer memcheck over every all-GPU plan, where installed.
 #   7. NaN through every epilogue of a GPU product (alpha, bias, residual
-#      add): must stay NaN. And a measurement: whether this GPU's cuBLASLt
+#      add): must stay NaN. Tensors with no rows beside others. And a measurement: whether this GPU's cuBLASLt
 #      ReLU epilogue keeps NaN (modelc --gpu-relu-epilogue is safe only
 #      then; off by default).
 #
@@ -192,6 +192,23 @@ if (( gpus >= 1 )); then
       rows+=("nan $entry|all-gpu|OK|NaN kept")
     else
       rows+=("nan $entry|all-gpu|FAIL|$(grep -m1 -E 'error|MISMATCH' "$log" | cut -c1-150)")
+      failed=1
+    fi
+  done
+  # Tensors with no rows next to others: nothing launched, nothing
+  # overwritten.
+  for entry in rows empty_axis; do
+    log="$LOG/zero.$entry.txt"
+    expect=()
+    for f in "$M/zero.$entry"/*.npy; do
+      out=$(basename "$f" .npy)
+      expect+=(--expect "$out=$f")
+    done
+    if timeout 120 "$RUN" "$M/zero.so" --plan h200 --entry "$entry" --random-inputs --seed 1 \
+         "${expect[@]}" > "$log" 2>&1; then
+      rows+=("zero rows $entry|all-gpu|OK|every output as the CPU's")
+    else
+      rows+=("zero rows $entry|all-gpu|FAIL|$(grep -m1 -E 'error|MISMATCH' "$log" | cut -c1-150)")
       failed=1
     fi
   done

@@ -176,6 +176,15 @@ for entry in relu alpha residual; do
     --compare-reference "$M/nan-epilogues.ir" --output "output0=$M/nan.$entry.npy" >/dev/null
 done
 
+# Tensors with no rows (tests/e2e/Inputs/zero-rows.ir): no kernel is
+# launched for them, and the buffers next to them keep their values.
+modelc tests/e2e/Inputs/zero-rows.ir --target=cpu --target=h200 --place-all=cuda:0 \
+  "${gpuflags[@]}" -o "$M/zero.so"
+for entry in rows empty_axis; do
+  "$BUILD/bin/modelc-run" "$M/zero.so" --plan cpu --entry "$entry" --random-inputs --seed 1 \
+    --output-dir "$M/zero.$entry" >/dev/null
+done
+
 # The hand-made GPU model (tests/runtime/fixtures/cuda_plan.c): the runtime's
 # cuda device alone (copies, events, a weight upload; where nvcc built it, a
 # real fatbin kernel) on the real driver.
