@@ -403,7 +403,12 @@ def RaiseCompositesPass : Pass<"modelc-raise-composites", "::mlir::ModuleOp"> {
     * `0.5 * x * (1 + erf(x / sqrt(2)))` (or `x * 0.70710678`) becomes
       `graph.gelu x`;
     * `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))` becomes
-      `graph.gelu x approximate tanh`.
+      `graph.gelu x approximate tanh`;
+    * `graph.pow x, 2` (a one-element f32 constant exactly 2, x of the
+      result's type) becomes `graph.mul x, x`: PyTorch exports LayerNorm's
+      variance before opset 17, and `x ** 2`, as Pow; the product is the
+      correctly rounded square (pow is within an ulp of it) and costs a
+      multiply instead of a call to pow.
     The factors may come in any order and grouping; constants must be
     one-element f32 constants within 1e-6 (relative) of those values, and
     every intermediate value must have no other reader.

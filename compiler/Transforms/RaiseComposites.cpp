@@ -1,7 +1,8 @@
 //===- RaiseComposites.cpp - formulas back to the graph ops they compute --===//
 //
 // Finds GELU spelled as a formula (PyTorch's ONNX export of F.gelu, exact
-// and tanh-approximated) and replaces it with graph.gelu.
+// and tanh-approximated) and replaces it with graph.gelu; a square spelled
+// as pow becomes a product.
 //
 //===----------------------------------------------------------------------===//
 
@@ -150,11 +151,28 @@ struct RaiseGelu : OpRewritePattern<MulOp> {
   }
 };
 
+/// x ^ 2 ==> x * x (PyTorch's exports spell LayerNorm's variance before
+/// opset 17, and `x ** 2`, as Pow). The product is the correctly rounded
+/// square (pow gives it within an ulp) and one multiply where pow is a
+/// call.
+struct SquareAsProduct : OpRewritePattern<PowOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PowOp pow,
+                                PatternRewriter &rewriter) const override {
+    Value x = pow.getLhs();
+    if (x.getType() != pow.getType() || scalarConstant(pow.getRhs()) != 2.0)
+      return failure(); // exactly 2: x ^ 2.0000001 is not a square
+    rewriter.replaceOpWithNewOp<MulOp>(pow, x, x);
+    return success();
+  }
+};
+
 struct RaiseCompositesPass
     : modelc::impl::RaiseCompositesPassBase<RaiseCompositesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<RaiseGelu>(&getContext());
+    patterns.add<RaiseGelu, SquareAsProduct>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

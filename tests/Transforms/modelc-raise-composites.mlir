@@ -81,3 +81,30 @@ func.func @not_gelu(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<
   %y2 = graph.mul %m2, %half : tensor<4xf32>, tensor<f32>
   return %y, %y2, %e2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A square spelled as pow (LayerNorm's variance as PyTorch exports it
+// before opset 17) is a product; other exponents, an exponent only near 2,
+// and an exponent of more than one element are not.
+// CHECK-LABEL: func.func @square
+// CHECK: %[[D:.*]] = graph.sub
+// CHECK-NEXT: %[[S:.*]] = graph.mul %[[D]], %[[D]] : tensor<2x8xf32>, tensor<2x8xf32>
+// CHECK-NEXT: graph.reduce_mean %[[S]]
+// CHECK: graph.pow %{{.*}}, %{{.*}} : tensor<2x8xf32>, tensor<f32>
+// CHECK-NEXT: graph.pow %{{.*}}, %{{.*}} : tensor<2x8xf32>, tensor<f32>
+// CHECK-NEXT: graph.pow %{{.*}}, %{{.*}} : tensor<8xf32>, tensor<2x8xf32>
+func.func @square(%x: tensor<2x8xf32>, %m: tensor<2x1xf32>, %v: tensor<8xf32>)
+    -> (tensor<2x1xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {
+  %two = graph.constant dense<2.0> : tensor<f32>
+  %three = graph.constant dense<3.0> : tensor<f32>
+  %near = graph.constant dense<2.0000002> : tensor<f32>
+  %twos = graph.constant dense<2.0> : tensor<2x8xf32>
+  %d = graph.sub %x, %m : tensor<2x8xf32>, tensor<2x1xf32>
+  %s = graph.pow %d, %two : tensor<2x8xf32>, tensor<f32>
+  %r = graph.reduce_mean %s {axes = array<i64: 1>, keepdims = true} : tensor<2x8xf32>
+  %c = graph.pow %x, %three : tensor<2x8xf32>, tensor<f32>
+  %n = graph.pow %x, %near : tensor<2x8xf32>, tensor<f32>
+  %b = graph.pow %v, %twos : tensor<8xf32>, tensor<2x8xf32>
+  return %r, %c, %n, %b : tensor<2x1xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+}
