@@ -58,6 +58,11 @@ struct DeviceRun {
   std::vector<uint32_t> &gpuWaitsOf(int which) {
     return gpuWaits[which == MODELC_STREAM_COPY ? 1 : 0];
   }
+  /// Whether a wait that may be a GPU's was issued on the stream since the
+  /// host last queued a wait for them (syncGpuWaits): host work on a stream
+  /// that waited on none queues nothing more. Touched only by the thread
+  /// issuing the run.
+  bool gpuWaitIssued[2] = {false, false};
 };
 
 /// What the devices of a plan are made with.

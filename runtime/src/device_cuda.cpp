@@ -271,31 +271,27 @@ void CudaDevice::copy(RunState &run, Device &to, void *dst, Device &from,
            std::to_string(bytes) + " bytes from " + from.name() + " to " +
            to.name();
   };
+  // Issued in the destination GPU's context, else the source GPU's.
+  CudaDevice *issuer = toGpu ? toGpu : fromGpu;
   run.on(to).stream(MODELC_STREAM_COPY).enqueue(deviceCall(run, [=, &to] {
+    cudaCheckLazy(api->cuCtxSetCurrent(issuer->ctx_), "cuCtxSetCurrent",
+                  issuer->name(), what);
     if (toGpu && fromGpu && toGpu == fromGpu) {
-      cudaCheckLazy(api->cuCtxSetCurrent(toGpu->ctx_), "cuCtxSetCurrent",
-                    to.name(), what);
       cudaCheckLazy(api->cuMemcpyDtoDAsync(devicePointer(dst),
                                            devicePointer(src), bytes,
                                            toRun->copyStream),
                     "cuMemcpyDtoDAsync", to.name(), what);
     } else if (toGpu && fromGpu) {
-      cudaCheckLazy(api->cuCtxSetCurrent(toGpu->ctx_), "cuCtxSetCurrent",
-                    to.name(), what);
       cudaCheckLazy(api->cuMemcpyPeerAsync(devicePointer(dst), toGpu->ctx_,
                                            devicePointer(src), fromGpu->ctx_,
                                            bytes, toRun->copyStream),
                     "cuMemcpyPeerAsync", to.name(), what);
     } else if (toGpu) {
-      cudaCheckLazy(api->cuCtxSetCurrent(toGpu->ctx_), "cuCtxSetCurrent",
-                    to.name(), what);
       cudaCheckLazy(api->cuMemcpyHtoDAsync(devicePointer(dst), src, bytes,
                                            toRun->copyStream),
                     "cuMemcpyHtoDAsync", to.name(), what);
     } else {
       CUstream s = fromRun->downloadStream;
-      cudaCheckLazy(api->cuCtxSetCurrent(fromGpu->ctx_), "cuCtxSetCurrent",
-                    fromGpu->name(), what);
       // After the GPU work the host stream waited for: in a CUDA graph the
       // copy is ordered by these waits alone.
       std::vector<uint32_t> &waited = toHostRun->gpuWaitsOf(MODELC_STREAM_COPY);

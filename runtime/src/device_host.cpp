@@ -7,8 +7,10 @@
 namespace modelc::detail {
 
 void HostDevice::syncGpuWaits(RunState &run, int which) {
-  if (!run.resources->events.deviceEvents())
+  bool &issued = run.on(*this).gpuWaitIssued[which == MODELC_STREAM_COPY];
+  if (!issued)
     return;
+  issued = false;
   run.on(*this).stream(which).enqueue(deviceCall(run, [&run, this, which] {
     // While a graph is captured nothing runs, and the list still orders
     // the copies from the GPU that follow.
@@ -71,6 +73,7 @@ void HostDevice::wait(RunState &run, int which, uint32_t event) {
     // The event may be a GPU's: noted, and waited for on the host before
     // the stream's next host work (syncGpuWaits), or ordered on the GPU by
     // the copy from it that comes first.
+    run.on(*this).gpuWaitIssued[which == MODELC_STREAM_COPY] = true;
     run.on(*this).stream(which).enqueue(
         deviceCall(run, [&run, this, which, event] {
           RunEvents &events = run.resources->events;

@@ -410,6 +410,7 @@ void drainStreams(RunResources &resources) {
     run->copy->drain();
     for (std::vector<uint32_t> &waited : run->gpuWaits)
       waited.clear();
+    run->gpuWaitIssued[0] = run->gpuWaitIssued[1] = false;
   }
 }
 
