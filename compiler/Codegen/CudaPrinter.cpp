@@ -1323,6 +1323,75 @@ LogicalResult emitGather(GatherOp gather, Emit &e) {
   return success();
 }
 
+/// scatter_nd: a copy of data (a thread per element), then a thread per
+/// element of a slice walks the index rows in order, writing or combining
+/// its element of each row's slice (no atomics: a later row wins, as on
+/// the CPU). The rows run one after another: fast for the slices of
+/// key-value caches, slow for many rows of single elements.
+LogicalResult emitScatterNd(ScatterNdOp op, Emit &e) {
+  ArrayRef<int64_t> data = tensorType(op.getData()).getShape();
+  int64_t k = op.getIndexLength(), rows = op.getNumRows(),
+          slice = op.getSliceElements();
+  int64_t total = tensorType(op.getResult()).getNumElements();
+  auto str = [](int64_t v) { return std::to_string(v); };
+  {
+    KernelBuilder copy(e.module, e.context);
+    copy.named("scatter_nd_copy");
+    std::string in = copy.input(op.getData()),
+                out = copy.output(op.getResult());
+    copy.launchMap(e.task, total, total,
+                   "    " + out + "[i] = " + in + "[i];\n");
+  }
+  if (rows == 0 || slice == 0)
+    return success();
+  KernelBuilder rowsKernel(e.module, e.context);
+  rowsKernel.named("scatter_nd");
+  std::string idx = rowsKernel.input(op.getIndices()),
+              upd = rowsKernel.input(op.getUpdates()),
+              out = rowsKernel.output(op.getResult()),
+              err = rowsKernel.errorWord();
+  SmallVector<int64_t> strides = stridesOf(data);
+  std::string body = "    for (int64_t r = 0; r < " + str(rows) +
+                     "; ++r) {\n      int64_t offset = 0;\n"
+                     "      bool bad = false;\n";
+  for (int64_t d = 0; d < k; ++d)
+    body += "      {\n        const int64_t v = static_cast<int64_t>(" + idx +
+            "[r * " + str(k) + " + " + str(d) + "]);\n        bad |= v < -" +
+            str(data[d]) + " || v >= " + str(data[d]) +
+            ";\n        offset += (v < 0 ? v + " + str(data[d]) + " : v) * " +
+            str(strides[d]) + "LL;\n      }\n";
+  std::string value;
+  switch (op.getReduction()) {
+  case ScatterReduction::none:
+    value = "b";
+    break;
+  case ScatterReduction::add:
+    value = "a + b";
+    break;
+  case ScatterReduction::mul:
+    value = "a * b";
+    break;
+  case ScatterReduction::max:
+    value = "(a < b || b != b) ? b : a";
+    break;
+  case ScatterReduction::min:
+    value = "(b < a || b != b) ? b : a";
+    break;
+  }
+  body += "      if (bad) {\n        modelc_gpu::report_error(" + err + ", " +
+          str(e.context.errorCode) + ");\n        break;\n      }\n";
+  if (op.getReduction() != ScatterReduction::none)
+    body +=
+        "      const auto a = " + e.load(op.getResult(), out + "[offset + i]") +
+        ";\n";
+  body += "      const auto b = " +
+          e.load(op.getUpdates(), upd + "[r * " + str(slice) + " + i]") +
+          ";\n      " + out +
+          "[offset + i] = " + e.store(op.getResult(), value) + ";\n    }\n";
+  rowsKernel.launchMap(e.task, slice, total, body);
+  return success();
+}
+
 /// dropout in training (its step given): one thread per element, the
 /// mask drawn by Philox (common/philox.h) as on the CPU.
 LogicalResult emitDropout(DropoutOp op, Emit &e) {
@@ -1762,6 +1831,7 @@ const KernelTable<Emit> &cudaKernels() {
             },
             floatOperands)
         .add<CumsumOp>(emitCumsum)
+        .add<ScatterNdOp>(emitScatterNd)
         .add<CrossEntropyOp>(emitCrossEntropy)
         .add<AssignOp>(emitAssign);
     return t;
@@ -1821,5 +1891,5 @@ std::vector<uint64_t> modelc::gpuScratchBytes(Operation *op) {
 }
 
 bool modelc::gpuOpChecksIndices(Operation *op) {
-  return isa<GatherOp, CrossEntropyOp>(op);
+  return isa<GatherOp, ScatterNdOp, CrossEntropyOp>(op);
 }

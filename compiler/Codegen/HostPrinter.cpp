@@ -187,6 +187,7 @@ private:
   LogicalResult emitSlice(SliceOp slice);
   LogicalResult emitGather(GatherOp gather);
   LogicalResult emitGatherGrad(GatherGradOp grad);
+  LogicalResult emitScatterNd(ScatterNdOp scatter);
   LogicalResult emitDropout(DropoutOp dropout);
   LogicalResult emitAllReduce(AllReduceOp reduce);
   template <typename OpTy> LogicalResult emitReduce(OpTy reduce);
@@ -881,6 +882,34 @@ LogicalResult FunctionEmitter::emitGather(GatherOp gather) {
   return success();
 }
 
+LogicalResult FunctionEmitter::emitScatterNd(ScatterNdOp scatter) {
+  Operation *op = scatter;
+  ArrayRef<int64_t> data = shapeOf(scatter.getData());
+  int64_t k = scatter.getIndexLength();
+  SmallVector<int64_t> strides = stridesOf(data);
+  auto list = [](ArrayRef<int64_t> values) {
+    std::string s;
+    for (int64_t v : values)
+      s += (s.empty() ? "" : ", ") + std::to_string(v) + "LL";
+    return s;
+  };
+  // f16/bf16 arrive converted to f32 (the kernel table's InF32).
+  std::string type = isHalf(scatter.getData().getType().getElementType())
+                         ? "float"
+                         : typeName(scatter.getResult());
+  os << "  {\n    const int64_t dims[] = {" << list(data.take_front(k))
+     << "};\n    const int64_t strides[] = {"
+     << list(ArrayRef<int64_t>(strides).take_front(k))
+     << "};\n    if (modelc_cpu::scatter_nd<"
+     << static_cast<int>(scatter.getReduction()) << ", " << type << ", "
+     << typeName(scatter.getIndices()) << ">(ctx, " << in(op, 0) << ", "
+     << in(op, 1) << ", " << in(op, 2) << ", " << out(op) << ", dims, strides, "
+     << k << ", " << scatter.getNumRows() << ", " << scatter.getSliceElements()
+     << ", " << tensorType(scatter.getResult()).getNumElements() << ", "
+     << cString(describeOp(op)) << "))\n      return 1;\n  }\n";
+  return success();
+}
+
 LogicalResult FunctionEmitter::emitDropout(DropoutOp dropout) {
   Operation *op = dropout;
   if (!dropout.getStep())
@@ -1017,6 +1046,7 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
         .add<ConcatOp>(&E::emitConcat)
         .add<SliceOp>(&E::emitSlice)
         .add<GatherOp>(&E::emitGather)
+        .add<ScatterNdOp>(&E::emitScatterNd, anyTypes, f32)
         .add<ReduceSumOp>(&E::emitReduce<ReduceSumOp>, anyTypes, f32)
         .add<ReduceMeanOp>(&E::emitReduce<ReduceMeanOp>, anyTypes, f32)
         .add<ReduceMaxOp>(&E::emitReduce<ReduceMaxOp>, anyTypes, f32)
@@ -1439,9 +1469,9 @@ LogicalResult FunctionEmitter::emitGpuTask(Operation *op, unsigned d,
     context.errorWord = "reinterpret_cast<int *>(ctx->arenas[" +
                         std::to_string(d) + "] + " +
                         std::to_string(errorWords.lookup(d).first) + ")";
-    errorMessages.push_back(what + (isa<GatherOp>(op)
-                                        ? ": an index is out of range"
-                                        : ": a target is out of range"));
+    errorMessages.push_back(what + (isa<CrossEntropyOp>(op)
+                                        ? ": a target is out of range"
+                                        : ": an index is out of range"));
     context.errorCode = static_cast<int>(errorMessages.size());
   }
   context.gemmSites = &globalCounter;

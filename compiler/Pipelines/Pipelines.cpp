@@ -17,6 +17,7 @@ void modelc::registerModelcDialects(mlir::DialectRegistry &registry) {
 
 void modelc::buildGraphPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createVerifyModelPass());
+  pm.addPass(createFoldConstantsPass());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   pm.addPass(createRaiseCompositesPass());

@@ -88,6 +88,56 @@ static RefTensor evaluate(SliceOp op, const Values &values) {
   return y;
 }
 
+/// ScatterND: the rows of `indices` in order, each writing (or combining)
+/// its slice of `updates` into a copy of `data`.
+static FailureOr<RefTensor> evaluate(ScatterNdOp op, const Values &values) {
+  const RefTensor &data = values.get(op.getData());
+  const RefTensor &indices = values.get(op.getIndices());
+  const RefTensor &updates = values.get(op.getUpdates());
+  int64_t k = op.getIndexLength(), rows = op.getNumRows(),
+          slice = op.getSliceElements();
+  Shape strides = stridesOf(data.shape);
+  Type element = elementOf(op.getResult());
+  bool integer = isa<IntegerType>(element) && !element.isInteger(1);
+  ScatterReduction how = op.getReduction();
+  RefTensor y = data;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t index = static_cast<int64_t>(indices.data[r * k + d]);
+      if (index < -data.shape[d] || index >= data.shape[d])
+        return op->emitError("index ")
+               << index << " is out of range for dimension " << d << " of size "
+               << data.shape[d];
+      offset += (index < 0 ? index + data.shape[d] : index) * strides[d];
+    }
+    for (int64_t j = 0; j < slice; ++j) {
+      double &to = y.data[offset + j];
+      double u = updates.data[r * slice + j];
+      switch (how) {
+      case ScatterReduction::none:
+        to = u;
+        break;
+      case ScatterReduction::add:
+        to += u;
+        break;
+      case ScatterReduction::mul:
+        to *= u;
+        break;
+      case ScatterReduction::max:
+        to = maxOrNaN(to, u);
+        break;
+      case ScatterReduction::min:
+        to = minOrNaN(to, u);
+        break;
+      }
+      if (integer)
+        to = wrappedValue(wrappedBits(to), element);
+    }
+  }
+  return y;
+}
+
 static FailureOr<RefTensor> evaluate(GatherOp op, const Values &values) {
   const RefTensor &data = values.get(op.getData());
   const RefTensor &indices = values.get(op.getIndices());
@@ -253,6 +303,7 @@ static RefTensor evaluate(CumsumOp op, const Values &values) {
 
 void modelc::reference::addShapeEvaluators(Evaluators &evaluators) {
   evaluators.add<ReshapeOp>(evaluate);
+  evaluators.add<ScatterNdOp>(evaluate);
   evaluators.add<FlattenOp>(evaluate);
   evaluators.add<TransposeOp>(evaluate);
   evaluators.add<ConcatOp>(evaluate);

@@ -11,6 +11,10 @@
 #include "compiler/Reference/Interpreter.h"
 #include "compiler/Reference/Evaluate.h"
 
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -117,6 +121,42 @@ public:
   Interpreter(const WeightProvider &weights, bool roundResults)
       : weights(weights), roundResults(roundResults) {}
 
+  /// Evaluates `ops` (see evaluateOps): an operand defined outside them is
+  /// a graph.constant, evaluated where it is first read.
+  FailureOr<std::vector<RefTensor>> runOps(ArrayRef<Operation *> ops,
+                                           ValueRange results) {
+    llvm::SmallPtrSet<Operation *, 16> inside(ops.begin(), ops.end());
+    auto evaluateInto = [&](Operation *op) -> LogicalResult {
+      FailureOr<RefTensor> result = evaluate(op);
+      if (failed(result))
+        return failure();
+      roundToElementType(*result, elementOf(op->getResult(0)));
+      values.set(op->getResult(0), std::move(*result));
+      return success();
+    };
+    for (Operation *op : ops) {
+      if (op->getNumResults() != 1)
+        return op->emitError("the reference interpreter cannot evaluate it "
+                             "here");
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (def && inside.contains(def))
+          continue;
+        if (!def || !isa<ConstantOp>(def))
+          return op->emitError("an operand is neither a constant nor "
+                               "computed by the ops evaluated");
+        if (failed(evaluateInto(def)))
+          return failure();
+      }
+      if (failed(evaluateInto(op)))
+        return failure();
+    }
+    std::vector<RefTensor> out;
+    for (Value v : results)
+      out.push_back(values.get(v));
+    return out;
+  }
+
   FailureOr<std::vector<RefTensor>> run(func::FuncOp function,
                                         const std::vector<RefTensor> &inputs) {
     for (auto [arg, input] : llvm::zip(function.getArguments(), inputs))
@@ -169,8 +209,11 @@ FailureOr<RefTensor> Interpreter::evaluate(Operation *op) {
   if (op->hasTrait<Elementwise>())
     return op->getNumOperands() == 1 ? evaluateUnary(op, values)
                                      : evaluateBroadcast(op, values);
-  if (auto ref = dyn_cast<WeightRefOp>(op))
+  if (auto ref = dyn_cast<WeightRefOp>(op)) {
+    if (!weights)
+      return op->emitError("a weight has no value here");
     return weights(ref.getName());
+  }
   if (const Evaluators::Function *evaluateOp = evaluators().lookup(op))
     return (*evaluateOp)(op, values);
   return unknownOp(op);
@@ -186,4 +229,95 @@ modelc::interpret(func::FuncOp function, const std::vector<RefTensor> &inputs,
            << function.getNumArguments() << " inputs, got " << inputs.size();
   Interpreter interpreter(weights, roundResults);
   return interpreter.run(function, inputs);
+}
+
+FailureOr<std::vector<RefTensor>> modelc::evaluateOps(ArrayRef<Operation *> ops,
+                                                      ValueRange results) {
+  WeightProvider none;
+  Interpreter interpreter(none, /*roundResults=*/true);
+  return interpreter.runOps(ops, results);
+}
+
+DenseElementsAttr modelc::toElementsAttr(const RefTensor &t,
+                                         RankedTensorType type) {
+  Type element = type.getElementType();
+  if (static_cast<int64_t>(t.data.size()) != type.getNumElements())
+    return nullptr;
+  if (auto floatType = dyn_cast<FloatType>(element)) {
+    SmallVector<APFloat> values;
+    values.reserve(t.data.size());
+    for (double v : t.data) {
+      APFloat f(v);
+      bool lost;
+      f.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                &lost);
+      values.push_back(f);
+    }
+    return DenseElementsAttr::get(type, values);
+  }
+  auto integer = dyn_cast<IntegerType>(element);
+  if (!integer)
+    return nullptr;
+  unsigned width = integer.getWidth();
+  SmallVector<APInt> values;
+  values.reserve(t.data.size());
+  // 2^53: every integer up to it is a double exactly; beyond it a value
+  // may have rounded on the way.
+  const double exact = 9007199254740992.0;
+  for (double v : t.data) {
+    if (v != std::trunc(v) || std::fabs(v) > exact)
+      return nullptr;
+    if (width == 1 && v != 0 && v != 1)
+      return nullptr;
+    if (width < 64 &&
+        (v < -std::ldexp(1.0, width - 1) || v >= std::ldexp(1.0, width - 1)) &&
+        width != 1)
+      return nullptr;
+    values.push_back(APInt(width, static_cast<int64_t>(v), /*isSigned=*/true,
+                           /*implicitTrunc=*/true));
+  }
+  return DenseElementsAttr::get(type, values);
+}
+
+bool modelc::isFoldableOnConstants(Operation *op, int64_t maxElements) {
+  if (op->getNumResults() != 1 || op->getNumOperands() == 0 ||
+      op->getNumRegions() != 0 || !isPure(op) ||
+      !isa<GraphDialect>(op->getDialect()))
+    return false;
+  // Dropout draws at random; constants and weights are not computations.
+  if (isa<DropoutOp, ConstantOp, WeightRefOp>(op))
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || !type.hasStaticShape() || type.getNumElements() > maxElements)
+    return false;
+  // The interpreter works one element at a time in double: a product of
+  // two large constants would take minutes to compile. The op's own count
+  // of operations (its cost interface; otherwise one per result element,
+  // eight for transcendental functions) caps the work at about a second.
+  const double maxOperations = double(int64_t(1) << 26);
+  double operations = static_cast<double>(type.getNumElements()) *
+                      (op->hasTrait<Transcendental>() ? 8.0 : 1.0);
+  if (auto cost = dyn_cast<CostOpInterface>(op))
+    operations = cost.getFlops();
+  return operations <= maxOperations;
+}
+
+FailureOr<SmallVector<DenseElementsAttr>>
+modelc::foldOnConstants(ArrayRef<Operation *> ops, ValueRange results) {
+  // An op that cannot be evaluated at compile time (an index out of range)
+  // stays an op: the run reports it, as it would without folding.
+  ScopedDiagnosticHandler quiet(ops.front()->getContext(),
+                                [](Diagnostic &) { return success(); });
+  FailureOr<std::vector<RefTensor>> values = evaluateOps(ops, results);
+  if (failed(values))
+    return failure();
+  SmallVector<DenseElementsAttr> attrs;
+  for (auto [value, tensor] : llvm::zip(results, *values)) {
+    DenseElementsAttr attr =
+        toElementsAttr(tensor, cast<RankedTensorType>(value.getType()));
+    if (!attr)
+      return failure();
+    attrs.push_back(attr);
+  }
+  return attrs;
 }

@@ -39,6 +39,35 @@ mlir::FailureOr<std::vector<RefTensor>>
 interpret(mlir::func::FuncOp function, const std::vector<RefTensor> &inputs,
           const WeightProvider &weights, bool roundResults = true);
 
+/// Evaluates `ops`, in order: ops of one block whose operands are results of
+/// earlier ops in `ops` or of graph.constant ops. Returns the values of
+/// `results` (each rounded to its element type, as `interpret` rounds).
+/// Failure, after an error at the op, for an op the interpreter cannot
+/// evaluate here (a weight, an op it does not know) or that fails at run
+/// time (an index out of range); constant folding suppresses that error and
+/// leaves the ops alone.
+mlir::FailureOr<std::vector<RefTensor>>
+evaluateOps(llvm::ArrayRef<mlir::Operation *> ops, mlir::ValueRange results);
+
+/// `t` as the value of a constant of `type`; null when an element cannot be
+/// held exactly (an integer beyond 2^53, whose double may have rounded, or
+/// out of the type's range).
+mlir::DenseElementsAttr toElementsAttr(const RefTensor &t,
+                                       mlir::RankedTensorType type);
+
+/// Whether constant folding may evaluate `op` when its operands are
+/// constants: a pure graph op with one result of at most `maxElements`
+/// elements and at most 2^26 operations (the cost model's count), not a
+/// random one (dropout).
+bool isFoldableOnConstants(mlir::Operation *op, int64_t maxElements);
+
+/// The values of `results` of `ops` (see evaluateOps) as constants;
+/// failure, with no error emitted, when they cannot be computed at compile
+/// time or held exactly (the ops then stay).
+mlir::FailureOr<llvm::SmallVector<mlir::DenseElementsAttr>>
+foldOnConstants(llvm::ArrayRef<mlir::Operation *> ops,
+                mlir::ValueRange results);
+
 } // namespace modelc
 
 #endif // MODELC_COMPILER_REFERENCE_INTERPRETER_H

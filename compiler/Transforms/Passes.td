@@ -391,6 +391,47 @@ def BuildOptimizerPass : Pass<"modelc-build-optimizer", "::mlir::ModuleOp"> {
   ];
 }
 
+def FoldConstantsPass : Pass<"modelc-fold-constants", "::mlir::ModuleOp"> {
+  let summary = "Evaluates ops whose operands are all constants at compile time.";
+  let description = [{
+    An op whose operands are all `graph.constant`s computes the same value
+    on every run. This pass evaluates each such op once, with the reference
+    interpreter (the one definition of every op's semantics, so no op
+    needs folding code of its own), and replaces it with a
+    `graph.constant`; ops are visited in order, so a chain of them folds
+    to one constant. The ONNX importer folds each node the same way as it
+    converts it, so that an op that needs a constant (Expand's shape)
+    sees one whatever computed it.
+
+    Not folded: a result of more than `max-elements` elements (the
+    computation stays smaller than its value), an op of more than 2^26
+    operations by the cost model's count (the interpreter would take more
+    than about a second: a product of two large constants), ops that draw
+    at random
+    (`graph.dropout`), ops with side effects, ops that fail when evaluated
+    (an index out of range: the run reports it, as without folding) and
+    integer results the interpreter's doubles cannot hold exactly (beyond
+    2^53). Weights are parameters, not constants: ops reading them stay.
+
+    Before:
+    ```mlir
+    %a = graph.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    %b = graph.constant dense<3.0> : tensor<f32>
+    %c = graph.mul %a, %b : tensor<2xf32>, tensor<f32>
+    %y = graph.add %x, %c : tensor<2xf32>, tensor<2xf32>
+    ```
+    After:
+    ```mlir
+    %c = graph.constant dense<[3.0, 6.0]> : tensor<2xf32>
+    %y = graph.add %x, %c : tensor<2xf32>, tensor<2xf32>
+    ```
+  }];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", "1 << 24",
+           "The largest result folded, in elements.">
+  ];
+}
+
 def RaiseCompositesPass : Pass<"modelc-raise-composites", "::mlir::ModuleOp"> {
   let summary = "Raises formulas spelled op by op to the graph op they compute (GELU).";
   let description = [{

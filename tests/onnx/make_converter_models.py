@@ -99,6 +99,43 @@ def main():
          helper.make_node("ReduceProd", ["x"], ["y"], axes=[1], keepdims=0),
          {"x": x}, wrapping(exact, np.int32))
 
+    # ScatterND adding into i64 (sums wrap around), rows repeated and
+    # counted from the end: every row's update is added, in order.
+    x = big64((3, 4))
+    rows = np.array([[1], [-2], [0]], np.int64)
+    updates = big64((3, 4))
+    exact = x.astype(object)
+    for r, u in zip(rows[:, 0] % 3, updates.astype(object)):
+        exact[r] = exact[r] + u
+    save(out, "scatter_nd_add",
+         helper.make_node("ScatterND", ["x", "rows", "updates"], ["y"],
+                          reduction="add"),
+         {"x": x, "rows": rows, "updates": updates},
+         wrapping(exact, np.int64), opset=16)
+
+    # GatherND with one batch dimension: row b takes the elements of
+    # x[b] at its own index pairs.
+    x = big32((2, 3, 4))
+    pairs = np.array([[[0, 1], [2, -1]], [[-3, 0], [1, 3]]], np.int64)
+    y = np.stack([x[b][tuple(pairs[b].T)] for b in range(2)])
+    save(out, "gather_nd", helper.make_node("GatherND", ["x", "pairs"], ["y"],
+                                            batch_dims=1),
+         {"x": x, "pairs": pairs}, y)
+
+    # A GatherND index out of range in its own dimension (4 of 4) whose
+    # flattened row would still lie inside the data: a run-time error.
+    bad = np.array([[0, 4]], np.int64)
+    save(out, "gather_nd_range",
+         helper.make_node("GatherND", ["x", "bad"], ["y"]),
+         {"x": x, "bad": bad}, np.zeros((1, 4), np.int32))
+
+    x = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    save(out, "scatter_nd_reduction",
+         helper.make_node("ScatterND", ["x", "rows", "u"], ["y"],
+                          reduction="maximum"),
+         {"x": x, "rows": np.array([[1]], np.int64),
+          "u": np.zeros((1, 3), np.float32)}, x, opset=16)
+
     x = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
     save(out, "cumsum_axis", helper.make_node("CumSum", ["x", "axis"], ["y"]),
          {"x": x, "axis": np.array(0, np.int64)}, cumsum(x, 0).astype(

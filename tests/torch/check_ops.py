@@ -329,6 +329,25 @@ def products_and_cumsums(w, x, i, j):
             cumsum(i, 0, exclusive=True), cumsum(j, 1, reverse=True))
 
 
+# Indices from -3 to 2 repeat rows and address them from the end too. A
+# plain assignment with repeated indices has no defined order in PyTorch
+# (index_put_), so output0 applies the rows one by one as ScatterND
+# defines; the reductions are PyTorch's own index_put_ (accumulate) and
+# scatter_reduce.
+@entry("scatters", i=integers(-3, 2), j=integers(-3, 2))
+def scatters(w, d, i, u, j, v):
+    rows = i[:, 0].long() % 3
+    y = d.clone()
+    for r in range(rows.shape[0]):
+        y[rows[r]] = u[r]
+    flat = (j[:, 0].long() % 3) * 4 + j[:, 1].long() % 4
+    per_row = rows[:, None].expand(-1, 4)
+    return (y, d.index_put((rows,), u, accumulate=True),
+            d.flatten().scatter_reduce(0, flat, v, "prod").reshape(3, 4),
+            d.flatten().scatter_reduce(0, flat, v, "amax").reshape(3, 4),
+            d.scatter_reduce(0, per_row, u, "amin"))
+
+
 @entry("loss", t=every_class(5), t32=integers(0, 4))
 def loss(w, logits, t, t32):
     return (F.cross_entropy(logits, t, weight=w["classes"]),

@@ -1,5 +1,6 @@
 // kernels_data_movement_test.cpp - transpose, slice, copy_columns, gather
-// (with index errors), reduce and cumsum of compiler/kernels/cpu/kernels.h
+// and scatter_nd (with index errors), reduce and cumsum of
+// compiler/kernels/cpu/kernels.h
 // against plain loops, for float and integer element types.
 #include "kernel_test_context.h"
 
@@ -131,6 +132,72 @@ TEST(CpuKernels, Gather) {
         EXPECT_EQ(y32[(o * 5 + i) * 3 + in], want);
       }
   EXPECT_TRUE(ctx.state.errors.empty());
+}
+
+TEST(CpuKernels, ScatterNdAppliesRowsInOrder) {
+  // data [3, 2]; rows 1, -2 (= 1) and 0: row 1 is written twice, the later
+  // update wins (reduction none) or both combine in order (add, max).
+  const int64_t dims[] = {3, 2}, strides[] = {2, 1};
+  std::vector<float> data = {1, 2, 3, 4, 5, 6};
+  std::vector<int64_t> rows = {1, -2, 0};
+  std::vector<float> updates = {10, 20, 30, NAN, 50, 60};
+  KernelTestContext ctx;
+  std::vector<float> y(6, -1);
+  ASSERT_EQ((modelc_cpu::scatter_nd<0, float, int64_t>(
+                ctx.get(), data.data(), rows.data(), updates.data(), y.data(),
+                dims, strides, 1, 3, 2, 6, "graph.scatter_nd")),
+            0);
+  EXPECT_EQ(y[0], 50);
+  EXPECT_EQ(y[1], 60);
+  EXPECT_EQ(y[2], 30);
+  EXPECT_TRUE(std::isnan(y[3]));
+  EXPECT_EQ(y[4], 5);
+  EXPECT_EQ(y[5], 6);
+  ASSERT_EQ((modelc_cpu::scatter_nd<1, float, int64_t>(
+                ctx.get(), data.data(), rows.data(), updates.data(), y.data(),
+                dims, strides, 1, 3, 2, 6, "graph.scatter_nd")),
+            0);
+  EXPECT_EQ(y[0], 51);
+  EXPECT_EQ(y[2], 43);
+  // max keeps a NaN of either side; in place (y is data) works too.
+  std::vector<float> z = data;
+  ASSERT_EQ((modelc_cpu::scatter_nd<3, float, int64_t>(
+                ctx.get(), z.data(), rows.data(), updates.data(), z.data(),
+                dims, strides, 1, 3, 2, 6, "graph.scatter_nd")),
+            0);
+  EXPECT_EQ(z[0], 50);
+  EXPECT_EQ(z[2], 30);
+  EXPECT_TRUE(std::isnan(z[3]));
+  // Element tuples (k = 2) on integers: 2 * 3 at [2, 1], then * 4.
+  std::vector<int32_t> ints = {1, 1, 1, 1, 1, 2}, out(6);
+  std::vector<int32_t> tuples = {2, 1, -1, -1};
+  std::vector<int32_t> factors = {3, 4};
+  ASSERT_EQ((modelc_cpu::scatter_nd<2, int32_t, int32_t>(
+                ctx.get(), ints.data(), tuples.data(), factors.data(),
+                out.data(), dims, strides, 2, 2, 1, 6, "graph.scatter_nd")),
+            0);
+  EXPECT_EQ(out[5], 24);
+  EXPECT_EQ(out[0], 1);
+  EXPECT_TRUE(ctx.state.errors.empty());
+}
+
+TEST(CpuKernels, ScatterNdIndexOutOfRangeWritesNothing) {
+  const int64_t dims[] = {3, 2}, strides[] = {2, 1};
+  std::vector<float> data = {1, 2, 3, 4, 5, 6}, updates = {7, 8, 9, 10};
+  for (int64_t bad : {int64_t(3), int64_t(-4), int64_t(1) << 40}) {
+    KernelTestContext ctx;
+    std::vector<int64_t> rows = {0, bad};
+    std::vector<float> y(6, -1);
+    EXPECT_EQ((modelc_cpu::scatter_nd<0, float, int64_t>(
+                  ctx.get(), data.data(), rows.data(), updates.data(), y.data(),
+                  dims, strides, 1, 2, 2, 6, "graph.scatter_nd")),
+              1)
+        << bad;
+    ASSERT_EQ(ctx.state.errors.size(), 1u) << bad;
+    EXPECT_EQ(ctx.state.errors[0],
+              "graph.scatter_nd: an index is out of range");
+    EXPECT_EQ(y[0], -1) << "nothing is written before every index is checked";
+  }
 }
 
 TEST(CpuKernels, GatherIndexOutOfRange) {

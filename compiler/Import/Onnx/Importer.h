@@ -124,6 +124,11 @@ public:
     bool int32 = false;
   };
   std::optional<IntTensor> intConstant(const std::string &name);
+  /// The constant (initializer, Constant output or folded value) named
+  /// `name`, of any element type, or null.
+  const onnx::TensorProto *constantTensor(const std::string &name) const {
+    return constants.lookup(name);
+  }
   /// Records `value` as the constant output `i` of `node` (int64).
   void defineIntConstant(const onnx::NodeProto &node, int i,
                          const IntTensor &value);
@@ -137,6 +142,14 @@ public:
   /// constant or their shapes static (OnnxFold.cpp); false when `node` is
   /// not such a computation.
   bool tryFold(const onnx::NodeProto &node);
+  /// After `node` was converted (its ops follow `before`, or start the
+  /// block when it is null): when every input is a constant (not an
+  /// initializer), evaluates the ops with the reference interpreter and
+  /// makes its outputs constants, erasing the ops; `cachedBefore` names the
+  /// inputs that had a value before the conversion. False, changing
+  /// nothing, when the node is not folded (OnnxFold.cpp).
+  bool foldConverted(const onnx::NodeProto &node, mlir::Operation *before,
+                     const llvm::StringSet<> &cachedBefore);
 
   /// The opset of the default ONNX domain.
   int64_t opset() const { return defaultOpset; }

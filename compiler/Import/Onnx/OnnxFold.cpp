@@ -8,10 +8,18 @@
 // constants (or, for Shape, a value of static shape); anything else goes to
 // its converter.
 //
+// Any other node whose inputs are all constants is converted as usual and
+// then evaluated by the reference interpreter (foldConverted): its outputs
+// become constants and the ops it made are erased. So whatever depends only
+// on constants is a constant, whatever the ops that computed it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/Onnx/Importer.h"
+#include "compiler/Reference/Interpreter.h"
 #include "dialects/Graph/IR/GraphOps.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <limits>
 
@@ -42,8 +50,9 @@ std::optional<IntTensor> shapeOf(Importer &im, const NodeProto &n) {
   SmallVector<int64_t> dims;
   if (RankedTensorType type = im.valueType(n.input(0))) {
     dims.assign(type.getShape().begin(), type.getShape().end());
-  } else if (std::optional<IntTensor> c = im.intConstant(n.input(0))) {
-    dims = c->dims;
+  } else if (const onnx::TensorProto *c = im.constantTensor(n.input(0))) {
+    // A constant of any type (a folded float mask among them).
+    dims.assign(c->dims().begin(), c->dims().end());
   } else {
     return std::nullopt;
   }
@@ -400,5 +409,130 @@ bool Importer::tryFold(const NodeProto &n) {
       }))
     return false;
   defineIntConstant(n, 0, *out);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Any node on constants: converted, then evaluated
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The largest value a node is folded to, in elements (as ConstantOfShape's
+/// above).
+constexpr int64_t maxFoldedElements = int64_t(1) << 24;
+
+/// `attr` as an ONNX tensor named `name`; false for an element type ONNX
+/// tensors here do not hold.
+bool tensorOfAttr(DenseElementsAttr attr, const std::string &name,
+                  onnx::TensorProto &out) {
+  Type element = attr.getElementType();
+  int32_t dataType;
+  if (element.isF32())
+    dataType = onnx::TensorProto::FLOAT;
+  else if (element.isF16())
+    dataType = onnx::TensorProto::FLOAT16;
+  else if (element.isBF16())
+    dataType = onnx::TensorProto::BFLOAT16;
+  else if (element.isInteger(64))
+    dataType = onnx::TensorProto::INT64;
+  else if (element.isInteger(32))
+    dataType = onnx::TensorProto::INT32;
+  else if (element.isInteger(1))
+    dataType = onnx::TensorProto::BOOL;
+  else
+    return false;
+  out.set_name(name);
+  out.set_data_type(dataType);
+  for (int64_t d : attr.getType().getShape())
+    out.add_dims(d);
+  std::string raw;
+  if (element.isInteger(1)) {
+    for (bool v : attr.getValues<bool>())
+      raw.push_back(v ? 1 : 0);
+  } else {
+    ArrayRef<char> data = attr.getRawData();
+    if (attr.isSplat())
+      for (int64_t i = 0; i < attr.getNumElements(); ++i)
+        raw.append(data.data(), data.size());
+    else
+      raw.assign(data.data(), data.size());
+  }
+  out.set_raw_data(raw);
+  return true;
+}
+
+} // namespace
+
+bool Importer::foldConverted(const NodeProto &node, Operation *before,
+                             const llvm::StringSet<> &cachedBefore) {
+  // Only a node of constants: initializers are weights (parameters a run
+  // may replace), not constants, and a node without inputs is a source
+  // (a random one among them).
+  bool constant = false;
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (!hasInput(node, i))
+      continue;
+    if (!constants.contains(node.input(i)) ||
+        initializerNames.contains(node.input(i)))
+      return false;
+    constant = true;
+  }
+  if (!constant)
+    return false;
+  Block &block = *builder.getInsertionBlock();
+  SmallVector<Operation *> made;
+  for (Operation *op = before ? before->getNextNode() : &block.front(); op;
+       op = op->getNextNode())
+    made.push_back(op);
+  SmallVector<Operation *> evaluated;
+  llvm::SmallPtrSet<Operation *, 8> inRange(made.begin(), made.end());
+  SmallVector<Value> outputs;
+  SmallVector<int> outputIndex;
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (node.output(i).empty() || !values.lookup(node.output(i)))
+      continue;
+    Value v = values.lookup(node.output(i));
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return false;
+    // An output that is a constant made before (Identity's): evaluated
+    // first, kept.
+    if (!inRange.contains(def)) {
+      if (!isa<graph::ConstantOp>(def))
+        return false;
+      evaluated.push_back(def);
+    }
+    outputs.push_back(v);
+    outputIndex.push_back(i);
+  }
+  if (outputs.empty())
+    return false;
+  for (Operation *op : made) {
+    if (!isa<graph::ConstantOp>(op) &&
+        !isFoldableOnConstants(op, maxFoldedElements))
+      return false;
+    evaluated.push_back(op);
+  }
+  FailureOr<SmallVector<DenseElementsAttr>> folded =
+      foldOnConstants(evaluated, outputs);
+  if (failed(folded))
+    return false;
+  for (auto [i, attr] : llvm::zip(outputIndex, *folded)) {
+    auto tensor = std::make_unique<onnx::TensorProto>();
+    if (!tensorOfAttr(attr, node.output(i), *tensor))
+      return false;
+    values.erase(node.output(i));
+    constants[node.output(i)] = tensor.get();
+    ownedConstants.push_back(std::move(tensor));
+  }
+  // The node's inputs that this conversion made constants of: those ops go
+  // below, and a later reader makes its own.
+  for (const std::string &in : node.input())
+    if (!in.empty() && !cachedBefore.contains(in))
+      values.erase(in);
+  for (Operation *op : llvm::reverse(made))
+    if (op->use_empty())
+      op->erase();
   return true;
 }

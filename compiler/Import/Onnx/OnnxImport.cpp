@@ -634,8 +634,18 @@ FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
     if (converter == nodeConverters().end())
       error(node) << "is supported only as a shape computation folded at "
                      "import; on runtime values it is not supported yet";
-    else
+    else {
+      // A node of constants is converted, then evaluated (foldConverted).
+      Block &body = function.getBody().front();
+      Operation *before = body.empty() ? nullptr : &body.back();
+      llvm::StringSet<> cached;
+      for (const std::string &in : node.input())
+        if (!in.empty() && values.count(in))
+          cached.insert(in);
       converted = converter->second(*this, node);
+      if (succeeded(converted))
+        foldConverted(node, before, cached);
+    }
     if (succeeded(converted))
       continue;
     markFailed();

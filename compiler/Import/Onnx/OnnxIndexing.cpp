@@ -242,39 +242,47 @@ LogicalResult oneHot(Importer &im, const NodeProto &n) {
 /// GatherElements(data, indices, axis): out[p] = data[p with p[axis] =
 /// indices[p]], as one gather from the flattened data at
 /// index * stride(axis) + the offset of p's other coordinates.
-LogicalResult gatherElements(Importer &im, const NodeProto &n) {
-  At at{im, n};
-  Value data = im.input(n, 0), indices = im.input(n, 1);
-  if (!data || !indices)
-    return failure();
+/// Whether each element of `index` lies in [-extent, extent) (i1).
+Value inRange(At &at, Value index, int64_t extent) {
+  return at.select(at.less(index, at.scalar(index, -extent)),
+                   at.constant(at.im.builder.getI1Type(), {}, {0}),
+                   at.less(index, at.scalar(index, extent)));
+}
+
+/// The offsets in the flattened `data` of the elements that `indices`
+/// addresses along `axis` (GatherElements, ScatterElements: indices of the
+/// data's rank, every other coordinate their own position), as i64. An
+/// index outside [-extent, extent) gives the data's element count, past
+/// the end, so that the gather or scatter on the flattened data reports it
+/// at run time instead of touching a neighbour. Null after an error.
+Value elementOffsets(At &at, Value data, Value indices, int64_t axis) {
+  Importer &im = at.im;
+  const NodeProto &n = at.node;
   ArrayRef<int64_t> shape = typeOf(data).getShape();
   ArrayRef<int64_t> ishape = typeOf(indices).getShape();
   int64_t rank = shape.size();
   if (static_cast<int64_t>(ishape.size()) != rank) {
     im.error(n) << "indices must have the data's rank " << rank;
-    return failure();
+    return nullptr;
   }
-  std::optional<int64_t> axis = axisOf(im, n, rank, 0);
-  if (!axis)
-    return failure();
   for (int64_t d = 0; d < rank; ++d)
-    if (d != *axis && ishape[d] > shape[d]) {
+    if (d != axis && ishape[d] > shape[d]) {
       im.error(n) << "indices dimension " << d << " (" << ishape[d]
                   << ") is larger than the data's (" << shape[d] << ")";
-      return failure();
+      return nullptr;
     }
   SmallVector<int64_t> strides(rank, 1);
   for (int64_t d = rank - 2; d >= 0; --d)
     strides[d] = strides[d + 1] * shape[d + 1];
   int64_t count = typeOf(indices).getNumElements();
   if (!at.fits(count))
-    return failure();
+    return nullptr;
   // The offset of each index position's coordinates other than `axis`.
   SmallVector<int64_t> offsets(count), coordinate(rank, 0);
   for (int64_t k = 0; k < count; ++k) {
     int64_t offset = 0;
     for (int64_t d = 0; d < rank; ++d)
-      if (d != *axis)
+      if (d != axis)
         offset += coordinate[d] * strides[d];
     offsets[k] = offset;
     for (int64_t d = rank - 1; d >= 0; --d) {
@@ -284,20 +292,160 @@ LogicalResult gatherElements(Importer &im, const NodeProto &n) {
     }
   }
   Value index = toI64(at, indices);
-  int64_t extent = shape[*axis];
+  int64_t extent = shape[axis];
   Value wrapped = at.select(at.less(index, at.scalar(index, 0)),
                             at.add(index, at.scalar(index, extent)), index);
-  Value flat = at.add(at.mul(wrapped, at.scalar(wrapped, strides[*axis])),
+  Value flat = at.add(at.mul(wrapped, at.scalar(wrapped, strides[axis])),
                       at.indices(ishape, offsets));
-  // An index outside [-extent, extent) points past the flattened data, so
-  // that the gather reports it at run time instead of reading a neighbour.
   int64_t total = typeOf(data).getNumElements();
-  Value inside = at.select(at.less(index, at.scalar(index, -extent)),
-                           at.constant(im.builder.getI1Type(), {}, {0}),
-                           at.less(index, at.scalar(index, extent)));
-  flat = at.select(inside, flat, at.scalar(flat, total));
-  Value all = at.reshape(data, {total});
+  return at.select(inRange(at, index, extent), flat, at.scalar(flat, total));
+}
+
+LogicalResult gatherElements(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value data = im.input(n, 0), indices = im.input(n, 1);
+  if (!data || !indices)
+    return failure();
+  std::optional<int64_t> axis = axisOf(im, n, typeOf(data).getRank(), 0);
+  if (!axis)
+    return failure();
+  Value flat = elementOffsets(at, data, indices, *axis);
+  if (!flat)
+    return failure();
+  Value all = at.reshape(data, {typeOf(data).getNumElements()});
   return at.define(at.gather(all, flat, 0));
+}
+
+/// The `reduction` attribute of ScatterND and ScatterElements; nullopt
+/// after an error.
+std::optional<graph::ScatterReduction> scatterReduction(Importer &im,
+                                                        const NodeProto &n) {
+  std::string name = Importer::stringAttr(n, "reduction", "none");
+  std::optional<graph::ScatterReduction> how =
+      graph::symbolizeScatterReduction(name);
+  if (!how)
+    im.error(n) << "reduction '" << name
+                << "' is not supported (none, add, mul, max, min)";
+  return how;
+}
+
+/// graph.scatter_nd of `data` by `indices` (i64) with `updates`.
+Value scatterNdOp(At &at, Value data, Value indices, Value updates,
+                  graph::ScatterReduction how) {
+  SmallVector<mlir::NamedAttribute> attrs;
+  if (how != graph::ScatterReduction::none)
+    attrs.push_back(at.im.builder.getNamedAttr(
+        "reduction", graph::ScatterReductionAttr::get(&at.im.context, how)));
+  return at.op<graph::ScatterNdOp>({data, indices, updates}, attrs);
+}
+
+/// ScatterND: graph.scatter_nd, which has its semantics.
+LogicalResult scatterNd(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value data = im.input(n, 0), indices = im.input(n, 1),
+        updates = im.input(n, 2);
+  std::optional<graph::ScatterReduction> how = scatterReduction(im, n);
+  if (!data || !indices || !updates || !how)
+    return failure();
+  return at.define(scatterNdOp(at, data, toI64(at, indices), updates, *how));
+}
+
+/// ScatterElements (and opset 9-10's Scatter): a graph.scatter_nd on the
+/// flattened data, one row per element of `indices` addressing its offset
+/// (elementOffsets), in the order of `indices`.
+LogicalResult scatterElements(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value data = im.input(n, 0), indices = im.input(n, 1),
+        updates = im.input(n, 2);
+  std::optional<graph::ScatterReduction> how = scatterReduction(im, n);
+  if (!data || !indices || !updates || !how)
+    return failure();
+  if (typeOf(updates).getShape() != typeOf(indices).getShape()) {
+    im.error(n) << "updates must have the indices' shape";
+    return failure();
+  }
+  std::optional<int64_t> axis = axisOf(im, n, typeOf(data).getRank(), 0);
+  if (!axis)
+    return failure();
+  Value flat = elementOffsets(at, data, indices, *axis);
+  if (!flat)
+    return failure();
+  int64_t count = typeOf(indices).getNumElements();
+  Value scattered = scatterNdOp(
+      at, at.reshape(data, {typeOf(data).getNumElements()}),
+      at.reshape(flat, {count, 1}), at.reshape(updates, {count}), *how);
+  return at.define(at.reshape(scattered, typeOf(data).getShape()));
+}
+
+/// GatherND: the index tuples (each addressing a slice of `data` after the
+/// `batch_dims` leading dimensions) become rows of the data reshaped to
+/// [rows, slice], which one graph.gather takes. A tuple with a number out
+/// of range becomes a row past the end, which the gather reports.
+LogicalResult gatherNd(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value data = im.input(n, 0), indices = im.input(n, 1);
+  if (!data || !indices)
+    return failure();
+  ArrayRef<int64_t> shape = typeOf(data).getShape();
+  ArrayRef<int64_t> ishape = typeOf(indices).getShape();
+  int64_t rank = shape.size(), irank = ishape.size();
+  int64_t b = Importer::intAttr(n, "batch_dims", 0);
+  if (irank < 1 || b < 0 || b >= std::min(rank, irank)) {
+    im.error(n) << "batch_dims " << b << " does not fit data of rank " << rank
+                << " and indices of rank " << irank;
+    return failure();
+  }
+  int64_t k = ishape.back();
+  if (k < 1 || b + k > rank) {
+    im.error(n) << "index tuples of " << k << " numbers after " << b
+                << " batch dimensions do not fit data of rank " << rank;
+    return failure();
+  }
+  for (int64_t d = 0; d < b; ++d)
+    if (shape[d] != ishape[d]) {
+      im.error(n) << "batch dimension " << d << " differs: data " << shape[d]
+                  << ", indices " << ishape[d];
+      return failure();
+    }
+  int64_t batch = 1, tuples = 1, slice = 1;
+  for (int64_t d = 0; d < b; ++d)
+    batch *= shape[d];
+  for (int64_t d = b; d < b + k; ++d)
+    tuples *= shape[d];
+  for (int64_t d = b + k; d < rank; ++d)
+    slice *= shape[d];
+  // Each index row's batch offset (its position in the batch dimensions
+  // times the tuples per batch entry), as a constant of indices' shape
+  // without the last dimension.
+  SmallVector<int64_t> rowShape(ishape.drop_back());
+  int64_t rows = 1;
+  for (int64_t d : rowShape)
+    rows *= d;
+  if (!at.fits(rows))
+    return failure();
+  int64_t perBatch = rows / std::max<int64_t>(batch, 1);
+  SmallVector<int64_t> batchOffset(rows);
+  for (int64_t r = 0; r < rows; ++r)
+    batchOffset[r] = (perBatch ? r / perBatch : 0) * tuples;
+  Value index = toI64(at, indices);
+  Value row = at.indices(rowShape, batchOffset);
+  Value inside = at.constant(im.builder.getI1Type(), {}, {1});
+  int64_t stride = tuples;
+  for (int64_t j = 0; j < k; ++j) {
+    int64_t extent = shape[b + j];
+    stride /= extent ? extent : 1;
+    Value part = at.gather(index, at.indices({}, {j}), irank - 1);
+    Value wrapped = at.select(at.less(part, at.scalar(part, 0)),
+                              at.add(part, at.scalar(part, extent)), part);
+    row = at.add(row, at.mul(wrapped, at.scalar(wrapped, stride)));
+    inside = at.select(inside, inRange(at, part, extent),
+                       at.constant(im.builder.getI1Type(), {}, {0}));
+  }
+  row = at.select(inside, row, at.scalar(row, batch * tuples));
+  Value table = at.reshape(data, {batch * tuples, slice});
+  SmallVector<int64_t> outShape(rowShape);
+  llvm::append_range(outShape, shape.drop_front(b + k));
+  return at.define(at.reshape(at.gather(table, row, 0), outShape));
 }
 
 /// Trilu(x, k): x where column - row <= k (lower) or >= k (upper), else 0,
@@ -529,6 +677,10 @@ void modelc::onnx_import::addIndexingConverters(
   t["TopK"] = topK;
   t["OneHot"] = oneHot;
   t["GatherElements"] = gatherElements;
+  t["GatherND"] = gatherNd;
+  t["ScatterND"] = scatterNd;
+  t["ScatterElements"] = scatterElements;
+  t["Scatter"] = scatterElements;
   t["Trilu"] = trilu;
   t["EyeLike"] = eyeLike;
   t["NegativeLogLikelihoodLoss"] = nll;

@@ -876,6 +876,55 @@ inline void slice(modelc_run_ctx *ctx, const T *x, T *y, int rank,
   });
 }
 
+/// graph.scatter_nd: y = data, then each of `rows` index tuples (`k`
+/// numbers, addressing the first `k` of `dims`, row-major strides
+/// `strides`) in order writes (R = 0) or combines (1 add, 2 mul, 3 max, 4
+/// min; max and min keep a NaN of either side) its slice of `slice`
+/// elements of `updates`. Rows run in order (a later row addressing the
+/// same slice wins): the result does not depend on threads. Every index is
+/// checked before anything is written.
+template <int R, typename T, typename I>
+inline int scatter_nd(modelc_run_ctx *ctx, const T *data, const I *indices,
+                      const T *updates, T *y, const int64_t *dims,
+                      const int64_t *strides, int64_t k, int64_t rows,
+                      int64_t slice, int64_t total, const char *what) {
+  for (int64_t i = 0; i < rows * k; ++i) {
+    int64_t bound = dims[i % k];
+    if (indices[i] < -bound || indices[i] >= bound) {
+      ctx->api->report_error(
+          ctx, (std::string(what) + ": an index is out of range").c_str());
+      return 1;
+    }
+  }
+  if (y != data)
+    parallel_for(ctx, total, grain_for(1), [&](int64_t begin, int64_t end) {
+      std::memcpy(y + begin, data + begin, sizeof(T) * (end - begin));
+    });
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t index = static_cast<int64_t>(indices[r * k + d]);
+      offset += (index < 0 ? index + dims[d] : index) * strides[d];
+    }
+    T *to = y + offset;
+    const T *from = updates + r * slice;
+    for (int64_t j = 0; j < slice; ++j) {
+      T a = to[j], b = from[j];
+      if constexpr (R == 0)
+        to[j] = b;
+      else if constexpr (R == 1)
+        to[j] = static_cast<T>(a + b);
+      else if constexpr (R == 2)
+        to[j] = static_cast<T>(a * b);
+      else if constexpr (R == 3)
+        to[j] = (a < b || b != b) ? b : a;
+      else
+        to[j] = (b < a || b != b) ? b : a;
+    }
+  }
+  return 0;
+}
+
 /// y[o, i, in] = data[o, index[i], in] for data [outer, axis_dim, inner].
 template <typename T, typename I>
 inline int gather(modelc_run_ctx *ctx, const T *data, const I *indices, T *y,

@@ -69,6 +69,14 @@ def Graph_Reduction : I32EnumAttr<"Reduction", "loss reduction", [
   let cppNamespace = "::modelc::graph";
 }
 
+def Graph_ScatterReduction : I32EnumAttr<"ScatterReduction",
+    "how a scatter combines an update with the value it lands on", [
+    I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"add", 1>,
+    I32EnumAttrCase<"mul", 2>, I32EnumAttrCase<"max", 3>,
+    I32EnumAttrCase<"min", 4>]> {
+  let cppNamespace = "::modelc::graph";
+}
+
 //===----------------------------------------------------------------------===//
 // Base classes
 //===----------------------------------------------------------------------===//

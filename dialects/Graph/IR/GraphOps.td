@@ -1008,6 +1008,49 @@ def Graph_GatherGradOp : Graph_Op<"gather_grad", [Pure,
   }];
 }
 
+def Graph_ScatterNdOp : Graph_Op<"scatter_nd", [Pure,
+    Graph_InferTypeFromProperties, Graph_OwnCost]> {
+  let summary = "Writes slices of `updates` into a copy of `data` at index tuples (ONNX ScatterND).";
+  let description = [{
+    `indices` has shape `[..., k]` (`k` at most the rank of `data`): each of
+    its `n` rows of `k` numbers addresses a slice of `data` of shape
+    `data.shape[k:]`; `updates` has shape `indices.shape[:-1] +
+    data.shape[k:]`, one slice per row. The result is `data` with, for
+    each row in order, its slice replaced by the update (`reduction =
+    none`) or combined with it (`add`, `mul`, `max`, `min`), as ONNX
+    ScatterND (and `tensor[index] = value` in PyTorch's exports). Rows
+    are applied in the order of `indices`, so when two rows address the
+    same slice the later one wins (`none`) and the combinations run in
+    that order: the result does not depend on threads. Negative indices
+    count from the end; an index out of range is a run-time error.
+
+    Verifier: `indices` are `i32` or `i64` of rank at least 1, their last
+    dimension at most the rank of `data`; `updates` has the shape above and
+    the element type of `data`.
+
+    ```mlir
+    %y = graph.scatter_nd %data, %idx, %upd : tensor<4x8xf32>, tensor<2x1xi64>, tensor<2x8xf32>
+    %z = graph.scatter_nd %data, %idx, %upd reduction add : tensor<4x8xf32>, tensor<2x1xi64>, tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices,
+                       Graph_Tensor:$updates,
+                       DefaultValuedAttr<Graph_ScatterReduction,
+                           "::modelc::graph::ScatterReduction::none">:$reduction);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices `,` $updates (`reduction` $reduction^)? attr-dict `:`
+      type($data) `,` type($indices) `,` type($updates)
+  }];
+  let extraClassDeclaration = [{
+    /// The number of index rows (`n`), the length of each (`k`) and the
+    /// elements of one slice (the product of `data.shape[k:]`).
+    int64_t getNumRows();
+    int64_t getIndexLength();
+    int64_t getSliceElements();
+  }];
+}
+
 
 //===----------------------------------------------------------------------===//
 // Reductions and losses

@@ -248,6 +248,57 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   return inferred(inferredTypes, data->clone(shape));
 }
 
+LogicalResult
+ScatterNdOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                              Adaptor adaptor,
+                              SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> data =
+      diag.tensor(adaptor.getData().getType(), "data");
+  FailureOr<RankedTensorType> indices =
+      diag.indexTensor(adaptor.getIndices().getType(), "indices");
+  FailureOr<RankedTensorType> updates =
+      diag.tensor(adaptor.getUpdates().getType(), "updates");
+  if (failed(data) || failed(indices) || failed(updates))
+    return failure();
+  ArrayRef<int64_t> idx = indices->getShape();
+  if (idx.empty())
+    return diag.fail("indices must have rank >= 1 (rows of index tuples)");
+  int64_t k = idx.back();
+  if (k < 1 || k > data->getRank())
+    return diag.fail("an index tuple of ", k, " numbers does not address data ",
+                     formatShape(data->getShape()));
+  SmallVector<int64_t> expected(idx.drop_back());
+  llvm::append_range(expected, data->getShape().drop_front(k));
+  if (updates->getShape() != ArrayRef<int64_t>(expected))
+    return diag.fail("updates ", formatShape(updates->getShape()),
+                     " must have the shape ", formatShape(expected),
+                     " (indices' rows, then data's dimensions after the ", k,
+                     " indexed)");
+  if (failed(diag.sameElementType(*data, "data", *updates, "updates")))
+    return failure();
+  if (adaptor.getReduction() != ScatterReduction::none &&
+      data->getElementType().isInteger(1))
+    return diag.fail("reduction ",
+                     stringifyScatterReduction(adaptor.getReduction()),
+                     " needs numbers, not booleans");
+  return inferred(inferredTypes, *data);
+}
+
+int64_t ScatterNdOp::getIndexLength() {
+  return getIndices().getType().getShape().back();
+}
+int64_t ScatterNdOp::getNumRows() {
+  return getIndices().getType().getNumElements() /
+         std::max<int64_t>(getIndexLength(), 1);
+}
+int64_t ScatterNdOp::getSliceElements() {
+  int64_t n = 1;
+  for (int64_t d : getData().getType().getShape().drop_front(getIndexLength()))
+    n *= d;
+  return n;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
@@ -379,6 +430,9 @@ double TransposeOp::getFlops() { return 0; }
 double ConcatOp::getFlops() { return 0; }
 double SliceOp::getFlops() { return 0; }
 double GatherOp::getFlops() { return 0; }
+double ScatterNdOp::getFlops() {
+  return static_cast<double>(getNumRows() * getSliceElements());
+}
 
 std::string ReshapeOp::whyNotSplit(llvm::function_ref<bool(Value)>,
                                    int64_t batch) {

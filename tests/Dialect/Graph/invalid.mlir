@@ -1113,3 +1113,45 @@ func.func @dropout_offset(%x: tensor<4xf32>, %s: tensor<i64>) -> tensor<4xf32> {
   %y = graph.dropout %x, %s {ratio = 0.5, offset = -4} : tensor<4xf32>, tensor<i64>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+//===--- graph.scatter_nd ---===//
+
+func.func @scatter_nd_tuple_too_long(%d: tensor<4x8xf32>, %i: tensor<2x3xi64>, %u: tensor<2xf32>) {
+  // expected-error @+1 {{'graph.scatter_nd' op an index tuple of 3 numbers does not address data [4, 8]}}
+  %0 = graph.scatter_nd %d, %i, %u : tensor<4x8xf32>, tensor<2x3xi64>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_nd_updates_shape(%d: tensor<4x8xf32>, %i: tensor<2x1xi64>, %u: tensor<2x4xf32>) {
+  // expected-error @+1 {{'graph.scatter_nd' op updates [2, 4] must have the shape [2, 8] (indices' rows, then data's dimensions after the 1 indexed)}}
+  %0 = graph.scatter_nd %d, %i, %u : tensor<4x8xf32>, tensor<2x1xi64>, tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_nd_scalar_indices(%d: tensor<4xf32>, %i: tensor<i64>, %u: tensor<f32>) {
+  // expected-error @+1 {{'graph.scatter_nd' op indices must have rank >= 1 (rows of index tuples)}}
+  %0 = graph.scatter_nd %d, %i, %u : tensor<4xf32>, tensor<i64>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @scatter_nd_bool_add(%d: tensor<4xi1>, %i: tensor<1x1xi64>, %u: tensor<1xi1>) {
+  // expected-error @+1 {{'graph.scatter_nd' op reduction add needs numbers, not booleans}}
+  %0 = graph.scatter_nd %d, %i, %u reduction add : tensor<4xi1>, tensor<1x1xi64>, tensor<1xi1>
+  return
+}
+
+// -----
+
+func.func @scatter_nd_types(%d: tensor<4xf32>, %i: tensor<1x1xi64>, %u: tensor<1xf16>) {
+  // expected-error @+1 {{'graph.scatter_nd' op}}
+  %0 = graph.scatter_nd %d, %i, %u : tensor<4xf32>, tensor<1x1xi64>, tensor<1xf16>
+  return
+}

@@ -316,3 +316,14 @@ func.func @input_with_default(%x: tensor<4xf32>, %lr: tensor<f32> {graph.default
   %0 = graph.mul %x, %lr : tensor<4xf32>, tensor<f32>
   return %0 : tensor<4xf32>
 }
+
+// CHECK-LABEL: func.func @scatters
+func.func @scatters(%d: tensor<4x8xf32>, %i: tensor<2x1xi64>, %u: tensor<2x8xf32>, %j: tensor<3x2xi32>, %v: tensor<3xf32>, %b: tensor<4x8xi1>, %w: tensor<2x8xi1>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xi1>) {
+  // CHECK: graph.scatter_nd %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<2x1xi64>, tensor<2x8xf32>
+  %0 = graph.scatter_nd %d, %i, %u : tensor<4x8xf32>, tensor<2x1xi64>, tensor<2x8xf32>
+  // CHECK: graph.scatter_nd %{{.*}}, %{{.*}}, %{{.*}} reduction max : tensor<4x8xf32>, tensor<3x2xi32>, tensor<3xf32>
+  %1 = graph.scatter_nd %d, %j, %v reduction max : tensor<4x8xf32>, tensor<3x2xi32>, tensor<3xf32>
+  // CHECK: graph.scatter_nd %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xi1>, tensor<2x1xi64>, tensor<2x8xi1>
+  %2 = graph.scatter_nd %b, %i, %w : tensor<4x8xi1>, tensor<2x1xi64>, tensor<2x8xi1>
+  return %0, %1, %2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xi1>
+}
