@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from results import ROOT, record, run
+from results import ROOT, cpu_flags, record, run
 
 
 
@@ -30,6 +30,9 @@ def main():
                         help="comma-separated model names (default: all)")
     parser.add_argument("--modelc-flag", action="append", default=[],
                         help="an extra modelc flag for every model (repeat)")
+    parser.add_argument("--opset", type=int, default=0,
+                        help="export at this ONNX opset (default: "
+                             "torch.onnx.export's own, what users get)")
     parser.add_argument("--no-record", action="store_true",
                         help="print the table without appending it to RESULTS.md")
     args = parser.parse_args()
@@ -39,6 +42,8 @@ def main():
               str(args.threads), "--runs", str(args.runs)]
     if args.only:
         export += ["--only", args.only]
+    if args.opset:
+        export += ["--opset", str(args.opset)]
     run(export, env)
     info = json.load(open(os.path.join(out, "models.json")))
 
@@ -90,7 +95,12 @@ def main():
                      f"{err:.1e}, {ort_err:.1e} |")
     blas = ("OPENBLAS_CORETYPE=" + env["OPENBLAS_CORETYPE"]
             if "OPENBLAS_CORETYPE" in env else "OPENBLAS_CORETYPE unset")
-    header = (f"## {datetime.date.today().isoformat()} — CPU latency against peers\n\n"
+    cpu, flags = cpu_flags(["avx2", "avx512f", "avx512_bf16", "amx_tile",
+                            "amx_bf16"])
+    header = (f"## {datetime.date.today().isoformat()} — CPU latency against peers "
+              f"(opset {info['opset']})\n\n"
+              f"{cpu} ({', '.join(flags) or 'none of avx2, avx512f, avx512_bf16, amx'}); "
+              f"the models exported at ONNX opset {info['opset']}.\n\n"
               f"`bench/run.sh`: {args.threads} threads, f32, median of {args.runs} "
               f"runs after warm-up, best of {args.rounds} alternating rounds "
               f"(modelc, ONNX Runtime; PyTorch timed once), one machine; ONNX Runtime "

@@ -4,7 +4,7 @@ ONNX, writes an input and PyTorch's output, and times PyTorch eager.
 modelc and ONNX Runtime then read the very same .onnx file.
 
     /usr/bin/python3 bench/models/export.py OUT_DIR [--threads 2] [--runs 50]
-                                            [--only NAME,...]
+                                            [--only NAME,...] [--opset N]
 
 Needs Debian's python3-torch, python3-torchvision, python3-onnx. Writes per
 model NAME: NAME.onnx, NAME.input.npy, NAME.input.bin (raw little-endian),
@@ -104,11 +104,16 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--only", default="", help="comma-separated model names")
+    parser.add_argument("--opset", type=int, default=0,
+                        help="the ONNX opset to export at (default: "
+                             "torch.onnx.export's own, what users get)")
     args = parser.parse_args()
     only = set(filter(None, args.only.split(",")))
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(args.threads)
-    info = {"torch_version": torch.__version__, "models": {}}
+    from torch.onnx import _constants
+    info = {"torch_version": torch.__version__, "models": {},
+            "opset": args.opset or _constants.ONNX_DEFAULT_OPSET}
     for name, model, x, flops in models():
         if only and name not in only:
             continue
@@ -119,8 +124,9 @@ def main():
         with torch.inference_mode():
             y = model(x)
         np.save(base + ".torch.npy", y.numpy())
+        opset = {"opset_version": args.opset} if args.opset else {}
         torch.onnx.export(model, (x,), base + ".onnx", input_names=["x"],
-                          output_names=["y"], opset_version=17)
+                          output_names=["y"], **opset)
         median = time_torch(model, x, args.runs)
         info["models"][name] = {
             "input": {"name": "x", "dtype": str(x.numpy().dtype),

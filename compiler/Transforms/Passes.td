@@ -433,7 +433,7 @@ def FoldConstantsPass : Pass<"modelc-fold-constants", "::mlir::ModuleOp"> {
 }
 
 def RaiseCompositesPass : Pass<"modelc-raise-composites", "::mlir::ModuleOp"> {
-  let summary = "Raises formulas spelled op by op to the graph op they compute (GELU).";
+  let summary = "Raises formulas spelled op by op to the graph op they compute (GELU, LayerNorm).";
   let description = [{
     Importers spell some functions as formulas: PyTorch exports `F.gelu`
     to ONNX as Div, Erf, Add, Mul, Mul, and the tanh approximation as
@@ -450,6 +450,18 @@ def RaiseCompositesPass : Pass<"modelc-raise-composites", "::mlir::ModuleOp"> {
       variance before opset 17, and `x ** 2`, as Pow; the product is the
       correctly rounded square (pow is within an ulp of it) and costs a
       multiply instead of a call to pow.
+    * `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps)`, both means over
+      the trailing dimensions `[axis, rank)` with kept dimensions, `eps` a
+      positive one-element f32 constant on either side of its sum (the
+      square a product or still a pow), becomes `graph.layer_norm x
+      {axis, epsilon}`: PyTorch's export of `nn.LayerNorm` before opset 17
+      (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div). The centred value
+      may be read only by the square and the division.
+    * `graph.layer_norm` read only by a product with a tensor of the
+      normalized shape (`x.shape[axis:]`, the same element type) takes it as
+      its `scale` (when it has no bias yet); one read only by a sum with such
+      a tensor takes it as its `bias`: the LayerNorm's affine parameters,
+      exported as Mul and Add.
     The factors may come in any order and grouping; constants must be
     one-element f32 constants within 1e-6 (relative) of those values, and
     every intermediate value must have no other reader.

@@ -2,7 +2,9 @@
 //
 // Finds GELU spelled as a formula (PyTorch's ONNX export of F.gelu, exact
 // and tanh-approximated) and replaces it with graph.gelu; a square spelled
-// as pow becomes a product.
+// as pow becomes a product; LayerNorm spelled as means, a square root and a
+// division (PyTorch's exports before opset 17) becomes graph.layer_norm,
+// with its affine Mul and Add as scale and bias.
 //
 //===----------------------------------------------------------------------===//
 
@@ -168,11 +170,128 @@ struct SquareAsProduct : OpRewritePattern<PowOp> {
   }
 };
 
+/// The first normalized dimension when `mean` is a reduce_mean of `x`
+/// over trailing dimensions [axis, rank) with keepdims; nullopt otherwise.
+std::optional<int64_t> trailingMean(Value mean, Value x) {
+  auto reduce = mean.getDefiningOp<ReduceMeanOp>();
+  if (!reduce || reduce.getInput() != x || !reduce.getKeepdims())
+    return std::nullopt;
+  llvm::SmallBitVector reduced = reduce.getReducedDims();
+  int64_t rank = reduced.size(), axis = rank;
+  while (axis > 0 && reduced[axis - 1])
+    --axis;
+  if (axis == rank || reduced.count() != static_cast<unsigned>(rank - axis))
+    return std::nullopt;
+  return axis;
+}
+
+/// (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps), the means over the
+/// trailing dimensions [axis, rank) (PyTorch's export of LayerNorm before
+/// opset 17, the square a product after SquareAsProduct or still a pow)
+/// ==> graph.layer_norm x {axis, epsilon}. Every intermediate value is
+/// read only inside the formula.
+struct RaiseLayerNorm : OpRewritePattern<DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DivOp root,
+                                PatternRewriter &rewriter) const override {
+    auto centered = root.getLhs().getDefiningOp<SubOp>();
+    auto sqrt = root.getRhs().getDefiningOp<SqrtOp>();
+    if (!centered || !sqrt || !sqrt->hasOneUse() ||
+        root.getType() != centered.getType())
+      return failure();
+    Value x = centered.getLhs(), d = centered.getResult();
+    if (x.getType() != root.getType() || !centered.getRhs().hasOneUse())
+      return failure();
+    std::optional<int64_t> axis = trailingMean(centered.getRhs(), x);
+    if (!axis)
+      return failure();
+    // sqrt(variance + eps), in either order.
+    auto add = sqrt.getInput().getDefiningOp<AddOp>();
+    if (!add || !add->hasOneUse())
+      return failure();
+    Value variance = add.getLhs();
+    std::optional<double> eps = scalarConstant(add.getRhs());
+    if (!eps) {
+      variance = add.getRhs();
+      eps = scalarConstant(add.getLhs());
+    }
+    auto varianceMean = variance.getDefiningOp<ReduceMeanOp>();
+    if (!eps || !(*eps > 0) || !variance.hasOneUse() || !varianceMean ||
+        trailingMean(variance, varianceMean.getInput()) != axis)
+      return failure();
+    // The variance's input: d * d or d ^ 2, read only by that mean.
+    Value square = varianceMean.getInput();
+    Operation *squareOp = square.getDefiningOp();
+    bool isSquare = square.hasOneUse() && squareOp &&
+                    ((isa<MulOp>(squareOp) && squareOp->getOperand(0) == d &&
+                      squareOp->getOperand(1) == d) ||
+                     (isa<PowOp>(squareOp) && squareOp->getOperand(0) == d &&
+                      scalarConstant(squareOp->getOperand(1)) == 2.0));
+    // d is read by the square and by the division only.
+    if (!isSquare || !llvm::all_of(d.getUsers(), [&](Operation *user) {
+          return user == squareOp || user == root.getOperation();
+        }))
+      return failure();
+    rewriter.replaceOpWithNewOp<LayerNormOp>(
+        root, root.getType(), x, /*scale=*/Value(), /*bias=*/Value(),
+        rewriter.getI64IntegerAttr(*axis),
+        rewriter.getF32FloatAttr(static_cast<float>(*eps)));
+    return success();
+  }
+};
+
+/// Whether `v` has the normalized shape of `norm` (x.shape[axis:]) and
+/// its element type: a valid scale or bias.
+bool fitsNormalized(LayerNormOp norm, Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  auto x = norm.getInput().getType();
+  return type && type.getElementType() == x.getElementType() &&
+         type.getShape() == x.getShape().drop_front(norm.getNormalizedAxis());
+}
+
+/// layer_norm(x) * w ==> layer_norm(x) scale w, and then + b ==> bias b
+/// (torch.nn.LayerNorm's affine parameters, exported as Mul and Add), when
+/// the layer norm has only that reader and w and b have the normalized
+/// shape. A scale is folded only before any bias (the bias adds after it).
+struct FoldLayerNormAffine : OpRewritePattern<LayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LayerNormOp norm,
+                                PatternRewriter &rewriter) const override {
+    if (!norm->hasOneUse() || norm.getBias())
+      return failure();
+    Operation *user = *norm->getUsers().begin();
+    if (!isa<MulOp, AddOp>(user) ||
+        user->getResultTypes() != norm->getResultTypes())
+      return failure();
+    Value other = user->getOperand(0) == norm.getResult() ? user->getOperand(1)
+                                                          : user->getOperand(0);
+    if (other == norm.getResult() || !fitsNormalized(norm, other))
+      return failure();
+    bool scale = isa<MulOp>(user);
+    if (scale && norm.getScale())
+      return failure();
+    rewriter.setInsertionPoint(user);
+    Value newScale = scale ? other : norm.getScale();
+    Value newBias = scale ? Value() : other;
+    // The operands must exist where the new op goes: after `other`'s
+    // definition (the user comes after both).
+    rewriter.replaceOpWithNewOp<LayerNormOp>(
+        user, norm.getType(), norm.getInput(), newScale, newBias,
+        norm.getAxisAttr(), norm.getEpsilonAttr());
+    rewriter.eraseOp(norm);
+    return success();
+  }
+};
+
 struct RaiseCompositesPass
     : modelc::impl::RaiseCompositesPassBase<RaiseCompositesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<RaiseGelu, SquareAsProduct>(&getContext());
+    patterns
+        .add<RaiseGelu, SquareAsProduct, RaiseLayerNorm, FoldLayerNormAffine>(
+            &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
