@@ -136,6 +136,20 @@ def main():
          {"x": x, "rows": np.array([[1]], np.int64),
           "u": np.zeros((1, 3), np.float32)}, x, opset=16)
 
+    # GatherND whose batch dimension differs between data and indices.
+    save(out, "gather_nd_batch",
+         helper.make_node("GatherND", ["x", "pairs"], ["y"], batch_dims=1),
+         {"x": big32((2, 3, 4)), "pairs": np.zeros((3, 1, 2), np.int64)},
+         np.zeros((3, 1), np.int32))
+
+    # ScatterElements whose updates do not have the indices' shape.
+    save(out, "scatter_elements_shape",
+         helper.make_node("ScatterElements", ["x", "index", "u"], ["y"],
+                          axis=1),
+         {"x": np.zeros((2, 3), np.float32),
+          "index": np.zeros((2, 2), np.int64),
+          "u": np.zeros((2, 1), np.float32)}, np.zeros((2, 3), np.float32))
+
     x = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
     save(out, "cumsum_axis", helper.make_node("CumSum", ["x", "axis"], ["y"]),
          {"x": x, "axis": np.array(0, np.int64)}, cumsum(x, 0).astype(

@@ -250,17 +250,22 @@ Value inRange(At &at, Value index, int64_t extent) {
 }
 
 /// The offsets in the flattened `data` of the elements that `indices`
-/// addresses along `axis` (GatherElements, ScatterElements: indices of the
-/// data's rank, every other coordinate their own position), as i64. An
-/// index outside [-extent, extent) gives the data's element count, past
-/// the end, so that the gather or scatter on the flattened data reports it
-/// at run time instead of touching a neighbour. Null after an error.
-Value elementOffsets(At &at, Value data, Value indices, int64_t axis) {
+/// addresses along the node's `axis` attribute (GatherElements,
+/// ScatterElements: indices of the data's rank, every other coordinate
+/// their own position), as i64. An index outside [-extent, extent) gives
+/// the data's element count, past the end, so that the gather or scatter on
+/// the flattened data reports it at run time instead of touching a
+/// neighbour. Null after an error.
+Value elementOffsets(At &at, Value data, Value indices) {
   Importer &im = at.im;
   const NodeProto &n = at.node;
   ArrayRef<int64_t> shape = typeOf(data).getShape();
   ArrayRef<int64_t> ishape = typeOf(indices).getShape();
   int64_t rank = shape.size();
+  std::optional<int64_t> normalized = axisOf(im, n, rank, 0);
+  if (!normalized)
+    return nullptr;
+  int64_t axis = *normalized;
   if (static_cast<int64_t>(ishape.size()) != rank) {
     im.error(n) << "indices must have the data's rank " << rank;
     return nullptr;
@@ -306,10 +311,7 @@ LogicalResult gatherElements(Importer &im, const NodeProto &n) {
   Value data = im.input(n, 0), indices = im.input(n, 1);
   if (!data || !indices)
     return failure();
-  std::optional<int64_t> axis = axisOf(im, n, typeOf(data).getRank(), 0);
-  if (!axis)
-    return failure();
-  Value flat = elementOffsets(at, data, indices, *axis);
+  Value flat = elementOffsets(at, data, indices);
   if (!flat)
     return failure();
   Value all = at.reshape(data, {typeOf(data).getNumElements()});
@@ -364,10 +366,7 @@ LogicalResult scatterElements(Importer &im, const NodeProto &n) {
     im.error(n) << "updates must have the indices' shape";
     return failure();
   }
-  std::optional<int64_t> axis = axisOf(im, n, typeOf(data).getRank(), 0);
-  if (!axis)
-    return failure();
-  Value flat = elementOffsets(at, data, indices, *axis);
+  Value flat = elementOffsets(at, data, indices);
   if (!flat)
     return failure();
   int64_t count = typeOf(indices).getNumElements();
