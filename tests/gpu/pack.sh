@@ -21,8 +21,9 @@
 #                get them
 #   NAME.gpu.so  plans cpu and h200 with every op on the GPU (--place-all),
 #                so that every kernel runs
-# plus gemm.so (a large f16 matrix product, for the cuBLASLt comparison) and
-# chain.so (a chain of small GPU ops, for the per-op overhead).
+# plus gemm.so (a large f16 matrix product, for the cuBLASLt comparison),
+# chain.so (a chain of small GPU ops, for the per-op overhead) and ops.so
+# (every entry of tests/e2e/Inputs/ops.ir, every op on the GPU).
 #
 # PACK_CUDA_EMULATION=1 builds the GPU code as host code instead (modelc
 # --cuda-emulation): a kit for the stand-in driver (tests/Driver/
@@ -184,6 +185,17 @@ for entry in rows empty_axis; do
   "$BUILD/bin/modelc-run" "$M/zero.so" --plan cpu --entry "$entry" --random-inputs --seed 1 \
     --output-dir "$M/zero.$entry" >/dev/null
 done
+
+# Every op (tests/e2e/Inputs/ops.ir) with every op on the GPU: each entry's
+# outputs on seed 1 saved from the CPU plan (checked against the reference
+# interpreter here), for check.sh to compare the GPU plan's with.
+modelc tests/e2e/Inputs/ops.ir --random-weights=1 --target=cpu --target=h200 --place-all=cuda:0 \
+  "${gpuflags[@]}" -o "$M/ops.so"
+"$BUILD/bin/modelc-run" "$M/ops.so" --info | awk -F "'" '/^entry / { print $2 }' > "$M/ops.entries"
+while read -r entry; do
+  "$BUILD/bin/modelc-run" "$M/ops.so" --plan cpu --entry "$entry" --random-inputs --seed 1 \
+    --compare-reference tests/e2e/Inputs/ops.ir --output-dir "$M/ops.$entry" >/dev/null
+done < "$M/ops.entries"
 
 # The hand-made GPU model (tests/runtime/fixtures/cuda_plan.c): the runtime's
 # cuda device alone (copies, events, a weight upload; where nvcc built it, a
