@@ -36,7 +36,29 @@ bool spellsElement(Operation *op, codegen::CodeFlavor flavor) {
 } // namespace
 
 bool modelc::floatOperands(Operation *op) {
-  return op->getNumOperands() && isa<FloatType>(firstElementType(op));
+  if (!op->getNumOperands())
+    return false;
+  Type t = firstElementType(op);
+  return t.isF32() || t.isF16() || t.isBF16();
+}
+
+bool modelc::isHostOnlyElementType(Type type) {
+  if (type.isF64())
+    return true;
+  auto integer = dyn_cast<IntegerType>(type);
+  return integer && (integer.isUnsigned() ||
+                     (integer.getWidth() != 1 && integer.getWidth() != 32 &&
+                      integer.getWidth() != 64));
+}
+
+/// Whether an operand or result of `op` has a host-only element type.
+static bool hasHostOnlyTypes(Operation *op) {
+  auto hostOnly = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && isHostOnlyElementType(tensor.getElementType());
+  };
+  return llvm::any_of(op->getOperandTypes(), hostOnly) ||
+         llvm::any_of(op->getResultTypes(), hostOnly);
 }
 
 bool modelc::hasKernel(Operation *op, device::DeviceKind kind) {
@@ -46,6 +68,8 @@ bool modelc::hasKernel(Operation *op, device::DeviceKind kind) {
   if (isa<AllReduceOp>(op))
     return kind == device::DeviceKind::cpu;
   bool gpu = kind == device::DeviceKind::cuda;
+  if (gpu && hasHostOnlyTypes(op))
+    return false;
   if (op->hasTrait<Elementwise>())
     return spellsElement(op, gpu ? codegen::CodeFlavor::Gpu
                                  : codegen::CodeFlavor::Cpu);

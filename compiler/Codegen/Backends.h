@@ -29,9 +29,14 @@ bool hasKernel(mlir::Operation *op, device::DeviceKind kind);
 
 /// Any operand types.
 inline bool anyTypes(mlir::Operation *) { return true; }
-/// The first operand is a float tensor (the kernels of matrix products,
-/// convolutions and, on GPUs, reductions exist for floats only).
+/// The first operand is an f32, f16 or bf16 tensor (the kernels of matrix
+/// products, convolutions, norms, pools and, on GPUs, reductions exist for
+/// these only; not for f64).
 bool floatOperands(mlir::Operation *op);
+/// Whether `type` is an element type only the host printer has kernels
+/// for: f64, the 8- and 16-bit integers and the unsigned ones. An op with
+/// an operand or result of such a type has no kernel on a GPU.
+bool isHostOnlyElementType(mlir::Type type);
 
 /// How a kernel computes: in its operands' own types, or in f32 (the host
 /// printer then gives f16/bf16 operands and results f32 copies around it).

@@ -22,15 +22,19 @@ bool isHalf(Type type) { return type.isF16() || type.isBF16(); }
 std::string cType(Type type) {
   if (type.isF32())
     return "float";
+  if (type.isF64())
+    return "double";
   if (isHalf(type))
     return "uint16_t";
-  if (type.isSignlessInteger(32))
-    return "int32_t";
-  if (type.isSignlessInteger(64))
-    return "int64_t";
-  if (type.isSignlessInteger(1))
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer)
+    return "";
+  unsigned width = integer.getWidth();
+  if (width == 1)
     return "uint8_t";
-  return "";
+  if (width != 8 && width != 16 && width != 32 && width != 64)
+    return "";
+  return (integer.isUnsigned() ? "uint" : "int") + std::to_string(width) + "_t";
 }
 
 /// The C++ type elementwise code computes in: f16/bf16 compute in float.
@@ -95,6 +99,25 @@ int64_t product(ArrayRef<int64_t> dims) {
   return p;
 }
 
+std::string literalOf(Type type, double value, CodeFlavor flavor) {
+  if (!type.isF64())
+    return isa<FloatType>(type)
+               ? floatLiteral(value, flavor)
+               : cType(type) + "(" +
+                     std::to_string(static_cast<long long>(value)) + ")";
+  if (std::isnan(value))
+    return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(value))
+    return value > 0 ? "std::numeric_limits<double>::infinity()"
+                     : "-std::numeric_limits<double>::infinity()";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format("%.17g", value);
+  if (text.find_first_of(".e") == std::string::npos)
+    text += ".0";
+  return text;
+}
+
 std::string floatLiteral(double value, CodeFlavor flavor) {
   bool gpu = flavor == CodeFlavor::Gpu;
   // Constant expressions in device code too (__device__ array initializers
@@ -131,7 +154,7 @@ std::string elementExpression(Operation *op, ArrayRef<std::string> args,
   std::string minName = helper + "min_";
   Type in = tensorType(op->getOperand(0)).getElementType();
   bool isFloat = isa<FloatType>(in);
-  std::string zero = isFloat ? "0.0f" : cType(in) + "(0)";
+  std::string zero = literalOf(in, 0.0, flavor);
   auto call = [&](const std::string &fn) { return fn + "(" + args[0] + ")"; };
   return llvm::TypeSwitch<Operation *, std::string>(op)
       .Case([&](NegOp) { return "(-" + args[0] + ")"; })
@@ -142,14 +165,17 @@ std::string elementExpression(Operation *op, ArrayRef<std::string> args,
       })
       .Case([&](ReluOp) { return maxName + "(" + args[0] + ", " + zero + ")"; })
       .Case([&](LeakyReluOp leaky) {
-        return "(" + args[0] + " >= 0.0f ? " + args[0] + " : " +
-               floatLiteral(leaky.getAlpha().convertToDouble(), flavor) +
+        return "(" + args[0] + " >= 0 ? " + args[0] + " : " +
+               literalOf(in, leaky.getAlpha().convertToDouble(), flavor) +
                " * " + args[0] + ")";
       })
       .Case([&](ExpOp) { return call(math("exp")); })
       .Case([&](LogOp) { return call(math("log")); })
       .Case([&](SqrtOp) { return call(math("sqrt")); })
-      .Case([&](RsqrtOp) { return "(1.0f / " + call(math("sqrt")) + ")"; })
+      .Case([&](RsqrtOp) {
+        return "(" + literalOf(in, 1.0, flavor) + " / " + call(math("sqrt")) +
+               ")";
+      })
       .Case([&](TanhOp) { return call(math("tanh")); })
       .Case([&](SigmoidOp) { return call(helper + "sigmoid"); })
       .Case([&](SiluOp) {
@@ -251,14 +277,22 @@ std::string elementsInitializer(DenseElementsAttr values, CodeFlavor flavor) {
       os << sep() << v.bitcastToAPInt().getZExtValue();
   } else if (isa<FloatType>(element)) {
     for (APFloat v : values.getValues<APFloat>())
-      os << sep() << floatLiteral(v.convertToDouble(), flavor);
+      os << sep() << literalOf(element, v.convertToDouble(), flavor);
   } else if (element.isSignlessInteger(1)) {
     for (bool v : values.getValues<bool>())
       os << sep() << (v ? "1" : "0");
-  } else {
+  } else if (element.isUnsignedInteger()) {
     for (APInt v : values.getValues<APInt>())
-      os << sep() << v.getSExtValue()
-         << (element.isSignlessInteger(64) ? "LL" : "");
+      os << sep() << v.getZExtValue() << "ULL";
+  } else {
+    bool wide = element.isSignlessInteger(64);
+    for (APInt v : values.getValues<APInt>()) {
+      // INT64_MIN has no literal: spell it as an expression.
+      if (wide && v.isMinSignedValue())
+        os << sep() << "(-9223372036854775807LL - 1)";
+      else
+        os << sep() << v.getSExtValue() << (wide ? "LL" : "");
+    }
   }
   if (i == 0)
     os << "0";

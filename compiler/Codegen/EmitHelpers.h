@@ -43,6 +43,11 @@ llvm::SmallVector<int64_t> broadcastStrides(llvm::ArrayRef<int64_t> in,
 int64_t product(llvm::ArrayRef<int64_t> dims);
 /// A float literal ("1.5f"), or the expression of an infinity or NaN.
 std::string floatLiteral(double value, CodeFlavor flavor = CodeFlavor::Cpu);
+/// A C++ literal of element type `type` with `value`: a float literal for
+/// f32/f16/bf16 (they compute in float), a double one for f64, an integer
+/// of the C type otherwise.
+std::string literalOf(mlir::Type type, double value,
+                      CodeFlavor flavor = CodeFlavor::Cpu);
 /// C++ for one element of an elementwise op, given its operands' element
 /// expressions (in their compute types).
 std::string elementExpression(mlir::Operation *op,

@@ -43,11 +43,22 @@ unsigned modelc::abiDTypeCode(Type type) {
     return 1;
   if (type.isBF16())
     return 2;
-  if (type.isSignlessInteger(32))
-    return 3;
-  if (type.isSignlessInteger(64))
-    return 4;
-  return 5; // i1
+  if (type.isF64())
+    return 12;
+  auto integer = cast<IntegerType>(type);
+  bool isUnsigned = integer.isUnsigned();
+  switch (integer.getWidth()) {
+  case 1:
+    return 5;
+  case 8:
+    return isUnsigned ? 8 : 6;
+  case 16:
+    return isUnsigned ? 9 : 7;
+  case 32:
+    return isUnsigned ? 10 : 3;
+  default: // 64
+    return isUnsigned ? 11 : 4;
+  }
 }
 
 std::string modelc::boundaryName(Operation *op, bool isResult, unsigned index) {
@@ -630,9 +641,10 @@ LogicalResult FunctionEmitter::emitMatmul(MatmulOp matmul) {
   auto batchStrides = [&](ArrayRef<int64_t> operand) {
     return broadcastStrides(operand.drop_back(2), batch);
   };
-  // Integers: a loop that wraps around on overflow (BLAS is for floats).
+  // Integers: a loop that wraps around on overflow (BLAS is for floats);
+  // f64 the same loop in double.
   Type element = tensorType(matmul.getLhs()).getElementType();
-  bool integers = !isa<FloatType>(element);
+  bool integers = !isa<FloatType>(element) || element.isF64();
   if (isHalf(element)) {
     // One batch at a time through f32 scratch (cpuScratchBytes).
     os << "  modelc_cpu::matmul_half<" << storageOf(op) << ">(ctx, "
@@ -670,14 +682,18 @@ LogicalResult FunctionEmitter::emitGemm(GemmOp gemm) {
   }
   double alpha = gemm.getAlpha().convertToDouble(),
          beta = gemm.getBeta().convertToDouble();
-  if (!isa<FloatType>(tensorType(gemm.getA()).getElementType())) {
-    // Whole alpha and beta (the verifier checks).
+  Type element = tensorType(gemm.getA()).getElementType();
+  if (!isa<FloatType>(element) || element.isF64()) {
+    // Integers: whole alpha and beta (the verifier checks); f64 in double.
+    auto scalar = [&](double v) {
+      return element.isF64() ? literalOf(element, v)
+                             : std::to_string(static_cast<int64_t>(v)) + "LL";
+    };
     os << "  modelc_cpu::int_gemm<" << typeName(gemm.getA()) << ">(ctx, "
        << in(op, 0) << ", " << in(op, 1) << ", " << nullable(gemm.getC())
        << ", " << out(op) << ", " << y[0] << ", " << y[1] << ", " << k << ", "
-       << ta << ", " << tb << ", " << static_cast<int64_t>(alpha) << "LL, "
-       << static_cast<int64_t>(beta) << "LL, " << rows << ", " << cols
-       << ");\n";
+       << ta << ", " << tb << ", " << scalar(alpha) << ", " << scalar(beta)
+       << ", " << rows << ", " << cols << ");\n";
     return success();
   }
   os << "  modelc_cpu::gemm(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
@@ -1024,24 +1040,27 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
     KernelTable<E> t;
     const Compute f32 = Compute::InF32;
     t.add<LinearOp>(&E::emitLinear, floatOperands, f32)
-        // f16/bf16: one batch at a time through f32 scratch.
+        // f16/bf16: one batch at a time through f32 scratch. Integers of
+        // every width accumulate in their type, f64 in double.
         .add<MatmulOp>(&E::emitMatmul)
         .add<GemmOp>(&E::emitGemm, anyTypes, f32)
         // Row kernels read and write f16/bf16 as they are, in f32.
-        .add<SoftmaxOp>(&E::emitSoftmax<SoftmaxOp>)
-        .add<LogSoftmaxOp>(&E::emitSoftmax<LogSoftmaxOp>)
-        .add<LayerNormOp>(&E::emitLayerNorm)
-        .add<BatchNormOp>(&E::emitBatchNorm)
+        .add<SoftmaxOp>(&E::emitSoftmax<SoftmaxOp>, floatOperands)
+        .add<LogSoftmaxOp>(&E::emitSoftmax<LogSoftmaxOp>, floatOperands)
+        .add<LayerNormOp>(&E::emitLayerNorm, floatOperands)
+        .add<BatchNormOp>(&E::emitBatchNorm, floatOperands)
         .add<Conv2dOp>(&E::emitConv2d, floatOperands, f32)
         .add<ConvTranspose2dOp>(&E::emitConvTranspose2d, floatOperands, f32)
-        .add<MaxPool2dOp>(&E::emitPool<MaxPool2dOp>)
-        .add<AvgPool2dOp>(&E::emitPool<AvgPool2dOp>)
-        .add<GlobalAvgPoolOp>(&E::emitGlobalAvgPool)
-        .add<MaxPool2dGradOp>(&E::emitMaxPoolGrad)
-        .add<Conv2dWeightGradOp>(&E::emitConvWeightGrad)
-        .add<GatherGradOp>(&E::emitGatherGrad)
-        .add<DropoutOp>(&E::emitDropout)
-        .add<AllReduceOp>(&E::emitAllReduce)
+        .add<MaxPool2dOp>(&E::emitPool<MaxPool2dOp>, floatOperands)
+        .add<AvgPool2dOp>(&E::emitPool<AvgPool2dOp>, floatOperands)
+        .add<GlobalAvgPoolOp>(&E::emitGlobalAvgPool, floatOperands)
+        .add<MaxPool2dGradOp>(&E::emitMaxPoolGrad, floatOperands)
+        .add<Conv2dWeightGradOp>(&E::emitConvWeightGrad, floatOperands)
+        .add<GatherGradOp>(&E::emitGatherGrad, floatOperands)
+        .add<DropoutOp>(&E::emitDropout, floatOperands)
+        .add<AllReduceOp>(&E::emitAllReduce, floatOperands)
+        // Data movement, reductions and cumsum: templates on the C type
+        // (every element type; f16/bf16 reductions in f32).
         .add<TransposeOp>(&E::emitTranspose)
         .add<ConcatOp>(&E::emitConcat)
         .add<SliceOp>(&E::emitSlice)
@@ -1052,7 +1071,7 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
         .add<ReduceMaxOp>(&E::emitReduce<ReduceMaxOp>, anyTypes, f32)
         .add<ReduceProdOp>(&E::emitReduce<ReduceProdOp>, anyTypes, f32)
         .add<CumsumOp>(&E::emitCumsum, anyTypes, f32)
-        .add<CrossEntropyOp>(&E::emitCrossEntropy, anyTypes, f32)
+        .add<CrossEntropyOp>(&E::emitCrossEntropy, floatOperands, f32)
         .add<AssignOp>(&E::emitAssign);
     return t;
   }();

@@ -52,9 +52,16 @@ const char *safetensorsName(Type type) {
     return "BF16";
   if (type.isSignlessInteger(32))
     return "I32";
-  if (type.isSignlessInteger(64))
-    return "I64";
-  return "BOOL";
+  if (type.isF64())
+    return "F64";
+  if (type.isSignlessInteger(1))
+    return "BOOL";
+  auto integer = cast<IntegerType>(type);
+  static const char *const names[2][4] = {{"I8", "I16", "I32", "I64"},
+                                          {"U8", "U16", "U32", "U64"}};
+  unsigned width = integer.getWidth();
+  unsigned column = width == 8 ? 0 : width == 16 ? 1 : width == 32 ? 2 : 3;
+  return names[integer.isUnsigned() ? 1 : 0][column];
 }
 
 std::string describeType(RankedTensorType type) {
@@ -260,6 +267,8 @@ struct RandomWeight {
       } else if (element.isBF16()) {
         uint16_t b = modelc::float_to_bf16(static_cast<float>(value));
         std::memcpy(out, &b, 2);
+      } else if (element.isF64()) {
+        std::memcpy(out, &value, 8);
       } else if (element.isSignlessInteger(1)) {
         *out = u < 0.5 ? 0 : 1;
       } else {

@@ -31,17 +31,18 @@ static double toElementType(double v, Type type) {
 }
 
 /// An integer result wrapped to its type's `width` bits, as two's
-/// complement arithmetic does (INT_MIN / -1 is INT_MIN); exact while the
-/// value is (|v| < 2^53).
-static double wrapInteger(double v, unsigned width) {
-  double range = std::ldexp(1.0, width), half = range / 2;
-  if (v >= -half && v < half)
+/// complement arithmetic does (INT_MIN / -1 is INT_MIN; an unsigned -1 is
+/// its maximum); exact while the value is (|v| < 2^53).
+static double wrapInteger(double v, unsigned width, bool isUnsigned) {
+  double range = std::ldexp(1.0, width);
+  double low = isUnsigned ? 0.0 : -range / 2, high = low + range;
+  if (v >= low && v < high)
     return v;
-  double r = std::fmod(v, range);
-  if (r >= half)
-    r -= range;
-  else if (r < -half)
+  double r = std::fmod(v, range); // in (-range, range)
+  if (r < low)
     r += range;
+  else if (r >= high)
+    r -= range;
   return r;
 }
 
@@ -57,8 +58,9 @@ static double intPow(double base, double exp, unsigned width) {
       r *= factor;
     factor *= factor;
   }
-  if (width == 32)
-    return static_cast<int32_t>(static_cast<uint32_t>(r));
+  // The low `width` bits; the caller wraps them to the result's type.
+  if (width < 64)
+    return static_cast<double>(r & ((uint64_t(1) << width) - 1));
   return static_cast<double>(static_cast<int64_t>(r));
 }
 
@@ -203,7 +205,9 @@ static RefTensor evaluate(ConstantOp op, const Values &) {
       t.data[i++] = v;
   else
     for (APInt v : attr.getValues<APInt>())
-      t.data[i++] = static_cast<double>(v.getSExtValue());
+      t.data[i++] = attr.getElementType().isUnsignedInteger()
+                        ? static_cast<double>(v.getZExtValue())
+                        : static_cast<double>(v.getSExtValue());
   return t;
 }
 
@@ -214,7 +218,7 @@ static void wrapToResultType(Operation *op, RefTensor &y) {
   if (!integer || integer.getWidth() == 1)
     return;
   for (double &v : y.data)
-    v = wrapInteger(v, integer.getWidth());
+    v = wrapInteger(v, integer.getWidth(), integer.isUnsigned());
 }
 
 FailureOr<RefTensor> modelc::reference::evaluateUnary(Operation *op,

@@ -214,9 +214,11 @@ static RefTensor reduce(ReduceOp op, const Values &values, ReduceKind kind) {
     for (double &v : y.data)
       v /= count;
   }
+  // Integer sums wrap around to their width, as the kernels' do (exact
+  // while the sum is below 2^53).
   if (isa<IntegerType>(elementOf(op.getInput())))
     for (double &v : y.data)
-      v = std::trunc(v);
+      v = wrappedValue(wrappedBits(std::trunc(v)), elementOf(op.getInput()));
   y.shape = shapeOf(op.getResult());
   return y;
 }

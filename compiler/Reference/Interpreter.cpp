@@ -89,8 +89,17 @@ uint64_t modelc::reference::wrappedBits(double x) {
 }
 
 double modelc::reference::wrappedValue(uint64_t bits, Type type) {
-  if (type.getIntOrFloatBitWidth() == 32)
-    return static_cast<double>(static_cast<int32_t>(bits));
+  unsigned width = type.getIntOrFloatBitWidth();
+  if (width < 64) {
+    bits &= (uint64_t(1) << width) - 1;
+    // Sign-extend a signed type's top bit.
+    if (!type.isUnsignedInteger() && (bits >> (width - 1)) & 1)
+      return static_cast<double>(static_cast<int64_t>(bits)) -
+             std::ldexp(1.0, width);
+    return static_cast<double>(bits);
+  }
+  if (type.isUnsignedInteger())
+    return static_cast<double>(bits);
   return static_cast<double>(static_cast<int64_t>(bits));
 }
 
@@ -269,12 +278,16 @@ DenseElementsAttr modelc::toElementsAttr(const RefTensor &t,
       return nullptr;
     if (width == 1 && v != 0 && v != 1)
       return nullptr;
-    if (width < 64 &&
-        (v < -std::ldexp(1.0, width - 1) || v >= std::ldexp(1.0, width - 1)) &&
-        width != 1)
+    bool isUnsigned = integer.isUnsigned();
+    double low = isUnsigned ? 0.0 : -std::ldexp(1.0, width - 1);
+    double high =
+        isUnsigned ? std::ldexp(1.0, width) : std::ldexp(1.0, width - 1);
+    if (width != 1 && (v < low || v >= high))
       return nullptr;
-    values.push_back(APInt(width, static_cast<int64_t>(v), /*isSigned=*/true,
-                           /*implicitTrunc=*/true));
+    values.push_back(isUnsigned ? APInt(width, static_cast<uint64_t>(v))
+                                : APInt(width, static_cast<int64_t>(v),
+                                        /*isSigned=*/true,
+                                        /*implicitTrunc=*/true));
   }
   return DenseElementsAttr::get(type, values);
 }

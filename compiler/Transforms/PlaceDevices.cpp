@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
@@ -154,10 +155,22 @@ LogicalResult PlaceDevicesPass::buildGraph(func::FuncOp function,
     }
     bool runnable =
         llvm::any_of(node.time, [](double x) { return !std::isinf(x); });
-    if (!runnable)
+    if (!runnable) {
+      SmallVector<std::string> names;
+      for (Type type : op.getOperandTypes())
+        if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+          std::string name;
+          llvm::raw_string_ostream os(name);
+          os << tensor.getElementType();
+          if (!llvm::is_contained(names, name))
+            names.push_back(name);
+        }
+      std::string types = llvm::join(names, ", ");
       return op.emitError("'")
-             << op.getName() << "' has no kernel on any device of target '"
-             << t.name << "' for these element types";
+             << op.getName() << "' on " << types
+             << " is not supported yet: no device of target '" << t.name
+             << "' has a kernel for these element types";
+    }
     if (getViewOffset(&op)) {
       node.follows = PlacementReason::Alias;
     } else {

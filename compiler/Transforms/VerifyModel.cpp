@@ -29,7 +29,7 @@ LogicalResult checkBoundaryType(Type type, Location loc, StringRef what,
   if (!graph::isSupportedElementType(tensor.getElementType()))
     return emitError(loc) << what << " of entry point '" << function
                           << "' has element type " << tensor.getElementType()
-                          << "; expected one of f32, f16, bf16, i32, i64, i1";
+                          << "; expected one of " << graph::kElementTypeNames;
   return success();
 }
 

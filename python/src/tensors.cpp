@@ -70,12 +70,28 @@ std::optional<DType> numpyDType(const py::dtype &dtype) {
       return DType::F32;
     if (size == 2)
       return DType::F16;
+    if (size == 8)
+      return DType::F64;
     return std::nullopt;
   case 'i':
+    if (size == 1)
+      return DType::I8;
+    if (size == 2)
+      return DType::I16;
     if (size == 4)
       return DType::I32;
     if (size == 8)
       return DType::I64;
+    return std::nullopt;
+  case 'u':
+    if (size == 1)
+      return DType::U8;
+    if (size == 2)
+      return DType::U16;
+    if (size == 4)
+      return DType::U32;
+    if (size == 8)
+      return DType::U64;
     return std::nullopt;
   case 'b':
     return DType::Bool;
@@ -113,14 +129,30 @@ std::optional<DType> dlpackDType(DLDataType type) {
       return DType::F32;
     if (type.bits == 16)
       return DType::F16;
+    if (type.bits == 64)
+      return DType::F64;
     return std::nullopt;
   case kDLBfloat:
     return type.bits == 16 ? std::optional<DType>(DType::BF16) : std::nullopt;
   case kDLInt:
+    if (type.bits == 8)
+      return DType::I8;
+    if (type.bits == 16)
+      return DType::I16;
     if (type.bits == 32)
       return DType::I32;
     if (type.bits == 64)
       return DType::I64;
+    return std::nullopt;
+  case kDLUInt:
+    if (type.bits == 8)
+      return DType::U8;
+    if (type.bits == 16)
+      return DType::U16;
+    if (type.bits == 32)
+      return DType::U32;
+    if (type.bits == 64)
+      return DType::U64;
     return std::nullopt;
   case kDLBool:
     return type.bits == 8 ? std::optional<DType>(DType::Bool) : std::nullopt;
@@ -285,6 +317,20 @@ DLDataType dlpackType(DType dtype) {
     return {kDLInt, 64, 1};
   case DType::Bool:
     return {kDLBool, 8, 1};
+  case DType::I8:
+    return {kDLInt, 8, 1};
+  case DType::I16:
+    return {kDLInt, 16, 1};
+  case DType::U8:
+    return {kDLUInt, 8, 1};
+  case DType::U16:
+    return {kDLUInt, 16, 1};
+  case DType::U32:
+    return {kDLUInt, 32, 1};
+  case DType::U64:
+    return {kDLUInt, 64, 1};
+  case DType::F64:
+    return {kDLFloat, 64, 1};
   }
   throw Error("unknown dtype");
 }
@@ -305,6 +351,20 @@ const char *numpyName(DType dtype) {
     return "int64";
   case DType::Bool:
     return "bool";
+  case DType::I8:
+    return "int8";
+  case DType::I16:
+    return "int16";
+  case DType::U8:
+    return "uint8";
+  case DType::U16:
+    return "uint16";
+  case DType::U32:
+    return "uint32";
+  case DType::U64:
+    return "uint64";
+  case DType::F64:
+    return "float64";
   }
   return "unknown";
 }

@@ -27,12 +27,28 @@ const char *npyDescr(DType dtype) {
     return "<i8";
   case DType::Bool:
     return "|b1";
+  case DType::I8:
+    return "|i1";
+  case DType::I16:
+    return "<i2";
+  case DType::U8:
+    return "|u1";
+  case DType::U16:
+    return "<u2";
+  case DType::U32:
+    return "<u4";
+  case DType::U64:
+    return "<u8";
+  case DType::F64:
+    return "<f8";
   }
   return nullptr;
 }
 
 std::optional<DType> dtypeOfDescr(const std::string &descr) {
-  for (DType d : {DType::F32, DType::F16, DType::I32, DType::I64, DType::Bool})
+  for (DType d :
+       {DType::F32, DType::F16, DType::I32, DType::I64, DType::Bool, DType::I8,
+        DType::I16, DType::U8, DType::U16, DType::U32, DType::U64, DType::F64})
     if (descr == npyDescr(d))
       return d;
   return std::nullopt;

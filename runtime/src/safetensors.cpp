@@ -252,6 +252,20 @@ std::optional<DType> parseSafetensorsDType(const std::string &name) {
     return DType::I64;
   if (name == "BOOL")
     return DType::Bool;
+  if (name == "I8")
+    return DType::I8;
+  if (name == "I16")
+    return DType::I16;
+  if (name == "U8")
+    return DType::U8;
+  if (name == "U16")
+    return DType::U16;
+  if (name == "U32")
+    return DType::U32;
+  if (name == "U64")
+    return DType::U64;
+  if (name == "F64")
+    return DType::F64;
   return std::nullopt;
 }
 
@@ -271,6 +285,20 @@ const char *safetensorsDTypeName(DType dtype) {
     return "I64";
   case DType::Bool:
     return "BOOL";
+  case DType::I8:
+    return "I8";
+  case DType::I16:
+    return "I16";
+  case DType::U8:
+    return "U8";
+  case DType::U16:
+    return "U16";
+  case DType::U32:
+    return "U32";
+  case DType::U64:
+    return "U64";
+  case DType::F64:
+    return "F64";
   }
   return "?";
 }

@@ -47,8 +47,8 @@ func.func @f(%x: f32) {
 
 // -----
 
-// expected-error @+1 {{argument #0 of entry point 'f' has element type 'f64'; expected one of f32, f16, bf16, i32, i64, i1}}
-func.func @f(%x: tensor<4xf64>) {
+// expected-error @+1 {{argument #0 of entry point 'f' has element type 'si16'; expected one of f32, f16, bf16, f64, i8, i16, i32, i64, ui8, ui16, ui32, ui64, i1}}
+func.func @f(%x: tensor<4xsi16>) {
   return
 }
 

@@ -63,7 +63,9 @@ void expectError(const std::string &bytes, const std::string &text) {
 
 TEST(Npy, RoundTripsEveryNumpyDType) {
   std::string path = ::testing::TempDir() + "/roundtrip.npy";
-  for (DType dtype : {DType::F32, DType::I32, DType::I64, DType::Bool}) {
+  for (DType dtype : {DType::F32, DType::F16, DType::I32, DType::I64,
+                      DType::Bool, DType::I8, DType::I16, DType::U8, DType::U16,
+                      DType::U32, DType::U64, DType::F64}) {
     Tensor t = Tensor::zeros({2, 3}, dtype);
     auto *bytes = static_cast<unsigned char *>(t.mutable_data());
     for (size_t i = 0; i < t.nbytes(); ++i)

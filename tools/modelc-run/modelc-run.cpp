@@ -320,52 +320,20 @@ modelc::Tensor randomTensor(const modelc::TensorInfo &info,
   modelc::Tensor t = modelc::Tensor::zeros(info.shape, info.dtype);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   int64_t n = t.numel();
-  switch (info.dtype) {
-  case modelc::DType::F32:
-    for (int64_t i = 0; i < n; ++i)
-      t.mutable_data_as<float>()[i] = uniform(rng);
-    break;
-  case modelc::DType::F16:
-    for (int64_t i = 0; i < n; ++i)
-      t.mutable_data_as<uint16_t>()[i] = modelc::float_to_f16(uniform(rng));
-    break;
-  case modelc::DType::BF16:
-    for (int64_t i = 0; i < n; ++i)
-      t.mutable_data_as<uint16_t>()[i] = modelc::float_to_bf16(uniform(rng));
-    break;
-  case modelc::DType::I32:
-    for (int64_t i = 0; i < n; ++i)
-      t.mutable_data_as<int32_t>()[i] = static_cast<int32_t>(rng() % 2);
-    break;
-  case modelc::DType::I64:
-    for (int64_t i = 0; i < n; ++i)
-      t.mutable_data_as<int64_t>()[i] = static_cast<int64_t>(rng() % 2);
-    break;
-  case modelc::DType::Bool:
-    for (int64_t i = 0; i < n; ++i)
-      t.mutable_data_as<uint8_t>()[i] = static_cast<uint8_t>(rng() % 2);
-    break;
-  }
+  bool isFloat =
+      info.dtype == modelc::DType::F32 || info.dtype == modelc::DType::F16 ||
+      info.dtype == modelc::DType::BF16 || info.dtype == modelc::DType::F64;
+  // Floats uniform in [-1, 1); integers and bools 0 or 1 (valid indices).
+  for (int64_t i = 0; i < n; ++i)
+    modelc::storeDouble(info.dtype, t.mutable_data(), i,
+                        isFloat ? uniform(rng)
+                                : static_cast<double>(rng() % 2));
   return t;
 }
 
 /// Element i of a host tensor as double.
 double elementAt(const modelc::Tensor &t, int64_t i) {
-  switch (t.dtype()) {
-  case modelc::DType::F32:
-    return t.data_as<float>()[i];
-  case modelc::DType::I32:
-    return t.data_as<int32_t>()[i];
-  case modelc::DType::I64:
-    return static_cast<double>(t.data_as<int64_t>()[i]);
-  case modelc::DType::Bool:
-    return t.data_as<uint8_t>()[i];
-  case modelc::DType::F16:
-    return modelc::f16_to_float(t.data_as<uint16_t>()[i]);
-  case modelc::DType::BF16:
-    return modelc::bf16_to_float(t.data_as<uint16_t>()[i]);
-  }
-  return 0.0;
+  return modelc::elementAsDouble(t.dtype(), t.data(), i);
 }
 
 std::vector<double> elements(const modelc::Tensor &t) {

@@ -434,13 +434,29 @@ bool tensorOfAttr(DenseElementsAttr attr, const std::string &name,
     dataType = onnx::TensorProto::FLOAT16;
   else if (element.isBF16())
     dataType = onnx::TensorProto::BFLOAT16;
-  else if (element.isInteger(64))
-    dataType = onnx::TensorProto::INT64;
-  else if (element.isInteger(32))
-    dataType = onnx::TensorProto::INT32;
+  else if (element.isF64())
+    dataType = onnx::TensorProto::DOUBLE;
   else if (element.isInteger(1))
     dataType = onnx::TensorProto::BOOL;
-  else
+  else if (auto integer = dyn_cast<IntegerType>(element)) {
+    bool u = integer.isUnsigned();
+    switch (integer.getWidth()) {
+    case 8:
+      dataType = u ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8;
+      break;
+    case 16:
+      dataType = u ? onnx::TensorProto::UINT16 : onnx::TensorProto::INT16;
+      break;
+    case 32:
+      dataType = u ? onnx::TensorProto::UINT32 : onnx::TensorProto::INT32;
+      break;
+    case 64:
+      dataType = u ? onnx::TensorProto::UINT64 : onnx::TensorProto::INT64;
+      break;
+    default:
+      return false;
+    }
+  } else
     return false;
   out.set_name(name);
   out.set_data_type(dataType);

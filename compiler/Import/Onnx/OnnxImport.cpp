@@ -43,6 +43,20 @@ Type modelc::onnx_import::elementTypeOf(MLIRContext &context,
     return b.getI64Type();
   case onnx::TensorProto::BOOL:
     return b.getI1Type();
+  case onnx::TensorProto::DOUBLE:
+    return b.getF64Type();
+  case onnx::TensorProto::INT8:
+    return b.getIntegerType(8);
+  case onnx::TensorProto::INT16:
+    return b.getIntegerType(16);
+  case onnx::TensorProto::UINT8:
+    return b.getIntegerType(8, /*isSigned=*/false);
+  case onnx::TensorProto::UINT16:
+    return b.getIntegerType(16, /*isSigned=*/false);
+  case onnx::TensorProto::UINT32:
+    return b.getIntegerType(32, /*isSigned=*/false);
+  case onnx::TensorProto::UINT64:
+    return b.getIntegerType(64, /*isSigned=*/false);
   default:
     return nullptr;
   }
@@ -77,16 +91,23 @@ bool modelc::onnx_import::tensorBytes(const onnx::TensorProto &tensor,
   switch (tensor.data_type()) {
   case onnx::TensorProto::FLOAT:
   case onnx::TensorProto::INT32:
+  case onnx::TensorProto::UINT32:
     width = 4;
     break;
   case onnx::TensorProto::INT64:
+  case onnx::TensorProto::UINT64:
+  case onnx::TensorProto::DOUBLE:
     width = 8;
     break;
   case onnx::TensorProto::FLOAT16:
   case onnx::TensorProto::BFLOAT16:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
     width = 2;
     break;
   case onnx::TensorProto::BOOL:
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
     width = 1;
     break;
   default:
@@ -114,7 +135,14 @@ bool modelc::onnx_import::tensorBytes(const onnx::TensorProto &tensor,
   case onnx::TensorProto::INT64:
     present = tensor.int64_data_size();
     break;
-  default: // INT32, FLOAT16, BFLOAT16, BOOL travel in int32_data
+  case onnx::TensorProto::DOUBLE:
+    present = tensor.double_data_size();
+    break;
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64:
+    present = tensor.uint64_data_size();
+    break;
+  default: // INT32, 8- and 16-bit types and BOOL travel in int32_data
     present = tensor.int32_data_size();
     break;
   }
@@ -144,8 +172,26 @@ bool modelc::onnx_import::tensorBytes(const onnx::TensorProto &tensor,
   case onnx::TensorProto::INT32:
     return fill(tensor.int32_data(),
                 [](int32_t v, unsigned char *p) { std::memcpy(p, &v, 4); });
+  case onnx::TensorProto::DOUBLE:
+    return fill(tensor.double_data(),
+                [](double v, unsigned char *p) { std::memcpy(p, &v, 8); });
+  case onnx::TensorProto::UINT32:
+    return fill(tensor.uint64_data(), [](uint64_t v, unsigned char *p) {
+      uint32_t bits = static_cast<uint32_t>(v);
+      std::memcpy(p, &bits, 4);
+    });
+  case onnx::TensorProto::UINT64:
+    return fill(tensor.uint64_data(),
+                [](uint64_t v, unsigned char *p) { std::memcpy(p, &v, 8); });
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+    return fill(tensor.int32_data(), [](int32_t v, unsigned char *p) {
+      *p = static_cast<unsigned char>(v);
+    });
   case onnx::TensorProto::FLOAT16:
   case onnx::TensorProto::BFLOAT16:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
     // 16-bit values travel in int32_data, one per entry.
     return fill(tensor.int32_data(), [](int32_t v, unsigned char *p) {
       uint16_t bits = static_cast<uint16_t>(v);
@@ -351,7 +397,18 @@ Importer::constantNumbers(const onnx::NodeProto &node, int i) {
   case onnx::TensorProto::INT32:
     return read(int32_t());
   case onnx::TensorProto::BOOL: // one byte each (Dropout's training_mode)
+  case onnx::TensorProto::UINT8:
     return read(uint8_t());
+  case onnx::TensorProto::INT8:
+    return read(int8_t());
+  case onnx::TensorProto::INT16:
+    return read(int16_t());
+  case onnx::TensorProto::UINT16:
+    return read(uint16_t());
+  case onnx::TensorProto::UINT32:
+    return read(uint32_t());
+  case onnx::TensorProto::UINT64:
+    return read(uint64_t());
   default:
     return std::nullopt;
   }
@@ -501,8 +558,8 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
                              ? std::string("element type ") +
                                    dataTypeName(t.elem_type())
                              : std::string("a non-tensor type"))
-                     << " is not supported (tensors of f32, f16, bf16, i32, "
-                        "i64 or bool are)";
+                     << " is not supported (tensors of f32, f16, bf16, f64, "
+                        "bool and 8- to 64-bit integers are)";
       failedType = true;
       continue;
     }

@@ -142,17 +142,16 @@ LogicalResult clip(Importer &im, const NodeProto &n) {
   return success();
 }
 
-/// Matrix products of floats, and of i32/i64 (computed in that type,
+/// Matrix products of floats, and of integers (computed in their type,
 /// wrapping around on overflow); not of booleans.
 LogicalResult checkProductType(Importer &im, const NodeProto &n, Value a) {
   if (!a)
     return failure();
   Type element = typeOf(a).getElementType();
-  if (isa<FloatType>(element) || element.isSignlessInteger(32) ||
-      element.isSignlessInteger(64))
+  if (!element.isInteger(1))
     return success();
   im.error(n) << "operands of type " << element
-              << " are not supported (float types, i32 and i64 are)";
+              << " are not supported (floats and integers are)";
   return failure();
 }
 
@@ -681,7 +680,8 @@ LogicalResult castTo(Importer &im, const NodeProto &n) {
     return failure();
   if (!element) {
     im.error(n) << "casting to ONNX data type " << to
-                << " is not supported (f32, f16, bf16, i32, i64, bool are)";
+                << " is not supported (f32, f16, bf16, f64, bool and the 8- to "
+                   "64-bit integers are)";
     return failure();
   }
   return emit<CastOp>(im, n, {x}, {named(im, "dtype", TypeAttr::get(element))});

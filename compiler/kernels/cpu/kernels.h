@@ -51,14 +51,19 @@ inline int64_t broadcast_offset(int64_t i, int rank, const int64_t *out_dims,
   return offset;
 }
 
-inline float gelu_erf(float x) {
-  return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+// Float helpers in the type the loop computes in: float for f32/f16/bf16,
+// double for f64.
+template <typename T> inline T gelu_erf(T x) {
+  return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
 }
-inline float gelu_tanh(float x) {
-  return 0.5f * x *
-         (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+template <typename T> inline T gelu_tanh(T x) {
+  return T(0.5) * x *
+         (T(1) +
+          std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
 }
-inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+template <typename T> inline T sigmoid(T x) {
+  return T(1) / (T(1) + std::exp(-x));
+}
 
 /// Maximum and minimum that propagate a NaN in either operand, as
 /// torch.maximum, numpy.maximum and ONNX Max do (std::max drops one in `b`).
@@ -77,33 +82,42 @@ template <typename T> inline T min_(T a, T b) {
 /// overflows (SIGFPE on x86), wraps to INT_MIN as in PyTorch: dividing by -1
 /// is a negation computed unsigned.
 template <typename T> inline T int_div(T a, T b) {
-  if (b == T(-1))
-    return T(0 - static_cast<uint64_t>(a));
-  return b == 0 ? T(0) : a / b;
+  if constexpr (std::is_signed_v<T>)
+    if (b == T(-1))
+      return T(0 - static_cast<uint64_t>(a));
+  return b == 0 ? T(0) : T(a / b);
 }
 
 /// Integer remainder with the divisor's sign (Python's %, graph.mod); by
 /// zero it yields 0, as int_div (docs/ir.md), and by -1 it is 0 without
-/// computing INT_MIN % -1, which traps.
+/// computing INT_MIN % -1, which traps. Unsigned: the plain remainder.
 template <typename T> inline T int_mod(T a, T b) {
-  if (b == 0 || b == -1)
-    return T(0);
-  T r = a % b;
-  return r != 0 && ((r < 0) != (b < 0)) ? T(r + b) : r;
+  if constexpr (std::is_signed_v<T>) {
+    if (b == 0 || b == -1)
+      return T(0);
+    T r = T(a % b);
+    return r != 0 && ((r < 0) != (b < 0)) ? T(r + b) : r;
+  } else {
+    return b == 0 ? T(0) : T(a % b);
+  }
 }
 
 /// Integer remainder with the dividend's sign (C's %, graph.mod with fmod);
 /// 0 by zero and by -1, as int_mod.
 template <typename T> inline T int_fmod(T a, T b) {
-  return b == 0 || b == -1 ? T(0) : T(a % b);
+  if constexpr (std::is_signed_v<T>)
+    return b == 0 || b == -1 ? T(0) : T(a % b);
+  else
+    return b == 0 ? T(0) : T(a % b);
 }
 
 /// Integer power by squaring; negative exponents give 0 except for bases 1
 /// and -1, as integer arithmetic in numpy. The product is computed unsigned,
 /// so an overflow wraps (as numpy and PyTorch) instead of being undefined.
 template <typename T> inline T int_pow(T base, T exp) {
-  if (exp < 0)
-    return base == 1 ? 1 : base == -1 ? ((exp & 1) ? -1 : 1) : 0;
+  if constexpr (std::is_signed_v<T>)
+    if (exp < 0)
+      return base == 1 ? 1 : base == -1 ? ((exp & 1) ? -1 : 1) : 0;
   uint64_t result = 1, factor = static_cast<uint64_t>(base);
   while (exp) {
     if (exp & 1)
@@ -258,11 +272,20 @@ inline void gemm(modelc_run_ctx *ctx, const float *a, const float *b,
 /// Rows [begin, end) of the integer y[M, N] = op(a) * op(b), accumulated in
 /// T's unsigned type: overflow wraps around (two's complement) instead of
 /// being undefined.
+/// What a product of T computes in: integers in their unsigned type
+/// (wrapping around on overflow), f64 in double.
+template <typename T, bool = std::is_integral_v<T>> struct product_type {
+  using type = T;
+};
+template <typename T> struct product_type<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+
 template <typename T>
 inline void int_product_rows(const T *a, const T *b, T *y, int64_t begin,
                              int64_t end, int64_t m, int64_t n, int64_t k,
                              int trans_a, int trans_b) {
-  using U = std::make_unsigned_t<T>;
+  using U = typename product_type<T>::type;
   for (int64_t i = begin; i < end; ++i) {
     // T and its unsigned type may alias each other.
     U *yi = reinterpret_cast<U *>(y + i * n);
@@ -275,7 +298,8 @@ inline void int_product_rows(const T *a, const T *b, T *y, int64_t begin,
   }
 }
 
-/// matmul for i32/i64 (same arguments), wrapping around on overflow.
+/// matmul for integers (same arguments), wrapping around on overflow, and
+/// for f64 (plain loops in double).
 template <typename T>
 inline void int_matmul(modelc_run_ctx *ctx, const T *a, const T *b, T *c,
                        int64_t m, int64_t n, int64_t k, int batch_rank,
@@ -303,14 +327,14 @@ inline void int_matmul(modelc_run_ctx *ctx, const T *a, const T *b, T *c,
       });
 }
 
-/// gemm for i32/i64: y = alpha * op(a) * op(b) + beta * c with whole alpha
-/// and beta, wrapping around on overflow.
+/// gemm for integers: y = alpha * op(a) * op(b) + beta * c with whole alpha
+/// and beta, wrapping around on overflow; and for f64, in double.
 template <typename T>
 inline void int_gemm(modelc_run_ctx *ctx, const T *a, const T *b, const T *c,
                      T *y, int64_t m, int64_t n, int64_t k, int trans_a,
                      int trans_b, T alpha, T beta, int64_t c_rows,
                      int64_t c_cols) {
-  using U = std::make_unsigned_t<T>;
+  using U = typename product_type<T>::type;
   parallel_for(ctx, m, grain_for(n * k), [&](int64_t begin, int64_t end) {
     int_product_rows(a, b, y, begin, end, m, n, k, trans_a, trans_b);
     for (int64_t i = begin; i < end; ++i)
@@ -1020,6 +1044,16 @@ template <typename T> struct accumulator<T, true> {
   using type = std::make_unsigned_t<T>;
 };
 
+/// A sum computed in double stored as T: integers wrap around to T's width
+/// (as an integer sum would) instead of the undefined conversion of an
+/// out-of-range double.
+template <typename T> inline T from_sum(double v) {
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(static_cast<uint64_t>(static_cast<int64_t>(v)));
+  else
+    return static_cast<T>(v);
+}
+
 /// Reduction over some axes (kind: 0 sum, 1 mean, 2 max, 3 product). Output
 /// element r
 /// reads the input at kept_strides-derived base offset plus every offset of
@@ -1061,8 +1095,8 @@ inline void reduce(modelc_run_ctx *ctx, const T *x, T *y, int kept_rank,
             acc[c] += static_cast<double>(row[c]);
         }
         for (int64_t c = 0; c < width; ++c)
-          y[c0 + c] = static_cast<T>(
-              kind == 1 ? acc[c] / static_cast<double>(len) : acc[c]);
+          y[c0 + c] = from_sum<T>(kind == 1 ? acc[c] / static_cast<double>(len)
+                                            : acc[c]);
       }
     });
     return;
@@ -1102,7 +1136,7 @@ inline void reduce(modelc_run_ctx *ctx, const T *x, T *y, int kept_rank,
         }
         if (kind == 1)
           sum /= static_cast<double>(len);
-        y[r] = static_cast<T>(sum);
+        y[r] = from_sum<T>(sum);
       }
     }
   });

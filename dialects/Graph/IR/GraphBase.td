@@ -38,12 +38,20 @@ def Graph_Dialect : Dialect {
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-def Graph_Tensor : RankedTensorOf<[F32, F16, BF16, I32, I64, I1]>;
-def Graph_NumericTensor : RankedTensorOf<[F32, F16, BF16, I32, I64]>;
-def Graph_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+// Element types: f32, f16, bf16 and f64; signless i8, i16, i32 and i64
+// (signed); unsigned ui8, ui16, ui32 and ui64; i1 (bool). Which devices
+// have kernels for which types is the backends' business (Backends.h):
+// f64 and the 8/16-bit and unsigned integers run on the CPU and sim
+// devices.
+def Graph_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I8, I16, I32, I64,
+                                   UI8, UI16, UI32, UI64, I1]>;
+def Graph_NumericTensor : RankedTensorOf<[F32, F16, BF16, F64, I8, I16, I32,
+                                          I64, UI8, UI16, UI32, UI64]>;
+def Graph_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
 def Graph_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Graph_BoolTensor : RankedTensorOf<[I1]>;
-def Graph_ElementType : AnyTypeOf<[F32, F16, BF16, I32, I64, I1]>;
+def Graph_ElementType : AnyTypeOf<[F32, F16, BF16, F64, I8, I16, I32, I64,
+                                   UI8, UI16, UI32, UI64, I1]>;
 
 //===----------------------------------------------------------------------===//
 // Enums

@@ -31,9 +31,17 @@ uint64_t modelc::graph::valueBytes(Value value) {
 }
 
 bool modelc::graph::isSupportedElementType(Type type) {
-  return type.isF32() || type.isF16() || type.isBF16() ||
-         type.isSignlessInteger(32) || type.isSignlessInteger(64) ||
-         type.isSignlessInteger(1);
+  if (type.isF32() || type.isF16() || type.isBF16() || type.isF64())
+    return true;
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer)
+    return false;
+  unsigned width = integer.getWidth();
+  if (integer.isSignless())
+    return width == 1 || width == 8 || width == 16 || width == 32 ||
+           width == 64;
+  return integer.isUnsigned() &&
+         (width == 8 || width == 16 || width == 32 || width == 64);
 }
 
 FailureOr<RankedTensorType> OpDiagnostics::tensor(Type type,
@@ -46,7 +54,7 @@ FailureOr<RankedTensorType> OpDiagnostics::tensor(Type type,
                 "); dynamic shapes are not supported yet");
   if (!isSupportedElementType(tensorType.getElementType()))
     return fail(what, " has element type ", tensorType.getElementType(),
-                "; expected one of f32, f16, bf16, i32, i64, i1");
+                "; expected one of ", kElementTypeNames);
   return tensorType;
 }
 
@@ -58,8 +66,8 @@ FailureOr<RankedTensorType> OpDiagnostics::floatTensor(Type type,
   if (!isa<FloatType>(tensorType->getElementType()))
     return fail(what,
                 " must have a floating-point element type (f32, f16, "
-                "bf16), got ",
-                tensorType->getElementType());
+                "bf16, f64): ",
+                tensorType->getElementType(), " is not supported");
   return tensorType;
 }
 
@@ -69,8 +77,7 @@ FailureOr<RankedTensorType> OpDiagnostics::numericTensor(Type type,
   if (failed(tensorType))
     return failure();
   if (tensorType->getElementType().isSignlessInteger(1))
-    return fail(what, " must have a numeric element type (f32, f16, bf16, "
-                      "i32, i64), got i1");
+    return fail(what, " must have a numeric element type (not i1), got i1");
   return tensorType;
 }
 

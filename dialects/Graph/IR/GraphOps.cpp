@@ -325,8 +325,8 @@ LogicalResult CastOp::inferReturnTypes(MLIRContext *,
     return failure();
   Type dtype = adaptor.getDtype();
   if (!dtype || !isSupportedElementType(dtype))
-    return diag.fail("cannot cast to ", dtype,
-                     "; expected one of f32, f16, bf16, i32, i64, i1");
+    return diag.fail("cannot cast to ", dtype, "; expected one of ",
+                     kElementTypeNames);
   return inferred(inferredTypes, input->clone(dtype));
 }
 

@@ -128,6 +128,9 @@ reducedDimensions(std::optional<llvm::ArrayRef<int64_t>> axes, int64_t rank);
 
 /// True for the element types graph tensors may have.
 bool isSupportedElementType(mlir::Type type);
+/// The element types isSupportedElementType accepts, for messages.
+inline constexpr const char *kElementTypeNames =
+    "f32, f16, bf16, f64, i8, i16, i32, i64, ui8, ui16, ui32, ui64, i1";
 
 class GradientBuilder;
 

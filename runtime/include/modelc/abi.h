@@ -27,7 +27,16 @@ enum {
   MODELC_DTYPE_BF16 = 2,
   MODELC_DTYPE_I32 = 3,
   MODELC_DTYPE_I64 = 4,
-  MODELC_DTYPE_BOOL = 5
+  MODELC_DTYPE_BOOL = 5,
+  /* Added within ABI 9: a runtime that predates them refuses a model
+   * using them as having an unknown element type. */
+  MODELC_DTYPE_I8 = 6,
+  MODELC_DTYPE_I16 = 7,
+  MODELC_DTYPE_U8 = 8,
+  MODELC_DTYPE_U16 = 9,
+  MODELC_DTYPE_U32 = 10,
+  MODELC_DTYPE_U64 = 11,
+  MODELC_DTYPE_F64 = 12
 };
 
 /* An input or output of an entry point. */
