@@ -216,6 +216,13 @@ std::string elementExpression(Operation *op, ArrayRef<std::string> args,
                     : helper + (mod.getFmod() ? "int_fmod" : "int_mod");
         return name + "(" + args[0] + ", " + args[1] + ")";
       })
+      .Case([&](BitShiftOp shift) {
+        // Host code only: placement keeps it off GPUs (no CUDA helper).
+        if (gpu || isFloat)
+          return std::string();
+        return helper + (shift.getRight() ? "shift_right" : "shift_left") +
+               "<" + cType(in) + ">(" + args[0] + ", " + args[1] + ")";
+      })
       .Case(
           [&](MaxOp) { return maxName + "(" + args[0] + ", " + args[1] + ")"; })
       .Case(

@@ -171,6 +171,17 @@ static BroadcastFunction broadcastFunction(Operation *op, unsigned intWidth) {
           return modulo(a[0], a[1], isInt, fmod);
         };
       })
+      .Case([intWidth](BitShiftOp shift) {
+        return [intWidth, right = shift.getRight()](Args a) {
+          // A product or floor quotient by 2^n; the caller wraps the
+          // product to the result's width (every bit out: 0).
+          double n = std::max(a[1], 0.0);
+          if (n >= intWidth)
+            return right && a[0] < 0 ? -1.0 : 0.0;
+          double scale = std::ldexp(1.0, static_cast<int>(n));
+          return right ? std::floor(a[0] / scale) : a[0] * scale;
+        };
+      })
       .Case([](MaxOp) { return [](Args a) { return maxOrNaN(a[0], a[1]); }; })
       .Case([](MinOp) { return [](Args a) { return minOrNaN(a[0], a[1]); }; })
       .Case([intWidth](PowOp) {

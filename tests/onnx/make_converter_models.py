@@ -20,7 +20,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 TYPES = {np.dtype(np.float32): TensorProto.FLOAT,
          np.dtype(np.int32): TensorProto.INT32,
-         np.dtype(np.int64): TensorProto.INT64}
+         np.dtype(np.int64): TensorProto.INT64,
+         np.dtype(np.uint8): TensorProto.UINT8,
+         np.dtype(np.bool_): TensorProto.BOOL}
 
 
 def save(out, name, node, inputs, y, initializers=(), opset=17):
@@ -149,6 +151,29 @@ def main():
          {"x": np.zeros((2, 3), np.float32),
           "index": np.zeros((2, 2), np.int64),
           "u": np.zeros((2, 1), np.float32)}, np.zeros((2, 3), np.float32))
+
+    # BitShift with a direction ONNX does not define.
+    save(out, "bitshift_direction",
+         helper.make_node("BitShift", ["x", "n"], ["y"], direction="UP"),
+         {"x": np.zeros(3, np.uint8), "n": np.ones(3, np.uint8)},
+         np.zeros(3, np.uint8))
+
+    # Constant in its string form, and with two values.
+    save(out, "constant_string",
+         helper.make_node("Constant", [], ["c"], value_string="modelc"),
+         {}, np.zeros(1, np.float32))
+    save(out, "constant_two_values",
+         helper.make_node("Constant", [], ["y"], value_int=1, value_float=2.0),
+         {}, np.zeros((), np.int64))
+
+    # Dropout in training mode whose mask is read (the output y).
+    x = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    save(out, "dropout_mask",
+         helper.make_node("Dropout", ["x", "ratio", "train"], ["out", "y"]),
+         {"x": x}, np.zeros((2, 3), np.bool_),
+         initializers=[numpy_helper.from_array(np.array(0.5, np.float32),
+                                               "ratio"),
+                       numpy_helper.from_array(np.array(True), "train")])
 
     x = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
     save(out, "cumsum_axis", helper.make_node("CumSum", ["x", "axis"], ["y"]),

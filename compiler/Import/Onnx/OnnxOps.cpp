@@ -64,22 +64,28 @@ template <typename OpT> LogicalResult chain(Importer &im, const NodeProto &n) {
   return success();
 }
 
-/// Pow's exponent may have another type than its base (ONNX); a float base
-/// takes the exponent converted to its type.
+/// Pow's exponent may have another type than its base (ONNX); the result
+/// has the base's type. A float base, or an integer base with an integer
+/// exponent, takes the exponent converted to the base's type; an integer
+/// base with a float exponent is raised in f64 and converted back,
+/// truncating toward zero (as ONNX Runtime computes it).
 LogicalResult power(Importer &im, const NodeProto &n) {
   Value base = im.input(n, 0), exponent = im.input(n, 1);
   if (!base || !exponent)
     return failure();
   Type b = typeOf(base).getElementType(), e = typeOf(exponent).getElementType();
-  if (b != e) {
-    if (!isa<FloatType>(b)) {
-      im.error(n) << "an integer base with a " << e
-                  << " exponent is not supported yet";
-      return failure();
-    }
-    exponent = build<CastOp>(im, n, {exponent},
-                             {named(im, "dtype", TypeAttr::get(b))});
+  auto castTo = [&](Value v, Type to) {
+    return build<CastOp>(im, n, {v}, {named(im, "dtype", TypeAttr::get(to))});
+  };
+  if (b != e && !isa<FloatType>(b) && isa<FloatType>(e)) {
+    Type f64 = im.builder.getF64Type();
+    Value raised =
+        build<PowOp>(im, n, {castTo(base, f64), castTo(exponent, f64)});
+    return emit<CastOp>(im, n, {raised},
+                        {named(im, "dtype", TypeAttr::get(b))});
   }
+  if (b != e)
+    exponent = castTo(exponent, b);
   return emit<PowOp>(im, n, {base, exponent});
 }
 
@@ -99,14 +105,42 @@ LogicalResult compare(Importer &im, const NodeProto &n,
              ComparePredicateAttr::get(&im.context, predicate))});
 }
 
+/// Constant: 'value' (a tensor), or since opset 12 'value_float',
+/// 'value_floats', 'value_int', 'value_ints' (a float32 or int64 scalar or
+/// vector); not the string and sparse forms.
 LogicalResult constant(Importer &im, const NodeProto &n) {
-  const onnx::AttributeProto *value = Importer::attribute(n, "value");
-  if (!value || !value->has_t()) {
-    im.error(n) << "the '" << (n.attribute_size() ? n.attribute(0).name() : "")
-                << "' form is not supported (only 'value', a tensor)";
+  if (n.attribute_size() != 1) {
+    im.error(n) << "must have exactly one attribute (the value), has "
+                << n.attribute_size();
     return failure();
   }
-  im.defineConstant(n, value->t());
+  const onnx::AttributeProto &a = n.attribute(0);
+  onnx::TensorProto t;
+  if (a.name() == "value" && a.has_t()) {
+    t = a.t();
+  } else if (a.name() == "value_float") {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_float_data(a.f());
+  } else if (a.name() == "value_floats") {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_dims(a.floats_size());
+    for (float v : a.floats())
+      t.add_float_data(v);
+  } else if (a.name() == "value_int") {
+    t.set_data_type(onnx::TensorProto::INT64);
+    t.add_int64_data(a.i());
+  } else if (a.name() == "value_ints") {
+    t.set_data_type(onnx::TensorProto::INT64);
+    t.add_dims(a.ints_size());
+    for (int64_t v : a.ints())
+      t.add_int64_data(v);
+  } else {
+    im.error(n) << "the '" << a.name()
+                << "' form is not supported (value, value_float, "
+                   "value_floats, value_int and value_ints are)";
+    return failure();
+  }
+  im.defineConstant(n, t);
   return success();
 }
 
@@ -695,20 +729,35 @@ std::string shortNumber(double v) {
 }
 
 LogicalResult dropout(Importer &im, const NodeProto &n) {
-  if (n.output_size() > 1 && !n.output(1).empty() && im.isUsed(n.output(1))) {
-    im.error(n) << "the mask output is not supported yet";
-    return failure();
-  }
-  if (!Importer::hasInput(n, 2))
-    return passThrough(im, n); // eval mode (no training_mode input)
-  std::optional<double> training = im.constantScalar(n, 2);
+  bool maskUsed =
+      n.output_size() > 1 && !n.output(1).empty() && im.isUsed(n.output(1));
+  std::optional<double> training =
+      Importer::hasInput(n, 2) ? im.constantScalar(n, 2) : 0.0;
   if (!training) {
     im.error(n) << "a training_mode given at run time is not supported yet "
                    "(it must be a constant)";
     return failure();
   }
-  if (*training == 0)
-    return passThrough(im, n);
+  if (*training == 0) {
+    // Eval mode: the output is the input and the mask keeps everything.
+    Value x = im.input(n, 0);
+    if (!x)
+      return failure();
+    im.define(n, x);
+    if (maskUsed) {
+      auto maskType =
+          RankedTensorType::get(typeOf(x).getShape(), im.builder.getI1Type());
+      im.define(n,
+                ConstantOp::create(im.builder, im.locationOf(n),
+                                   DenseElementsAttr::get(maskType, true)),
+                1);
+    }
+    return success();
+  }
+  if (maskUsed) {
+    im.error(n) << "the mask output in training mode is not supported yet";
+    return failure();
+  }
   // Training mode (a TRAINING export): graph.dropout in its eval form,
   // which modelc-training-mode makes drop in the trained entry point.
   std::optional<double> ratio =
@@ -773,6 +822,17 @@ const llvm::StringMap<NodeConverter> &modelc::onnx_import::nodeConverters() {
     t["Ceil"] = elementwise<CeilOp>;
     t["Round"] = elementwise<RoundOp>;
     // fmod = 0 on floats is an error at the node (graph.mod's verifier).
+    t["BitShift"] = [](Importer &im, const NodeProto &n) {
+      std::string direction = Importer::stringAttr(n, "direction", "");
+      if (direction != "LEFT" && direction != "RIGHT") {
+        im.error(n) << "direction must be LEFT or RIGHT, got '" << direction
+                    << "'";
+        return failure();
+      }
+      return emit<BitShiftOp>(
+          im, n, {im.input(n, 0), im.input(n, 1)},
+          {named(im, "right", im.builder.getBoolAttr(direction == "RIGHT"))});
+    };
     t["Mod"] = [](Importer &im, const NodeProto &n) {
       bool fmod = Importer::intAttr(n, "fmod", 0) != 0;
       return emit<ModOp>(im, n, {im.input(n, 0), im.input(n, 1)},

@@ -111,6 +111,30 @@ template <typename T> inline T int_fmod(T a, T b) {
     return b == 0 ? T(0) : T(a % b);
 }
 
+/// graph.bit_shift: `a` shifted left or right by `n` bits; amounts of at
+/// least T's width shift every bit out (a signed right shift keeps the
+/// sign), negative amounts count as 0 (undefined in C++ and numpy).
+template <typename T> inline T shift_left(T a, T n) {
+  using U = std::make_unsigned_t<T>;
+  if constexpr (std::is_signed_v<T>)
+    if (n < 0)
+      return a;
+  if (static_cast<uint64_t>(n) >= sizeof(T) * 8)
+    return T(0);
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) << n));
+}
+template <typename T> inline T shift_right(T a, T n) {
+  if constexpr (std::is_signed_v<T>) {
+    if (n < 0)
+      return a;
+    if (static_cast<uint64_t>(n) >= sizeof(T) * 8)
+      return a < 0 ? T(-1) : T(0);
+  } else if (static_cast<uint64_t>(n) >= sizeof(T) * 8) {
+    return T(0);
+  }
+  return static_cast<T>(a >> n);
+}
+
 /// Integer power by squaring; negative exponents give 0 except for bases 1
 /// and -1, as integer arithmetic in numpy. The product is computed unsigned,
 /// so an overflow wraps (as numpy and PyTorch) instead of being undefined.

@@ -282,6 +282,22 @@ LogicalResult ModOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult
+BitShiftOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                             Adaptor adaptor,
+                             SmallVectorImpl<Type> &inferredTypes) {
+  if (failed(inferElementwiseBinary(
+          location, getOperationName(), adaptor.getLhs().getType(),
+          adaptor.getRhs().getType(),
+          /*resultElementType=*/nullptr, inferredTypes)))
+    return failure();
+  Type element = cast<RankedTensorType>(inferredTypes.back()).getElementType();
+  if (!isa<IntegerType>(element))
+    return OpDiagnostics(location, getOperationName())
+        .fail("shifts integers; ", element, " operands are not supported");
+  return success();
+}
+
 LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> location,
                                          Adaptor adaptor,

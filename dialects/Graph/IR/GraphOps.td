@@ -379,6 +379,31 @@ def Graph_ModOp : Graph_Op<"mod", [Pure, Graph_InferTypeFromProperties,
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
 }
 
+def Graph_BitShiftOp : Graph_Op<"bit_shift", [Pure,
+    Graph_InferTypeFromProperties, Graph_Elementwise]> {
+  let summary = "Elementwise bit shift of integers with numpy broadcasting "
+                "(ONNX BitShift).";
+  let description = [{
+    `lhs` shifted by `rhs` bits, to the left (`right = false`, the default)
+    or to the right. Integers only, both operands of one type. A left shift
+    drops the bits shifted out (it wraps around as a product by 2^rhs); a
+    right shift is logical for unsigned types and arithmetic (the sign
+    kept) for signed ones. An amount of at least the type's width shifts
+    every bit out (0; -1 for a negative signed value shifted right); a
+    negative amount shifts nothing out and is treated as 0 (numpy's and
+    C's are undefined there).
+
+    ```mlir
+    %y = graph.bit_shift %x, %n : tensor<3xui8>, tensor<3xui8>
+    %z = graph.bit_shift %x, %n {right = true} : tensor<3xui8>, tensor<3xui8>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$lhs, Graph_NumericTensor:$rhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$right);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+}
+
 def Graph_CompareOp : Graph_Op<"compare", [Pure, Graph_InferTypeFromProperties,
     Graph_Elementwise]> {
   let summary = "Elementwise comparison with numpy broadcasting.";

@@ -1155,3 +1155,19 @@ func.func @scatter_nd_types(%d: tensor<4xf32>, %i: tensor<1x1xi64>, %u: tensor<1
   %0 = graph.scatter_nd %d, %i, %u : tensor<4xf32>, tensor<1x1xi64>, tensor<1xf16>
   return
 }
+
+// -----
+
+func.func @bit_shift_of_floats(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.bit_shift' op shifts integers; 'f32' operands are not supported}}
+  %0 = graph.bit_shift %x, %x : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @bit_shift_of_two_types(%x: tensor<4xui8>, %y: tensor<4xi8>) {
+  // expected-error @+1 {{'graph.bit_shift' op element types differ: lhs is 'ui8', rhs is 'i8'}}
+  %0 = graph.bit_shift %x, %y : tensor<4xui8>, tensor<4xi8>
+  return
+}

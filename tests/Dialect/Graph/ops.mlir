@@ -300,6 +300,21 @@ func.func @mod(%i: tensor<4x8xi32>, %j: tensor<8xi32>, %k: tensor<4x8xi64>, %l: 
   return %0, %1, %2 : tensor<4x8xi32>, tensor<4x8xi64>, tensor<4x8xf32>
 }
 
+// CHECK-LABEL: func.func @new_element_types
+// CHECK: graph.bit_shift %{{.*}}, %{{.*}} : tensor<4xui8>, tensor<4xui8>
+// CHECK: graph.bit_shift %{{.*}}, %{{.*}} {right = true} : tensor<4xi16>, tensor<i16>
+// CHECK: graph.cast %{{.*}} : tensor<4xui8> to f64
+// CHECK: graph.add %{{.*}}, %{{.*}} : tensor<4xf64>, tensor<4xf64>
+// CHECK: graph.constant dense<[255, 0, 7, 128]> : tensor<4xui8>
+func.func @new_element_types(%a: tensor<4xui8>, %b: tensor<4xi16>, %n: tensor<i16>) -> (tensor<4xui8>, tensor<4xi16>, tensor<4xf64>, tensor<4xui8>) {
+  %0 = graph.bit_shift %a, %a : tensor<4xui8>, tensor<4xui8>
+  %1 = graph.bit_shift %b, %n {right = true} : tensor<4xi16>, tensor<i16>
+  %2 = graph.cast %a : tensor<4xui8> to f64
+  %3 = graph.add %2, %2 : tensor<4xf64>, tensor<4xf64>
+  %4 = graph.constant dense<[255, 0, 7, 128]> : tensor<4xui8>
+  return %0, %1, %3, %4 : tensor<4xui8>, tensor<4xi16>, tensor<4xf64>, tensor<4xui8>
+}
+
 // Besides its own attributes, a graph op may carry a device pin and
 // dialect-prefixed attributes (those passes write, such as sched.buffer).
 // CHECK-LABEL: func.func @free_attributes

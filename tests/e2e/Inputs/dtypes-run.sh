@@ -4,7 +4,7 @@
 # checks every output against PyTorch/numpy (--expect) and the reference
 # interpreter (--compare-reference); f64 outputs to 1e-12.
 run=$1; so=$2; ir=$3; dir=$4; shift 4
-for e in image unsigned8 unsigned_wide signed_small double movement; do
+for e in image unsigned8 unsigned_wide signed_small double movement shifts; do
   args=""
   for f in "$dir/${e}"_*.npy; do
     n=$(basename "$f" .npy); n=${n#"${e}"_}

@@ -122,3 +122,41 @@ with np.errstate(over="ignore"):
                 a.reshape(12, 2)]
 for i, v in enumerate(expected):
     save("movement", "output%d" % i, v)
+
+# shifts: numpy's shifts where C defines them; amounts of the width and
+# beyond shift every bit out, negative amounts shift nothing (docs/ir.md).
+a = rng.integers(0, 256, size=(2, 6), dtype=np.uint8)
+n = np.array([0, 1, 3, 7, 8, 200], dtype=np.uint8)
+b = rng.integers(-(1 << 15), 1 << 15, size=(2, 6), dtype=np.int16)
+m = np.array([[0, 1, 5, 15, 16, -3], [2, 4, 14, 17, 30, 1]], dtype=np.int16)
+b[0, 3] = -5
+for name, v in zip("anbm", [a, n, b, m]):
+    save("shifts", name, v)
+
+
+def shift(x, k, right):
+    bits = x.dtype.itemsize * 8
+    out = np.empty_like(x)
+    for idx in np.ndindex(x.shape):
+        v, s = x[idx], int(np.broadcast_to(k, x.shape)[idx])
+        if s < 0:
+            s = 0
+        if s >= bits:
+            out[idx] = -1 if (right and v < 0) else 0
+        elif right:
+            out[idx] = v >> s
+        else:
+            out[idx] = (int(v) << s) & ((1 << bits) - 1) if x.dtype.kind == "u" \
+                else np.array((int(v) << s) & ((1 << bits) - 1)).astype(
+                    np.uint16).view(np.int16)
+    return out
+
+
+expected = [shift(a, n, False), shift(a, n, True), shift(b, m, False),
+            shift(b, m, True)]
+# Where C defines them (amounts in [0, width)), the same as numpy's.
+ok = (n < 8)
+assert (expected[0][:, ok] == np.left_shift(a, n)[:, ok]).all()
+assert (expected[1][:, ok] == np.right_shift(a, n)[:, ok]).all()
+for i, v in enumerate(expected):
+    save("shifts", "output%d" % i, v)
