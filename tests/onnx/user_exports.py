@@ -119,6 +119,33 @@ class scatter_elements(nn.Module):
             torch.scatter_add(x, 1, index, src)
 
 
+@module(lambda: torch.randint(0, 256, (2, 8, 8, 3), dtype=torch.uint8))
+class uint8_image(nn.Module):
+    """An image as it arrives (uint8, channels last) normalised in the
+    model, then a convolution: Cast from UINT8."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.register_buffer("mean", torch.tensor([0.485, 0.456, 0.406]))
+
+    def forward(self, x):
+        x = x.permute(0, 3, 1, 2).float() / 255.0
+        return self.conv(x - self.mean.view(1, 3, 1, 1))
+
+
+@module(normal(1, 2, 5, 6))
+class bicubic(nn.Module):
+    """F.interpolate with mode='bicubic' (Resize, mode cubic, A = -0.75),
+    up and down, with and without align_corners."""
+
+    def forward(self, x):
+        up = nn.functional.interpolate(x, scale_factor=2, mode="bicubic")
+        down = nn.functional.interpolate(up, size=(4, 9), mode="bicubic",
+                                         align_corners=True)
+        return down
+
+
 def main():
     out = sys.argv[1]
     only = set(sys.argv[2:])

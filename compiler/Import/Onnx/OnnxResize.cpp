@@ -3,9 +3,10 @@
 // ONNX ops that read each output element from input positions fixed by the
 // shapes alone. Those positions are computed here, at import, and become
 // i64 constants for graph.gather along one axis at a time:
-//   * Resize/Upsample (nearest, linear): per resized axis, the source index
-//     (nearest) or the two neighbours and a constant weight (linear; the
-//     n-linear interpolation is separable, as ONNX's reference computes it);
+//   * Resize/Upsample (nearest, linear, cubic): per resized axis, the source
+//     index (nearest), or the two (linear) or four (cubic) neighbours and
+//     constant weights (n-linear and n-cubic interpolation are separable,
+//     as ONNX's reference computes them);
 //   * Pad in reflect and edge mode: per padded axis, the mirrored or clamped
 //     source index;
 //   * DepthToSpace/SpaceToDepth: reshape, transpose, reshape.
@@ -59,6 +60,8 @@ struct ResizeSpec {
   std::string mode, coordinates, nearest;
   SmallVector<int64_t> sizes;
   SmallVector<double> scales;
+  double cubicA = -0.75;       ///< cubic_coeff_a
+  bool excludeOutside = false; ///< exclude_outside
 };
 
 /// Resamples `x` along `axis` to spec.sizes[axis].
@@ -73,6 +76,44 @@ Value resizeAxis(At &at, Value x, int64_t axis, const ResizeSpec &spec) {
           spec.nearest, sourceCoordinate(spec.coordinates, i, in, out, scale),
           in);
     return at.gather(x, at.indices({out}, index), axis);
+  }
+  if (spec.mode == "cubic") {
+    // Four taps floor(c) - 1 .. floor(c) + 2, clamped into [0, in) (ONNX
+    // pads the edges), weighted by Keys' cubic convolution with
+    // coefficient A at r = c - floor(c); with exclude_outside, taps outside
+    // the input weigh 0 and the rest are renormalised (ONNX's reference).
+    const double a = spec.cubicA;
+    SmallVector<SmallVector<int64_t>> taps(4, SmallVector<int64_t>(out));
+    SmallVector<SmallVector<double>> weights(4, SmallVector<double>(out));
+    for (int64_t i = 0; i < out; ++i) {
+      double c = sourceCoordinate(spec.coordinates, i, in, out, scale);
+      double whole = std::floor(c), r = c - whole;
+      double w[4] = {
+          ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
+          ((a + 2) * r - (a + 3)) * r * r + 1,
+          ((a + 2) * (1 - r) - (a + 3)) * (1 - r) * (1 - r) + 1,
+          ((a * (2 - r) - 5 * a) * (2 - r) + 8 * a) * (2 - r) - 4 * a};
+      double total = 0;
+      for (int k = 0; k < 4; ++k) {
+        int64_t at = static_cast<int64_t>(whole) - 1 + k;
+        if (spec.excludeOutside && (at < 0 || at >= in))
+          w[k] = 0;
+        total += w[k];
+        taps[k][i] = std::clamp<int64_t>(at, 0, in - 1);
+      }
+      for (int k = 0; k < 4; ++k)
+        weights[k][i] = spec.excludeOutside && total != 0 ? w[k] / total : w[k];
+    }
+    SmallVector<int64_t> shape(rank, 1);
+    shape[axis] = out;
+    Value sum;
+    for (int k = 0; k < 4; ++k) {
+      Value term =
+          at.mul(at.gather(x, at.indices({out}, taps[k]), axis),
+                 at.constant(typeOf(x).getElementType(), shape, weights[k]));
+      sum = sum ? at.add(sum, term) : term;
+    }
+    return sum;
   }
   // linear: (1 - r) * x[lo] + r * x[hi], lo = floor(c), hi = lo + 1, both
   // clamped into [0, in) (ONNX pads the edges), r = c - lo.
@@ -115,11 +156,17 @@ bool readResize(Importer &im, const NodeProto &n, Value x, ResizeSpec &spec) {
                    "are not supported yet";
     return false;
   }
-  if (spec.mode != "nearest" && spec.mode != "linear") {
+  if (spec.mode != "nearest" && spec.mode != "linear" && spec.mode != "cubic") {
     im.error(n) << "mode '" << spec.mode
-                << "' is not supported yet (nearest and linear are)";
+                << "' is not supported (nearest, linear and cubic are)";
     return false;
   }
+  if (spec.mode == "cubic" && legacy) {
+    im.error(n) << "mode 'cubic' is defined from opset 11 on";
+    return false;
+  }
+  spec.cubicA = Importer::floatAttr(n, "cubic_coeff_a", -0.75f);
+  spec.excludeOutside = Importer::intAttr(n, "exclude_outside", 0) != 0;
   if (spec.coordinates == "tf_crop_and_resize") {
     im.error(n) << "coordinate_transformation_mode 'tf_crop_and_resize' is "
                    "not supported yet";
