@@ -20,7 +20,7 @@ constexpr const char *kUsedCapsuleName = "used_dltensor";
 /// Where an input came from, for the conversion its errors suggest.
 enum class Source { Numpy, Dlpack };
 
-/// describe()'s "[4,16]" after another spelling of the dtype ("float64").
+/// describe()'s "[4,16]" after another spelling of the dtype ("complex64").
 std::string describeAs(const std::string &dtype,
                        const std::vector<int64_t> &shape) {
   std::string text = describe(DType::F32, shape);
@@ -45,8 +45,8 @@ std::string describeAs(const std::string &dtype,
   throw Error("input '" + spec.name + "': expected " +
               describeAs(want, spec.shape) + ", got " +
               describeAs(given, shape) +
-              " (modelc takes float32, float16, bfloat16, int32, int64 and "
-              "bool tensors; " +
+              " (modelc takes float32, float16, bfloat16, float64, bool and "
+              "8- to 64-bit integer tensors; " +
               hint + ")");
 }
 
@@ -103,7 +103,8 @@ std::optional<DType> numpyDType(const py::dtype &dtype) {
 Input borrowNumpy(py::array array, const TensorInfo &spec) {
   std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
   std::optional<DType> dtype = numpyDType(array.dtype());
-  if (!dtype)
+  // numpy has no bfloat16: no array fits a bf16 input (say how to give one).
+  if (!dtype || spec.dtype == DType::BF16)
     throwUnknownDtype(spec, py::str(array.dtype()).cast<std::string>(), shape,
                       Source::Numpy);
   checkInput(spec, *dtype, shape);

@@ -22,6 +22,7 @@ TYPES = {np.dtype(np.float32): TensorProto.FLOAT,
          np.dtype(np.int32): TensorProto.INT32,
          np.dtype(np.int64): TensorProto.INT64,
          np.dtype(np.uint8): TensorProto.UINT8,
+         np.dtype(np.int8): TensorProto.INT8,
          np.dtype(np.bool_): TensorProto.BOOL}
 
 
@@ -151,6 +152,43 @@ def main():
          {"x": np.zeros((2, 3), np.float32),
           "index": np.zeros((2, 2), np.int64),
           "u": np.zeros((2, 1), np.float32)}, np.zeros((2, 3), np.float32))
+
+    # QuantizeLinear to int8 per channel (axis 1): ties round to even,
+    # values beyond the range saturate; then DequantizeLinear back, with
+    # scales and zero points given at run time.
+    x = np.array([[0.5, 1.5, 2.5, -0.5, 300.0, -300.0],
+                  [0.25, -1.25, 7.0, 100.0, -2.5, 0.0]], np.float32)
+    x = np.stack([x, x * 2, x / 4], axis=1)  # [2, 3, 6]
+    scale = np.array([0.5, 1.0, 0.25], np.float32)
+    zero = np.array([0, 3, -5], np.int8)
+    q = np.clip(np.round(x / scale[None, :, None]) + zero[None, :, None],
+                -128, 127).astype(np.int8)
+    save(out, "quantize_int8",
+         helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=1),
+         {"x": x, "s": scale, "z": zero}, q, opset=13)
+    d = ((q.astype(np.float32) - zero[None, :, None]) *
+         scale[None, :, None]).astype(np.float32)
+    save(out, "dequantize_int8",
+         helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=1),
+         {"q": q, "s": scale, "z": zero}, d, opset=13)
+    # A zero point of a type QuantizeLinear does not quantize to, a per-axis
+    # scale of the wrong size, QLinearMatMul with per-row scales.
+    save(out, "quantize_zero_type",
+         helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"]),
+         {"x": np.zeros((2, 3), np.float32), "s": np.ones((), np.float32),
+          "z": np.zeros((), np.int32)}, np.zeros((2, 3), np.int32), opset=13)
+    save(out, "quantize_axis",
+         helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=1),
+         {"x": np.zeros((2, 3), np.float32), "s": np.ones(4, np.float32)},
+         np.zeros((2, 3), np.uint8), opset=13)
+    u8 = np.zeros((2, 2), np.uint8)
+    save(out, "qlinear_scales",
+         helper.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz",
+                                            "ys", "yz"], ["y"]),
+         {"a": u8, "as": np.ones(2, np.float32), "az": np.zeros(1, np.uint8),
+          "b": u8, "bs": np.ones(1, np.float32), "bz": np.zeros(1, np.uint8),
+          "ys": np.ones(1, np.float32), "yz": np.zeros(1, np.uint8)}, u8,
+         opset=13)
 
     # BitShift with a direction ONNX does not define.
     save(out, "bitshift_direction",

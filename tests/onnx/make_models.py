@@ -106,7 +106,8 @@ def error_models(out):
                          name="convt_same", auto_pad="SAME_UPPER"),
         helper.make_node("Relu", ["conv"], ["res"], name="after_conv"),
         helper.make_node("Resize", ["img", "", "scales"], ["big"],
-                         name="resize_cubic", mode="cubic")],
+                         name="resize_crop",
+                         coordinate_transformation_mode="tf_crop_and_resize")],
         "g", [img], [res, big], [w, scales]))
 
     a = helper.make_tensor_value_info("a", TensorProto.FLOAT, ["N", 8])

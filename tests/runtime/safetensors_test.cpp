@@ -181,8 +181,8 @@ TEST(Safetensors, MalformedHeadersAreErrors) {
   expectError(image("{\"a\":{\"dtype\":\"F32\"}}"),
               "tensor 'a' lacks dtype, shape or data_offsets");
   expectError(image("{\"__metadata__\":}"), "unexpected '}'");
-  expectError(image("{\"a\":{\"dtype\":\"F64\"}}"),
-              "tensor 'a' has dtype F64, which modelc does not support");
+  expectError(image("{\"a\":{\"dtype\":\"F8_E4M3\"}}"),
+              "tensor 'a' has dtype F8_E4M3, which modelc does not support");
   expectError(image("{\"a\":{\"dtype\":\"F32\",\"shape\":[3],"
                     "\"data_offsets\":[0,8]}}",
                     std::string(8, '\0')),

@@ -38,6 +38,9 @@ const llvm::StringMap<NodeConverter> &nodeConverters();
 /// Adds the ops spelled as formulas over several graph ops
 /// (OnnxComposite.cpp).
 void addCompositeConverters(llvm::StringMap<NodeConverter> &table);
+/// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger,
+/// QLinearMatMul (OnnxQuantize.cpp).
+void addQuantizeConverters(llvm::StringMap<NodeConverter> &table);
 
 /// Adds Expand, Tile, Split, Pad and the boolean ops
 /// (OnnxDataMovement.cpp).

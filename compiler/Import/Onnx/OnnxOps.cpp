@@ -893,6 +893,7 @@ const llvm::StringMap<NodeConverter> &modelc::onnx_import::nodeConverters() {
     t["Dropout"] = dropout;
     t["Constant"] = constant;
     addCompositeConverters(t);
+    addQuantizeConverters(t);
     addDataMovementConverters(t);
     addIndexingConverters(t);
     addResizeConverters(t);
