@@ -11,6 +11,7 @@
 #include "compiler/Codegen/CudaPrinter.h"
 #include "compiler/Codegen/EmitHelpers.h"
 #include "compiler/Codegen/HostParts.h"
+#include "compiler/Codegen/StridedView.h"
 #include "dialects/Device/IR/DeviceOps.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Sched/IR/CpuPostOps.h"
@@ -222,6 +223,9 @@ private:
   LogicalResult emitWithConversions(Operation *op);
   void emitFused(sched::FusedOp fused);
   LogicalResult emitPackedProduct(sched::PackedProductOp packed);
+  /// A host sched.gemm (modelc-fold-gemm): an f32 matmul whose operands
+  /// sgemm reads in place as strided views.
+  LogicalResult emitStridedMatmul(sched::GemmOp gemm);
   void emitConstant(ConstantOp op);
 
   /// The CPU plan: one op's declaration (a pointer to its result) and code.
@@ -665,6 +669,49 @@ LogicalResult FunctionEmitter::emitMatmul(MatmulOp matmul) {
   return success();
 }
 
+LogicalResult FunctionEmitter::emitStridedMatmul(sched::GemmOp gemm) {
+  auto matmul = dyn_cast<MatmulOp>(gemm.getProduct());
+  if (!matmul || gemm.getRelu() || gemm.getAlpha().convertToDouble() != 1.0 ||
+      gemm.getBeta().convertToDouble() != 0.0 ||
+      !tensorType(matmul.getResult()).getElementType().isF32())
+    return gemm.emitError("the CPU backend computes a sched.gemm only as an "
+                          "f32 matmul with strided operands");
+  ArrayRef<int64_t> a = shapeOf(matmul.getLhs()), b = shapeOf(matmul.getRhs());
+  ArrayRef<int64_t> batch = shapeOf(matmul.getResult()).drop_back(2);
+  int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
+  // Each operand is one matrix or one per output matrix (the fold checks).
+  std::optional<int64_t> sa = uniformBatchStride(a, batch),
+                         sb = uniformBatchStride(b, batch);
+  if (!sa || !sb)
+    return gemm.emitError("an operand is broadcast over only some batch "
+                          "dimensions");
+  struct Operand {
+    std::string pointer;
+    int64_t ld, stride;
+    bool transposed;
+  };
+  auto operand = [&](unsigned index, Value v, int64_t ld,
+                     int64_t stride) -> Operand {
+    std::optional<sched::StridedViewAttr> view =
+        index == 0 ? gemm.getLhsView() : gemm.getRhsView();
+    if (!view)
+      return {name(v), ld, stride, false};
+    return {"(" + name(gemm.getViewBase(index)) + " + " +
+                std::to_string(view->getOffset()) + ")",
+            view->getLd(), view->getBatchStride(), view->getTransposed()};
+  };
+  Operand lhs = operand(0, matmul.getLhs(), k, *sa);
+  Operand rhs = operand(1, matmul.getRhs(), n, *sb);
+  os << "  // sched.gemm: " << graph::describeOp(matmul.getOperation())
+     << ", operands read in place\n"
+     << "  modelc_cpu::strided_matmul(ctx, " << lhs.pointer << ", "
+     << lhs.transposed << ", " << lhs.ld << ", " << lhs.stride << ", "
+     << rhs.pointer << ", " << rhs.transposed << ", " << rhs.ld << ", "
+     << rhs.stride << ", " << out(gemm) << ", " << m << ", " << n << ", " << k
+     << ", " << product(batch) << ");\n";
+  return success();
+}
+
 LogicalResult FunctionEmitter::emitGemm(GemmOp gemm) {
   Operation *op = gemm;
   ArrayRef<int64_t> y = shapeOf(gemm.getResult());
@@ -1086,6 +1133,10 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
   if (auto packed = dyn_cast<sched::PackedProductOp>(op)) {
     ++kernelCalls;
     return emitPackedProduct(packed);
+  }
+  if (auto gemm = dyn_cast<sched::GemmOp>(op)) {
+    ++kernelCalls;
+    return emitStridedMatmul(gemm);
   }
   if (!kernels().prints(op))
     return op->emitError("the CPU backend does not support '")

@@ -4,7 +4,10 @@
 // computes with it (a relu epilogue, alpha, a residual add as C, operands
 // read in place as strided views) and which slices a transpose's kernel
 // computes, and writes each decision down as sched.gemm and
-// sched.sliced_transpose ops.
+// sched.sliced_transpose ops. On the host (CPU, sim), an f32 matmul's
+// operands read in place as strided views (the transposed K of attention)
+// become a sched.gemm too: the host's sgemm takes the transpose and the
+// leading dimension instead of a copy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +49,12 @@ bool onGpu(Operation *op) {
 
 bool sameGpu(Operation *a, Operation *b) {
   return onGpu(a) && deviceOf(a) == deviceOf(b);
+}
+
+/// Whether the host printer computes `op` (the CPU or a sim device).
+bool onHost(Operation *op) {
+  device::DeviceAttr device = deviceOf(op);
+  return device && device.getKind() != device::DeviceKind::cuda;
 }
 
 /// When `op` is a sched.fused computing one `OpTy`, its operands as values
@@ -123,18 +132,24 @@ private:
   }
 
   /// A matmul reads an operand made by slices, reshapes and transposes
-  /// (single use, same GPU) straight from their first buffer, when
-  /// cuBLASLt can and it saves a copy. Not in checked plans.
+  /// (single use, same device) straight from their first buffer, when
+  /// cuBLASLt (on a GPU) or the host's sgemm (an f32 matmul on the CPU or a
+  /// sim device: attention's Q.K^T of a transposed K) can and it saves a
+  /// copy. Not in checked plans, whose check sees each op's own buffers.
   void findStridedOperands() {
     if (checked)
       return;
     for (Operation &op : function.getBody().front()) {
-      // Integer products are generated kernels, not cuBLASLt calls.
-      if (!isa<MatmulOp>(op) || !onGpu(&op) ||
-          !isa<FloatType>(tensorType(op.getResult(0)).getElementType()))
+      // Integer products are generated kernels, not cuBLASLt calls; on the
+      // host, f16/bf16 products convert one batch at a time instead.
+      if (!isa<MatmulOp>(op))
+        continue;
+      Type element = tensorType(op.getResult(0)).getElementType();
+      bool gpu = onGpu(&op), host = onHost(&op);
+      if (!(gpu ? isa<FloatType>(element) : host && element.isF32()))
         continue;
       auto foldable = [&](Operation *o) {
-        return sameGpu(o, &op) && !folded.count(o);
+        return deviceOf(o) == deviceOf(&op) && !folded.count(o);
       };
       for (unsigned i = 0; i < 2; ++i) {
         std::optional<StridedOperand> view =

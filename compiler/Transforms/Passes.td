@@ -996,8 +996,10 @@ def FoldGemmPass : Pass<"modelc-fold-gemm", "::mlir::ModuleOp"> {
     And a slice read (through reshapes) only by a transpose on the same GPU
     becomes a `sched.sliced_transpose`: one kernel for both. Views, residual
     adds and sliced transposes are not folded in `checked` plans, whose
-    check callback verifies each op's own buffers. CPU and sim ops are left
-    as they are.
+    check callback verifies each op's own buffers. On the CPU and sim
+    devices only the views are folded, for an f32 `graph.matmul` (not in
+    checked plans): the host's sgemm reads the operand with its transpose
+    flag and leading dimension instead of a copy of the transpose.
 
     Before (on cuda:0):
     ```mlir

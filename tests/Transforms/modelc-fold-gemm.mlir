@@ -79,7 +79,8 @@ func.func @residual(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
 
 // -----
 
-// Nothing is folded on the CPU or a sim device: only cuBLASLt calls fold.
+// On the CPU or a sim device no epilogue, alpha or residual is folded (only
+// cuBLASLt calls fold those).
 // CHECK-LABEL: func.func @not_on_gpu
 // CHECK: graph.linear %{{.*}} {device = #device.dev<cpu>}
 // CHECK-NEXT: sched.fused
@@ -149,6 +150,45 @@ func.func @strided_views(%x: tensor<8x16xf32>, %w: tensor<16x48xf32>) -> tensor<
   %kt = graph.transpose %k4 perm [1, 2, 0] {device = #device.dev<cuda:0>} : tensor<8x4x4xf32>
   %s = graph.matmul %qh, %kt {device = #device.dev<cuda:0>} : tensor<4x8x4xf32>, tensor<4x4x8xf32>
   return %s : tensor<4x8x8xf32>
+}
+
+// -----
+
+// On the host (CPU, sim), an f32 matmul's strided operands fold too: the
+// host's sgemm reads q in place and kᵀ with its transpose flag (the same
+// views as cuBLASLt's). Not an f16 matmul (it converts a batch at a time),
+// not in checked plans.
+// CHECK-LABEL: func.func @strided_views_on_host
+// CHECK: %[[QKV:.*]] = graph.matmul
+// CHECK-NEXT: %[[G:.*]] = sched.gemm {device = #device.dev<cpu>, lhs_view = #sched.view<offset = 0, ld = 48, batch_stride = 4, transposed = false>, rhs_view = #sched.view<offset = 16, ld = 48, batch_stride = 4, transposed = true>} : tensor<4x8x8xf32> {
+// CHECK: graph.matmul
+// CHECK-NEXT: sched.yield
+// CHECK: %[[S:.*]] = sched.gemm {device = #device.dev<sim:1>, rhs_view = #sched.view<offset = 0, ld = 8, batch_stride = 0, transposed = true>} : tensor<8x8xf32> {
+// CHECK-NEXT: graph.transpose
+// CHECK-NEXT: graph.matmul
+// CHECK-NEXT: sched.yield
+// CHECK: graph.transpose %{{.*}} {device = #device.dev<cpu>} : tensor<4x4xf16>
+// CHECK-NEXT: graph.matmul %{{.*}} {device = #device.dev<cpu>} : tensor<4x4xf16>, tensor<4x4xf16>
+// CHECK: return %[[G]], %[[S]]
+// CHECKED-LABEL: func.func @strided_views_on_host
+// CHECKED-NOT: sched.gemm
+// CHECKED: return
+func.func @strided_views_on_host(%x: tensor<8x16xf32>, %w: tensor<16x48xf32>, %y: tensor<8x8xf32>, %h: tensor<4x4xf16>) -> (tensor<4x8x8xf32>, tensor<8x8xf32>, tensor<4x4xf16>) {
+  %qkv = graph.matmul %x, %w {device = #device.dev<cpu>} : tensor<8x16xf32>, tensor<16x48xf32>
+  %q = graph.slice %qkv {axes = array<i64: 1>, starts = array<i64: 0>, ends = array<i64: 16>, device = #device.dev<cpu>} : tensor<8x48xf32>
+  %k = graph.slice %qkv {axes = array<i64: 1>, starts = array<i64: 16>, ends = array<i64: 32>, device = #device.dev<cpu>} : tensor<8x48xf32>
+  %q4 = graph.reshape %q to [8, 4, 4] {device = #device.dev<cpu>} : tensor<8x16xf32>
+  %qh = graph.transpose %q4 perm [1, 0, 2] {device = #device.dev<cpu>} : tensor<8x4x4xf32>
+  %k4 = graph.reshape %k to [8, 4, 4] {device = #device.dev<cpu>} : tensor<8x16xf32>
+  %kt = graph.transpose %k4 perm [1, 2, 0] {device = #device.dev<cpu>} : tensor<8x4x4xf32>
+  %s = graph.matmul %qh, %kt {device = #device.dev<cpu>} : tensor<4x8x4xf32>, tensor<4x4x8xf32>
+  %y2 = graph.relu %y {device = #device.dev<sim:1>} : tensor<8x8xf32>
+  %yt = graph.transpose %y2 perm [1, 0] {device = #device.dev<sim:1>} : tensor<8x8xf32>
+  %p = graph.matmul %y2, %yt {device = #device.dev<sim:1>} : tensor<8x8xf32>, tensor<8x8xf32>
+  %h2 = graph.neg %h {device = #device.dev<cpu>} : tensor<4x4xf16>
+  %ht = graph.transpose %h2 perm [1, 0] {device = #device.dev<cpu>} : tensor<4x4xf16>
+  %hp = graph.matmul %h, %ht {device = #device.dev<cpu>} : tensor<4x4xf16>, tensor<4x4xf16>
+  return %s, %p, %hp : tensor<4x8x8xf32>, tensor<8x8xf32>, tensor<4x4xf16>
 }
 
 // -----

@@ -194,6 +194,29 @@ template <> struct storage<kBF16> {
 // Matrix products
 //===----------------------------------------------------------------------===//
 
+/// c[i] = a[i] * b[i] for `batches` products of [M, K] by [K, N], each
+/// operand read in place: matrix i at `stride` * i (0: the same one),
+/// rows `ld` apart, stored transposed when `trans` (modelc-fold-gemm's
+/// strided views; c is contiguous). Threads as matmul below.
+inline void strided_matmul(modelc_run_ctx *ctx, const float *a, int trans_a,
+                           int64_t lda, int64_t stride_a, const float *b,
+                           int trans_b, int64_t ldb, int64_t stride_b, float *c,
+                           int64_t m, int64_t n, int64_t k, int64_t batches) {
+  auto one = [&](int64_t i) {
+    ctx->api->sgemm(ctx, trans_a, trans_b, m, n, k, 1.0f, a + i * stride_a, lda,
+                    b + i * stride_b, ldb, 0.0f, c + i * m * n, n);
+  };
+  if (batches > 1 && 2.0 * m * n * k < 8e6) {
+    parallel_for(ctx, batches, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        one(i);
+    });
+  } else {
+    for (int64_t i = 0; i < batches; ++i)
+      one(i);
+  }
+}
+
 /// y[M, N] = x[M, K] * w[N, K]^T + bias[N] (bias may be null).
 inline void linear(modelc_run_ctx *ctx, const float *x, const float *w,
                    const float *bias, float *y, int64_t m, int64_t n,
