@@ -194,19 +194,13 @@ template <> struct storage<kBF16> {
 // Matrix products
 //===----------------------------------------------------------------------===//
 
-/// c[i] = a[i] * b[i] for `batches` products of [M, K] by [K, N], each
-/// operand read in place: matrix i at `stride` * i (0: the same one),
-/// rows `ld` apart, stored transposed when `trans` (modelc-fold-gemm's
-/// strided views; c is contiguous). Threads as matmul below.
-inline void strided_matmul(modelc_run_ctx *ctx, const float *a, int trans_a,
-                           int64_t lda, int64_t stride_a, const float *b,
-                           int trans_b, int64_t ldb, int64_t stride_b, float *c,
-                           int64_t m, int64_t n, int64_t k, int64_t batches) {
-  auto one = [&](int64_t i) {
-    ctx->api->sgemm(ctx, trans_a, trans_b, m, n, k, 1.0f, a + i * stride_a, lda,
-                    b + i * stride_b, ldb, 0.0f, c + i * m * n, n);
-  };
-  if (batches > 1 && 2.0 * m * n * k < 8e6) {
+/// Runs `one(i)` for each of `batches` products of `flops` each: many
+/// small ones (attention heads) one per thread at a time, large ones one
+/// after another, each split across the threads by the runtime's sgemm.
+template <typename F>
+inline void each_product(modelc_run_ctx *ctx, int64_t batches, double flops,
+                         F &&one) {
+  if (batches > 1 && flops < 8e6) {
     parallel_for(ctx, batches, 1, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i)
         one(i);
@@ -215,6 +209,20 @@ inline void strided_matmul(modelc_run_ctx *ctx, const float *a, int trans_a,
     for (int64_t i = 0; i < batches; ++i)
       one(i);
   }
+}
+
+/// c[i] = a[i] * b[i] for `batches` products of [M, K] by [K, N], each
+/// operand read in place: matrix i at `stride` * i (0: the same one),
+/// rows `ld` apart, stored transposed when `trans` (modelc-fold-gemm's
+/// strided views; c is contiguous).
+inline void strided_matmul(modelc_run_ctx *ctx, const float *a, int trans_a,
+                           int64_t lda, int64_t stride_a, const float *b,
+                           int trans_b, int64_t ldb, int64_t stride_b, float *c,
+                           int64_t m, int64_t n, int64_t k, int64_t batches) {
+  each_product(ctx, batches, 2.0 * m * n * k, [&](int64_t i) {
+    ctx->api->sgemm(ctx, trans_a, trans_b, m, n, k, 1.0f, a + i * stride_a, lda,
+                    b + i * stride_b, ldb, 0.0f, c + i * m * n, n);
+  });
 }
 
 /// y[M, N] = x[M, K] * w[N, K]^T + bias[N] (bias may be null).
@@ -241,25 +249,14 @@ inline void matmul(modelc_run_ctx *ctx, const float *a, const float *b,
   int64_t batches = 1;
   for (int d = 0; d < batch_rank; ++d)
     batches *= batch_dims[d];
-  auto one = [&](int64_t i) {
+  each_product(ctx, batches, 2.0 * m * n * k, [&](int64_t i) {
     const float *ai =
         a + broadcast_offset(i, batch_rank, batch_dims, a_strides) * m * k;
     const float *bi =
         b + broadcast_offset(i, batch_rank, batch_dims, b_strides) * k * n;
     ctx->api->sgemm(ctx, 0, 0, m, n, k, 1.0f, ai, k, bi, n, 0.0f, c + i * m * n,
                     n);
-  };
-  // Many small products (attention heads): one per thread at a time. Large
-  // ones: one after another, each split across the threads by the runtime.
-  if (batches > 1 && 2.0 * m * n * k < 8e6) {
-    parallel_for(ctx, batches, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i)
-        one(i);
-    });
-  } else {
-    for (int64_t i = 0; i < batches; ++i)
-      one(i);
-  }
+  });
 }
 
 /// matmul of f16 or bf16 tensors: one batch at a time, its matrices
