@@ -2,6 +2,7 @@
 # Sanitizer runs (issue 15; CI runs this from .ci/run after the main build):
 #  1. ASan+UBSan: the runtime and its unit tests, built alone (build-asan),
 #     e2e runs of the examples and every entry of tests/e2e/Inputs/ops.ir
+#     and tests/e2e/Inputs/dtypes.ir (the 8/16-bit, unsigned and f64 kernels)
 #     on cpu and checked cpu+sim2 plans, and 3 training steps of a CNN, an
 #     embedding LM (tests/training/Inputs/torch_train.py) and an MLP with
 #     dropout fed by --data, exported by PyTorch, through an instrumented
@@ -53,11 +54,11 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ctest --test-dir build-asan --output-on-failure
 
-echo "== ASan+UBSan: examples and ops.ir, generated code instrumented"
+echo "== ASan+UBSan: examples, ops.ir and dtypes.ir, generated code instrumented"
 checked=0
 for target in cpu cpu+sim2; do
   flags=(--target=$target); [ $target = cpu ] || flags+=(--checked)
-  for m in examples/mlp.ir examples/cnn.ir examples/transformer.ir tests/e2e/Inputs/ops.ir; do
+  for m in examples/mlp.ir examples/cnn.ir examples/transformer.ir tests/e2e/Inputs/ops.ir tests/e2e/Inputs/dtypes.ir; do
     name=$(basename "$m" .ir)-${target/+/_}
     prepare "$name" "$m" "${flags[@]}"
     for e in $(entries "$m"); do
@@ -80,7 +81,7 @@ done
 # Every entry of every model on both plans, so that a change in how the
 # entries are found cannot make this pass having checked nothing.
 want=0
-for m in examples/mlp.ir examples/cnn.ir examples/transformer.ir tests/e2e/Inputs/ops.ir; do
+for m in examples/mlp.ir examples/cnn.ir examples/transformer.ir tests/e2e/Inputs/ops.ir tests/e2e/Inputs/dtypes.ir; do
   want=$((want + 2 * $(entries "$m" | wc -l)))
 done
 if [ "$checked" -ne "$want" ] || [ "$checked" -lt 40 ]; then
