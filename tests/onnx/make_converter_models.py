@@ -190,6 +190,40 @@ def main():
           "ys": np.ones(1, np.float32), "yz": np.zeros(1, np.uint8)}, u8,
          opset=13)
 
+    # ConvTranspose with output_shape: pads computed from it (2 rows,
+    # one each side) and, past what the windows cover, output padding (the
+    # bias only there), against loops over the definition.
+    def conv_transpose(x, w, b, stride, pads, out):
+        n, ci, h, wd = x.shape
+        co, k = w.shape[1], w.shape[2]
+        full = np.zeros((n, co, (h - 1) * stride + k, (wd - 1) * stride + k))
+        for i in range(h):
+            for j in range(wd):
+                full[:, :, i * stride:i * stride + k, j * stride:j * stride + k] += \
+                    np.einsum("nc,cokl->nokl", x[:, :, i, j], w)
+        y = np.zeros((n, co) + tuple(out))
+        crop = full[:, :, pads[0]:, pads[1]:][:, :, :out[0], :out[1]]
+        y[:, :, :crop.shape[2], :crop.shape[3]] = crop
+        return (y + b[None, :, None, None]).astype(np.float32)
+
+    x = rng.uniform(-1, 1, (1, 2, 4, 3)).astype(np.float32)
+    w = rng.uniform(-1, 1, (2, 3, 3, 3)).astype(np.float32)
+    b = rng.uniform(-1, 1, 3).astype(np.float32)
+    # Height: 2 * 3 + 3 = 9 covered, 7 asked: pads 1 and 1. Width: 2 * 2 + 3
+    # = 7 covered, 8 asked: one row of output padding.
+    save(out, "convtranspose_output_shape",
+         helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 2],
+                          output_shape=[7, 8]),
+         {"x": x}, conv_transpose(x.astype(np.float64), w.astype(np.float64),
+                                  b.astype(np.float64), 2, (1, 0), (7, 8)),
+         initializers=[numpy_helper.from_array(w, "w"),
+                       numpy_helper.from_array(b, "b")])
+    save(out, "convtranspose_output_shape_rank",
+         helper.make_node("ConvTranspose", ["x", "w"], ["y"],
+                          output_shape=[1, 3, 7]),
+         {"x": x}, np.zeros((1, 3, 6, 5), np.float32),
+         initializers=[numpy_helper.from_array(w, "w")])
+
     # BitShift with a direction ONNX does not define.
     save(out, "bitshift_direction",
          helper.make_node("BitShift", ["x", "n"], ["y"], direction="UP"),

@@ -297,6 +297,39 @@ std::optional<Window> windowOf(Importer &im, const NodeProto &n, Value x,
     im.error(n) << "auto_pad " << autoPad << " is not supported";
     return std::nullopt;
   }
+  // ConvTranspose's output_shape (its spatial sizes, or the whole shape):
+  // the pads that give it, the odd one at the start (ONNX's rule without
+  // SAME_UPPER); a size beyond what the convolution covers is output
+  // padding at the end (as ONNX Runtime computes it: pads 0, the rows past
+  // the last window get the bias only).
+  if (const onnx::AttributeProto *shape =
+          transposed ? Importer::attribute(n, "output_shape") : nullptr) {
+    SmallVector<int64_t> out(shape->ints().begin(), shape->ints().end());
+    if (out.size() == spatial + 2)
+      out.erase(out.begin(), out.begin() + 2);
+    if (out.size() != spatial) {
+      im.error(n) << "output_shape must have one entry per spatial "
+                     "dimension (or the whole output shape)";
+      return std::nullopt;
+    }
+    for (size_t d = 0; d < spatial; ++d) {
+      int64_t in = typeOf(x).getDimSize(2 + d);
+      int64_t reach = (w.kernel[d] - 1) * w.dilations[d] + 1;
+      int64_t total =
+          w.strides[d] * (in - 1) + w.outputPadding[d] + reach - out[d];
+      if (out[d] < 1) {
+        im.error(n) << "output_shape " << out[d] << " of spatial dimension "
+                    << d << " is not positive";
+        return std::nullopt;
+      }
+      if (total < 0) {
+        w.outputPadding[d] -= total;
+        total = 0;
+      }
+      w.pads[d] = total - total / 2;
+      w.pads[d + spatial] = total / 2;
+    }
+  }
   if (spatial == 1) {
     w.lifted = true;
     w.kernel = {1, w.kernel[0]};
@@ -358,11 +391,6 @@ LogicalResult conv(Importer &im, const NodeProto &n) {
       named(im, "groups",
             im.builder.getI64IntegerAttr(Importer::intAttr(n, "group", 1)))};
   if constexpr (transposed) {
-    if (Importer::attribute(n, "output_shape")) {
-      im.error(n) << "output_shape is not supported yet (give pads and "
-                     "output_padding)";
-      return failure();
-    }
     attrs.push_back(
         named(im, "output_padding", ints(im, window->outputPadding)));
   }
