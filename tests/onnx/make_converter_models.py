@@ -224,6 +224,26 @@ def main():
          {"x": x}, np.zeros((1, 3, 6, 5), np.float32),
          initializers=[numpy_helper.from_array(w, "w")])
 
+    # More quantization errors: an axis out of range, DequantizeLinear of a
+    # type it does not take, MatMulInteger of floats, DynamicQuantizeLinear
+    # of integers.
+    save(out, "quantize_axis_range",
+         helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=3),
+         {"x": np.zeros((2, 3), np.float32), "s": np.ones(3, np.float32)},
+         np.zeros((2, 3), np.uint8), opset=13)
+    save(out, "dequantize_type",
+         helper.make_node("DequantizeLinear", ["x", "s"], ["y"]),
+         {"x": np.zeros((2, 3), np.int64), "s": np.ones((), np.float32)},
+         np.zeros((2, 3), np.float32), opset=13)
+    save(out, "matmul_integer_type",
+         helper.make_node("MatMulInteger", ["a", "b"], ["y"]),
+         {"a": np.zeros((2, 3), np.uint8), "b": np.zeros((3, 2), np.int32)},
+         np.zeros((2, 2), np.int32), opset=13)
+    save(out, "dynamic_quantize_type",
+         helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "ys", "yz"]),
+         {"x": np.zeros((2, 3), np.int32)}, np.zeros((2, 3), np.uint8),
+         opset=13)
+
     # BitShift with a direction ONNX does not define.
     save(out, "bitshift_direction",
          helper.make_node("BitShift", ["x", "n"], ["y"], direction="UP"),
