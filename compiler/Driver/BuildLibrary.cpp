@@ -161,9 +161,17 @@ LogicalResult modelc::buildSharedLibrary(ArrayRef<std::string> sources,
         << "' (set CXX, or install g++)\n";
     return failure();
   }
-  std::vector<std::string> flags = {"-std=c++17",      "-O3",
-                                    "-fPIC",           "-fvisibility=hidden",
-                                    "-fno-math-errno", "-w"};
+  // -fno-trapping-math: nothing enables floating-point traps, and without
+  // it GCC keeps the branches of a float select (a clamp, exp_f32's range)
+  // and vectorises no loop holding one. NaN and signed zeros keep their
+  // meaning (no -ffast-math).
+  std::vector<std::string> flags = {"-std=c++17",
+                                    "-O3",
+                                    "-fPIC",
+                                    "-fvisibility=hidden",
+                                    "-fno-math-errno",
+                                    "-fno-trapping-math",
+                                    "-w"};
   for (const std::string &dir : generatedCodeIncludeDirs())
     flags.push_back("-I" + dir);
   if (!emulatedKernels.empty())

@@ -36,7 +36,10 @@ TEST(CpuKernels, SoftmaxOverEachAxis) {
   // [3, 5, 7]: the last axis (inner 1), the middle one, the first one.
   struct Case {
     int64_t outer, len, inner;
-  } cases[] = {{15, 7, 1}, {3, 5, 7}, {1, 3, 35}, {1, 1, 1}, {2, 1, 3}};
+  } cases[] = {{15, 7, 1}, {3, 5, 7},   {1, 3, 35}, {1, 1, 1},
+               {2, 1, 3},  {9, 128, 1}, // the vector row: 16-lane blocks
+               {4, 37, 1}, {2, 16, 1},  // and a tail, or none
+               {2, 33, 3}};
   for (const Case &c : cases)
     for (bool log : {false, true}) {
       KernelTestContext ctx;
@@ -63,6 +66,54 @@ TEST(CpuKernels, SoftmaxOfLargeValuesDoesNotOverflow) {
   // log_softmax computes x - (max + log(sum)) in float, so its error is about
   // half an ulp of the largest logit (3e-5 at 1000), not of the result.
   expectNear(logY, referenceSoftmax(x, 2, 3, 1, true), 1e-5, 4e-5);
+}
+
+TEST(CpuKernels, SoftmaxKeepsNaNAndMaskedEntries) {
+  // Rows of 40 (the vector row's blocks and tail): one with a NaN, one
+  // masked to -inf but for two entries, one all -inf (NaN, as in PyTorch).
+  const int64_t len = 40;
+  std::vector<float> x = randomFloats(3 * len, 5, -4.0f, 4.0f);
+  x[23] = NAN;
+  for (int64_t j = 0; j < len; ++j)
+    x[len + j] = j == 3 || j == 38 ? 0.5f : -INFINITY;
+  for (int64_t j = 0; j < len; ++j)
+    x[2 * len + j] = -INFINITY;
+  for (bool log : {false, true}) {
+    KernelTestContext ctx;
+    std::vector<float> y(x.size(), 0.0f);
+    modelc_cpu::softmax(ctx.get(), x.data(), y.data(), 3, len, 1, log);
+    SCOPED_TRACE(log ? "log_softmax" : "softmax");
+    for (int64_t j = 0; j < len; ++j) {
+      EXPECT_TRUE(std::isnan(y[j])) << "row 0, " << j;
+      float masked = j == 3 || j == 38 ? (log ? std::log(0.5f) : 0.5f)
+                                       : (log ? -INFINITY : 0.0f);
+      EXPECT_FLOAT_EQ(y[len + j], masked) << "row 1, " << j;
+      EXPECT_TRUE(std::isnan(y[2 * len + j])) << "row 2, " << j;
+    }
+  }
+}
+
+TEST(CpuKernels, SoftmaxRowOfEachBuild) {
+  // Each build of the vector row this CPU runs, not only the one chosen.
+  using Row = void (*)(const float *, float *, int64_t, bool);
+  std::vector<std::pair<const char *, Row>> builds = {
+      {"baseline", modelc_cpu::softmax_row_f32_baseline}};
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    builds.push_back({"avx2", modelc_cpu::softmax_row_f32_avx2});
+  if (__builtin_cpu_supports("avx512f"))
+    builds.push_back({"avx512", modelc_cpu::softmax_row_f32_avx512});
+#endif
+  for (int64_t len : {1, 15, 16, 37, 128})
+    for (bool log : {false, true})
+      for (auto &[name, row] : builds) {
+        std::vector<float> x = randomFloats(len, 17, -30.0f, 30.0f);
+        std::vector<float> y(len, NAN);
+        row(x.data(), y.data(), len, log);
+        SCOPED_TRACE(testing::Message()
+                     << name << " len " << len << (log ? " log" : ""));
+        expectNear(y, referenceSoftmax(x, 1, len, 1, log), 1e-5, 1e-6);
+      }
 }
 
 TEST(CpuKernels, LayerNorm) {

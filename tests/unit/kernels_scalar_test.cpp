@@ -1,9 +1,11 @@
 // kernels_scalar_test.cpp - the element helpers of
 // compiler/kernels/cpu/kernels.h: to_f32/from_f32 for f16 and bf16 (round to
 // nearest, ties to even, against an independent rounding in double),
-// broadcast_offset, int_pow, int_div, int_mod and the activation functions.
+// broadcast_offset, int_pow, int_div, int_mod, the activation functions and
+// exp_f32 (within 2 ulp of the rounded e^x over every 61st float).
 #include "kernel_test_context.h"
 
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -160,6 +162,58 @@ TEST(CpuKernels, HalfRoundTripAndNaN) {
     EXPECT_EQ(double(modelc::f16_to_float(b)), want) << std::hex << b;
     EXPECT_EQ(double(modelc::f16_to_float(b | 0x8000)), -want) << std::hex << b;
   }
+}
+
+/// How many floats lie between a and b (both finite, or equal).
+int64_t ulpsBetween(float a, float b) {
+  auto ordered = [](float f) {
+    int32_t i;
+    std::memcpy(&i, &f, 4);
+    return i < 0 ? int64_t(INT32_MIN) - i : int64_t(i);
+  };
+  return std::llabs(ordered(a) - ordered(b));
+}
+
+TEST(CpuKernels, ExpF32WithinTwoUlps) {
+  // Every 61st bit pattern of both signs: results from 0 through the
+  // subnormals to +inf.
+  int64_t worst = 0, checked = 0;
+  float worstAt = 0.0f;
+  for (uint64_t bits = 0; bits < 0x80000000u; bits += 61)
+    for (uint32_t sign : {0u, 0x80000000u}) {
+      float x = fromBits(static_cast<uint32_t>(bits) | sign);
+      if (x != x || std::isinf(x))
+        continue;
+      float want = static_cast<float>(std::exp(static_cast<double>(x)));
+      float got = modelc_cpu::exp_f32(x);
+      ASSERT_FALSE(got != got) << "exp_f32(" << x << ") is NaN";
+      if (std::isinf(want) || std::isinf(got)) {
+        ASSERT_EQ(want, got) << "exp_f32(" << x << ")";
+        continue;
+      }
+      int64_t ulps = ulpsBetween(got, want);
+      if (ulps > worst) {
+        worst = ulps;
+        worstAt = x;
+      }
+      ++checked;
+    }
+  EXPECT_LE(worst, 2) << "at x = " << worstAt;
+  std::printf("exp_f32: at most %lld ulps (x = %g)\n",
+              static_cast<long long>(worst), worstAt);
+  EXPECT_GT(checked, 50000000);
+  // The edges and the special values.
+  EXPECT_EQ(modelc_cpu::exp_f32(0.0f), 1.0f);
+  EXPECT_EQ(modelc_cpu::exp_f32(-0.0f), 1.0f);
+  EXPECT_EQ(modelc_cpu::exp_f32(-INFINITY), 0.0f);
+  EXPECT_EQ(modelc_cpu::exp_f32(INFINITY), INFINITY);
+  EXPECT_EQ(modelc_cpu::exp_f32(88.8f), INFINITY);
+  EXPECT_EQ(modelc_cpu::exp_f32(1000.0f), INFINITY);
+  EXPECT_EQ(modelc_cpu::exp_f32(-1000.0f), 0.0f);
+  EXPECT_EQ(modelc_cpu::exp_f32(88.72f), std::exp(88.72f));
+  EXPECT_GT(modelc_cpu::exp_f32(-103.0f), 0.0f); // a subnormal
+  EXPECT_TRUE(std::isnan(modelc_cpu::exp_f32(NAN)));
+  EXPECT_TRUE(std::isnan(modelc_cpu::exp_f32(-NAN)));
 }
 
 TEST(CpuKernels, BroadcastOffset) {

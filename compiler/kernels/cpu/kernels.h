@@ -51,6 +51,41 @@ inline int64_t broadcast_offset(int64_t i, int rank, const int64_t *out_dims,
   return offset;
 }
 
+/// e^x in f32 within 2 ulp of the rounded result, branch-free so that a
+/// loop over it vectorises (std::exp is a call per element unless the
+/// model is built with -ffast-math, which would break NaN): Cody and
+/// Waite's reduction x = n ln 2 + r, |r| <= ln 2 / 2, Cephes' polynomial for
+/// e^r, and 2^n as two exact power-of-two factors so that results in the
+/// subnormal range round once. NaN stays NaN, e^x past FLT_MAX is +inf,
+/// below half the smallest subnormal 0, e^-inf 0.
+inline float exp_f32(float x) {
+  // Past these, n reaches 128 (the result overflows to +inf) or -150 (it
+  // rounds to 0); a NaN passes both comparisons and is returned below.
+  float c = x > 89.0f ? 89.0f : x;
+  c = c < -104.0f ? -104.0f : c;
+  // n = round(c / ln 2): adding 1.5 * 2^23 rounds to an integer.
+  float n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = c - n * 0.693359375f; // exact: the constant has 9 bits
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  float e = p * (r * r) + r + 1.0f;
+  // 2^n = 2^n1 * 2^n2 with n1, n2 in [-75, 64]: both normal floats.
+  int32_t ni = static_cast<int32_t>(n);
+  int32_t n1 = ni / 2, n2 = ni - n1;
+  uint32_t b1 = static_cast<uint32_t>(n1 + 127) << 23,
+           b2 = static_cast<uint32_t>(n2 + 127) << 23;
+  float s1, s2;
+  std::memcpy(&s1, &b1, sizeof s1);
+  std::memcpy(&s2, &b2, sizeof s2);
+  float result = e * s1 * s2;
+  return x != x ? x : result;
+}
+
 // Float helpers in the type the loop computes in: float for f32/f16/bf16,
 // double for f64.
 template <typename T> inline T gelu_erf(T x) {
@@ -397,6 +432,81 @@ inline void int_gemm(modelc_run_ctx *ctx, const T *a, const T *b, const T *c,
 // Normalization
 //===----------------------------------------------------------------------===//
 
+/// One contiguous f32 softmax (or log-softmax) row: x to y, computed in
+/// vector-friendly passes (the maximum and the sum in 16 partial results,
+/// the exps in a loop of their own). Built below for the baseline, AVX2
+/// and AVX-512, as a function of each; model.so is built for the baseline
+/// x86-64, and the row is what softmax spends its time in.
+__attribute__((always_inline)) inline void
+softmax_row_f32_body(const float *x, float *y, int64_t len, bool log) {
+  constexpr int kLanes = 16;
+  float part[kLanes];
+  for (int k = 0; k < kLanes; ++k)
+    part[k] = -std::numeric_limits<float>::infinity();
+  int64_t j = 0;
+  for (; j + kLanes <= len; j += kLanes)
+    for (int k = 0; k < kLanes; ++k)
+      part[k] = std::max(part[k], x[j + k]);
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int k = 0; k < kLanes; ++k)
+    mx = std::max(mx, part[k]);
+  for (; j < len; ++j)
+    mx = std::max(mx, x[j]);
+  for (j = 0; j < len; ++j)
+    y[j] = exp_f32(x[j] - mx);
+  for (int k = 0; k < kLanes; ++k)
+    part[k] = 0.0f;
+  for (j = 0; j + kLanes <= len; j += kLanes)
+    for (int k = 0; k < kLanes; ++k)
+      part[k] += y[j + k];
+  float sum = 0.0f;
+  for (int k = 0; k < kLanes; ++k)
+    sum += part[k];
+  for (; j < len; ++j)
+    sum += y[j];
+  if (log) {
+    float lse = mx + std::log(sum);
+    for (j = 0; j < len; ++j)
+      y[j] = x[j] - lse;
+  } else {
+    float inv = 1.0f / sum;
+    for (j = 0; j < len; ++j)
+      y[j] *= inv;
+  }
+}
+
+inline void softmax_row_f32_baseline(const float *x, float *y, int64_t len,
+                                     bool log) {
+  softmax_row_f32_body(x, y, len, log);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2,fma"))) inline void
+softmax_row_f32_avx2(const float *x, float *y, int64_t len, bool log) {
+  softmax_row_f32_body(x, y, len, log);
+}
+__attribute__((target("avx512f"))) inline void
+softmax_row_f32_avx512(const float *x, float *y, int64_t len, bool log) {
+  softmax_row_f32_body(x, y, len, log);
+}
+#endif
+
+/// The build of the row for this CPU, chosen once (a function pointer, not
+/// an ifunc, which sanitizers' runtimes do not survive).
+inline void softmax_row_f32(const float *x, float *y, int64_t len, bool log) {
+  using Row = void (*)(const float *, float *, int64_t, bool);
+  static const Row row = [] {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+      return static_cast<Row>(softmax_row_f32_avx512);
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      return static_cast<Row>(softmax_row_f32_avx2);
+#endif
+    return static_cast<Row>(softmax_row_f32_baseline);
+  }();
+  row(x, y, len, log);
+}
+
 /// Softmax (or log-softmax) over the middle dimension of [outer, len, inner].
 template <int S = kF32>
 inline void softmax(modelc_run_ctx *ctx, const typename storage<S>::T *x,
@@ -409,17 +519,27 @@ inline void softmax(modelc_run_ctx *ctx, const typename storage<S>::T *x,
           int64_t o = r / inner, in = r % inner;
           const typename D::T *xr = x + o * len * inner + in;
           typename D::T *yr = y + o * len * inner + in;
+          if constexpr (S == kF32) {
+            if (inner == 1) {
+              softmax_row_f32(xr, yr, len, log);
+              continue;
+            }
+          }
           float mx = -std::numeric_limits<float>::infinity();
           for (int64_t j = 0; j < len; ++j)
             mx = std::max(mx, D::load(xr[j * inner]));
-          // f32: one exp per element, kept in y, then scaled; f16/bf16 would
-          // round the kept value twice, so they compute it again.
           float sum = 0.0f;
-          for (int64_t j = 0; j < len; ++j) {
-            float e = std::exp(D::load(xr[j * inner]) - mx);
-            if constexpr (S == kF32)
+          if constexpr (S == kF32) {
+            // One exp per element, kept in y, then scaled.
+            for (int64_t j = 0; j < len; ++j) {
+              float e = exp_f32(xr[j * inner] - mx);
               yr[j * inner] = e;
-            sum += e;
+              sum += e;
+            }
+          } else {
+            // f16/bf16 would round a kept value twice: computed again below.
+            for (int64_t j = 0; j < len; ++j)
+              sum += exp_f32(D::load(xr[j * inner]) - mx);
           }
           if (log) {
             float lse = mx + std::log(sum);
@@ -432,7 +552,7 @@ inline void softmax(modelc_run_ctx *ctx, const typename storage<S>::T *x,
                 yr[j * inner] *= inv;
               else
                 yr[j * inner] =
-                    D::store(std::exp(D::load(xr[j * inner]) - mx) * inv);
+                    D::store(exp_f32(D::load(xr[j * inner]) - mx) * inv);
             }
           }
         }
