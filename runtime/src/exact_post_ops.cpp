@@ -179,43 +179,75 @@ bool chainMayDropNaN(const modelc_product &p) {
   return false;
 }
 
-bool fusedChainIsExact(const modelc_product &p, const ProductMagnitudes &m) {
+bool fusedChainIsExact(const modelc_product &p, const ProductMagnitudes &m,
+                       double *result) {
   if (!finite(m.x) || !finite(m.w) || !finite(m.bias))
     return false;
-  // Each output is a sum of `reduction` products, plus the bias.
-  double bound = static_cast<double>(std::max<int64_t>(m.reduction, 1)) *
-                     m.x.max * m.w.max +
-                 m.bias.max;
-  if (!(bound <= kProductBound))
+  // Each output is a sum of `reduction` products, plus the bias: in
+  // [lo, hi] = [-b, b]; each step maps the interval.
+  double b = static_cast<double>(std::max<int64_t>(m.reduction, 1)) * m.x.max *
+                 m.w.max +
+             m.bias.max;
+  double lo = -b, hi = b;
+  auto magnitude = [&] { return std::max(std::fabs(lo), std::fabs(hi)); };
+  if (!(magnitude() <= kProductBound))
     return false;
   for (uint32_t i = 0; i < p.num_post_ops; ++i) {
     const modelc_post_op &post = p.post_ops[i];
-    double alpha = std::fabs(static_cast<double>(post.alpha));
+    double alpha = static_cast<double>(post.alpha);
     if (post.kind == MODELC_POST_ELTWISE) {
-      if (post.alg == MODELC_ELTWISE_RELU)
-        bound *= std::max(1.0, alpha);
-      else if (post.alg == MODELC_ELTWISE_LOGISTIC ||
-               post.alg == MODELC_ELTWISE_TANH)
-        bound = 1.0;
-      // GELU and swish: |f(v)| <= |v|.
+      if (post.alg == MODELC_ELTWISE_RELU && alpha >= 0.0) {
+        // Nondecreasing: v for v > 0, alpha * v below.
+        lo = lo > 0.0 ? lo : alpha * lo;
+        hi = hi > 0.0 ? hi : alpha * hi;
+      } else if (post.alg == MODELC_ELTWISE_RELU) {
+        double bound = magnitude() * std::max(1.0, std::fabs(alpha));
+        lo = -bound;
+        hi = bound;
+      } else if (post.alg == MODELC_ELTWISE_LOGISTIC) {
+        lo = 0.0;
+        hi = 1.0;
+      } else if (post.alg == MODELC_ELTWISE_TANH) {
+        lo = -1.0;
+        hi = 1.0;
+      } else { // GELU and swish: |f(v)| <= |v|
+        double bound = magnitude();
+        lo = -bound;
+        hi = bound;
+      }
     } else {
+      // The operand's values lie in [-v.max, v.max].
       const Magnitudes &v = m.operands[i];
       if (!finite(v))
         return false;
-      if (post.kind == MODELC_POST_SUM)
-        bound += alpha * v.max;
-      else if (post.alg == MODELC_BINARY_ADD || post.alg == MODELC_BINARY_SUB)
-        bound += v.max;
-      else if (post.alg == MODELC_BINARY_MUL)
-        bound *= v.max;
-      else if (post.alg == MODELC_BINARY_DIV)
-        bound = v.min > 0.0f ? bound / v.min : INFINITY;
-      else // max, min
-        bound = std::max<double>(bound, v.max);
+      double vmax = v.max;
+      if (post.kind == MODELC_POST_SUM) {
+        lo -= std::fabs(alpha) * vmax;
+        hi += std::fabs(alpha) * vmax;
+      } else if (post.alg == MODELC_BINARY_ADD ||
+                 post.alg == MODELC_BINARY_SUB) {
+        lo -= vmax;
+        hi += vmax;
+      } else if (post.alg == MODELC_BINARY_MUL ||
+                 post.alg == MODELC_BINARY_DIV) {
+        double bound = post.alg == MODELC_BINARY_MUL ? magnitude() * vmax
+                       : v.min > 0.0f                ? magnitude() / v.min
+                                                     : INFINITY;
+        lo = -bound;
+        hi = bound;
+      } else if (post.alg == MODELC_BINARY_MAX) {
+        lo = std::max(lo, -vmax);
+        hi = std::max(hi, vmax);
+      } else { // min
+        lo = std::min(lo, -vmax);
+        hi = std::min(hi, vmax);
+      }
     }
-    if (!(bound <= kProductBound))
+    if (!(magnitude() <= kProductBound))
       return false;
   }
+  if (result)
+    *result = magnitude();
   return true;
 }
 

@@ -15,6 +15,12 @@
 // result is exact. Otherwise the run takes the exact path (packed_product.cpp):
 // the product alone through oneDNN, in f32 and plain layout, then applyPostOps
 // here.
+//
+// A product whose x (or sum operand) is the output of a product that ran
+// fused earlier in the same run need not scan it: that run's chain bound
+// its values (packed_product.cpp keeps the bound per site and run), so the
+// bound stands in for the scan, and a scan is made only where the bound
+// is too loose to decide.
 #ifndef MODELC_RUNTIME_EXACT_POST_OPS_HPP
 #define MODELC_RUNTIME_EXACT_POST_OPS_HPP
 
@@ -57,7 +63,11 @@ struct ProductMagnitudes {
 /// Whether every value of the product and of each step of `p`'s chain is
 /// bounded by kProductBound: false where an input holds a NaN or an
 /// infinity, a division's operand may be 0, or the magnitudes may overflow.
-bool fusedChainIsExact(const modelc_product &p, const ProductMagnitudes &m);
+/// Where true and `result` is not null, *result bounds the magnitude of
+/// every value the chain ends with (each step's values kept as an interval,
+/// so that a clamp, as ReLU6's max and min, bounds them again).
+bool fusedChainIsExact(const modelc_product &p, const ProductMagnitudes &m,
+                       double *result = nullptr);
 
 /// Applies `p`'s post-ops, in order, to the n values z of a product in
 /// plain layout (row-major [m, n], or NCHW), with NaN kept as PyTorch keeps

@@ -5,6 +5,7 @@
 #include "dnnl_util.hpp"
 #include "half_convert.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -636,15 +637,37 @@ bool reorderNow(dnnl_primitive_t r, const dnnl_memory_desc_t &scratch,
 
 } // namespace
 
+double PackedProductRun::boundOf(uint32_t producer, const void *data) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = handles_.find(producer);
+  if (it == handles_.end() || it->second.lastY != data)
+    return std::numeric_limits<double>::quiet_NaN();
+  return it->second.lastBound;
+}
+
 bool PackedProductRun::fusedIsExact(const modelc_product &p,
                                     const PackedProductSite &site,
                                     const void *x, const void *bias,
-                                    const void *const *operands) const {
+                                    const void *const *operands, double xBound,
+                                    double sumBound, bool scanLarge,
+                                    double *result) const {
   Storage storage = storageOf(p);
   ProductMagnitudes m;
-  m.x = magnitudesOf(x, site.xValues, storage);
-  if (!(m.x.max <= kProductBound)) // a NaN, an infinity, or too large
+  // A bound as a float magnitude, rounded up.
+  auto above = [](double bound) {
+    float f = static_cast<float>(bound);
+    return f < bound ? std::nextafter(f, std::numeric_limits<float>::infinity())
+                     : f;
+  };
+  if (xBound >= 0.0) {
+    m.x.max = above(xBound);
+  } else if (scanLarge) {
+    m.x = magnitudesOf(x, site.xValues, storage);
+    if (!(m.x.max <= kProductBound)) // a NaN, an infinity, or too large
+      return false;
+  } else {
     return false;
+  }
   m.w = site.weight;
   m.reduction = site.reduction;
   ProductCounts counts = countsOf(p);
@@ -655,12 +678,18 @@ bool PackedProductRun::fusedIsExact(const modelc_product &p,
     const modelc_post_op &post = p.post_ops[i];
     if (post.kind == MODELC_POST_ELTWISE)
       continue;
-    int64_t n =
-        static_cast<int>(i) == site.sum ? site.sumValues : counts.operand(post);
+    bool sum = static_cast<int>(i) == site.sum;
+    if (sum && sumBound >= 0.0) {
+      values[i].max = above(sumBound);
+      continue;
+    }
+    int64_t n = sum ? site.sumValues : counts.operand(post);
+    if (n >= counts.y && !scanLarge)
+      return false;
     values[i] = magnitudesOf(operands[i], n, storage);
   }
   m.operands = values;
-  return fusedChainIsExact(p, m);
+  return fusedChainIsExact(p, m, result);
 }
 
 bool PackedProductRun::runExact(
@@ -755,12 +784,46 @@ bool PackedProductRun::execute(PackedProductCache &cache,
     h.release(); // a half-made set is made again by the next run
     return false;
   }
-  if (site.guard == NaNGuard::Always ||
-      (site.guard == NaNGuard::Check &&
-       !fusedIsExact(p, site, x, bias, operands)))
+  // What bounds this run's output, where its chain was bounded (NaN
+  // otherwise): the consumers of y in this run take it instead of a scan.
+  // Only f32 outputs: a half's rounding may overflow what bounded f32.
+  const double kUnknown = std::numeric_limits<double>::quiet_NaN();
+  h.lastY = nullptr;
+  h.lastBound = std::numeric_limits<double>::quiet_NaN();
+  if (site.guard == NaNGuard::Always)
     return runExact(h, cache, p, site, w, x, bias, y, operands, error);
-  if (!site.convert)
-    return runSite(h, p, site, x, bias, y, operands, error);
+  double xBound = (p.flags & MODELC_PRODUCT_SRC_OF_SITE)
+                      ? boundOf(p.src_site, x)
+                      : std::numeric_limits<double>::quiet_NaN();
+  double sumBound = (p.flags & MODELC_PRODUCT_SUM_OF_SITE) && site.sum >= 0
+                        ? boundOf(p.sum_site, operands[site.sum])
+                        : std::numeric_limits<double>::quiet_NaN();
+  double bound = std::numeric_limits<double>::quiet_NaN();
+  if (site.guard == NaNGuard::Check) {
+    // The producers' bounds first; where they are too loose to decide,
+    // the inputs' own magnitudes; where those do not either, the exact
+    // path.
+    bool known = xBound >= 0.0 || sumBound >= 0.0;
+    if (!(known && fusedIsExact(p, site, x, bias, operands, xBound, sumBound,
+                                true, &bound)) &&
+        !fusedIsExact(p, site, x, bias, operands, kUnknown, kUnknown, true,
+                      &bound))
+      return runExact(h, cache, p, site, w, x, bias, y, operands, error);
+  } else if (xBound >= 0.0 && !fusedIsExact(p, site, x, bias, operands, xBound,
+                                            sumBound, false, &bound)) {
+    // No guard, and nothing scanned past the bias and small operands:
+    // the output is left unbounded.
+    bound = std::numeric_limits<double>::quiet_NaN();
+  }
+  if (!site.convert) {
+    if (!runSite(h, p, site, x, bias, y, operands, error))
+      return false;
+    if (bound >= 0.0 && storageOf(p) == Storage::F32) {
+      h.lastY = y;
+      h.lastBound = bound;
+    }
+    return true;
+  }
   // f16 or bf16 data on an f32 site: f32 copies in, f32 result out.
   ProductCounts counts = countsOf(p);
   auto toFloat = [&](const void *from, std::vector<float> &to, int64_t n) {
@@ -784,6 +847,7 @@ bool PackedProductRun::execute(PackedProductCache &cache,
   h.yData.resize(static_cast<size_t>(counts.y));
   if (!runSite(h, p, site, xf, biasf, h.yData.data(), operandsf.data(), error))
     return false;
+  // Not bounded: rounding to f16 may overflow what bounded the f32 values.
   floatToHalf(h.yData.data(), static_cast<uint16_t *>(y), h.yData.size(),
               site.bf16);
   return true;

@@ -22,6 +22,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -108,6 +109,12 @@ struct PackedProductHandles {
   std::vector<float> exactX, exactBias, exactY;
   std::vector<std::vector<float>> exactOperands;
   std::vector<const float *> exactPointers;
+  /// Where this run's y is and what bounds its values (exact_post_ops.hpp):
+  /// set by a fused run whose chain was bounded, else null and NaN. A
+  /// product that reads this y (its x, or its sum's operand, from this
+  /// site) takes the bound instead of scanning it.
+  const void *lastY = nullptr;
+  double lastBound = std::numeric_limits<double>::quiet_NaN();
   /// Destroys the handles (all null after).
   void release();
   ~PackedProductHandles();
@@ -155,11 +162,20 @@ public:
                const void *bias, void *y, const void *const *operands,
                std::string &error);
 
+  /// What bounds the values of `data` as site `producer` left them in this
+  /// run (lastY, lastBound), or NaN where that site did not bound them or
+  /// `data` is not its y.
+  double boundOf(uint32_t producer, const void *data);
+
 private:
-  /// Whether the fused chain of `site` is exact on these inputs.
+  /// Whether the fused chain of `site` is exact on these inputs, and
+  /// (*result) what bounds its output. `xBound` and `sumBound` (NaN:
+  /// unknown) bound x and the sum's operand; the other inputs are scanned,
+  /// those of y's size only where `scanLarge`, else the answer is false.
   bool fusedIsExact(const modelc_product &p, const PackedProductSite &site,
                     const void *x, const void *bias,
-                    const void *const *operands) const;
+                    const void *const *operands, double xBound, double sumBound,
+                    bool scanLarge, double *result) const;
   /// The product through the exact path.
   bool runExact(PackedProductHandles &h, PackedProductCache &cache,
                 const modelc_product &p, PackedProductSite &site, const void *w,

@@ -1,7 +1,10 @@
 // exact_post_ops_test.cpp - the NaN guard of packed products
 // (runtime/src/exact_post_ops.hpp): the magnitudes a run's check reads,
-// when a fused chain is trusted, the chain computed with NaN kept, and
-// packed products with NaNs run through the cache in f32, f16 and bf16.
+// when a fused chain is trusted and what bounds its result, the chain
+// computed with NaN kept, packed products with NaNs run through the cache
+// in f32, f16 and bf16, and a chain of convolutions that passes bounds
+// from one product to the next instead of scanning (and scans where the
+// producer left no bound: a NaN still reaches the exact path).
 #include "exact_post_ops.hpp"
 #include "packed_product.hpp"
 
@@ -9,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -136,6 +140,52 @@ TEST(Chain, TrustedOnlyBelowTheBound) {
   EXPECT_TRUE(fusedChainIsExact(chain(tanhMul), bad));
   scale[1].max = 2e12f; // 1 * 2e12 is not
   EXPECT_FALSE(fusedChainIsExact(chain(tanhMul), bad));
+}
+
+TEST(Chain, BoundOfTheResult) {
+  ProductMagnitudes m;
+  m.x = {2.0f, 0.0f};
+  m.w = {0.5f, 0.0f};
+  m.bias = {1.0f, 0.0f};
+  m.reduction = 10; // the product: |v| <= 10 * 2 * 0.5 + 1 = 11
+  auto bound = [&](std::vector<modelc_post_op> posts,
+                   std::vector<Magnitudes> operands) {
+    operands.resize(posts.size());
+    m.operands = operands.data();
+    double b = -1.0;
+    EXPECT_TRUE(fusedChainIsExact(chain(posts), m, &b));
+    return b;
+  };
+  EXPECT_DOUBLE_EQ(bound({}, {}), 11.0);
+  // ReLU6 as the export has it: max with 0, min with 6.
+  EXPECT_DOUBLE_EQ(bound({binary(MODELC_BINARY_MAX, MODELC_BROADCAST_SCALAR),
+                          binary(MODELC_BINARY_MIN, MODELC_BROADCAST_SCALAR)},
+                         {{0.0f, 0.0f}, {6.0f, 6.0f}}),
+                   6.0);
+  // A min alone bounds nothing below; a max alone nothing above.
+  EXPECT_DOUBLE_EQ(bound({binary(MODELC_BINARY_MIN, MODELC_BROADCAST_SCALAR)},
+                         {{6.0f, 6.0f}}),
+                   11.0);
+  EXPECT_DOUBLE_EQ(bound({binary(MODELC_BINARY_MAX, MODELC_BROADCAST_SCALAR)},
+                         {{20.0f, 20.0f}}),
+                   20.0);
+  EXPECT_DOUBLE_EQ(bound({eltwise(MODELC_ELTWISE_RELU)}, {}), 11.0);
+  EXPECT_DOUBLE_EQ(bound({eltwise(MODELC_ELTWISE_RELU, -2.0f)}, {}), 22.0);
+  EXPECT_DOUBLE_EQ(bound({eltwise(MODELC_ELTWISE_RELU, 0.1f),
+                          binary(MODELC_BINARY_ADD, MODELC_BROADCAST_FULL)},
+                         {{}, {3.0f, 0.0f}}),
+                   14.0);
+  EXPECT_DOUBLE_EQ(bound({eltwise(MODELC_ELTWISE_TANH),
+                          binary(MODELC_BINARY_MUL, MODELC_BROADCAST_CHANNEL)},
+                         {{}, {4.0f, 1.0f}}),
+                   4.0);
+  modelc_post_op sum{MODELC_POST_SUM, 0, -0.5f, 0};
+  EXPECT_DOUBLE_EQ(
+      bound({eltwise(MODELC_ELTWISE_LOGISTIC), sum}, {{}, {8.0f, 0.0f}}), 5.0);
+  EXPECT_DOUBLE_EQ(bound({eltwise(MODELC_ELTWISE_GELU_ERF),
+                          binary(MODELC_BINARY_DIV, MODELC_BROADCAST_SCALAR)},
+                         {{}, {2.0f, 0.5f}}),
+                   22.0);
 }
 
 TEST(Chain, AppliedWithNaNKept) {
@@ -306,6 +356,127 @@ TEST(PackedProduct, AlwaysExactWhenAsked) {
   EXPECT_NE(site->exact, nullptr);
   for (float v : y)
     EXPECT_NEAR(v, std::tanh(1.5f), 1e-6);
+}
+
+/// conv2d of x [1, c, h, w] and w [o, c, kh, kw] (stride 1, padding
+/// `pad`), plus bias, in double; then ReLU6 where `relu6`, else ReLU:
+/// NaN kept.
+std::vector<float> convReference(const std::vector<float> &x,
+                                 const std::vector<float> &w,
+                                 const std::vector<float> &bias, int64_t c,
+                                 int64_t h, int64_t wd, int64_t o, int64_t k,
+                                 int64_t pad, bool relu6) {
+  int64_t oh = h + 2 * pad - k + 1, ow = wd + 2 * pad - k + 1;
+  std::vector<float> y(o * oh * ow);
+  for (int64_t oc = 0; oc < o; ++oc)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        double s = bias[oc];
+        for (int64_t ic = 0; ic < c; ++ic)
+          for (int64_t a = 0; a < k; ++a)
+            for (int64_t b = 0; b < k; ++b) {
+              int64_t r = i + a - pad, q = j + b - pad;
+              if (r >= 0 && r < h && q >= 0 && q < wd)
+                s += static_cast<double>(x[(ic * h + r) * wd + q]) *
+                     w[((oc * c + ic) * k + a) * k + b];
+            }
+        if (!std::isnan(s))
+          s = relu6 ? std::min(std::max(s, 0.0), 6.0) : std::max(s, 0.0);
+        y[(oc * oh + i) * ow + j] = static_cast<float>(s);
+      }
+  return y;
+}
+
+/// Two convolutions, the second reading the first's kept layout: the
+/// first (ReLU6 as max and min) bounds its output by 6, and the second
+/// (ReLU) takes that bound instead of scanning x. With a NaN in the input
+/// the first runs exact and leaves no bound: the second scans, finds the
+/// NaN the first kept, and runs exact too.
+TEST(PackedProduct, ConvolutionsPassTheirBoundOn) {
+  const int64_t c = 3, h = 5, wd = 6, mid = 8, o = 4;
+  std::vector<float> w1(mid * c), b1(mid), w2(o * mid * 9), b2(o);
+  for (size_t i = 0; i < w1.size(); ++i)
+    w1[i] = static_cast<float>(static_cast<int>(i * 7 % 11) - 5) / 2.0f;
+  for (size_t i = 0; i < w2.size(); ++i)
+    w2[i] = static_cast<float>(static_cast<int>(i * 5 % 9) - 4) / 8.0f;
+  for (size_t i = 0; i < b1.size(); ++i)
+    b1[i] = 0.5f * static_cast<float>(i) - 1.0f;
+  for (size_t i = 0; i < b2.size(); ++i)
+    b2[i] = 0.25f - 0.125f * static_cast<float>(i);
+  float zero = 0.0f, six = 6.0f;
+  modelc_post_op relu6[] = {binary(MODELC_BINARY_MAX, MODELC_BROADCAST_SCALAR),
+                            binary(MODELC_BINARY_MIN, MODELC_BROADCAST_SCALAR)};
+  const void *relu6Operands[] = {&zero, &six};
+  modelc_post_op relu = eltwise(MODELC_ELTWISE_RELU);
+  auto conv = [](uint32_t site, int64_t c, int64_t o, int64_t k, int64_t pad,
+                 int64_t h, int64_t wd) {
+    modelc_product p{};
+    p.site = site;
+    p.kind = MODELC_PRODUCT_CONV2D;
+    int64_t s[18] = {1, c, h,   wd,  o,   k,   k, h, wd,
+                     1, 1, pad, pad, pad, pad, 1, 1, 1};
+    std::copy(s, s + 18, p.conv);
+    p.what = "conv";
+    return p;
+  };
+  modelc_product first = conv(1, c, mid, 1, 0, h, wd);
+  first.flags = MODELC_PRODUCT_KEEP_LAYOUT;
+  first.y_bytes = 4 * 64 * h * wd; // room for channels padded to 64
+  first.num_post_ops = 2;
+  first.post_ops = relu6;
+  modelc_product second = conv(2, mid, o, 3, 1, h, wd);
+  second.flags = MODELC_PRODUCT_SRC_OF_SITE;
+  second.src_site = 1;
+  second.num_post_ops = 1;
+  second.post_ops = &relu;
+
+  PackedProductCache cache;
+  PackedProductRun run;
+  std::string error;
+  for (bool nan : {false, true, false}) {
+    std::vector<float> x(c * h * wd);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = static_cast<float>(static_cast<int>(i * 13 % 7) - 3);
+    if (nan)
+      x[7] = kNaN;
+    std::vector<float> mid1 =
+        convReference(x, w1, b1, c, h, wd, mid, 1, 0, true);
+    std::vector<float> want =
+        convReference(mid1, w2, b2, mid, h, wd, o, 3, 1, false);
+    std::vector<float> kept(first.y_bytes / 4), y(o * h * wd);
+    PackedProductSite *s1 = cache.site(first, w1.data(), true, error);
+    ASSERT_NE(s1, nullptr) << error;
+    ASSERT_TRUE(run.execute(cache, first, *s1, w1.data(), x.data(), b1.data(),
+                            kept.data(), relu6Operands, error))
+        << error;
+    double bound = run.boundOf(1, kept.data());
+    SCOPED_TRACE(nan ? "a NaN in x" : "finite");
+    if (nan)
+      EXPECT_TRUE(std::isnan(bound));
+    else
+      EXPECT_EQ(bound, 6.0);
+    // Not for another buffer, or another site.
+    EXPECT_TRUE(std::isnan(run.boundOf(1, x.data())));
+    EXPECT_TRUE(std::isnan(run.boundOf(2, kept.data())));
+    PackedProductSite *s2 = cache.site(second, w2.data(), true, error);
+    ASSERT_NE(s2, nullptr) << error;
+    ASSERT_TRUE(run.execute(cache, second, *s2, w2.data(), kept.data(),
+                            b2.data(), y.data(), nullptr, error))
+        << error;
+    // The second's own bound: 8 * 9 terms of 6 * 0.5, plus 0.25.
+    bound = run.boundOf(2, y.data());
+    if (nan)
+      EXPECT_TRUE(std::isnan(bound));
+    else
+      EXPECT_DOUBLE_EQ(bound, 72 * 6 * 0.5 + 0.25);
+    for (size_t i = 0; i < y.size(); ++i) {
+      if (std::isnan(want[i]))
+        EXPECT_TRUE(std::isnan(y[i])) << i << ": " << y[i];
+      else
+        EXPECT_NEAR(y[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << i;
+    }
+    EXPECT_EQ(s2->exact != nullptr, s1->exact != nullptr);
+  }
 }
 
 } // namespace
