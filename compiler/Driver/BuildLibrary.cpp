@@ -164,13 +164,17 @@ LogicalResult modelc::buildSharedLibrary(ArrayRef<std::string> sources,
   // -fno-trapping-math: nothing enables floating-point traps, and without
   // it GCC keeps the branches of a float select (a clamp, exp_f32's range)
   // and vectorises no loop holding one. NaN and signed zeros keep their
-  // meaning (no -ffast-math).
+  // meaning (no -ffast-math). -ffp-contract=off: the kernels built for
+  // AVX2 and AVX-512 (kernels.h) compute the same bits as the baseline's,
+  // on every machine and at every optimisation level (GCC contracts a * b
+  // + c to an FMA where the target has one, even with -std=c++17).
   std::vector<std::string> flags = {"-std=c++17",
                                     "-O3",
                                     "-fPIC",
                                     "-fvisibility=hidden",
                                     "-fno-math-errno",
                                     "-fno-trapping-math",
+                                    "-ffp-contract=off",
                                     "-w"};
   for (const std::string &dir : generatedCodeIncludeDirs())
     flags.push_back("-I" + dir);

@@ -19,6 +19,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 TYPES = {np.dtype(np.float32): TensorProto.FLOAT,
+         np.dtype(np.float16): TensorProto.FLOAT16,
          np.dtype(np.int32): TensorProto.INT32,
          np.dtype(np.int64): TensorProto.INT64,
          np.dtype(np.uint8): TensorProto.UINT8,
@@ -223,6 +224,26 @@ def main():
                           output_shape=[1, 3, 7]),
          {"x": x}, np.zeros((1, 3, 6, 5), np.float32),
          initializers=[numpy_helper.from_array(w, "w")])
+
+    # A non-positive size in output_shape.
+    save(out, "convtranspose_output_shape_zero",
+         helper.make_node("ConvTranspose", ["x", "w"], ["y"],
+                          output_shape=[0, 5]),
+         {"x": x}, np.zeros((1, 3, 6, 5), np.float32),
+         initializers=[numpy_helper.from_array(w, "w")])
+    # Resize's cubic mode before opset 11 defined it (opset 10's Resize:
+    # X and scales).
+    save(out, "resize_cubic_opset10",
+         helper.make_node("Resize", ["x", "scales"], ["y"], mode="cubic"),
+         {"x": np.zeros((1, 1, 2, 2), np.float32)},
+         np.zeros((1, 1, 4, 4), np.float32),
+         initializers=[numpy_helper.from_array(
+             np.array([1, 1, 2, 2], np.float32), "scales")], opset=10)
+    # QuantizeLinear of f16 data.
+    save(out, "quantize_f16",
+         helper.make_node("QuantizeLinear", ["x", "s"], ["y"]),
+         {"x": np.zeros((2, 3), np.float16), "s": np.ones((), np.float32)},
+         np.zeros((2, 3), np.uint8), opset=13)
 
     # More quantization errors: an axis out of range, DequantizeLinear of a
     # type it does not take, MatMulInteger of floats, DynamicQuantizeLinear
