@@ -245,6 +245,19 @@ def main():
          {"x": np.zeros((2, 3), np.float16), "s": np.ones((), np.float32)},
          np.zeros((2, 3), np.uint8), opset=13)
 
+    # GridSample beyond what is supported: a mode ONNX does not define, a
+    # volumetric (5-D) input.
+    save(out, "gridsample_mode",
+         helper.make_node("GridSample", ["x", "g"], ["y"], mode="area"),
+         {"x": np.zeros((1, 1, 3, 3), np.float32),
+          "g": np.zeros((1, 2, 2, 2), np.float32)},
+         np.zeros((1, 1, 2, 2), np.float32), opset=16)
+    save(out, "gridsample_rank",
+         helper.make_node("GridSample", ["x", "g"], ["y"]),
+         {"x": np.zeros((1, 1, 2, 3, 3), np.float32),
+          "g": np.zeros((1, 2, 2, 2, 3), np.float32)},
+         np.zeros((1, 1, 2, 2, 2), np.float32), opset=16)
+
     # More quantization errors: an axis out of range, DequantizeLinear of a
     # type it does not take, MatMulInteger of floats, DynamicQuantizeLinear
     # of integers.

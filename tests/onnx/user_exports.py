@@ -20,10 +20,11 @@ import torch.nn as nn
 MODULES = {}
 
 
-def module(*inputs):
-    """Registers a module class whose forward takes these inputs."""
+def module(*inputs, opsets=(13, None)):
+    """Registers a module class whose forward takes these inputs, exported
+    at each of `opsets` (None: torch.onnx.export's default, 14)."""
     def register(cls):
-        MODULES[cls.__name__] = (cls, inputs)
+        MODULES[cls.__name__] = (cls, inputs, opsets)
         return cls
     return register
 
@@ -146,11 +147,29 @@ class bicubic(nn.Module):
         return down
 
 
+@module(normal(2, 3, 5, 6), lambda: torch.rand(2, 4, 7, 2) * 2.6 - 1.3,
+        opsets=(16,))
+class grid_sample(nn.Module):
+    """F.grid_sample (GridSample, opset 16: PyTorch exports it from there)
+    in every mode, padding mode and align_corners, at points inside and
+    outside [-1, 1]: 18 samplings side by side."""
+
+    def forward(self, x, grid):
+        outs = []
+        for mode in ("bilinear", "nearest", "bicubic"):
+            for padding in ("zeros", "border", "reflection"):
+                for align in (False, True):
+                    outs.append(nn.functional.grid_sample(
+                        x, grid, mode=mode, padding_mode=padding,
+                        align_corners=align))
+        return torch.cat(outs, 1)
+
+
 def main():
     out = sys.argv[1]
     only = set(sys.argv[2:])
     os.makedirs(out, exist_ok=True)
-    for name, (cls, makers) in MODULES.items():
+    for name, (cls, makers, opsets) in MODULES.items():
         if only and name not in only:
             continue
         torch.manual_seed(0)
@@ -160,7 +179,7 @@ def main():
         with torch.no_grad():
             expected = m(*inputs).numpy()
         names = ["in%d" % i for i in range(len(inputs))]
-        for opset in (13, None):
+        for opset in opsets:
             tag = "%s.opset%d" % (name, opset or 14)
             kwargs = {} if opset is None else {"opset_version": opset}
             torch.onnx.export(m, inputs, os.path.join(out, tag + ".onnx"),

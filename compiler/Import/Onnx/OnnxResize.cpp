@@ -10,11 +10,16 @@
 //   * Pad in reflect and edge mode: per padded axis, the mirrored or clamped
 //     source index;
 //   * DepthToSpace/SpaceToDepth: reshape, transpose, reshape.
+// GridSample reads positions given at run time (its grid): they are
+// computed by graph ops (the coordinate arithmetic, floor/round, the
+// padding mode's clamp or reflection), and each tap is one graph.gather of
+// the flattened input at a computed i64 index.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/Onnx/NodeBuilder.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -358,6 +363,199 @@ LogicalResult depthSpace(Importer &im, const NodeProto &n) {
   return at.define(at.reshape(y, {N, C * b * b, H / b, W / b}));
 }
 
+/// GridSample's sampler over one spatial axis of size `size`: the padding
+/// mode applied to a float coordinate (as PyTorch's compute_coordinates:
+/// border clamps to [0, size - 1]; reflection mirrors about the edges
+/// (about the centres of the edge pixels with align_corners, else their
+/// outer borders), then clamps; zeros leaves it, out-of-range taps read 0).
+struct GridAxis {
+  At &at;
+  int64_t size;
+  bool alignCorners;
+  StringRef padding;
+
+  Value f(Value like, double v) { return at.scalar(like, v); }
+
+  /// The pixel coordinate of the normalised coordinate g in [-1, 1].
+  Value unnormalize(Value g) {
+    Value one = f(g, 1.0);
+    if (alignCorners)
+      return at.mul(at.add(g, one), f(g, 0.5 * static_cast<double>(size - 1)));
+    // ((g + 1) * size - 1) / 2
+    return at.mul(at.sub(at.mul(at.add(g, one), f(g, double(size))), one),
+                  f(g, 0.5));
+  }
+
+  Value clamp(Value c) {
+    return at.min(at.max(c, f(c, 0.0)), f(c, double(size - 1)));
+  }
+
+  /// c reflected into [low, high] (twice each bound given, as PyTorch's
+  /// reflect_coordinates), before the clamp.
+  Value reflect(Value c, int64_t twiceLow, int64_t twiceHigh) {
+    if (twiceLow == twiceHigh)
+      return at.mul(c, f(c, 0.0));
+    double low = twiceLow / 2.0, span = (twiceHigh - twiceLow) / 2.0;
+    Value d = at.op<AbsOp>({at.sub(c, f(c, low))});
+    Value flips = at.op<FloorOp>({at.div(d, f(c, span))});
+    Value extra = at.sub(d, at.mul(flips, f(c, span)));
+    // flips even: low + extra; odd: low + span - extra.
+    Value half = at.mul(flips, f(c, 0.5));
+    Value even = at.compare(half, at.op<FloorOp>({half}), ComparePredicate::eq);
+    return at.select(even, at.add(extra, f(c, low)),
+                     at.sub(f(c, span + low), extra));
+  }
+
+  Value pad(Value c) {
+    if (padding == "border")
+      return clamp(c);
+    if (padding == "reflection")
+      return clamp(alignCorners ? reflect(c, 0, 2 * (size - 1))
+                                : reflect(c, -1, 2 * size - 1));
+    return c;
+  }
+
+  /// Whether the integral coordinate c lies in [0, size - 1] (i1), and c
+  /// clamped into it as i64.
+  std::pair<Value, Value> index(Value c) {
+    Value clamped = clamp(c);
+    Value inside = at.compare(clamped, c, ComparePredicate::eq);
+    // A NaN coordinate is outside; its index is 0, never out of range.
+    Value safe = at.select(inside, clamped, f(c, 0.0));
+    return {inside, at.cast(safe, at.im.builder.getI64Type())};
+  }
+};
+
+/// GridSample (opset 16; opset 20's mode names `linear` and `cubic` on the
+/// same 4-D form): Y[n, c, i, j] samples X[n, c] at grid[n, i, j] = (x, y),
+/// normalised to [-1, 1], by `mode` (bilinear, nearest: ties to even,
+/// bicubic: A = -0.75 over 4x4 taps) and `padding_mode`; equal to
+/// PyTorch's F.grid_sample. Computed in f32.
+LogicalResult gridSample(Importer &im, const NodeProto &n) {
+  At at{im, n};
+  Value x = im.input(n, 0), grid = im.input(n, 1);
+  if (!x || !grid)
+    return failure();
+  RankedTensorType xt = typeOf(x), gt = typeOf(grid);
+  if (!isa<FloatType>(xt.getElementType()) ||
+      !isa<FloatType>(gt.getElementType())) {
+    im.error(n) << "integer inputs are not supported yet (float are)";
+    return failure();
+  }
+  if (xt.getRank() != 4 || gt.getRank() != 4 || gt.getDimSize(3) != 2 ||
+      gt.getDimSize(0) != xt.getDimSize(0)) {
+    im.error(n) << "X must be [N, C, H, W] and grid [N, H_out, W_out, 2] "
+                   "(other ranks are not supported yet)";
+    return failure();
+  }
+  std::string mode = Importer::stringAttr(n, "mode", "bilinear");
+  if (mode == "linear")
+    mode = "bilinear";
+  else if (mode == "cubic")
+    mode = "bicubic";
+  std::string padding = Importer::stringAttr(n, "padding_mode", "zeros");
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic") {
+    im.error(n) << "mode '" << mode
+                << "' is not supported (bilinear, nearest and bicubic are)";
+    return failure();
+  }
+  if (padding != "zeros" && padding != "border" && padding != "reflection") {
+    im.error(n) << "padding_mode '" << padding
+                << "' is not supported (zeros, border and reflection are)";
+    return failure();
+  }
+  bool align = Importer::intAttr(n, "align_corners", 0) != 0;
+  int64_t N = xt.getDimSize(0), C = xt.getDimSize(1), H = xt.getDimSize(2),
+          W = xt.getDimSize(3), Ho = gt.getDimSize(1), Wo = gt.getDimSize(2);
+  if (!at.fits(N * C))
+    return failure();
+  Type f32 = im.builder.getF32Type(), i64 = im.builder.getI64Type();
+  Type element = xt.getElementType();
+  if (element != f32)
+    x = at.cast(x, f32);
+  if (gt.getElementType() != f32)
+    grid = at.cast(grid, f32);
+  // The flattened input, and each (n, c) plane's offset into it.
+  Value flat = at.reshape(x, {N * C * H * W});
+  SmallVector<int64_t> offsets;
+  for (int64_t i = 0; i < N * C; ++i)
+    offsets.push_back(i * H * W);
+  Value base = at.indices({N, C, 1, 1}, offsets);
+  // x and y, each [N, 1, H_out, W_out] (broadcast over the channels).
+  auto coordinate = [&](int64_t k) {
+    return at.reshape(at.gather(grid, at.indices({1}, {k}), 3), {N, 1, Ho, Wo});
+  };
+  GridAxis ax{at, W, align, padding}, ay{at, H, align, padding};
+  Value gx = ax.unnormalize(coordinate(0)), gy = ay.unnormalize(coordinate(1));
+  // X at integral coordinates (cx, cy), 0 outside the input.
+  Value zero = at.scalar(x, 0.0);
+  Value no = at.constant(im.builder.getI1Type(), {}, {0.0});
+  auto tap = [&](Value cx, Value cy) -> std::pair<Value, Value> {
+    auto [inX, ix] = ax.index(cx);
+    auto [inY, iy] = ay.index(cy);
+    Value index =
+        at.add(base, at.add(at.mul(iy, at.scalar(iy, double(W))), ix));
+    return {at.select(inX, inY, no), at.gather(flat, index, 0)};
+  };
+  auto weighted = [&](Value sum, Value cx, Value cy, Value weight) {
+    auto [inside, v] = tap(cx, cy);
+    Value term = at.select(inside, at.mul(v, weight), zero);
+    return sum ? at.add(sum, term) : term;
+  };
+  Value y;
+  if (mode == "nearest") {
+    auto [inside, v] =
+        tap(at.op<RoundOp>({ax.pad(gx)}), at.op<RoundOp>({ay.pad(gy)}));
+    y = at.select(inside, v, zero);
+  } else if (mode == "bilinear") {
+    Value px = ax.pad(gx), py = ay.pad(gy);
+    Value x0 = at.op<FloorOp>({px}), y0 = at.op<FloorOp>({py});
+    Value one = at.scalar(px, 1.0);
+    Value tx = at.sub(px, x0), ty = at.sub(py, y0);
+    Value sx = at.sub(one, tx), sy = at.sub(one, ty);
+    Value x1 = at.add(x0, one), y1 = at.add(y0, one);
+    y = weighted(nullptr, x0, y0, at.mul(sx, sy));
+    y = weighted(y, x1, y0, at.mul(tx, sy));
+    y = weighted(y, x0, y1, at.mul(sx, ty));
+    y = weighted(y, x1, y1, at.mul(tx, ty));
+  } else {
+    // Keys' cubic convolution (A = -0.75) on the unpadded coordinate; the
+    // padding applies to each tap.
+    const double A = -0.75;
+    Value x0 = at.op<FloorOp>({gx}), y0 = at.op<FloorOp>({gy});
+    auto weights = [&](Value t) {
+      auto f = [&](double v) { return at.scalar(t, v); };
+      Value one = f(1.0);
+      Value t1 = at.add(t, one), s = at.sub(one, t),
+            s1 = at.add(s, one); // distances 1 + t, t, 1 - t, 2 - t
+      auto far = [&](Value d) {  // ((A d - 5A) d + 8A) d - 4A
+        return at.sub(
+            at.mul(
+                at.add(at.mul(at.sub(at.mul(d, f(A)), f(5 * A)), d), f(8 * A)),
+                d),
+            f(4 * A));
+      };
+      auto near = [&](Value d) { // ((A + 2) d - (A + 3)) d d + 1
+        return at.add(
+            at.mul(at.mul(at.sub(at.mul(d, f(A + 2)), f(A + 3)), d), d), one);
+      };
+      return std::array<Value, 4>{far(t1), near(t), near(s), far(s1)};
+    };
+    std::array<Value, 4> wx = weights(at.sub(gx, x0)),
+                         wy = weights(at.sub(gy, y0));
+    for (int j = 0; j < 4; ++j) {
+      Value cy = ay.pad(at.add(y0, at.scalar(y0, j - 1.0)));
+      for (int i = 0; i < 4; ++i) {
+        Value cx = ax.pad(at.add(x0, at.scalar(x0, i - 1.0)));
+        y = weighted(y, cx, cy, at.mul(wx[i], wy[j]));
+      }
+    }
+  }
+  if (y && element != f32)
+    y = at.cast(y, element);
+  return at.define(y);
+}
+
 } // namespace
 
 void modelc::onnx_import::addResizeConverters(
@@ -366,4 +564,5 @@ void modelc::onnx_import::addResizeConverters(
   t["Upsample"] = resize;
   t["DepthToSpace"] = depthSpace<true>;
   t["SpaceToDepth"] = depthSpace<false>;
+  t["GridSample"] = gridSample;
 }
