@@ -19,7 +19,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/Onnx/NodeBuilder.h"
-#include "dialects/Graph/IR/GraphOps.h"
 
 using namespace mlir;
 using namespace modelc;
@@ -67,6 +66,28 @@ Value perAxis(At &at, Value param, Value x, int64_t axis, StringRef what) {
   return at.reshape(param, shape);
 }
 
+/// Input `i` of `n`, or null where it is absent; `failed` is set where it
+/// is present but could not be read.
+Value optionalInput(Importer &im, const NodeProto &n, int i, bool &failed) {
+  if (!Importer::hasInput(n, i))
+    return nullptr;
+  Value v = im.input(n, i);
+  failed |= !v;
+  return v;
+}
+
+/// A (De)QuantizeLinear's scale and zero point (`zero` may be null) shaped
+/// per its `axis` against x (perAxis), named `prefix`_scale and
+/// `prefix`_zero_point in errors; false after an error.
+bool perAxisParams(At &at, Value x, Value &scale, Value &zero,
+                   StringRef prefix) {
+  int64_t axis = Importer::intAttr(at.node, "axis", 1);
+  scale = perAxis(at, scale, x, axis, (prefix + "_scale").str());
+  if (zero)
+    zero = perAxis(at, zero, x, axis, (prefix + "_zero_point").str());
+  return scale && (!Importer::hasInput(at.node, 2) || zero);
+}
+
 /// saturate(round(x / scale) + zero) in `element` (f32 arithmetic).
 Value quantize(At &at, Value x, Value scale, Value zero, Type element) {
   std::pair<double, double> range = *quantizedRange(element);
@@ -80,9 +101,10 @@ Value quantize(At &at, Value x, Value scale, Value zero, Type element) {
 
 LogicalResult quantizeLinear(Importer &im, const NodeProto &n) {
   At at{im, n};
+  bool failed = false;
   Value x = im.input(n, 0), scale = im.input(n, 1);
-  Value zero = Importer::hasInput(n, 2) ? im.input(n, 2) : Value();
-  if (!x || !scale || (Importer::hasInput(n, 2) && !zero))
+  Value zero = optionalInput(im, n, 2, failed);
+  if (!x || !scale || failed)
     return failure();
   Type element = zero ? typeOf(zero).getElementType()
                       : IntegerType::get(&im.context, 8, IntegerType::Unsigned);
@@ -97,20 +119,17 @@ LogicalResult quantizeLinear(Importer &im, const NodeProto &n) {
     im.error(n) << "x and its scale must be f32";
     return failure();
   }
-  int64_t axis = Importer::intAttr(n, "axis", 1);
-  scale = perAxis(at, scale, x, axis, "y_scale");
-  if (zero)
-    zero = perAxis(at, zero, x, axis, "y_zero_point");
-  if (!scale || (Importer::hasInput(n, 2) && !zero))
+  if (!perAxisParams(at, x, scale, zero, "y"))
     return failure();
   return at.define(quantize(at, x, scale, zero, element));
 }
 
 LogicalResult dequantizeLinear(Importer &im, const NodeProto &n) {
   At at{im, n};
+  bool failed = false;
   Value x = im.input(n, 0), scale = im.input(n, 1);
-  Value zero = Importer::hasInput(n, 2) ? im.input(n, 2) : Value();
-  if (!x || !scale || (Importer::hasInput(n, 2) && !zero))
+  Value zero = optionalInput(im, n, 2, failed);
+  if (!x || !scale || failed)
     return failure();
   Type element = typeOf(x).getElementType();
   if (!quantizedRange(element) && !element.isSignlessInteger(32)) {
@@ -123,11 +142,7 @@ LogicalResult dequantizeLinear(Importer &im, const NodeProto &n) {
     im.error(n) << "x_scale must be f32";
     return failure();
   }
-  int64_t axis = Importer::intAttr(n, "axis", 1);
-  scale = perAxis(at, scale, x, axis, "x_scale");
-  if (zero)
-    zero = perAxis(at, zero, x, axis, "x_zero_point");
-  if (!scale || (Importer::hasInput(n, 2) && !zero))
+  if (!perAxisParams(at, x, scale, zero, "x"))
     return failure();
   Value v = at.cast(x, f32);
   if (zero)
@@ -182,14 +197,6 @@ Value integerProduct(At &at, Value a, Value aZero, Value b, Value bZero) {
   if (bZero)
     b32 = at.sub(b32, at.cast(bZero, i32));
   return at.op<MatmulOp>({a32, b32});
-}
-
-Value optionalInput(Importer &im, const NodeProto &n, int i, bool &failed) {
-  if (!Importer::hasInput(n, i))
-    return nullptr;
-  Value v = im.input(n, i);
-  failed |= !v;
-  return v;
 }
 
 LogicalResult matMulInteger(Importer &im, const NodeProto &n) {
