@@ -252,6 +252,17 @@ def main():
          {"x": np.zeros((1, 1, 3, 3), np.float32),
           "g": np.zeros((1, 2, 2, 2), np.float32)},
          np.zeros((1, 1, 2, 2), np.float32), opset=16)
+    save(out, "gridsample_padding",
+         helper.make_node("GridSample", ["x", "g"], ["y"],
+                          padding_mode="wrap"),
+         {"x": np.zeros((1, 1, 3, 3), np.float32),
+          "g": np.zeros((1, 2, 2, 2), np.float32)},
+         np.zeros((1, 1, 2, 2), np.float32), opset=16)
+    save(out, "gridsample_int",
+         helper.make_node("GridSample", ["x", "g"], ["y"]),
+         {"x": np.zeros((1, 1, 3, 3), np.int32),
+          "g": np.zeros((1, 2, 2, 2), np.float32)},
+         np.zeros((1, 1, 2, 2), np.int32), opset=16)
     save(out, "gridsample_rank",
          helper.make_node("GridSample", ["x", "g"], ["y"]),
          {"x": np.zeros((1, 1, 2, 3, 3), np.float32),
@@ -265,6 +276,18 @@ def main():
          helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=3),
          {"x": np.zeros((2, 3), np.float32), "s": np.ones(3, np.float32)},
          np.zeros((2, 3), np.uint8), opset=13)
+    save(out, "dequantize_scale_f16",
+         helper.make_node("DequantizeLinear", ["x", "s"], ["y"]),
+         {"x": np.zeros((2, 3), np.uint8), "s": np.ones((), np.float16)},
+         np.zeros((2, 3), np.float32), opset=13)
+    save(out, "qlinear_zero_type",
+         helper.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz",
+                                            "ys", "yz"], ["y"]),
+         {"a": np.zeros((2, 2), np.uint8), "as": np.ones(1, np.float32),
+          "az": np.zeros(1, np.uint8), "b": np.zeros((2, 2), np.uint8),
+          "bs": np.ones(1, np.float32), "bz": np.zeros(1, np.uint8),
+          "ys": np.ones(1, np.float32), "yz": np.zeros(1, np.int32)},
+         np.zeros((2, 2), np.int32), opset=13)
     save(out, "dequantize_type",
          helper.make_node("DequantizeLinear", ["x", "s"], ["y"]),
          {"x": np.zeros((2, 3), np.int64), "s": np.ones((), np.float32)},
