@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/PlacedOn.h"
 #include "dialects/Device/IR/DeviceOps.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Sched/IR/CpuPostOps.h"
@@ -26,16 +27,6 @@ using namespace mlir;
 using namespace modelc;
 
 namespace {
-
-device::DeviceAttr deviceOf(Operation *op) {
-  return op->getAttrOfType<device::DeviceAttr>(graph::kDeviceAttrName);
-}
-
-/// Whether the host printer computes `op` (a CPU or a sim device).
-bool onHost(Operation *op) {
-  device::DeviceAttr device = deviceOf(op);
-  return device && device.getKind() != device::DeviceKind::cuda;
-}
 
 /// The product and the ops its call applies after it, in order.
 SmallVector<Operation *> chainFrom(Operation *product) {

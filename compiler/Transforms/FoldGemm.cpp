@@ -14,6 +14,7 @@
 #include "compiler/Codegen/EmitHelpers.h"
 #include "compiler/Codegen/StridedView.h"
 #include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/PlacedOn.h"
 #include "dialects/Device/IR/DeviceOps.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Sched/IR/SchedOps.h"
@@ -38,23 +39,8 @@ using modelc::codegen::tensorType;
 
 namespace {
 
-device::DeviceAttr deviceOf(Operation *op) {
-  return op->getAttrOfType<device::DeviceAttr>(kDeviceAttrName);
-}
-
-bool onGpu(Operation *op) {
-  device::DeviceAttr device = deviceOf(op);
-  return device && device.getKind() == device::DeviceKind::cuda;
-}
-
 bool sameGpu(Operation *a, Operation *b) {
   return onGpu(a) && deviceOf(a) == deviceOf(b);
-}
-
-/// Whether the host printer computes `op` (the CPU or a sim device).
-bool onHost(Operation *op) {
-  device::DeviceAttr device = deviceOf(op);
-  return device && device.getKind() != device::DeviceKind::cuda;
 }
 
 /// When `op` is a sched.fused computing one `OpTy`, its operands as values

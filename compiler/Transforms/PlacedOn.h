@@ -1,0 +1,36 @@
+//===- PlacedOn.h - which device a placed op runs on ------------*- C++ -*-===//
+//
+// The backend passes after placement ask of an op which device it runs on,
+// and whether the host printer (the CPU and sim devices) or a GPU computes
+// it: one spelling of those questions for all of them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MODELC_COMPILER_TRANSFORMS_PLACEDON_H
+#define MODELC_COMPILER_TRANSFORMS_PLACEDON_H
+
+#include "dialects/Device/IR/DeviceOps.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+namespace modelc {
+
+/// The device placement gave `op`, or null.
+inline device::DeviceAttr deviceOf(mlir::Operation *op) {
+  return op->getAttrOfType<device::DeviceAttr>(graph::kDeviceAttrName);
+}
+
+/// Whether `op` runs on a GPU (`cuda`).
+inline bool onGpu(mlir::Operation *op) {
+  device::DeviceAttr device = deviceOf(op);
+  return device && device.getKind() == device::DeviceKind::cuda;
+}
+
+/// Whether the host printer computes `op` (the CPU or a sim device).
+inline bool onHost(mlir::Operation *op) {
+  device::DeviceAttr device = deviceOf(op);
+  return device && device.getKind() != device::DeviceKind::cuda;
+}
+
+} // namespace modelc
+
+#endif // MODELC_COMPILER_TRANSFORMS_PLACEDON_H
