@@ -67,6 +67,10 @@ bool modelc::hasKernel(Operation *op, device::DeviceKind kind) {
   // The communication backend works on host memory.
   if (isa<AllReduceOp>(op))
     return kind == device::DeviceKind::cpu;
+  // The runtime sums the replicas of accelerators (NCCL, or through host
+  // memory); replicas on the host are summed with graph ops.
+  if (isa<ReplicaAllReduceOp>(op))
+    return kind != device::DeviceKind::cpu;
   bool gpu = kind == device::DeviceKind::cuda;
   if (gpu && hasHostOnlyTypes(op))
     return false;

@@ -272,6 +272,7 @@ private:
   void emitErrorWordClears();
   void emitOutputsTask(func::ReturnOp ret);
   void emitCopy(device::TransferOp transfer);
+  void emitReplicaSum(ReplicaAllReduceOp member);
   LogicalResult emitTask(Operation *op);
   LogicalResult emitGpuTask(Operation *op, unsigned d, const std::string &what);
   /// A C++ expression for `v`'s data in a multi-device plan.
@@ -1520,6 +1521,37 @@ void FunctionEmitter::emitCopy(device::TransferOp transfer) {
        << *eventOf(result) << ");\n";
 }
 
+void FunctionEmitter::emitReplicaSum(ReplicaAllReduceOp member) {
+  // One replica's part, on its device's copy stream; the runtime sums the
+  // group (modelc-schedule-streams checked that its members come in member
+  // order, one group after the other).
+  unsigned d = deviceOf(member);
+  Value input = member.getInput(), result = member.getResult();
+  emitWaits(member, d, true);
+  check(d, input, "graph.replica_all_reduce (input)");
+  check(d, result, "graph.replica_all_reduce (result)");
+  std::string devices = "replica_group_" + std::to_string(member.getGroup());
+  if (member.getMember() == 0) {
+    // The group's devices in member order (its members follow this one).
+    host << "  static const uint32_t " << devices << "[] = {";
+    for (Operation *op = member; op; op = op->getNextNode())
+      if (auto other = dyn_cast<ReplicaAllReduceOp>(op);
+          other && other.getGroup() == member.getGroup())
+        host << (other.getMember() ? ", " : "") << deviceOf(other);
+    host << "};\n";
+  }
+  host << "  api->replica_all_reduce(ctx, " << member.getGroup() << "u, "
+       << member.getMember() << "u, " << member.getMembers() << "u, " << devices
+       << ", " << name(input) << ", " << name(result) << ", "
+       << tensorType(result).getNumElements() << "LL, "
+       << cString(graph::describeOp(member)) << ");\n"
+       << "  api->record(ctx, " << d << ", MODELC_STREAM_COPY, "
+       << *eventOf(result) << ");\n";
+  // The host's sum (where NCCL is absent) holds the copy streams of the
+  // members until all have arrived: nothing a CUDA graph can replay.
+  graphCapturable = false;
+}
+
 LogicalResult FunctionEmitter::emitGpuTask(Operation *op, unsigned d,
                                            const std::string &what) {
   Value result = op->getNumResults() ? op->getResult(0) : Value();
@@ -1634,6 +1666,8 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
       continue;
     if (auto transfer = dyn_cast<device::TransferOp>(op))
       emitCopy(transfer);
+    else if (auto member = dyn_cast<ReplicaAllReduceOp>(op))
+      emitReplicaSum(member);
     else if (failed(emitTask(op)))
       return failure();
   }
@@ -1962,6 +1996,11 @@ static void emitDescriptor(llvm::raw_ostream &out,
         ->walk([](AllReduceOp) { return WalkResult::interrupt(); })
         .wasInterrupted();
   });
+  bool replicaSums = llvm::any_of(planModules, [](const PlanModule &plan) {
+    return plan.module
+        ->walk([](ReplicaAllReduceOp) { return WalkResult::interrupt(); })
+        .wasInterrupted();
+  });
   // The lowest precision any op computes in (any plan).
   bool f16 = false, bf16 = false;
   for (const PlanModule &plan : planModules)
@@ -1974,7 +2013,8 @@ static void emitDescriptor(llvm::raw_ostream &out,
     });
   std::string flags = collectives ? "MODELC_MODEL_COLLECTIVES" : "";
   for (auto [on, name] : {std::pair{f16, "MODELC_MODEL_COMPUTES_F16"},
-                          std::pair{bf16, "MODELC_MODEL_COMPUTES_BF16"}})
+                          std::pair{bf16, "MODELC_MODEL_COMPUTES_BF16"},
+                          std::pair{replicaSums, "MODELC_MODEL_REPLICA_SUMS"}})
     if (on)
       flags += (flags.empty() ? "" : " | ") + std::string(name);
   out << "    weight_flags,\n";

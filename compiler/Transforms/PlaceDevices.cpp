@@ -255,7 +255,8 @@ void PlaceDevicesPass::writeReport(llvm::json::Array &functions,
     entry["recompute"] = std::move(summary);
   }
   // What modelc-replicate did: each replica's device, and how many
-  // all-reduces became sums over the replicas (on `host`).
+  // all-reduces became sums over the replicas (on `host`, or on their own
+  // devices: sums_on).
   if (auto replicas =
           function->getAttrOfType<DictionaryAttr>("graph.replicas")) {
     llvm::json::Array names;
@@ -267,6 +268,7 @@ void PlaceDevicesPass::writeReport(llvm::json::Array &functions,
       summary["sums"] = sums.getInt();
     if (auto host = replicas.getAs<StringAttr>("host"))
       summary["host"] = host.str();
+    summary["sums_on"] = replicas.get("on_devices") ? "devices" : "host";
     summary["optimizer_state_sharded"] =
         static_cast<bool>(replicas.get("sharded"));
     entry["replicas"] = std::move(summary);

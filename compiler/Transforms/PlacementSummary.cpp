@@ -75,9 +75,13 @@ void modelc::printPlacementSummary(ModuleOp module, llvm::raw_ostream &os) {
         llvm::interleaveComma(devices, os, [&](Attribute d) {
           os << cast<StringAttr>(d).getValue();
         });
-        os << "; " << sums.getInt() << " all-reduces summed over them on "
-           << host.getValue()
-           << (replicas.get("sharded") ? "; optimizer state sharded" : "")
+        os << "; " << sums.getInt() << " all-reduces summed over them ";
+        if (replicas.get("on_devices"))
+          os << "on their devices (NCCL where it loads, else through host "
+                "memory)";
+        else
+          os << "on " << host.getValue();
+        os << (replicas.get("sharded") ? "; optimizer state sharded" : "")
            << "\n";
       }
     }

@@ -62,7 +62,9 @@ public:
 private:
   /// The position of the last op that reads `v` (or its views). A copy to
   /// another device runs on another stream whenever its producer is done,
-  /// so its source, like an output, stays untouched for the whole run. A
+  /// so its source, like an output, stays untouched for the whole run (and
+  /// so does a replica's part of a sum over the replicas, on its copy
+  /// stream). A
   /// value read inside a group (sched.gemm's body) is read when the group
   /// runs. A graph.assign's `after` operands only order its write after
   /// their ops (which read the weight's old value); their memory is not
@@ -75,7 +77,7 @@ private:
       if (auto assign = dyn_cast<AssignOp>(user);
           assign && &use != &assign.getValueMutable())
         continue;
-      if (isa<func::ReturnOp, device::TransferOp>(user))
+      if (isa<func::ReturnOp, device::TransferOp, ReplicaAllReduceOp>(user))
         last = end;
       else if (getViewOffset(user))
         last = std::max(last, lastUse(user->getResult(0)));
@@ -100,13 +102,14 @@ private:
 
   /// A buffer per result of every op but views (which share their source's
   /// memory), weights and constants; then the op's scratch, alive while it
-  /// runs, as its device's printer needs it. A transfer's buffer is written
-  /// by a copy stream whenever the source is ready: reserved for the run.
+  /// runs, as its device's printer needs it. A transfer's buffer (and a
+  /// replica sum's) is written by a copy stream whenever the source is
+  /// ready: reserved for the run.
   void requestBuffers() {
     for (Operation &op : function.getBody().front()) {
-      if (auto transfer = dyn_cast<device::TransferOp>(&op)) {
+      if (isa<device::TransferOp, ReplicaAllReduceOp>(op)) {
         requests[sched::runningDevice(&op)].push_back(
-            {{valueBytes(transfer.getResult()), 0, end}, &op, false});
+            {{valueBytes(op.getResult(0)), 0, end}, &op, false});
         continue;
       }
       if (op.getNumResults() == 0 || getViewOffset(&op) ||

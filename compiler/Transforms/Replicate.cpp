@@ -274,9 +274,24 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
     }
   }
 
-  /// All-reduce number `index`: the replicas' sum on the host, in replica
-  /// order (then over the ranks with `distributed`), named so in traces,
-  /// profiles and errors; every replica reads it.
+  /// Whether the replicas sum on their own devices (graph.
+  /// replica_all_reduce): each has an accelerator of its own and the sum
+  /// goes over no ranks. Otherwise (replicas sharing a device, the CPU
+  /// plan, --distributed) the host sums them.
+  bool onDevices() const {
+    if (distributed)
+      return false;
+    llvm::DenseSet<StringAttr> seen;
+    for (StringAttr d : devices)
+      if (d == host || !seen.insert(d).second)
+        return false;
+    return true;
+  }
+
+  /// All-reduce number `index`: the replicas' sum, on their devices
+  /// (onDevices) or on the host in replica order (then over the ranks with
+  /// `distributed`), named so in traces, profiles and errors; every replica
+  /// reads it.
   void sumOverReplicas(AllReduceOp reduce, int64_t index, OpBuilder &builder,
                        SmallVectorImpl<IRMapping> &mappings) {
     Location loc = NameLoc::get(
@@ -284,6 +299,19 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
                               "' summed over the replicas" +
                               describeLocation(reduce.getLoc())),
         reduce.getLoc());
+    if (onDevices()) {
+      // One member per replica, on its device: the runtime sums them there
+      // (NCCL, or through host memory in member order).
+      for (int64_t r = 0; r < replicas; ++r) {
+        auto member = ReplicaAllReduceOp::create(
+            builder, loc, mappings[r].lookup(reduce.getInput()),
+            builder.getI64IntegerAttr(index), builder.getI64IntegerAttr(r),
+            builder.getI64IntegerAttr(replicas));
+        member->setAttr(kDeviceAttrName, devices[r]);
+        mappings[r].map(reduce.getResult(), member.getResult());
+      }
+      return;
+    }
     Value sum = mappings[0].lookup(reduce.getInput());
     for (int64_t r = 1; r < replicas; ++r) {
       auto add = AddOp::create(builder, loc, sum,
@@ -415,6 +443,9 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
         builder.getNamedAttr("sums", builder.getI64IntegerAttr(sums))};
     if (shardOptimizerState)
       summary.push_back(builder.getNamedAttr("sharded", builder.getUnitAttr()));
+    if (onDevices())
+      summary.push_back(
+          builder.getNamedAttr("on_devices", builder.getUnitAttr()));
     function->setAttr("graph.replicas", builder.getDictionaryAttr(summary));
     for (Operation *op : llvm::reverse(e.original)) {
       if (!op->use_empty())

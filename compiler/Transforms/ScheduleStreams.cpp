@@ -37,11 +37,68 @@ public:
         host(device::DeviceAttr::get(function.getContext(),
                                      device::DeviceKind::cpu, 0)) {}
 
-  void run() {
+  /// The members of each graph.replica_all_reduce group: in member order,
+  /// each on a device of its own, and one group's members all before the
+  /// next group's first (other ops may lie between them). Every device's
+  /// copy stream then meets the groups in the same order, which the
+  /// runtime's sums (NCCL's, or the host's meeting) need not to wait
+  /// forever.
+  LogicalResult checkReplicaGroups() {
+    ReplicaAllReduceOp first;
+    llvm::DenseSet<Attribute> devices;
+    llvm::DenseSet<int64_t> groups;
+    uint64_t next = 0;
+    for (Operation &op : function.getBody().front()) {
+      auto member = dyn_cast<ReplicaAllReduceOp>(op);
+      if (!member)
+        continue;
+      if (first) {
+        if (member.getGroup() != first.getGroup())
+          return member.emitError("replica_all_reduce group ")
+                 << member.getGroup() << " starts before group "
+                 << first.getGroup() << " has all its " << first.getMembers()
+                 << " members (it has " << next << ")";
+        if (member.getMember() != next ||
+            member.getMembers() != first.getMembers())
+          return member.emitError("replica_all_reduce group ")
+                 << first.getGroup() << ": member " << member.getMember()
+                 << " of " << member.getMembers() << " where member " << next
+                 << " of " << first.getMembers() << " was due";
+        if (!devices.insert(member->getAttr(kDeviceAttrName)).second)
+          return member.emitError("replica_all_reduce group ")
+                 << first.getGroup()
+                 << ": two members on one device; each replica needs its own";
+        if (++next == first.getMembers())
+          first = nullptr;
+        continue;
+      }
+      if (member.getMember() != 0)
+        return member.emitError("replica_all_reduce group ")
+               << member.getGroup() << " starts with member "
+               << member.getMember() << " instead of member 0";
+      if (!groups.insert(member.getGroup()).second)
+        return member.emitError("replica_all_reduce group ")
+               << member.getGroup() << " appears twice";
+      first = member;
+      devices.clear();
+      devices.insert(member->getAttr(kDeviceAttrName));
+      next = 1;
+    }
+    if (first)
+      return first.emitError("replica_all_reduce group ")
+             << first.getGroup() << " has " << next << " of its "
+             << first.getMembers() << " members";
+    return success();
+  }
+
+  LogicalResult run() {
+    if (failed(checkReplicaGroups()))
+      return failure();
     assignEvents();
     for (Operation &op : function.getBody().front())
       scheduleOp(&op);
     function->setAttr("sched.events", builder.getI64IntegerAttr(numEvents));
+    return success();
   }
 
 private:
@@ -65,13 +122,19 @@ private:
   /// no op records them.
   void assignEvents() {
     for (Operation &op : function.getBody().front())
-      if (auto transfer = dyn_cast<device::TransferOp>(op)) {
-        Value source = viewRoot(transfer.getInput());
+      if (isCopyStreamOp(&op)) {
+        Value source = viewRoot(op.getOperand(0));
         Operation *def = source.getDefiningOp();
         if (def && !isa<WeightRefOp, ConstantOp>(def) && !events.count(source))
           events[source] = numEvents++;
-        events[transfer.getResult()] = numEvents++;
+        events[op.getResult(0)] = numEvents++;
       }
+  }
+
+  /// Ops that run on a copy stream: copies, and the members of a sum over
+  /// the replicas (so that it overlaps the compute that remains).
+  static bool isCopyStreamOp(Operation *op) {
+    return isa<device::TransferOp, ReplicaAllReduceOp>(op);
   }
 
   /// The event compute stream of device `d` must wait for before reading
@@ -81,7 +144,7 @@ private:
     std::optional<int64_t> e = eventOf(v);
     Value root = viewRoot(v);
     Operation *def = root.getDefiningOp();
-    bool byCopy = def && isa<device::TransferOp>(def);
+    bool byCopy = def && isCopyStreamOp(def);
     if (!e || (!byCopy && def && sched::runningDevice(def) == d))
       return std::nullopt;
     if (!waited.insert({d, *e}).second)
@@ -107,17 +170,18 @@ private:
     if ((op->getNumResults() != 1 && !isa<AssignOp>(op)) ||
         isa<WeightRefOp, ConstantOp>(op) || getViewOffset(op))
       return; // no code of its own
-    if (auto transfer = dyn_cast<device::TransferOp>(op)) {
+    if (isCopyStreamOp(op)) {
       // A copy runs on the destination's copy stream once its source is
-      // ready (an input needs no wait).
+      // ready (an input needs no wait); so does a replica's part of a sum,
+      // on its device's.
       op->setAttr("sched.stream", builder.getStringAttr("copy"));
-      Value input = transfer.getInput();
+      Value input = op->getOperand(0);
       if (std::optional<int64_t> e = eventOf(input);
           e && viewRoot(input).getDefiningOp())
         waits.push_back(*e);
       setWaits(op, waits);
       op->setAttr("sched.record",
-                  builder.getI64IntegerAttr(*eventOf(transfer.getResult())));
+                  builder.getI64IntegerAttr(*eventOf(op->getResult(0))));
       return;
     }
     op->setAttr("sched.stream", builder.getStringAttr("compute"));
@@ -152,9 +216,9 @@ struct ScheduleStreamsPass
                             .getDevice()
                             .getKind() == device::DeviceKind::cpu))
       return;
-    module.walk([](func::FuncOp function) {
-      if (!function.isExternal())
-        StreamScheduler(function).run();
+    module.walk([&](func::FuncOp function) {
+      if (!function.isExternal() && failed(StreamScheduler(function).run()))
+        signalPassFailure();
     });
   }
 };

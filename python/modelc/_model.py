@@ -164,6 +164,7 @@ class Model:
             "plan": core.plan(),
             "plans": core.plans(),
             "plan_note": core.plan_note(),
+            "replica_sums": core.replica_sums(),
             "threads": core.num_threads(),
             "compiler_version": core.compiler_version(),
             "compiler_flags": core.compiler_flags(),

@@ -201,6 +201,8 @@ PYBIND11_MODULE(_core, m) {
       .def("plans", [](const PyModel &self) { return self.model.plans(); })
       .def("plan_note",
            [](const PyModel &self) { return self.model.plan_note(); })
+      .def("replica_sums",
+           [](const PyModel &self) { return self.model.replica_sums(); })
       .def("compiler_version",
            [](const PyModel &self) { return self.model.compiler_version(); })
       .def("compiler_flags",

@@ -223,6 +223,34 @@ int allReduce(modelc_run_ctx *ctx, const float *src, float *dst, int64_t count,
   return 1;
 }
 
+void replicaAllReduce(modelc_run_ctx *ctx, uint32_t group, uint32_t member,
+                      uint32_t members, const uint32_t *memberDevices,
+                      const float *src, float *dst, int64_t count,
+                      const char *what) {
+  RunState &run = runOf(ctx);
+  if (member >= members || !memberDevices || count < 0) {
+    run.reportError(std::string(what ? what : "replica_all_reduce") +
+                    ": member " + std::to_string(member) + " of " +
+                    std::to_string(members) + " (" + std::to_string(count) +
+                    " elements) is not a member");
+    return;
+  }
+  uint32_t device = memberDevices[member];
+  Device *d = deviceOf(run, device, "replica_all_reduce");
+  if (!d)
+    return;
+  ReplicaMember m{group, member, members, memberDevices, src, dst, count, what};
+  uint64_t bytes = static_cast<uint64_t>(count) * sizeof(float);
+  RunTrace *trace = run.trace;
+  if (trace)
+    d->stamp(run, MODELC_STREAM_COPY,
+             [=] { trace->copy(device, what, bytes, false); });
+  d->replicaSum(run, m);
+  if (trace)
+    d->stamp(run, MODELC_STREAM_COPY,
+             [=] { trace->copy(device, what, bytes, true); });
+}
+
 modelc_runtime_api runtimeApi() {
   modelc_runtime_api api{};
   api.struct_size = sizeof(modelc_runtime_api);
@@ -238,6 +266,7 @@ modelc_runtime_api runtimeApi() {
   api.launch_kernel = launchKernel;
   api.gemm = gemm;
   api.all_reduce = allReduce;
+  api.replica_all_reduce = replicaAllReduce;
   return api;
 }
 

@@ -8,6 +8,7 @@
 #include "device_cpu.hpp"
 #include "device_cuda.hpp"
 #include "device_sim.hpp"
+#include "model_impl.hpp"
 #include "run_state.hpp"
 
 #include <cstdlib>
@@ -88,6 +89,22 @@ void Device::stamp(RunState &run, int which, std::function<void()> at) {
 }
 
 void Device::stampInTask(RunState &, std::function<void()> at) { at(); }
+
+void Device::replicaSum(RunState &run, const ReplicaMember &m) {
+  // Memory the host reads and writes: the part goes to the meeting as it
+  // is (the copy stream holds it unchanged until the sum is made).
+  ReplicaSums *sums = &run.resources->replicaSums;
+  double timeout = run.impl->collectiveTimeout;
+  run.on(*this).stream(MODELC_STREAM_COPY).enqueue(deviceCall(run, [=] {
+    std::string error;
+    const float *sum = sums->meet(m, m.src, timeout, error);
+    if (!sum)
+      throw Error(std::string(m.what ? m.what : "graph.replica_all_reduce") +
+                  " on " + name() + ": " + error);
+    if (m.count)
+      std::memcpy(m.dst, sum, static_cast<std::size_t>(m.count) * 4);
+  }));
+}
 
 Stream::Task deviceCall(RunState &run, std::function<void()> work) {
   Stream::Task t{Stream::Task::Call};

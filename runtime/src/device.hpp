@@ -7,6 +7,7 @@
 
 #include "device_name.hpp"
 #include "modelc/abi.h"
+#include "replica_sums.hpp"
 #include "streams.hpp"
 
 #include <cstdint>
@@ -157,6 +158,10 @@ public:
   /// on `to`'s copy stream; called on copyEngine(to, from).
   virtual void copy(RunState &run, Device &to, void *dst, Device &from,
                     const void *src, uint64_t bytes, const char *what) = 0;
+  /// This device's member of a sum over the replicas (graph.
+  /// replica_all_reduce), on its copy stream: through host memory
+  /// (ReplicaSums) unless the device has a faster way (a GPU: NCCL).
+  virtual void replicaSum(RunState &run, const ReplicaMember &m);
   /// Marks `event` done when stream `which` reaches this point.
   virtual void record(RunState &run, int which, uint32_t event) = 0;
   /// Holds stream `which` here until `event` is done.

@@ -2,6 +2,10 @@
 // API and cuBLASLt, both opened at run time.
 #include "device_cuda.hpp"
 
+#include <algorithm>
+
+#include "model_impl.hpp"
+#include "nccl.hpp"
 #include "run_state.hpp"
 
 namespace modelc::detail {
@@ -307,6 +311,67 @@ void CudaDevice::copy(RunState &run, Device &to, void *dst, Device &from,
         cudaCheckLazy(api->cuStreamSynchronize(s), "cuStreamSynchronize",
                       fromGpu->name(), what);
     }
+  }));
+}
+
+void CudaDevice::replicaSum(RunState &run, const ReplicaMember &m) {
+  // With NCCL, when the group is the clique made at load: ncclAllReduce on
+  // the CUDA copy stream (each GPU's host worker issues its own rank's
+  // call, in the same order of groups on every GPU). Otherwise through host
+  // memory: the part copied out, the host's sum, the sum copied back.
+  CudaRun &mine = on(run);
+  const NcclClique *clique = run.impl->nccl.get();
+  if (clique && (clique->devices().size() != m.members ||
+                 !std::equal(clique->devices().begin(), clique->devices().end(),
+                             m.devices)))
+    clique = nullptr;
+  auto what = [m, this] {
+    return std::string(m.what ? m.what : "graph.replica_all_reduce") + " on " +
+           name();
+  };
+  auto bytes = static_cast<std::size_t>(m.count) * sizeof(float);
+  if (clique) {
+    mine.stream(MODELC_STREAM_COPY).enqueue(deviceCall(run, [=, &mine] {
+      makeCurrent("a sum over the replicas");
+      const NcclApi &nccl = clique->api();
+      ncclResult rc = nccl.allReduce(m.src, m.dst, static_cast<size_t>(m.count),
+                                     7 /* ncclFloat32 */, 0 /* ncclSum */,
+                                     clique->comm(m.member), mine.copyStream);
+      if (rc != 0)
+        throw Error(what() +
+                    ": ncclAllReduce failed: " + ncclErrorText(nccl, rc));
+    }));
+    return;
+  }
+  ReplicaSums *sums = &run.resources->replicaSums;
+  double timeout = run.impl->collectiveTimeout;
+  mine.stream(MODELC_STREAM_COPY).enqueue(deviceCall(run, [=, &mine] {
+    // Every member meets the others even when its copy failed: they would
+    // wait for it otherwise. The run reports the failure.
+    std::string failed;
+    float *part = sums->staging(m);
+    try {
+      makeCurrent("a sum over the replicas");
+      if (bytes) {
+        cudaCheckLazy(cuda().cuMemcpyDtoHAsync(part, devicePointer(m.src),
+                                               bytes, mine.copyStream),
+                      "cuMemcpyDtoHAsync", name(), what);
+        cudaCheckLazy(cuda().cuStreamSynchronize(mine.copyStream),
+                      "cuStreamSynchronize", name(), what);
+      }
+    } catch (const std::exception &e) {
+      failed = e.what();
+    }
+    std::string error;
+    const float *sum = sums->meet(m, part, timeout, error);
+    if (!failed.empty())
+      throw Error(failed);
+    if (!sum)
+      throw Error(what() + ": " + error);
+    if (bytes)
+      cudaCheckLazy(cuda().cuMemcpyHtoDAsync(devicePointer(m.dst), sum, bytes,
+                                             mine.copyStream),
+                    "cuMemcpyHtoDAsync", name(), what);
   }));
 }
 

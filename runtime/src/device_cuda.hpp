@@ -60,6 +60,7 @@ public:
   void gemm(RunState &run, const modelc_gemm &g) override;
   void copy(RunState &run, Device &to, void *dst, Device &from, const void *src,
             uint64_t bytes, const char *what) override;
+  void replicaSum(RunState &run, const ReplicaMember &m) override;
   void record(RunState &run, int which, uint32_t event) override;
   void wait(RunState &run, int which, uint32_t event) override;
   void finish(RunState &run) override;
@@ -72,6 +73,8 @@ public:
   void runCaptured(RunState &run, const std::function<int()> &issue) override;
 
   CUcontext context() const { return ctx_; }
+  /// The visible ordinal of the GPU (CUDA's, NCCL's device number).
+  int physical() const { return setup_.physical; }
 
 protected:
   const void *upload(const void *host, const modelc_weight_desc &desc) override;

@@ -88,6 +88,55 @@ void enableGraphs(Model::Impl &impl, const std::string &where) {
   impl.captureOrigin = origin->get();
 }
 
+/// A model whose plans sum over replicas on their devices: with a plan of
+/// several GPUs (and no other accelerators), NCCL's communicators over
+/// them, made here, where NCCL loads and makes them; the plan's sums go
+/// through host memory otherwise (the same sums, slower). Model::
+/// replica_sums says which, and why.
+void setUpReplicaSums(Model::Impl &impl) {
+  if (!(impl.desc->model_flags & MODELC_MODEL_REPLICA_SUMS))
+    return;
+  std::vector<uint32_t> gpus;
+  std::vector<int> physical;
+  std::string names;
+  bool others = false;
+  for (const std::unique_ptr<Device> &d : impl.devices) {
+    if (d->isHost())
+      continue;
+    if (auto *gpu = dynamic_cast<detail::CudaDevice *>(d.get())) {
+      gpus.push_back(d->index());
+      physical.push_back(gpu->physical());
+      names += (names.empty() ? "" : ", ") + d->name();
+    } else {
+      others = true;
+    }
+  }
+  if (gpus.empty() && !others)
+    return; // the host alone: its replicas are summed by graph ops
+  if (gpus.size() < 2 || others) {
+    impl.replicaSums = "host memory";
+    return;
+  }
+  std::string why;
+  const detail::NcclApi *nccl = detail::ncclApi(why);
+  if (!nccl) {
+    impl.replicaSums = "host memory (" + why + ")";
+    return;
+  }
+  try {
+    impl.nccl = std::make_unique<detail::NcclClique>(*nccl, gpus, physical);
+  } catch (const Error &e) {
+    // The same sums, slower: the plan still runs on its GPUs.
+    impl.replicaSums = "host memory (" + nccl->library + ": " + e.what() + ")";
+    return;
+  }
+  int v = nccl->version;
+  impl.replicaSums = "nccl " + std::to_string(v / 10000) + "." +
+                     std::to_string(v / 100 % 100) + "." +
+                     std::to_string(v % 100) + " (" + nccl->library +
+                     ") over " + names;
+}
+
 /// Takes every device's resources and makes the weights resident where
 /// the plan keeps them (copied once, here).
 void setUpDevices(Model::Impl &impl) {
@@ -111,6 +160,7 @@ void setUpDevices(Model::Impl &impl) {
     if (!impl.stagingDevice && device->providesHostMemory())
       impl.stagingDevice = device;
   }
+  setUpReplicaSums(impl);
 }
 
 /// LoadOptions::distributed: joins the run, then checks with every rank
@@ -247,6 +297,8 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   model.impl_ = std::move(impl);
   return model;
 }
+
+const std::string &Model::replica_sums() const { return impl_->replicaSums; }
 
 int Model::rank() const { return impl_->comm ? impl_->comm->rank() : 0; }
 int Model::world_size() const { return impl_->comm ? impl_->comm->size() : 1; }
@@ -436,6 +488,7 @@ int runOnStreams(Model::Impl &impl, std::size_t index, RunState &state) {
   // plans, events — is made outside the capture.)
   resources.capture.warm = true;
   resources.events.reset(numEvents);
+  resources.replicaSums.reset();
   int status = impl.plan->run[index](ctx);
   drainStreams(resources);
   for (const std::unique_ptr<Device> &device : impl.devices)

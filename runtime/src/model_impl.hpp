@@ -8,6 +8,7 @@
 #include "loader.hpp"
 #include "modelc/abi.h"
 #include "modelc/runtime.hpp"
+#include "nccl.hpp"
 #include "packed_product.hpp"
 #include "run_queue.hpp"
 #include "run_state.hpp"
@@ -60,6 +61,13 @@ struct Model::Impl {
   std::shared_ptr<detail::Communicator> comm;
   double collectiveTimeout = 300.0;
 
+  // A model whose plans sum over replicas on their devices
+  // (MODELC_MODEL_REPLICA_SUMS): the NCCL communicators of the plan's GPUs
+  // (null: none, or NCCL not loaded), and what sums them (Model::
+  // replica_sums).
+  std::unique_ptr<detail::NcclClique> nccl;
+  std::string replicaSums;
+
   // Model::run_async's thread, started by its first call.
   std::unique_ptr<detail::RunQueue> asyncRuns;
   std::mutex asyncMutex;
@@ -69,6 +77,7 @@ struct Model::Impl {
     asyncRuns.reset();
     // Runs' resources first, then the weights and the devices.
     freeResources.clear();
+    nccl.reset(); // before the GPUs' contexts go
     devices.clear();
     comm.reset(); // last: leaving the run ends MPI in this process
   }

@@ -7,6 +7,7 @@
 #include "device.hpp"
 #include "modelc/runtime.hpp"
 #include "packed_product.hpp"
+#include "replica_sums.hpp"
 #include "trace.hpp"
 
 #include <memory>
@@ -30,6 +31,8 @@ struct RunResources {
   RunEvents events;
   RunCapture capture;
   PackedProductRun packedProducts;
+  /// graph.replica_all_reduce groups summed through host memory.
+  ReplicaSums replicaSums;
   /// Traced models (LoadOptions::trace): what this run records.
   std::unique_ptr<RunTrace> trace;
 

@@ -1,5 +1,6 @@
 // RUN: modelc-opt %s --split-input-file --modelc-replicate='target=cpu+sim2 replicas=2' --verify-diagnostics | FileCheck %s
 // RUN: modelc-opt %s --split-input-file --modelc-replicate='target=cpu replicas=2' --verify-diagnostics | FileCheck %s --check-prefix=CPU
+// RUN: modelc-opt %s --split-input-file --modelc-replicate='target=cpu+sim2 replicas=4' --verify-diagnostics | FileCheck %s --check-prefix=SHARE
 // RUN: modelc-opt %s --split-input-file --modelc-replicate='target=cpu+sim2 replicas=2 distributed=true' --verify-diagnostics | FileCheck %s --check-prefix=DIST
 // RUN: modelc-opt %s --split-input-file --modelc-replicate='target=cpu+sim2 replicas=2 shard-optimizer-state=true' --verify-diagnostics | FileCheck %s --check-prefix=SHARD
 
@@ -9,9 +10,10 @@
 // Replicated over sim:0 and sim:1: the batch input is sliced on the host,
 // the scalar `lr` goes to both whole; each replica reads and writes its
 // device's own copy of the parameter (graph.replica_copy); the all-reduce
-// is the replicas' sum on the host, in replica order; both devices write
-// the update computed from that sum, after their own reads. The loss
-// (the same on every replica: it is all-reduced) is replica 0's.
+// is a group of graph.replica_all_reduce, one member per replica on its
+// device, in member order; both devices write the update computed from
+// their member's sum, after their own reads. The loss (the same on every
+// replica: it is all-reduced) is replica 0's.
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME: (%[[X:.*]]: tensor<8x4xf32>, %[[LR:.*]]: tensor<f32> {graph.name = "lr"}) -> tensor<f32>
 // CHECK: %[[X0:.*]] = graph.slice %[[X]] {axes = array<i64: 0>, device = "cpu", ends = array<i64: 4>, starts = array<i64: 0>}
@@ -22,16 +24,26 @@
 // CHECK: %[[Y1:.*]] = graph.mul %[[X1]], %[[W1]] {device = "sim:1"}
 // CHECK: %[[G0:.*]] = graph.reduce_sum %[[Y0]] {axes = array<i64: 0>, device = "sim:0"}
 // CHECK: %[[G1:.*]] = graph.reduce_sum %[[Y1]] {axes = array<i64: 0>, device = "sim:1"}
-// CHECK: %[[S:.*]] = graph.add %[[G0]], %[[G1]] {device = "cpu"} : tensor<4xf32>, tensor<4xf32>
+// CHECK: %[[S0:.*]] = graph.replica_all_reduce %[[G0]] {device = "sim:0", group = 1 : i64, member = 0 : i64, members = 2 : i64} : tensor<4xf32>
+// CHECK-NEXT: %[[S1:.*]] = graph.replica_all_reduce %[[G1]] {device = "sim:1", group = 1 : i64, member = 1 : i64, members = 2 : i64} : tensor<4xf32>
 // CHECK-NOT: graph.all_reduce
-// CHECK: %[[U0:.*]] = graph.mul %[[S]], %[[LR]] {device = "sim:0"}
-// CHECK: %[[U1:.*]] = graph.mul %[[S]], %[[LR]] {device = "sim:1"}
+// CHECK: %[[U0:.*]] = graph.mul %[[S0]], %[[LR]] {device = "sim:0"}
+// CHECK: %[[U1:.*]] = graph.mul %[[S1]], %[[LR]] {device = "sim:1"}
 // CHECK: %[[N0:.*]] = graph.sub %[[W0]], %[[U0]] {device = "sim:0"}
 // CHECK: %[[N1:.*]] = graph.sub %[[W1]], %[[U1]] {device = "sim:1"}
 // CHECK: graph.assign @w, %[[N0]] after(%[[Y0]]) {device = "sim:0", graph.replica_copy}
 // CHECK: graph.assign @w, %[[N1]] after(%[[Y1]]) {device = "sim:1", graph.replica_copy}
-// CHECK: %[[L0:.*]] = graph.reduce_sum %[[S]] {device = "sim:0"}
+// CHECK: %[[L0:.*]] = graph.reduce_sum %[[S0]] {device = "sim:0"}
 // CHECK: return %[[L0]] : tensor<f32>
+// Four replicas on two devices share them: the host sums, in replica
+// order.
+// SHARE-LABEL: func.func @train_step
+// SHARE: %[[A:.*]] = graph.add %{{.*}}, %{{.*}} {device = "cpu"} : tensor<4xf32>, tensor<4xf32>
+// SHARE-NEXT: %[[B:.*]] = graph.add %[[A]], %{{.*}} {device = "cpu"}
+// SHARE-NEXT: %[[C:.*]] = graph.add %[[B]], %{{.*}} {device = "cpu"}
+// SHARE-NOT: graph.replica_all_reduce
+// SHARE: graph.mul %[[C]], %{{.*}} {device = "sim:0"}
+// SHARE: return
 // On a target without accelerators both replicas run on the CPU, one
 // after the other: one copy of the parameter, written once, after the
 // reads of both replicas.

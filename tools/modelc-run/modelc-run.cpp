@@ -872,6 +872,8 @@ void printInfo(const Options &o, const modelc::Model &model) {
               model.compiler_version().c_str());
   if (!model.plan_note().empty())
     std::printf("note: %s\n", model.plan_note().c_str());
+  if (!model.replica_sums().empty())
+    std::printf("replica sums: %s\n", model.replica_sums().c_str());
   std::string planList;
   for (const std::string &p : model.plans())
     planList += (planList.empty() ? "" : ", ") + p;

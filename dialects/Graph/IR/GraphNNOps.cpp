@@ -437,6 +437,20 @@ LogicalResult DropoutOp::verify() {
   return success();
 }
 
+LogicalResult ReplicaAllReduceOp::verify() {
+  int64_t members = getMembersAttr().getInt(),
+          member = getMemberAttr().getInt();
+  if (members < 2)
+    return emitOpError("members must be at least 2, got ") << members;
+  if (member < 0 || member >= members)
+    return emitOpError("member must be in [0, ")
+           << members << "), got " << member;
+  if (getGroupAttr().getInt() < 0)
+    return emitOpError("group must not be negative, got ")
+           << getGroupAttr().getInt();
+  return success();
+}
+
 LogicalResult GlobalAvgPoolOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &inferredTypes) {
@@ -545,6 +559,12 @@ double GatherGradOp::getFlops() { return elementCount(getGrad()); }
 // a few xors and additions, about 60 operations.
 double AllReduceOp::getFlops() {
   return static_cast<double>(elementCount(getResult()));
+}
+// The host's sum, one add per element and member after the first (NCCL's
+// ring does as many).
+double ReplicaAllReduceOp::getFlops() {
+  return static_cast<double>(elementCount(getResult())) *
+         static_cast<double>(getMembers() - 1);
 }
 double DropoutOp::getFlops() {
   return getStep() ? 60.0 * elementCount(getResult()) : 0.0;

@@ -316,6 +316,41 @@ def Graph_AllReduceOp : Graph_Op<"all_reduce", [Graph_OwnGradient,
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+def Graph_ReplicaAllReduceOp : Graph_Op<"replica_all_reduce", [Graph_OwnCost,
+    AllTypesMatch<["input", "result"]>, MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "One replica's part of a sum over the replicas of one process.";
+  let description = [{
+    Data-parallel training in one process (`modelc --train --data-parallel`)
+    on accelerators: `members` ops with the same `group`, one per replica
+    (`member` 0 to `members` - 1), each on its replica's device, together
+    sum their inputs; each one's result, on its own device, is that sum.
+    modelc-replicate inserts them, one group per gradient bucket or other
+    all-reduce of the step, the members of a group next to each other and
+    in member order (modelc-schedule-streams checks it: every device must
+    meet the groups in the same order). Each member runs on its device's
+    copy stream, so the sum overlaps the backward that remains.
+
+    The runtime (`modelc_runtime_api::replica_all_reduce`, ABI 10) sums
+    with NCCL when every member is a CUDA device and libnccl.so.2 loads,
+    else through host memory in member order (sim devices, or GPUs without
+    NCCL): `((x0 + x1) + x2) + ...`, the same bits as the host's sum of
+    the replicas. Never removed, merged or moved past another (it has side
+    effects); it has no gradient (it is inserted after differentiation);
+    f32 only.
+
+    Verifier: `members` is at least 2 and `member` lies in [0, members).
+
+    ```mlir
+    %sum = graph.replica_all_reduce %bucket {group = 3 : i64, member = 1 : i64, members = 2 : i64} : tensor<1024xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32]>:$input, I64Attr:$group,
+                       I64Attr:$member, I64Attr:$members);
+  let results = (outs TensorOf<[F32]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
 class Graph_BinaryOp<string mnemonic, string semantics, list<Trait> traits = []>
     : Graph_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
                                               Graph_Elementwise])> {

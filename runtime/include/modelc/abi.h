@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 9u
+#define MODELC_ABI_VERSION 10u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -248,6 +248,20 @@ typedef struct modelc_runtime_api {
    * timeout ends the process instead (the MPI plugin's watchdog). */
   int (*all_reduce)(struct modelc_run_ctx *ctx, const float *src, float *dst,
                     int64_t count, const char *what);
+  /* (ABI 10) graph.replica_all_reduce: member `member` of group `group`, a
+   * sum over the `members` replicas of one process (data-parallel training
+   * on accelerators), enqueued on the copy stream of its device,
+   * member_devices[member]. Once every member of the group has been
+   * enqueued and reached on its stream, dst of each member holds the sum
+   * of the members' src (`count` floats each, on their devices): NCCL's
+   * when every member is a CUDA device and libnccl.so.2 loads, else the
+   * host's in member order. Generated code enqueues the members of a group
+   * one after the other, and the groups in the same order on every device.
+   * `what` names the op for errors. */
+  void (*replica_all_reduce)(struct modelc_run_ctx *ctx, uint32_t group,
+                             uint32_t member, uint32_t members,
+                             const uint32_t *member_devices, const float *src,
+                             float *dst, int64_t count, const char *what);
 } modelc_runtime_api;
 
 /* Tracing (ABI 6). Generated code calls ctx->trace, when it is not NULL,
@@ -358,6 +372,10 @@ typedef struct modelc_model_desc {
  * of its outputs needs (Model::compute_precision). */
 #define MODELC_MODEL_COMPUTES_F16 2u
 #define MODELC_MODEL_COMPUTES_BF16 4u
+/* model_flags (ABI 10): some plan sums over replicas on their devices
+ * (graph.replica_all_reduce): the runtime makes NCCL's communicators over
+ * the chosen plan's GPUs at load, where NCCL loads. */
+#define MODELC_MODEL_REPLICA_SUMS 8u
 
 /* weight_flags: generated code writes the weight (graph.assign). */
 #define MODELC_WEIGHT_WRITABLE 1u

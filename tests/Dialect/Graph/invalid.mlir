@@ -1116,6 +1116,38 @@ func.func @dropout_offset(%x: tensor<4xf32>, %s: tensor<i64>) -> tensor<4xf32> {
 
 // -----
 
+func.func @replica_one_member(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.replica_all_reduce' op members must be at least 2, got 1}}
+  %y = graph.replica_all_reduce %x {group = 0 : i64, member = 0 : i64, members = 1 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @replica_member_out_of_range(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.replica_all_reduce' op member must be in [0, 2), got 2}}
+  %y = graph.replica_all_reduce %x {group = 0 : i64, member = 2 : i64, members = 2 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @replica_negative_group(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.replica_all_reduce' op group must not be negative, got -1}}
+  %y = graph.replica_all_reduce %x {group = -1 : i64, member = 0 : i64, members = 2 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @replica_f16(%x: tensor<4xf16>) -> tensor<4xf16> {
+  // expected-error @+1 {{'graph.replica_all_reduce' op operand #0 must be tensor of 32-bit float values}}
+  %y = graph.replica_all_reduce %x {group = 0 : i64, member = 0 : i64, members = 2 : i64} : tensor<4xf16>
+  return %y : tensor<4xf16>
+}
+
+// -----
+
 //===--- graph.scatter_nd ---===//
 
 func.func @scatter_nd_tuple_too_long(%d: tensor<4x8xf32>, %i: tensor<2x3xi64>, %u: tensor<2xf32>) {

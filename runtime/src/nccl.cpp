@@ -1,0 +1,100 @@
+#include "nccl.hpp"
+
+#include <cstdlib>
+#include <dlfcn.h>
+
+namespace modelc::detail {
+namespace {
+
+template <typename Fn>
+void resolve(void *handle, const char *symbol, Fn &fn, std::string &missing) {
+  fn = reinterpret_cast<Fn>(::dlsym(handle, symbol));
+  if (!fn && missing.empty())
+    missing = symbol;
+}
+
+struct Loaded {
+  NcclApi api{};
+  bool ok = false;
+  std::string why;
+};
+
+Loaded load() {
+  Loaded result;
+  std::string name = "libnccl.so.2";
+  if (const char *env = std::getenv("MODELC_NCCL"); env && *env)
+    name = env;
+  if (name == "none") {
+    result.why = "MODELC_NCCL=none";
+    return result;
+  }
+  void *handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char *why = ::dlerror();
+    result.why = "cannot load NCCL (" + name +
+                 (why ? std::string(": ") + why : std::string()) +
+                 "); install libnccl2 or set MODELC_NCCL to its path";
+    return result;
+  }
+  NcclApi &a = result.api;
+  a.library = name;
+  std::string missing;
+  resolve(handle, "ncclGetVersion", a.getVersion, missing);
+  resolve(handle, "ncclCommInitAll", a.commInitAll, missing);
+  resolve(handle, "ncclCommDestroy", a.commDestroy, missing);
+  resolve(handle, "ncclAllReduce", a.allReduce, missing);
+  resolve(handle, "ncclGetErrorString", a.getErrorString, missing);
+  if (!missing.empty()) {
+    result.why = name + " is not a usable NCCL: it has no " + missing;
+    return result;
+  }
+  if (a.getVersion(&a.version) != 0 || a.version < 20000) {
+    result.why = name + " reports version " + std::to_string(a.version) +
+                 "; NCCL 2 is needed";
+    return result;
+  }
+  result.ok = true;
+  return result;
+}
+
+} // namespace
+
+const NcclApi *ncclApi(std::string &why) {
+  static const Loaded loaded = load();
+  if (!loaded.ok) {
+    why = loaded.why;
+    return nullptr;
+  }
+  return &loaded.api;
+}
+
+std::string ncclErrorText(const NcclApi &nccl, ncclResult result) {
+  static const char *const names[] = {
+      "ncclSuccess",       "ncclUnhandledCudaError", "ncclSystemError",
+      "ncclInternalError", "ncclInvalidArgument",    "ncclInvalidUsage",
+      "ncclRemoteError",   "ncclInProgress"};
+  std::string text = result >= 0 && result < 8 ? names[result] : "ncclResult";
+  text += " (" + std::to_string(result) + ")";
+  if (const char *words = nccl.getErrorString(result); words && *words)
+    text += std::string(": ") + words;
+  return text;
+}
+
+NcclClique::NcclClique(const NcclApi &nccl, std::vector<uint32_t> devices,
+                       const std::vector<int> &physical)
+    : nccl_(nccl), devices_(std::move(devices)), comms_(physical.size()) {
+  ncclResult rc = nccl_.commInitAll(
+      comms_.data(), static_cast<int>(physical.size()), physical.data());
+  if (rc != 0) {
+    comms_.clear();
+    throw Error("ncclCommInitAll over " + std::to_string(physical.size()) +
+                " GPUs failed: " + ncclErrorText(nccl_, rc));
+  }
+}
+
+NcclClique::~NcclClique() {
+  for (ncclComm comm : comms_)
+    nccl_.commDestroy(comm);
+}
+
+} // namespace modelc::detail

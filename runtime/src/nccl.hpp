@@ -1,0 +1,67 @@
+// nccl.hpp - NCCL, opened lazily with dlopen like the driver
+// (cuda_driver.hpp): the sums over the replicas of data-parallel training
+// on the GPUs of one process (graph.replica_all_reduce). Only the calls
+// the runtime makes are declared, with nccl.h's C signatures and values
+// (NCCL 2.x; its C ABI is stable across 2.x). A plan runs without NCCL:
+// its replicas are then summed through host memory (replica_sums.hpp).
+#ifndef MODELC_RUNTIME_NCCL_HPP
+#define MODELC_RUNTIME_NCCL_HPP
+
+#include "cuda_driver.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace modelc::detail {
+
+using ncclResult = int;
+using ncclComm = struct ncclCommOpaque *;
+
+struct NcclApi {
+  ncclResult (*getVersion)(int *version);
+  ncclResult (*commInitAll)(ncclComm *comms, int ndev, const int *devlist);
+  ncclResult (*commDestroy)(ncclComm comm);
+  ncclResult (*allReduce)(const void *sendbuff, void *recvbuff, size_t count,
+                          int datatype, int op, ncclComm comm, CUstream stream);
+  const char *(*getErrorString)(ncclResult result);
+  std::string library; // what was loaded
+  int version = 0;     // ncclGetVersion: 22703 is 2.27.3
+};
+
+/// NCCL, loaded once per process: MODELC_NCCL names the library (a path,
+/// or "none": do not use NCCL), else libnccl.so.2. Null when it cannot be
+/// loaded, with `why`.
+const NcclApi *ncclApi(std::string &why);
+
+/// "ncclInvalidUsage (5)" and NCCL's own words for a result.
+std::string ncclErrorText(const NcclApi &nccl, ncclResult result);
+
+/// The communicators of the GPUs of a plan (ncclCommInitAll), made at load
+/// for a model whose plans sum over replicas: rank r is the plan's device
+/// devices[r]. A group of replicas over exactly these devices, in this
+/// order, sums with NCCL; any other through host memory.
+class NcclClique {
+public:
+  /// `physical` are the GPUs' visible ordinals, in member order. Throws
+  /// modelc::Error when NCCL fails to make the communicators (the runtime
+  /// then sums through host memory).
+  NcclClique(const NcclApi &nccl, std::vector<uint32_t> devices,
+             const std::vector<int> &physical);
+  ~NcclClique();
+  NcclClique(const NcclClique &) = delete;
+  NcclClique &operator=(const NcclClique &) = delete;
+
+  const NcclApi &api() const { return nccl_; }
+  const std::vector<uint32_t> &devices() const { return devices_; }
+  ncclComm comm(uint32_t member) const { return comms_[member]; }
+
+private:
+  const NcclApi &nccl_;
+  std::vector<uint32_t> devices_;
+  std::vector<ncclComm> comms_;
+};
+
+} // namespace modelc::detail
+
+#endif // MODELC_RUNTIME_NCCL_HPP
