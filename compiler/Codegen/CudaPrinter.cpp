@@ -32,8 +32,13 @@ unsigned GpuModule::addKernel(const std::vector<Param> &params,
                               const std::string &body, unsigned threads,
                               bool barriers, StringRef what) {
   std::string signature;
+  // Pointers do not alias (each buffer is the op's own); a scalar (a
+  // dropout's run-time offset) takes no qualifier.
   for (auto [i, p] : llvm::enumerate(params))
-    signature += (i ? ", " : "") + p.type + " __restrict__ " + p.name;
+    signature +=
+        (i ? ", " : "") + p.type +
+        (StringRef(p.type).rtrim().ends_with("*") ? " __restrict__ " : " ") +
+        p.name;
   std::string key = std::to_string(threads) + (barriers ? "b(" : "(") +
                     signature + ")\n" + body;
   auto [it, inserted] =
@@ -1402,11 +1407,19 @@ LogicalResult emitDropout(DropoutOp op, Emit &e) {
   std::string x = k.input(op.getInput()), step = k.input(op.getStep()),
               out = k.output(op.getResult());
   float ratio = static_cast<float>(op.getRatio().convertToDouble());
+  // Rank r of a distributed run draws its rows' masks in the whole batch:
+  // the offset is then a parameter, computed on the host from the run's
+  // rank.
+  std::string offset =
+      std::to_string(static_cast<int64_t>(op.getOffset())) + "LL";
+  if (int64_t stride = op.getRankStrideAttr().getInt())
+    offset = k.raw("long long ", "static_cast<long long>(" + offset +
+                                     " + ctx->rank * " +
+                                     std::to_string(stride) + "LL)");
   std::string body =
       "    const bool keep = modelc_philox::dropout_keep(" +
       std::to_string(static_cast<uint64_t>(op.getSeed())) + "ULL, " + step +
-      "[0], " + std::to_string(op.getSite()) + "u, i + " +
-      std::to_string(static_cast<int64_t>(op.getOffset())) + "LL, " +
+      "[0], " + std::to_string(op.getSite()) + "u, i + " + offset + ", " +
       floatLiteral(ratio, CodeFlavor::Gpu) + ");\n    " + out + "[i] = " +
       e.store(op.getResult(),
               e.load(op.getInput(), x + "[i]") + " * (keep ? " +

@@ -984,7 +984,11 @@ LogicalResult FunctionEmitter::emitDropout(DropoutOp dropout) {
      << tensorType(dropout.getResult()).getNumElements() << ", "
      << floatLiteral(dropout.getRatio().convertToDouble()) << ", "
      << static_cast<uint64_t>(dropout.getSeed()) << "ULL, " << dropout.getSite()
-     << "u, " << static_cast<int64_t>(dropout.getOffset()) << "LL);\n";
+     << "u, " << static_cast<int64_t>(dropout.getOffset()) << "LL";
+  // Rank r of a distributed run draws its rows' masks in the whole batch.
+  if (int64_t stride = dropout.getRankStrideAttr().getInt())
+    os << " + ctx->rank * " << stride << "LL";
+  os << ");\n";
   return success();
 }
 

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/BatchValues.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Graph/IR/GradientBuilder.h"
 #include "dialects/Graph/IR/GraphOps.h"
@@ -50,20 +51,23 @@ struct AllReduceGradientsPass
           << "modelc-all-reduce-gradients: bucket sizes must be positive";
       return signalPassFailure();
     }
-    // A dropout's mask is a function of its element index within this
-    // rank's part of the batch: every rank would draw the same masks, not
-    // those of one process on the whole batch.
-    WalkResult dropouts = gradients.walk([&](DropoutOp op) {
-      if (!op.getStep() || replicated)
-        return WalkResult::advance();
-      op.emitError("distributed training with dropout in training mode is "
-                   "not supported yet: each rank would draw the same masks "
-                   "for its rows (export with the dropout ratio 0, or train "
-                   "on one process)");
-      return WalkResult::interrupt();
-    });
-    if (dropouts.wasInterrupted())
-      return signalPassFailure();
+    // A dropout's mask is a function of its element index: a dropout of
+    // this rank's rows draws them as the rows' place in the whole batch
+    // would (its element count per rank, times the run's rank), so that
+    // the ranks draw the masks of one process on the whole batch. (In-
+    // process replicas get their offsets from modelc-replicate, which
+    // scales this stride with --distributed.)
+    if (!replicated)
+      for (auto function : module.getOps<func::FuncOp>()) {
+        if (function.isExternal())
+          continue;
+        llvm::DenseSet<Value> batch = valuesOfTheBatch(function);
+        function.walk([&](DropoutOp op) {
+          if (op.getStep() && batch.contains(op.getInput()))
+            op.setRankStride(cast<RankedTensorType>(op.getInput().getType())
+                                 .getNumElements());
+        });
+      }
     bool share = loss->hasAttr("graph.loss_share");
     globalLoss(loss, share);
     if (failed(sumGradients(gradients, share)))

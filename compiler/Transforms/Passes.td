@@ -180,10 +180,14 @@ def AllReduceGradientsPass : Pass<"modelc-all-reduce-gradients",
     included. Any other loss is each rank's own mean: gradients and loss
     are scaled by 1 / ranks (the all-reduce of 1) first, as DDP averages.
 
-    Dropout in training mode is refused (each rank would draw the same
-    masks for its rows) unless `replicated`: the ranks are then the replicas
-    of one process, which modelc-replicate gives their rows' offsets in the
-    whole batch.
+    Dropout in training mode of a value computed from the batch gets
+    `rank_stride` (its elements per rank): rank `r` draws the masks of its
+    rows' place in the whole batch, so the ranks draw those of one process
+    (exactly when the batch is the value's leading dimension; otherwise
+    each rank still draws masks of its own). Not with `replicated` (the
+    ranks are then the replicas of one process, which modelc-replicate
+    gives their rows' offsets in the whole batch, scaling the stride when
+    both are used).
 
     Sets `graph.gradient_buckets` (the number of buckets) on `gradients`.
 

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/Target.h"
+#include "compiler/Transforms/BatchValues.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
@@ -105,16 +106,9 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
       Entry &e = entries.emplace_back();
       e.function = function;
       Block &body = function.getBody().front();
-      for (BlockArgument arg : function.getArguments())
-        if (cast<RankedTensorType>(arg.getType()).getRank() > 0)
-          e.varies.insert(arg);
-      for (Operation &op : body.without_terminator()) {
+      e.varies = valuesOfTheBatch(function);
+      for (Operation &op : body.without_terminator())
         e.original.push_back(&op);
-        if (!isa<AllReduceOp>(op) &&
-            llvm::any_of(op.getOperands(),
-                         [&](Value v) { return e.varies.contains(v); }))
-          e.varies.insert(op.result_begin(), op.result_end());
-      }
     }
     // Which devices read each written weight decides where its copy is
     // written, which decides what is read: to a fixed point (it only
@@ -376,7 +370,9 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
 
   /// An op whose values differ between replicas: once per replica. A
   /// replica's rows start at r times its elements in the whole batch, so a
-  /// training-mode dropout of them draws the whole batch's mask.
+  /// training-mode dropout of them draws the whole batch's mask (and a
+  /// rank's rows, with --distributed, at the rank times its replicas'
+  /// elements).
   void clonePerReplica(Entry &e, Operation *op, OpBuilder &builder,
                        SmallVectorImpl<IRMapping> &mappings) {
     auto dropout = dyn_cast<DropoutOp>(op);
@@ -385,11 +381,15 @@ struct ReplicatePass : modelc::impl::ReplicatePassBase<ReplicatePass> {
     for (int64_t r = 0; r < replicas; ++r) {
       Operation *clone = builder.clone(*op, mappings[r]);
       clone->setAttr(kDeviceAttrName, devices[r]);
-      if (offsetMask)
-        cast<DropoutOp>(clone).setOffset(
+      if (offsetMask) {
+        auto drop = cast<DropoutOp>(clone);
+        drop.setOffset(
             dropout.getOffset() +
             r * cast<RankedTensorType>(clone->getOperand(0).getType())
                     .getNumElements());
+        // With --distributed a rank's part is its replicas' parts.
+        drop.setRankStride(dropout.getRankStrideAttr().getInt() * replicas);
+      }
     }
   }
 

@@ -556,6 +556,7 @@ void Model::run_into(const std::string &entry,
   ctx.arena = resources->arenaPointers[0];
   ctx.arenas = resources->arenaPointers.data();
   ctx.device_weights = impl.deviceWeightTables.data();
+  ctx.rank = impl.comm ? impl.comm->rank() : 0;
   if (resources->trace) {
     state.trace = resources->trace.get();
     state.trace->begin(entry);

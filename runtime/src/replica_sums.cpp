@@ -1,6 +1,7 @@
 #include "replica_sums.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 namespace modelc::detail {
@@ -58,10 +59,12 @@ const float *ReplicaSums::meet(const ReplicaMember &m, const float *part,
   if (!met_.wait_for(lock, limit, [&] { return g.done || g.failed; })) {
     g.failed = true;
     met_.notify_all();
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", timeout_s);
     error = "member " + std::to_string(m.member) + " of " +
-            std::to_string(m.members) + " waited " +
-            std::to_string(static_cast<long long>(timeout_s)) +
-            " s for the others (" + std::to_string(g.arrived) + " arrived)";
+            std::to_string(m.members) + " waited " + seconds +
+            " s for the others (" + std::to_string(g.arrived) + " of " +
+            std::to_string(m.members) + " arrived)";
     return nullptr;
   }
   if (g.failed) {

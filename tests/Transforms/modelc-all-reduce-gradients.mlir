@@ -117,18 +117,27 @@ module {
 
 // -----
 
-// Dropout in training mode: every rank would draw the same masks.
+// Dropout in training mode: a dropout of the batch's rows draws the masks
+// of their place in the whole batch (rank_stride: the 32 elements of one
+// rank's rows; the run's rank times it is added to the element index);
+// a dropout of a weight draws the same mask on every rank, as one process
+// does.
+// CHECK-LABEL: func.func @gradients
+// CHECK: graph.dropout %{{.*}}, %{{.*}} {rank_stride = 32 : i64, ratio = 5.000000e-01 : f64} : tensor<8x4xf32>
+// CHECK: graph.dropout %{{.*}}, %{{.*}} {ratio = 5.000000e-01 : f64, site = 1 : i64} : tensor<4xf32>
 module {
   graph.weight @rng_step {frozen, writable, zeros} : tensor<i64>
+  graph.weight @a {writable} : tensor<4xf32>
   func.func @loss(%x: tensor<8x4xf32>) -> (tensor<f32> {graph.name = "loss"}) {
     %l = graph.reduce_mean %x : tensor<8x4xf32>
     return %l : tensor<f32>
   }
-  func.func @gradients(%x: tensor<8x4xf32>) -> (tensor<f32> {graph.name = "loss"}, tensor<8x4xf32> {graph.name = "a"}) attributes {graph.parameters = [@a]} {
+  func.func @gradients(%x: tensor<8x4xf32>) -> (tensor<f32> {graph.name = "loss"}, tensor<4xf32> {graph.name = "a"}) attributes {graph.parameters = [@a]} {
     %s = graph.weight_ref @rng_step : tensor<i64>
-    %l = graph.reduce_mean %x : tensor<8x4xf32>
-    // expected-error@below {{distributed training with dropout in training mode is not supported yet}}
+    %a = graph.weight_ref @a : tensor<4xf32>
     %d = graph.dropout %x, %s {ratio = 0.5} : tensor<8x4xf32>, tensor<i64>
-    return %l, %d : tensor<f32>, tensor<8x4xf32>
+    %l = graph.reduce_mean %d : tensor<8x4xf32>
+    %da = graph.dropout %a, %s {ratio = 0.5, site = 1} : tensor<4xf32>, tensor<i64>
+    return %l, %da : tensor<f32>, tensor<4xf32>
   }
 }

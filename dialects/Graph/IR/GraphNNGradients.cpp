@@ -402,10 +402,11 @@ LogicalResult DropoutOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
   SmallVector<Value> operands{dy[0]};
   if (getStep())
     operands.push_back(getStep());
-  dx.push_back(b.op<DropoutOp>(operands, {b.named("ratio", getRatioAttr()),
-                                          b.named("seed", getSeedAttr()),
-                                          b.named("site", getSiteAttr()),
-                                          b.named("offset", getOffsetAttr())}));
+  dx.push_back(b.op<DropoutOp>(
+      operands,
+      {b.named("ratio", getRatioAttr()), b.named("seed", getSeedAttr()),
+       b.named("site", getSiteAttr()), b.named("offset", getOffsetAttr()),
+       b.named("rank_stride", getRankStrideAttr())}));
   if (getStep())
     dx.push_back(nullptr); // the step count
   return success(static_cast<bool>(dx[0]));

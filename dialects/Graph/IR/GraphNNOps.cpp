@@ -434,6 +434,9 @@ LogicalResult DropoutOp::verify() {
   if (getOffsetAttr().getInt() < 0)
     return emitOpError("offset must not be negative, got ")
            << getOffsetAttr().getInt();
+  if (getRankStrideAttr().getInt() < 0)
+    return emitOpError("rank_stride must not be negative, got ")
+           << getRankStrideAttr().getInt();
   return success();
 }
 

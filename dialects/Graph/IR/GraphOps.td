@@ -266,10 +266,17 @@ def Graph_DropoutOp : Graph_Op<"dropout", [Pure, Graph_OwnGradient,
     offset` would: modelc-replicate gives replica `r` of a data-parallel
     step the offset of its rows in the whole batch (`r` times its element
     count), so that the replicas draw the masks of one device on the whole
-    batch. A ratio of 0 folds away. The gradient is the same dropout of
+    batch. With `rank_stride`, rank `r` of a distributed run (the run's
+    rank, `modelc_run_ctx::rank`; 0 in one process) adds `r *
+    rank_stride`: modelc-all-reduce-gradients gives every dropout of a
+    value computed from the batch the elements of one rank's part, so that
+    the ranks draw the masks of one process on the whole batch (dropout of
+    anything else draws the same mask on every rank, as one process
+    does). A ratio of 0 folds away. The gradient is the same dropout of
     the result's gradient (the same mask).
 
-    Verifier: `0 <= ratio <= 1`; `site` fits 32 bits; `offset >= 0`.
+    Verifier: `0 <= ratio <= 1`; `site` fits 32 bits; `offset >= 0`;
+    `rank_stride >= 0`.
 
     ```mlir
     %y = graph.dropout %x {ratio = 1.000000e-01} : tensor<64x256xf32>
@@ -281,7 +288,8 @@ def Graph_DropoutOp : Graph_Op<"dropout", [Pure, Graph_OwnGradient,
                        F64Attr:$ratio,
                        DefaultValuedAttr<I64Attr, "0">:$seed,
                        DefaultValuedAttr<I64Attr, "0">:$site,
-                       DefaultValuedAttr<I64Attr, "0">:$offset);
+                       DefaultValuedAttr<I64Attr, "0">:$offset,
+                       DefaultValuedAttr<I64Attr, "0">:$rank_stride);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
     $input (`,` $step^)? attr-dict `:` type($input) (`,` type($step)^)?

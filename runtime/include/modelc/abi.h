@@ -295,6 +295,9 @@ typedef struct modelc_run_ctx {
   const void *const *const *device_weights;
   /* ABI 6: NULL, or the runtime's trace callback for this run. */
   modelc_trace_fn trace;
+  /* ABI 10: this process's rank in a distributed run (0 otherwise):
+   * graph.dropout's rank_stride. */
+  int64_t rank;
 } modelc_run_ctx;
 
 /* Returns 0 on success, nonzero after report_error. */

@@ -1116,6 +1116,14 @@ func.func @dropout_offset(%x: tensor<4xf32>, %s: tensor<i64>) -> tensor<4xf32> {
 
 // -----
 
+func.func @dropout_rank_stride(%x: tensor<4xf32>, %s: tensor<i64>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.dropout' op rank_stride must not be negative, got -4}}
+  %y = graph.dropout %x, %s {ratio = 0.5, rank_stride = -4} : tensor<4xf32>, tensor<i64>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
 func.func @replica_one_member(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'graph.replica_all_reduce' op members must be at least 2, got 1}}
   %y = graph.replica_all_reduce %x {group = 0 : i64, member = 0 : i64, members = 1 : i64} : tensor<4xf32>

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Dropout in training (p > 0) against PyTorch (tests/training/dropout.test).
 
-    dropout_train.py export --out DIR
+    dropout_train.py export --out DIR [--export-batch N]
         An MLP (Linear(20, 32), ReLU, Dropout(0.3), Linear(32, 5)) exported
         by torch.onnx in TRAINING mode: DIR/model.onnx, init.safetensors,
         x.npy, target.npy (a batch of 16), ones.npy ([16, 32]) and
-        step0.npy (the int64 scalar 0).
+        step0.npy (the int64 scalar 0). The model takes a batch of N
+        (default 16): one rank's part for `modelc --distributed`.
     dropout_train.py reference --out DIR --masks MASKDIR [--steps 5]
         PyTorch's training of that MLP (CrossEntropyLoss, SGD lr 0.1,
         momentum 0.9) with modelc's masks (MASKDIR/output<K>.npy: the
@@ -40,7 +41,7 @@ def mlp():
                          nn.Linear(32, 5))
 
 
-def export(out):
+def export(out, export_batch=16):
     os.makedirs(out, exist_ok=True)
     model = mlp()
     g = torch.Generator().manual_seed(1)
@@ -52,7 +53,7 @@ def export(out):
     np.save(os.path.join(out, "target.npy"), target.numpy())
     np.save(os.path.join(out, "ones.npy"), np.ones((16, 32), np.float32))
     np.save(os.path.join(out, "step0.npy"), np.array(0, np.int64))
-    torch.onnx.export(model, x, os.path.join(out, "model.onnx"),
+    torch.onnx.export(model, x[:export_batch], os.path.join(out, "model.onnx"),
                       input_names=["x"], output_names=["y"],
                       training=torch.onnx.TrainingMode.TRAINING,
                       do_constant_folding=False)
@@ -134,9 +135,10 @@ def main():
     p.add_argument("--out")
     p.add_argument("--masks")
     p.add_argument("--steps", type=int, default=5)
+    p.add_argument("--export-batch", type=int, default=16)
     args = p.parse_args()
     if args.mode == "export":
-        export(args.out)
+        export(args.out, args.export_batch)
     elif args.mode == "reference":
         reference(args.out, args.masks, args.steps)
     else:
