@@ -165,3 +165,25 @@ PY
 OMP_NUM_THREADS=1 build-tsan/bin/modelc-run-lite "$work/tsan-train.so" \
   --threads 1 --train-steps 6 --data "$work/tsan-data" >/dev/null
 echo "TSan: 6 asynchronous training steps on sim:0 fed by --data: clean"
+# Data-parallel steps: the replicas' sums meet on the devices' copy
+# streams (graph.replica_all_reduce): through host memory on two sim
+# devices, and through the stand-in NCCL (and without it) on two emulated
+# GPUs, also with the adversarial stand-in driver's stream threads.
+"$modelc" examples/mlp.ir --train --loss=cross_entropy --random-weights=1 \
+  --data-parallel --target=cpu+sim2 -o "$work/tsan-dp.so"
+OMP_NUM_THREADS=1 build-tsan/bin/modelc-run-lite "$work/tsan-dp.so" \
+  --threads 1 --train-steps 6 --random-inputs >/dev/null
+echo "TSan: 6 data-parallel steps on cpu+sim2: clean"
+"$modelc" examples/mlp.ir --train --loss=cross_entropy --random-weights=1 \
+  --data-parallel --target=h200x2 --cuda-emulation -o "$work/tsan-dp-gpu.so"
+fixtures=build/tests/fixtures
+for nccl in "$fixtures/fakenccl/libnccl.so.2" none; do
+  for adversarial in 0 5; do
+    env MODELC_NCCL="$nccl" FAKE_CUDA_ADVERSARIAL=$adversarial \
+      MODELC_CUDA_DRIVER=$fixtures/fakecuda/libcuda.so.1 \
+      MODELC_CUBLASLT=$fixtures/fakecuda/libcublasLt.so.13 FAKE_CUDA_GPUS=2 \
+      OMP_NUM_THREADS=1 build-tsan/bin/modelc-run-lite "$work/tsan-dp-gpu.so" \
+      --threads 1 --train-steps 4 --random-inputs >/dev/null
+    echo "TSan: 4 data-parallel steps on two emulated GPUs (MODELC_NCCL=$(basename "$nccl"), FAKE_CUDA_ADVERSARIAL=$adversarial): clean"
+  done
+done
