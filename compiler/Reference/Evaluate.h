@@ -34,6 +34,8 @@ public:
     assert(it != tensors.end() && "a value used before it is computed");
     return it->second;
   }
+  /// Whether `value` has been computed.
+  bool contains(mlir::Value value) const { return tensors.count(value); }
   void set(mlir::Value value, RefTensor tensor) {
     tensors[value] = std::move(tensor);
   }

@@ -317,6 +317,36 @@ static RefTensor evaluate(AllReduceOp op, const Values &values) {
   return values.get(op.getInput());
 }
 
+// The group's inputs (its members in the same block) added in member
+// order, each partial sum rounded to f32 as the host's sum (and the
+// stand-in NCCL's) adds them. A member whose input is computed after this
+// one cannot be evaluated here (modelc-replicate computes every input
+// first).
+static FailureOr<RefTensor> evaluate(ReplicaAllReduceOp op,
+                                     const Values &values) {
+  SmallVector<Value> inputs(op.getMembers());
+  for (Operation &other : *op->getBlock())
+    if (auto member = dyn_cast<ReplicaAllReduceOp>(other);
+        member && member.getGroup() == op.getGroup() &&
+        member.getMember() < inputs.size())
+      inputs[member.getMember()] = member.getInput();
+  for (auto [m, input] : llvm::enumerate(inputs))
+    if (!input || !values.contains(input))
+      return op.emitError("the reference interpreter needs member ")
+             << m << " of replica_all_reduce group " << op.getGroup()
+             << (input ? "'s input before the group's first member"
+                       : ", which the block lacks");
+  RefTensor sum = values.get(inputs[0]);
+  for (Value input : llvm::drop_begin(inputs)) {
+    const RefTensor &part = values.get(input);
+    for (int64_t i = 0; i < sum.numel(); ++i)
+      sum.data[i] = static_cast<float>(static_cast<float>(sum.data[i]) +
+                                       static_cast<float>(part.data[i]));
+  }
+  return sum;
+}
+
+// One process: rank 0, so `rank_stride` adds nothing to the offset.
 static RefTensor evaluate(DropoutOp op, const Values &values) {
   const RefTensor &x = values.get(op.getInput());
   if (!op.getStep())
@@ -502,6 +532,7 @@ void modelc::reference::addNNEvaluators(Evaluators &evaluators) {
   evaluators.add<GatherGradOp>(evaluate);
   evaluators.add<DropoutOp>(evaluate);
   evaluators.add<AllReduceOp>(evaluate);
+  evaluators.add<ReplicaAllReduceOp>(evaluate);
   evaluators.add<AvgPool2dOp>(evaluate);
   evaluators.add<GlobalAvgPoolOp>(evaluate);
   evaluators.add<CrossEntropyOp>(evaluate);

@@ -38,8 +38,9 @@ public:
                                      device::DeviceKind::cpu, 0)) {}
 
   /// The members of each graph.replica_all_reduce group: in member order,
-  /// each on a device of its own, and one group's members all before the
-  /// next group's first (other ops may lie between them). Every device's
+  /// each on a device of its own, every input computed before the first
+  /// member, and one group's members all before the next group's first
+  /// (other ops may lie between them). Every device's
   /// copy stream then meets the groups in the same order, which the
   /// runtime's sums (NCCL's, or the host's meeting) need not to wait
   /// forever.
@@ -68,6 +69,13 @@ public:
           return member.emitError("replica_all_reduce group ")
                  << first.getGroup()
                  << ": two members on one device; each replica needs its own";
+        if (Operation *def = member.getInput().getDefiningOp();
+            def && first->isBeforeInBlock(def))
+          return member.emitError("replica_all_reduce group ")
+                 << first.getGroup() << ": member " << member.getMember()
+                 << "'s input is computed after the group's first member "
+                    "(the group sums where it starts: compute every "
+                    "member's input first)";
         if (++next == first.getMembers())
           first = nullptr;
         continue;

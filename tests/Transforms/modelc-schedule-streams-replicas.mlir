@@ -127,3 +127,19 @@ module attributes {device.target = #device.target<name = "cpu+sim2", devices = [
     return %y : tensor<4xf32>
   }
 }
+
+// -----
+
+module attributes {device.target = #device.target<name = "cpu+sim2", devices = [#device.device_spec<device = <cpu>, memory = 1000000, bandwidth = 1.0e10 : f64, launch_overhead = 1.0e-06 : f64, peak_flops = {f32 = 1.0e11 : f64}>, #device.device_spec<device = <sim:0>, memory = 1000000, bandwidth = 1.0e10 : f64, launch_overhead = 1.0e-06 : f64, peak_flops = {f32 = 1.0e11 : f64}>, #device.device_spec<device = <sim:1>, memory = 1000000, bandwidth = 1.0e10 : f64, launch_overhead = 1.0e-06 : f64, peak_flops = {f32 = 1.0e11 : f64}>], links = []>} {
+  func.func @late_input(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %x0 = device.transfer %x from <cpu> to <sim:0> : tensor<4xf32>
+    %x1 = device.transfer %x from <cpu> to <sim:1> : tensor<4xf32>
+    %g0 = graph.exp %x0 {device = #device.dev<sim:0>} : tensor<4xf32>
+    %r0 = graph.replica_all_reduce %g0 {device = #device.dev<sim:0>, group = 1 : i64, member = 0 : i64, members = 2 : i64} : tensor<4xf32>
+    %g1 = graph.exp %x1 {device = #device.dev<sim:1>} : tensor<4xf32>
+    // expected-error @+1 {{replica_all_reduce group 1: member 1's input is computed after the group's first member}}
+    %r1 = graph.replica_all_reduce %g1 {device = #device.dev<sim:1>, group = 1 : i64, member = 1 : i64, members = 2 : i64} : tensor<4xf32>
+    %y = device.transfer %r0 from <sim:0> to <cpu> : tensor<4xf32>
+    return %y : tensor<4xf32>
+  }
+}
