@@ -334,8 +334,11 @@ def Graph_ReplicaAllReduceOp : Graph_Op<"replica_all_reduce", [Graph_OwnCost,
     sum their inputs; each one's result, on its own device, is that sum.
     modelc-replicate inserts them, one group per gradient bucket or other
     all-reduce of the step, the members of a group next to each other and
-    in member order (modelc-schedule-streams checks it: every device must
-    meet the groups in the same order). Each member runs on its device's
+    in member order. modelc-schedule-streams checks that members come in
+    member order, each on a device of its own, one group after the other
+    (every device must meet the groups in the same order), every input
+    computed before the group's first member (where the group sums: the
+    reference interpreter evaluates it there). Each member runs on its device's
     copy stream, so the sum overlaps the backward that remains.
 
     The runtime (`modelc_runtime_api::replica_all_reduce`, ABI 10) sums
