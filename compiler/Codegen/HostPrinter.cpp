@@ -1679,6 +1679,14 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
   return success();
 }
 
+/// Whether the plan sums over replicas on their devices (its
+/// MODELC_PLAN_REPLICA_SUMS).
+bool sumsOverReplicas(ModuleOp module) {
+  return module
+      ->walk([](ReplicaAllReduceOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
 void emitTensorDescs(llvm::raw_ostream &os, StringRef prefix,
                      func::FuncOp function, bool results) {
   TypeRange types =
@@ -1967,7 +1975,10 @@ static void emitDescriptor(llvm::raw_ostream &out,
         << (multi ? p + "_weight_devices" : std::string("nullptr")) << ", "
         << (multi ? p + "_num_events" : std::string("nullptr")) << ", "
         << (multi ? p + "_graph_capturable" : std::string("nullptr")) << ", "
-        << p << "_num_trace_points, " << p << "_trace_points},\n";
+        << p << "_num_trace_points, " << p << "_trace_points, "
+        << (sumsOverReplicas(planModule.module) ? "MODELC_PLAN_REPLICA_SUMS"
+                                                : "0u")
+        << "},\n";
   }
   out << "};\n"
       << "const modelc_model_desc model = {\n"
@@ -2000,11 +2011,6 @@ static void emitDescriptor(llvm::raw_ostream &out,
         ->walk([](AllReduceOp) { return WalkResult::interrupt(); })
         .wasInterrupted();
   });
-  bool replicaSums = llvm::any_of(planModules, [](const PlanModule &plan) {
-    return plan.module
-        ->walk([](ReplicaAllReduceOp) { return WalkResult::interrupt(); })
-        .wasInterrupted();
-  });
   // The lowest precision any op computes in (any plan).
   bool f16 = false, bf16 = false;
   for (const PlanModule &plan : planModules)
@@ -2017,8 +2023,7 @@ static void emitDescriptor(llvm::raw_ostream &out,
     });
   std::string flags = collectives ? "MODELC_MODEL_COLLECTIVES" : "";
   for (auto [on, name] : {std::pair{f16, "MODELC_MODEL_COMPUTES_F16"},
-                          std::pair{bf16, "MODELC_MODEL_COMPUTES_BF16"},
-                          std::pair{replicaSums, "MODELC_MODEL_REPLICA_SUMS"}})
+                          std::pair{bf16, "MODELC_MODEL_COMPUTES_BF16"}})
     if (on)
       flags += (flags.empty() ? "" : " | ") + std::string(name);
   out << "    weight_flags,\n";

@@ -1,4 +1,5 @@
 #include "cublaslt.hpp"
+#include "dl_symbol.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -44,13 +45,6 @@ std::string statusName(cublasStatus s) {
   }
 }
 
-template <typename Fn>
-void resolve(void *handle, const char *symbol, Fn &fn, std::string &missing) {
-  fn = reinterpret_cast<Fn>(::dlsym(handle, symbol));
-  if (!fn && missing.empty())
-    missing = symbol;
-}
-
 struct Loaded {
   CublasLtApi api{};
   bool ok = false;
@@ -84,25 +78,26 @@ Loaded load() {
   }
   CublasLtApi &a = result.api;
   std::string missing;
-  resolve(handle, "cublasLtCreate", a.create, missing);
-  resolve(handle, "cublasLtDestroy", a.destroy, missing);
-  resolve(handle, "cublasLtMatmulDescCreate", a.descCreate, missing);
-  resolve(handle, "cublasLtMatmulDescDestroy", a.descDestroy, missing);
-  resolve(handle, "cublasLtMatmulDescSetAttribute", a.descSetAttribute,
-          missing);
-  resolve(handle, "cublasLtMatrixLayoutCreate", a.layoutCreate, missing);
-  resolve(handle, "cublasLtMatrixLayoutDestroy", a.layoutDestroy, missing);
-  resolve(handle, "cublasLtMatrixLayoutSetAttribute", a.layoutSetAttribute,
-          missing);
-  resolve(handle, "cublasLtMatmulPreferenceCreate", a.preferenceCreate,
-          missing);
-  resolve(handle, "cublasLtMatmulPreferenceDestroy", a.preferenceDestroy,
-          missing);
-  resolve(handle, "cublasLtMatmulPreferenceSetAttribute",
-          a.preferenceSetAttribute, missing);
-  resolve(handle, "cublasLtMatmulAlgoGetHeuristic", a.algoGetHeuristic,
-          missing);
-  resolve(handle, "cublasLtMatmul", a.matmul, missing);
+  resolveSymbol(handle, "cublasLtCreate", a.create, missing);
+  resolveSymbol(handle, "cublasLtDestroy", a.destroy, missing);
+  resolveSymbol(handle, "cublasLtMatmulDescCreate", a.descCreate, missing);
+  resolveSymbol(handle, "cublasLtMatmulDescDestroy", a.descDestroy, missing);
+  resolveSymbol(handle, "cublasLtMatmulDescSetAttribute", a.descSetAttribute,
+                missing);
+  resolveSymbol(handle, "cublasLtMatrixLayoutCreate", a.layoutCreate, missing);
+  resolveSymbol(handle, "cublasLtMatrixLayoutDestroy", a.layoutDestroy,
+                missing);
+  resolveSymbol(handle, "cublasLtMatrixLayoutSetAttribute",
+                a.layoutSetAttribute, missing);
+  resolveSymbol(handle, "cublasLtMatmulPreferenceCreate", a.preferenceCreate,
+                missing);
+  resolveSymbol(handle, "cublasLtMatmulPreferenceDestroy", a.preferenceDestroy,
+                missing);
+  resolveSymbol(handle, "cublasLtMatmulPreferenceSetAttribute",
+                a.preferenceSetAttribute, missing);
+  resolveSymbol(handle, "cublasLtMatmulAlgoGetHeuristic", a.algoGetHeuristic,
+                missing);
+  resolveSymbol(handle, "cublasLtMatmul", a.matmul, missing);
   if (!missing.empty()) {
     result.why = a.library + " is not a usable cuBLASLt: it has no " + missing;
     return result;

@@ -1,4 +1,5 @@
 #include "cuda_driver.hpp"
+#include "dl_symbol.hpp"
 
 #include <cstdlib>
 #include <dlfcn.h>
@@ -44,14 +45,6 @@ std::string errorName(const DriverApi &api, CUresult code) {
   }
 }
 
-template <typename Fn>
-bool resolve(void *handle, const char *symbol, Fn &fn, std::string &missing) {
-  fn = reinterpret_cast<Fn>(::dlsym(handle, symbol));
-  if (!fn && missing.empty())
-    missing = symbol;
-  return fn != nullptr;
-}
-
 GpuInventory probe() {
   GpuInventory inv;
   const char *env = std::getenv("MODELC_CUDA_DRIVER");
@@ -70,14 +63,15 @@ GpuInventory probe() {
   DriverApi api{};
   std::string missing;
   // cuDeviceTotalMem is the 64-bit "_v2" entry point since CUDA 3.2.
-  resolve(handle, "cuInit", api.cuInit, missing);
-  resolve(handle, "cuDriverGetVersion", api.cuDriverGetVersion, missing);
-  resolve(handle, "cuDeviceGetCount", api.cuDeviceGetCount, missing);
-  resolve(handle, "cuDeviceGet", api.cuDeviceGet, missing);
-  resolve(handle, "cuDeviceGetName", api.cuDeviceGetName, missing);
-  resolve(handle, "cuDeviceTotalMem_v2", api.cuDeviceTotalMem, missing);
-  resolve(handle, "cuDeviceGetAttribute", api.cuDeviceGetAttribute, missing);
-  resolve(handle, "cuGetErrorName", api.cuGetErrorName, missing);
+  resolveSymbol(handle, "cuInit", api.cuInit, missing);
+  resolveSymbol(handle, "cuDriverGetVersion", api.cuDriverGetVersion, missing);
+  resolveSymbol(handle, "cuDeviceGetCount", api.cuDeviceGetCount, missing);
+  resolveSymbol(handle, "cuDeviceGet", api.cuDeviceGet, missing);
+  resolveSymbol(handle, "cuDeviceGetName", api.cuDeviceGetName, missing);
+  resolveSymbol(handle, "cuDeviceTotalMem_v2", api.cuDeviceTotalMem, missing);
+  resolveSymbol(handle, "cuDeviceGetAttribute", api.cuDeviceGetAttribute,
+                missing);
+  resolveSymbol(handle, "cuGetErrorName", api.cuGetErrorName, missing);
   if (!missing.empty()) {
     inv.status = "the CUDA driver " + library + " lacks " + missing +
                  " (not a CUDA driver, or too old)";
@@ -165,47 +159,51 @@ const CudaApi *cudaApi(std::string &why) {
       return;
     }
     void *h = driverHandle;
-    resolve(h, "cuDeviceGet", api.cuDeviceGet, missing);
-    resolve(h, "cuDevicePrimaryCtxRetain", api.cuDevicePrimaryCtxRetain,
-            missing);
-    resolve(h, "cuDevicePrimaryCtxRelease_v2", api.cuDevicePrimaryCtxRelease,
-            missing);
-    resolve(h, "cuCtxSetCurrent", api.cuCtxSetCurrent, missing);
-    resolve(h, "cuMemAlloc_v2", api.cuMemAlloc, missing);
-    resolve(h, "cuMemFree_v2", api.cuMemFree, missing);
-    resolve(h, "cuMemGetInfo_v2", api.cuMemGetInfo, missing);
-    resolve(h, "cuMemHostAlloc", api.cuMemHostAlloc, missing);
-    resolve(h, "cuMemFreeHost", api.cuMemFreeHost, missing);
-    resolve(h, "cuMemcpyHtoD_v2", api.cuMemcpyHtoD, missing);
-    resolve(h, "cuMemcpyHtoDAsync_v2", api.cuMemcpyHtoDAsync, missing);
-    resolve(h, "cuMemcpyDtoHAsync_v2", api.cuMemcpyDtoHAsync, missing);
-    resolve(h, "cuMemcpyDtoDAsync_v2", api.cuMemcpyDtoDAsync, missing);
-    resolve(h, "cuMemcpyPeerAsync", api.cuMemcpyPeerAsync, missing);
-    resolve(h, "cuStreamCreate", api.cuStreamCreate, missing);
-    resolve(h, "cuStreamDestroy_v2", api.cuStreamDestroy, missing);
-    resolve(h, "cuStreamSynchronize", api.cuStreamSynchronize, missing);
-    resolve(h, "cuStreamWaitEvent", api.cuStreamWaitEvent, missing);
-    resolve(h, "cuEventCreate", api.cuEventCreate, missing);
-    resolve(h, "cuEventDestroy_v2", api.cuEventDestroy, missing);
-    resolve(h, "cuEventRecord", api.cuEventRecord, missing);
-    resolve(h, "cuEventSynchronize", api.cuEventSynchronize, missing);
-    resolve(h, "cuDeviceCanAccessPeer", api.cuDeviceCanAccessPeer, missing);
-    resolve(h, "cuCtxEnablePeerAccess", api.cuCtxEnablePeerAccess, missing);
-    resolve(h, "cuModuleLoadData", api.cuModuleLoadData, missing);
-    resolve(h, "cuModuleGetFunction", api.cuModuleGetFunction, missing);
-    resolve(h, "cuModuleUnload", api.cuModuleUnload, missing);
-    resolve(h, "cuLaunchKernel", api.cuLaunchKernel, missing);
+    resolveSymbol(h, "cuDeviceGet", api.cuDeviceGet, missing);
+    resolveSymbol(h, "cuDevicePrimaryCtxRetain", api.cuDevicePrimaryCtxRetain,
+                  missing);
+    resolveSymbol(h, "cuDevicePrimaryCtxRelease_v2",
+                  api.cuDevicePrimaryCtxRelease, missing);
+    resolveSymbol(h, "cuCtxSetCurrent", api.cuCtxSetCurrent, missing);
+    resolveSymbol(h, "cuMemAlloc_v2", api.cuMemAlloc, missing);
+    resolveSymbol(h, "cuMemFree_v2", api.cuMemFree, missing);
+    resolveSymbol(h, "cuMemGetInfo_v2", api.cuMemGetInfo, missing);
+    resolveSymbol(h, "cuMemHostAlloc", api.cuMemHostAlloc, missing);
+    resolveSymbol(h, "cuMemFreeHost", api.cuMemFreeHost, missing);
+    resolveSymbol(h, "cuMemcpyHtoD_v2", api.cuMemcpyHtoD, missing);
+    resolveSymbol(h, "cuMemcpyHtoDAsync_v2", api.cuMemcpyHtoDAsync, missing);
+    resolveSymbol(h, "cuMemcpyDtoHAsync_v2", api.cuMemcpyDtoHAsync, missing);
+    resolveSymbol(h, "cuMemcpyDtoDAsync_v2", api.cuMemcpyDtoDAsync, missing);
+    resolveSymbol(h, "cuMemcpyPeerAsync", api.cuMemcpyPeerAsync, missing);
+    resolveSymbol(h, "cuStreamCreate", api.cuStreamCreate, missing);
+    resolveSymbol(h, "cuStreamDestroy_v2", api.cuStreamDestroy, missing);
+    resolveSymbol(h, "cuStreamSynchronize", api.cuStreamSynchronize, missing);
+    resolveSymbol(h, "cuStreamWaitEvent", api.cuStreamWaitEvent, missing);
+    resolveSymbol(h, "cuEventCreate", api.cuEventCreate, missing);
+    resolveSymbol(h, "cuEventDestroy_v2", api.cuEventDestroy, missing);
+    resolveSymbol(h, "cuEventRecord", api.cuEventRecord, missing);
+    resolveSymbol(h, "cuEventSynchronize", api.cuEventSynchronize, missing);
+    resolveSymbol(h, "cuDeviceCanAccessPeer", api.cuDeviceCanAccessPeer,
+                  missing);
+    resolveSymbol(h, "cuCtxEnablePeerAccess", api.cuCtxEnablePeerAccess,
+                  missing);
+    resolveSymbol(h, "cuModuleLoadData", api.cuModuleLoadData, missing);
+    resolveSymbol(h, "cuModuleGetFunction", api.cuModuleGetFunction, missing);
+    resolveSymbol(h, "cuModuleUnload", api.cuModuleUnload, missing);
+    resolveSymbol(h, "cuLaunchKernel", api.cuLaunchKernel, missing);
     // Optional: only runs with CUDA graphs need them.
     std::string graphs;
-    resolve(h, "cuStreamBeginCapture_v2", api.cuStreamBeginCapture, graphs);
-    resolve(h, "cuStreamEndCapture", api.cuStreamEndCapture, graphs);
-    resolve(h, "cuGraphInstantiateWithFlags", api.cuGraphInstantiate, graphs);
-    resolve(h, "cuGraphLaunch", api.cuGraphLaunch, graphs);
-    resolve(h, "cuGraphExecDestroy", api.cuGraphExecDestroy, graphs);
-    resolve(h, "cuGraphDestroy", api.cuGraphDestroy, graphs);
+    resolveSymbol(h, "cuStreamBeginCapture_v2", api.cuStreamBeginCapture,
+                  graphs);
+    resolveSymbol(h, "cuStreamEndCapture", api.cuStreamEndCapture, graphs);
+    resolveSymbol(h, "cuGraphInstantiateWithFlags", api.cuGraphInstantiate,
+                  graphs);
+    resolveSymbol(h, "cuGraphLaunch", api.cuGraphLaunch, graphs);
+    resolveSymbol(h, "cuGraphExecDestroy", api.cuGraphExecDestroy, graphs);
+    resolveSymbol(h, "cuGraphDestroy", api.cuGraphDestroy, graphs);
     api.graphsMissing = graphs;
     std::string hostFunc; // optional: traced runs on GPUs need it
-    resolve(h, "cuLaunchHostFunc", api.cuLaunchHostFunc, hostFunc);
+    resolveSymbol(h, "cuLaunchHostFunc", api.cuLaunchHostFunc, hostFunc);
     if (!missing.empty())
       missing = "the CUDA driver " + inv.driver_library + " lacks " + missing;
   });

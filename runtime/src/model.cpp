@@ -88,32 +88,29 @@ void enableGraphs(Model::Impl &impl, const std::string &where) {
   impl.captureOrigin = origin->get();
 }
 
-/// A model whose plans sum over replicas on their devices: with a plan of
-/// several GPUs (and no other accelerators), NCCL's communicators over
-/// them, made here, where NCCL loads and makes them; the plan's sums go
-/// through host memory otherwise (the same sums, slower). Model::
-/// replica_sums says which, and why.
+/// A plan that sums over replicas on their devices
+/// (MODELC_PLAN_REPLICA_SUMS): with several GPUs (and no other
+/// accelerators), NCCL's communicators over them, made here, where NCCL
+/// loads and makes them; the plan's sums go through host memory otherwise
+/// (the same sums, slower). Model::replica_sums says which, and why.
 void setUpReplicaSums(Model::Impl &impl) {
-  if (!(impl.desc->model_flags & MODELC_MODEL_REPLICA_SUMS))
+  if (!(impl.plan->plan_flags & MODELC_PLAN_REPLICA_SUMS))
     return;
   std::vector<uint32_t> gpus;
   std::vector<int> physical;
   std::string names;
-  bool others = false;
+  std::size_t accelerators = 0;
   for (const std::unique_ptr<Device> &d : impl.devices) {
     if (d->isHost())
       continue;
+    ++accelerators;
     if (auto *gpu = dynamic_cast<detail::CudaDevice *>(d.get())) {
       gpus.push_back(d->index());
       physical.push_back(gpu->physical());
       names += (names.empty() ? "" : ", ") + d->name();
-    } else {
-      others = true;
     }
   }
-  if (gpus.empty() && !others)
-    return; // the host alone: its replicas are summed by graph ops
-  if (gpus.size() < 2 || others) {
+  if (gpus.size() < accelerators || gpus.size() < 2) {
     impl.replicaSums = "host memory";
     return;
   }

@@ -61,8 +61,8 @@ struct Model::Impl {
   std::shared_ptr<detail::Communicator> comm;
   double collectiveTimeout = 300.0;
 
-  // A model whose plans sum over replicas on their devices
-  // (MODELC_MODEL_REPLICA_SUMS): the NCCL communicators of the plan's GPUs
+  // A plan that sums over replicas on their devices
+  // (MODELC_PLAN_REPLICA_SUMS): the NCCL communicators of the plan's GPUs
   // (null: none, or NCCL not loaded), and what sums them (Model::
   // replica_sums).
   std::unique_ptr<detail::NcclClique> nccl;

@@ -1,17 +1,11 @@
 #include "nccl.hpp"
+#include "dl_symbol.hpp"
 
 #include <cstdlib>
 #include <dlfcn.h>
 
 namespace modelc::detail {
 namespace {
-
-template <typename Fn>
-void resolve(void *handle, const char *symbol, Fn &fn, std::string &missing) {
-  fn = reinterpret_cast<Fn>(::dlsym(handle, symbol));
-  if (!fn && missing.empty())
-    missing = symbol;
-}
 
 struct Loaded {
   NcclApi api{};
@@ -39,11 +33,11 @@ Loaded load() {
   NcclApi &a = result.api;
   a.library = name;
   std::string missing;
-  resolve(handle, "ncclGetVersion", a.getVersion, missing);
-  resolve(handle, "ncclCommInitAll", a.commInitAll, missing);
-  resolve(handle, "ncclCommDestroy", a.commDestroy, missing);
-  resolve(handle, "ncclAllReduce", a.allReduce, missing);
-  resolve(handle, "ncclGetErrorString", a.getErrorString, missing);
+  resolveSymbol(handle, "ncclGetVersion", a.getVersion, missing);
+  resolveSymbol(handle, "ncclCommInitAll", a.commInitAll, missing);
+  resolveSymbol(handle, "ncclCommDestroy", a.commDestroy, missing);
+  resolveSymbol(handle, "ncclAllReduce", a.allReduce, missing);
+  resolveSymbol(handle, "ncclGetErrorString", a.getErrorString, missing);
   if (!missing.empty()) {
     result.why = name + " is not a usable NCCL: it has no " + missing;
     return result;

@@ -267,6 +267,41 @@ if [[ -f $fixture ]] && (( gpus >= 1 )); then
   done
 fi
 
+# Training steps on the GPU, and data-parallel over two (NCCL where it
+# loads: the line says what summed): the losses of 5 steps as the CPU
+# plan's (rtol 1e-4), and a step's time per plan (two GPUs against one:
+# the scaling).
+if (( gpus >= 1 )) && [[ -f $M/train.so ]]; then
+  trainPlans=(h200)
+  (( gpus >= 2 )) && trainPlans+=(h200x2)
+  for plan in "${trainPlans[@]}"; do
+    log="$LOG/train.$plan.txt"
+    if timeout 300 "$RUN" "$M/train.so" --plan "$plan" --train-steps 5 --random-inputs --seed 1 \
+         > "$log" 2>&1 &&
+       paste "$M/train.cpu-losses.txt" "$log" | awk '$1 == "step" {
+           d = $4 - $8; if (d < 0) d = -d; s = $4 < 0 ? -$4 : $4;
+           if (d > 1e-4 * s + 1e-6) bad = 1 } END { exit bad }'; then
+      sums=$("$RUN" "$M/train.so" --plan "$plan" --info 2>/dev/null | sed -n 's/^replica sums: //p')
+      # A step's time on a GPU: 25 steps less 5 (the load and first steps
+      # cancel). Not timed on a host-emulated kit (seconds a step).
+      timing=""
+      if [[ ! -f $KIT/emulation ]]; then
+        t0=$(date +%s%N)
+        timeout 300 "$RUN" "$M/train.so" --plan "$plan" --train-steps 5 --random-inputs --seed 1 >/dev/null 2>&1
+        t1=$(date +%s%N)
+        timeout 300 "$RUN" "$M/train.so" --plan "$plan" --train-steps 25 --random-inputs --seed 1 >/dev/null 2>&1
+        t2=$(date +%s%N)
+        timing="; about $(python3 -c "print(f'{(($t2 - $t1) - ($t1 - $t0)) / 20 / 1e6:.2f}')") ms per step"
+      fi
+      rows+=("train mlp|$plan|OK|5 steps' losses as the CPU plan's$timing${sums:+; sums: $sums}")
+    else
+      rows+=("train mlp|$plan|FAIL|$(grep -m1 -E 'error' "$log" | cut -c1-150)")
+      failed=1
+    fi
+  done
+  (( gpus < 2 )) && rows+=("train mlp|h200x2|SKIPPED|one GPU visible: no data-parallel run over two")
+fi
+
 # PyTorch on the same GPU: eager, from host inputs to host outputs as a
 # modelc run (bench/torch_eager.py --include-copies), and cuBLAS alone.
 if [[ -f $KIT/emulation ]]; then

@@ -197,6 +197,16 @@ while read -r entry; do
     --compare-reference tests/e2e/Inputs/ops.ir --output-dir "$M/ops.$entry" >/dev/null
 done < "$M/ops.entries"
 
+# Training on GPUs (docs/training.md): an MLP's step with SGD-momentum,
+# plans cpu (two replicas one after the other), h200 (both replicas on one
+# GPU) and h200x2 (a replica per GPU, their gradient buckets summed by NCCL
+# where it loads, else through host memory). The CPU plan's losses over 5
+# steps on seed 1's batch are check.sh's reference.
+modelc examples/mlp.ir --random-weights=3 --train --loss=cross_entropy --lr 0.05 --momentum 0.9 \
+  --data-parallel --target=cpu --target=h200 --target=h200x2 "${gpuflags[@]}" -o "$M/train.so"
+"$BUILD/bin/modelc-run" "$M/train.so" --plan cpu --train-steps 5 --random-inputs --seed 1 \
+  > "$M/train.cpu-losses.txt"
+
 # The hand-made GPU model (tests/runtime/fixtures/cuda_plan.c): the runtime's
 # cuda device alone (copies, events, a weight upload; where nvcc built it, a
 # real fatbin kernel) on the real driver.

@@ -334,7 +334,14 @@ typedef struct modelc_plan_desc {
    * plan (NULL/0: none). */
   uint32_t num_trace_points;
   const modelc_trace_point *trace_points;
+  /* ABI 10: MODELC_PLAN_* flags. */
+  uint32_t plan_flags;
 } modelc_plan_desc;
+
+/* plan_flags: the plan sums over replicas on their devices
+ * (graph.replica_all_reduce): the runtime makes NCCL's communicators over
+ * its GPUs at load, where NCCL loads. */
+#define MODELC_PLAN_REPLICA_SUMS 1u
 
 typedef struct modelc_model_desc {
   uint32_t abi_version; /* first, so any runtime can read it */
@@ -375,10 +382,6 @@ typedef struct modelc_model_desc {
  * of its outputs needs (Model::compute_precision). */
 #define MODELC_MODEL_COMPUTES_F16 2u
 #define MODELC_MODEL_COMPUTES_BF16 4u
-/* model_flags (ABI 10): some plan sums over replicas on their devices
- * (graph.replica_all_reduce): the runtime makes NCCL's communicators over
- * the chosen plan's GPUs at load, where NCCL loads. */
-#define MODELC_MODEL_REPLICA_SUMS 8u
 
 /* weight_flags: generated code writes the weight (graph.assign). */
 #define MODELC_WEIGHT_WRITABLE 1u
