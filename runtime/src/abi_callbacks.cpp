@@ -98,6 +98,21 @@ void gemm(modelc_run_ctx *ctx, uint32_t device, const modelc_gemm *g) {
   run.impl->devices[device]->gemm(run, *g);
 }
 
+/// Enqueues `issue`'s work on `d`'s copy stream, between the slice a traced
+/// run records for it (`what`, `bytes`).
+template <typename Issue>
+void onCopyStream(RunState &run, Device &d, uint32_t device, const char *what,
+                  uint64_t bytes, Issue issue) {
+  RunTrace *trace = run.trace;
+  if (trace)
+    d.stamp(run, MODELC_STREAM_COPY,
+            [=] { trace->copy(device, what, bytes, false); });
+  issue();
+  if (trace)
+    d.stamp(run, MODELC_STREAM_COPY,
+            [=] { trace->copy(device, what, bytes, true); });
+}
+
 void copy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
           uint32_t srcDevice, const void *src, uint64_t bytes,
           const char *what) {
@@ -106,14 +121,9 @@ void copy(modelc_run_ctx *ctx, uint32_t dstDevice, void *dst,
   Device *from = deviceOf(run, srcDevice, "copy");
   if (!to || !from)
     return;
-  RunTrace *trace = run.trace;
-  if (trace)
-    to->stamp(run, MODELC_STREAM_COPY,
-              [=] { trace->copy(dstDevice, what, bytes, false); });
-  copyEngine(*to, *from).copy(run, *to, dst, *from, src, bytes, what);
-  if (trace)
-    to->stamp(run, MODELC_STREAM_COPY,
-              [=] { trace->copy(dstDevice, what, bytes, true); });
+  onCopyStream(run, *to, dstDevice, what, bytes, [&] {
+    copyEngine(*to, *from).copy(run, *to, dst, *from, src, bytes, what);
+  });
 }
 
 void record(modelc_run_ctx *ctx, uint32_t device, int stream, uint32_t event) {
@@ -240,15 +250,8 @@ void replicaAllReduce(modelc_run_ctx *ctx, uint32_t group, uint32_t member,
   if (!d)
     return;
   ReplicaMember m{group, member, members, memberDevices, src, dst, count, what};
-  uint64_t bytes = static_cast<uint64_t>(count) * sizeof(float);
-  RunTrace *trace = run.trace;
-  if (trace)
-    d->stamp(run, MODELC_STREAM_COPY,
-             [=] { trace->copy(device, what, bytes, false); });
-  d->replicaSum(run, m);
-  if (trace)
-    d->stamp(run, MODELC_STREAM_COPY,
-             [=] { trace->copy(device, what, bytes, true); });
+  onCopyStream(run, *d, device, what, static_cast<uint64_t>(count) * 4,
+               [&] { d->replicaSum(run, m); });
 }
 
 modelc_runtime_api runtimeApi() {
