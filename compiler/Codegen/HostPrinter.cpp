@@ -332,6 +332,22 @@ private:
   llvm::DenseMap<Value, Declaration> declarations;
   llvm::DenseMap<Value, TextRange> constantData;
   unsigned valueCounter = 0;
+
+  /// Dynamic dimensions (docs/dynamic.md): the values whose dimension 0
+  /// is one, and its index in the model's table (ctx->dims). The IR holds
+  /// them at their max; code for such a value takes its size at run time.
+  llvm::DenseMap<Value, unsigned> dynamicLeading;
+  /// `count`, a quantity of the max-sized `v` proportional to its
+  /// dimension 0 (elements, rows): a literal, or, where dimension 0 is
+  /// dynamic, the run's size times count / max.
+  std::string sized(int64_t count, Value v);
+  /// `v`'s shape as a C++ list, dimension 0 sized().
+  std::string shapeList(Value v);
+  /// Whether `op` reads or writes a value with a dynamic dimension.
+  bool touchesDynamic(Operation *op);
+  /// An error unless `op`, touching a dynamic dimension, is an op whose
+  /// code takes its sizes at run time.
+  LogicalResult checkDynamicSupported(Operation *op);
 };
 
 /// Whether conv2d_weight_grad needs im2col columns: all but a pointwise
@@ -388,6 +404,28 @@ void FunctionEmitter::analyze() {
       for (auto buffer : scratch.getAsRange<sched::BufferAttr>())
         scratchOffsets[op].push_back(buffer.getOffset());
   }
+  // Dynamic dimensions: from the arguments' graph.dims through every op
+  // that reads them (modelc-check-dynamic-dims checked that each keeps
+  // the dimension as its result's dimension 0).
+  llvm::StringMap<unsigned> dimIndex;
+  for (DimOp dim : function->getParentOfType<ModuleOp>().getOps<DimOp>())
+    dimIndex.try_emplace(dim.getSymName(), dimIndex.size());
+  for (auto [i, arg] : llvm::enumerate(function.getArguments()))
+    if (auto dims = function.getArgAttrOfType<ArrayAttr>(i, kDimsAttrName))
+      if (auto name = cast<StringAttr>(dims[0]); !name.empty())
+        dynamicLeading[arg] = dimIndex.lookup(name.getValue());
+  // (sched.fused and sched.packed_product read their inputs inside their
+  // regions.)
+  for (Operation *op : ops) {
+    std::optional<unsigned> dim;
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (auto it = dynamicLeading.find(operand); it != dynamicLeading.end())
+          dim = it->second;
+    });
+    if (dim && op->getNumResults() == 1)
+      dynamicLeading[op->getResult(0)] = *dim;
+  }
   if (auto words = function->getAttrOfType<ArrayAttr>("sched.error_words"))
     for (auto word : words.getAsRange<sched::ErrorWordAttr>())
       errorWords[deviceIndex(word.getDevice())] = {word.getOffset(),
@@ -395,6 +433,54 @@ void FunctionEmitter::analyze() {
   arenaBytes = 0;
   for (uint64_t bytes : deviceArenaBytes)
     arenaBytes += bytes;
+}
+
+std::string FunctionEmitter::sized(int64_t count, Value v) {
+  auto it = dynamicLeading.find(v);
+  if (it == dynamicLeading.end())
+    return std::to_string(count);
+  int64_t max = shapeOf(v)[0];
+  assert(max > 0 && count % max == 0 && "not proportional to dimension 0");
+  int64_t per = count / max;
+  return "(ctx->dims[" + std::to_string(it->second) + "]" +
+         (per == 1 ? std::string() : " * " + std::to_string(per)) + ")";
+}
+
+std::string FunctionEmitter::shapeList(Value v) {
+  ArrayRef<int64_t> shape = shapeOf(v);
+  if (shape.empty())
+    return "";
+  std::string text = sized(shape[0], v);
+  for (int64_t d : shape.drop_front())
+    text += ", " + std::to_string(d);
+  return text;
+}
+
+bool FunctionEmitter::touchesDynamic(Operation *op) {
+  auto dynamic = [&](Value v) { return dynamicLeading.contains(v); };
+  return llvm::any_of(op->getOperands(), dynamic) ||
+         llvm::any_of(op->getResults(), dynamic);
+}
+
+LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op) {
+  if (!touchesDynamic(op))
+    return success();
+  // The code of these takes its sizes from sized(); every other op's
+  // still assumes the max.
+  bool supported = isa<sched::FusedOp, LinearOp, SoftmaxOp, LogSoftmaxOp,
+                       LayerNormOp, BatchNormOp, MaxPool2dOp, AvgPool2dOp,
+                       GlobalAvgPoolOp, func::ReturnOp>(op) ||
+                   (isAlias(op) && *getViewOffset(op) == 0);
+  if (auto packed = dyn_cast<sched::PackedProductOp>(op))
+    supported = !isHalf(tensorType(op->getResult(0)).getElementType());
+  if (!halfOperands(op).empty() || hasHalfResult(op))
+    supported = false;
+  if (supported)
+    return success();
+  return op->emitError("'")
+         << namedOp(op)->getName()
+         << "' with a dynamic dimension is not supported yet by the CPU back "
+            "end (docs/dynamic.md lists the ops that are)";
 }
 
 void FunctionEmitter::describeGemm(sched::GemmOp gemm, GpuOpContext &context) {
@@ -498,10 +584,11 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
   // calling thread: such a loop is spelled as a plain loop, which costs the
   // C++ compiler far less than a lambda and its trampoline.
   const int64_t grain = 16384;
-  bool parallel = count > grain;
+  bool dynamic = dynamicLeading.contains(fused.getResult());
+  bool parallel = count > grain || dynamic;
   if (parallel)
-    os << "  modelc_cpu::parallel_for(ctx, " << count << ", " << grain
-       << ", [&](int64_t begin, int64_t end) {\n"
+    os << "  modelc_cpu::parallel_for(ctx, " << sized(count, fused.getResult())
+       << ", " << grain << ", [&](int64_t begin, int64_t end) {\n"
        << "      for (int64_t i = begin; i < end; ++i) {\n";
   else
     os << "  {\n"
@@ -533,8 +620,8 @@ LogicalResult FunctionEmitter::emitLinear(LinearOp linear) {
   int64_t m = product(x) / std::max<int64_t>(k, 1);
   // A constant weight is a sched.packed_product (modelc-fold-cpu-products).
   os << "  modelc_cpu::linear(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
-     << nullable(linear.getBias()) << ", " << out(op) << ", " << m << ", " << n
-     << ", " << k << ");\n";
+     << nullable(linear.getBias()) << ", " << out(op) << ", "
+     << sized(m, linear.getInput()) << ", " << n << ", " << k << ");\n";
   return success();
 }
 
@@ -630,6 +717,17 @@ FunctionEmitter::emitPackedProduct(sched::PackedProductOp packed) {
     operandArray = newGlobal("operands_");
     os << "  const void *" << operandArray << "[] = {"
        << llvm::join(operands, ", ") << "};\n";
+  }
+  if (dynamicLeading.contains(x)) {
+    // The rows of this run (docs/dynamic.md): the runtime keeps a
+    // primitive per size and shares the packed weight between them.
+    std::string local = newGlobal("product_rows_");
+    os << "  modelc_product " << local << " = " << desc << ";\n";
+    if (isConv)
+      os << "  " << local << ".conv[0] = " << sized(shapeOf(x)[0], x) << ";\n";
+    else
+      os << "  " << local << ".m = " << sized(m, x) << ";\n";
+    desc = local;
   }
   os << "  ctx->api->product(ctx, &" << desc << ", " << name(x) << ", "
      << name(w) << ", " << nullable(bias) << ", " << name(packed.getResult())
@@ -757,7 +855,8 @@ LogicalResult FunctionEmitter::emitSoftmax(OpTy softmax) {
   ArrayRef<int64_t> x = shapeOf(softmax.getInput());
   int64_t axis = softmax.getNormalizedAxis();
   os << "  modelc_cpu::softmax<" << storageOf(op) << ">(ctx, " << in(op, 0)
-     << ", " << out(op) << ", " << product(x.take_front(axis)) << ", "
+     << ", " << out(op) << ", "
+     << sized(product(x.take_front(axis)), softmax.getInput()) << ", "
      << x[axis] << ", " << product(x.drop_front(axis + 1)) << ", "
      << (isa<LogSoftmaxOp>(op) ? "true" : "false") << ");\n";
   return success();
@@ -769,7 +868,8 @@ LogicalResult FunctionEmitter::emitLayerNorm(LayerNormOp norm) {
   int64_t axis = norm.getNormalizedAxis();
   os << "  modelc_cpu::layer_norm<" << storageOf(op) << ">(ctx, " << in(op, 0)
      << ", " << nullable(norm.getScale()) << ", " << nullable(norm.getBias())
-     << ", " << out(op) << ", " << product(x.take_front(axis)) << ", "
+     << ", " << out(op) << ", "
+     << sized(product(x.take_front(axis)), norm.getInput()) << ", "
      << product(x.drop_front(axis)) << ", "
      << floatLiteral(norm.getEpsilon().convertToDouble()) << ");\n";
   return success();
@@ -780,8 +880,8 @@ LogicalResult FunctionEmitter::emitBatchNorm(BatchNormOp norm) {
   ArrayRef<int64_t> x = shapeOf(norm.getInput());
   os << "  modelc_cpu::batch_norm<" << storageOf(op) << ">(ctx, " << in(op, 0)
      << ", " << in(op, 1) << ", " << in(op, 2) << ", " << in(op, 3) << ", "
-     << in(op, 4) << ", " << out(op) << ", " << x[0] << ", " << x[1] << ", "
-     << product(x.drop_front(2)) << ", "
+     << in(op, 4) << ", " << out(op) << ", " << sized(x[0], norm.getInput())
+     << ", " << x[1] << ", " << product(x.drop_front(2)) << ", "
      << floatLiteral(norm.getEpsilon().convertToDouble()) << ");\n";
   return success();
 }
@@ -835,9 +935,10 @@ template <typename OpTy> LogicalResult FunctionEmitter::emitPool(OpTy pool) {
   ArrayRef<int64_t> k = pool.getKernel();
   ArrayRef<int64_t> s = pool.getNormalizedStrides();
   ArrayRef<int64_t> p = pool.getPadding();
-  std::string shape = "modelc_cpu::Pool2dShape{" + list(x) + ", " +
-                      std::to_string(y[2]) + ", " + std::to_string(y[3]) +
-                      ", " + list(k) + ", " + list(s) + ", " + list(p) + "}";
+  std::string shape = "modelc_cpu::Pool2dShape{" + shapeList(pool.getInput()) +
+                      ", " + std::to_string(y[2]) + ", " +
+                      std::to_string(y[3]) + ", " + list(k) + ", " + list(s) +
+                      ", " + list(p) + "}";
   if constexpr (std::is_same_v<decltype(pool), MaxPool2dOp>)
     os << "  modelc_cpu::max_pool2d<" << storageOf(op) << ">(ctx, " << in(op, 0)
        << ", " << out(op) << ", " << shape << ");\n";
@@ -885,8 +986,9 @@ LogicalResult FunctionEmitter::emitGlobalAvgPool(GlobalAvgPoolOp pool) {
   Operation *op = pool;
   ArrayRef<int64_t> x = shapeOf(pool.getInput());
   os << "  modelc_cpu::global_avg_pool<" << storageOf(op) << ">(ctx, "
-     << in(op, 0) << ", " << out(op) << ", " << x[0] * x[1] << ", "
-     << product(x.drop_front(2)) << ");\n";
+     << in(op, 0) << ", " << out(op) << ", "
+     << sized(x[0] * x[1], pool.getInput()) << ", " << product(x.drop_front(2))
+     << ");\n";
   return success();
 }
 
@@ -1209,6 +1311,10 @@ LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
   analyze();
   report.name = function.getSymName().str();
   if (plan.multiDevice) {
+    if (!dynamicLeading.empty())
+      return function.emitError("a dynamic dimension runs on the 'cpu' plan "
+                                "only yet; plan '")
+             << plan.name << "' is not supported yet";
     if (failed(emitMultiDevice()))
       return failure();
     report.arenaBytes = arenaBytes;
@@ -1260,11 +1366,15 @@ void FunctionEmitter::declare(Value v, std::string text, Value from) {
 }
 
 LogicalResult FunctionEmitter::emitStatement(Operation *op) {
+  if (failed(checkDynamicSupported(op)))
+    return failure();
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
     for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
       RankedTensorType type = tensorType(value);
       os << "  std::memcpy(ctx->outputs[" << index << "], " << name(value)
-         << ", " << type.getNumElements() * elementBytes(type.getElementType())
+         << ", "
+         << sized(type.getNumElements() * elementBytes(type.getElementType()),
+                  value)
          << ");\n";
     }
     return success();
@@ -1691,21 +1801,44 @@ void emitTensorDescs(llvm::raw_ostream &os, StringRef prefix,
                      func::FuncOp function, bool results) {
   TypeRange types =
       results ? function.getResultTypes() : function.getArgumentTypes();
-  for (auto [index, type] : llvm::enumerate(types))
+  // ABI 11: per axis of an input or output with a dynamic dimension, -1
+  // or the dimension's index in the model's table (graph.dim order).
+  llvm::StringMap<unsigned> dimIndex;
+  for (DimOp dim : function->getParentOfType<ModuleOp>().getOps<DimOp>())
+    dimIndex.try_emplace(dim.getSymName(), dimIndex.size());
+  SmallVector<bool> hasDims;
+  for (auto [index, type] : llvm::enumerate(types)) {
     os << "const int64_t " << prefix << "_shape" << index << "[] = {"
        << (cast<RankedTensorType>(type).getRank()
                ? list(cast<RankedTensorType>(type).getShape())
                : std::string("0"))
        << "};\n";
+    auto dims =
+        results ? function.getResultAttrOfType<ArrayAttr>(index, kDimsAttrName)
+                : function.getArgAttrOfType<ArrayAttr>(index, kDimsAttrName);
+    hasDims.push_back(dims != nullptr);
+    if (!dims)
+      continue;
+    SmallVector<std::string> indices;
+    for (auto name : dims.getAsRange<StringAttr>())
+      indices.push_back(name.empty()
+                            ? "-1"
+                            : std::to_string(dimIndex.lookup(name.getValue())));
+    os << "const int32_t " << prefix << "_dims" << index << "[] = {"
+       << llvm::join(indices, ", ") << "};\n";
+  }
   os << "const modelc_tensor_desc " << prefix << "[] = {\n";
   for (auto [index, type] : llvm::enumerate(types)) {
     auto tensor = cast<RankedTensorType>(type);
     os << "    {" << cString(boundaryName(function, results, index)) << ", "
        << abiDTypeCode(tensor.getElementType()) << ", " << tensor.getRank()
-       << ", " << prefix << "_shape" << index << "},\n";
+       << ", " << prefix << "_shape" << index << ", "
+       << (hasDims[index] ? prefix.str() + "_dims" + std::to_string(index)
+                          : std::string("nullptr"))
+       << "},\n";
   }
   if (types.empty())
-    os << "    {nullptr, 0, 0, nullptr},\n";
+    os << "    {nullptr, 0, 0, nullptr, nullptr},\n";
   os << "};\n";
 }
 
@@ -1980,8 +2113,20 @@ static void emitDescriptor(llvm::raw_ostream &out,
                                                 : "0u")
         << "},\n";
   }
-  out << "};\n"
-      << "const modelc_model_desc model = {\n"
+  out << "};\n";
+  // ABI 11: the dynamic dimensions (graph.dim), in declaration order.
+  SmallVector<DimOp> dims;
+  if (!planModules.empty())
+    dims =
+        llvm::to_vector(ModuleOp(planModules.front().module).getOps<DimOp>());
+  if (!dims.empty()) {
+    out << "const modelc_dim_desc dims[] = {\n";
+    for (DimOp dim : dims)
+      out << "    {" << cString(dim.getSymName()) << ", " << dim.getMin()
+          << ", " << dim.getMax() << ", " << dim.getOpt() << "},\n";
+    out << "};\n";
+  }
+  out << "const modelc_model_desc model = {\n"
       << "    MODELC_ABI_VERSION,\n"
       << "    sizeof(modelc_model_desc),\n"
       << "    " << cString(options.compilerVersion) << ",\n"
@@ -2028,6 +2173,8 @@ static void emitDescriptor(llvm::raw_ostream &out,
       flags += (flags.empty() ? "" : " | ") + std::string(name);
   out << "    weight_flags,\n";
   out << "    " << (flags.empty() ? "0u" : flags) << ",\n";
+  out << "    " << dims.size() << ", " << (dims.empty() ? "nullptr" : "dims")
+      << ",\n";
   out << "};\n\n"
       << "} // namespace\n\n"
       << "extern \"C\" __attribute__((visibility(\"default\"))) const "

@@ -21,6 +21,7 @@ void modelc::buildGraphPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   pm.addPass(createRaiseCompositesPass());
+  pm.addPass(createCheckDynamicDimsPass());
 }
 
 void modelc::buildTrainingPipeline(mlir::OpPassManager &pm,
@@ -134,7 +135,7 @@ void modelc::registerModelcPassesAndPipelines() {
   mlir::PassPipelineRegistration<>(
       "modelc-graph-pipeline",
       "What `modelc --emit=graph` runs: verify the model, canonicalize, CSE, "
-      "raise composites",
+      "raise composites, follow dynamic dimensions",
       buildGraphPipeline);
   mlir::PassPipelineRegistration<>(
       "modelc-schedule-pipeline",

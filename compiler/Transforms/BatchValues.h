@@ -16,6 +16,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <string>
+
 namespace modelc {
 
 /// The values of `function` that differ between the parts of its batch:
@@ -34,6 +36,98 @@ valuesOfTheBatch(mlir::func::FuncOp function) {
                      [&](mlir::Value v) { return varies.contains(v); }))
       varies.insert(op.result_begin(), op.result_end());
   return varies;
+}
+
+/// Checks that `op` keeps samples apart, given which operands carry the
+/// batch (as dimension 0) and its size: why it does not, or "". Data
+/// parallelism splits the batch only through such ops; a dynamic
+/// dimension (modelc-check-dynamic-dims) flows only through them.
+inline std::string mixesSamples(mlir::Operation *op,
+                                const llvm::DenseSet<mlir::Value> &batched,
+                                int64_t batch) {
+  using namespace mlir;
+  auto isBatched = [&](Value v) { return batched.contains(v); };
+  auto rank = [](Value v) {
+    return llvm::cast<RankedTensorType>(v.getType()).getRank();
+  };
+  auto dim0 = [](Value v) {
+    auto type = llvm::cast<RankedTensorType>(v.getType());
+    return type.getRank() ? type.getDimSize(0) : 1;
+  };
+  Value result = op->getResult(0);
+  if (rank(result) == 0 || dim0(result) != batch)
+    return "its result does not keep the batch as dimension 0";
+  // Operands without the batch must broadcast along it.
+  for (Value operand : op->getOperands())
+    if (!isBatched(operand) && rank(operand) == rank(result) &&
+        dim0(operand) != 1 && op->hasTrait<graph::Elementwise>())
+      return "it combines the batch with a full-size operand that is not "
+             "split";
+  // Elementwise ops keep samples apart (given the check above); any other
+  // op says how it treats the batch, or is not split.
+  if (op->hasTrait<graph::Elementwise>())
+    return "";
+  if (auto split = llvm::dyn_cast<graph::BatchSplitOpInterface>(op))
+    return split.whyNotSplit(isBatched, batch);
+  return "modelc does not know how '" + op->getName().getStringRef().str() +
+         "' treats the batch yet";
+}
+
+/// Gives `op`'s result, which carries the batch, dimension 0 `size` (a
+/// reshape's target shape too).
+inline void setBatchSize(mlir::Operation *op, int64_t size) {
+  using namespace mlir;
+  auto type = llvm::cast<RankedTensorType>(op->getResult(0).getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] = size;
+  op->getResult(0).setType(RankedTensorType::get(shape, type.getElementType()));
+  if (auto reshape = llvm::dyn_cast<graph::ReshapeOp>(op)) {
+    SmallVector<int64_t> target(reshape.getShape());
+    target[0] = size;
+    reshape.setShape(target);
+  }
+}
+
+/// Rewrites every entry point of `module` for size `size` of the dynamic
+/// dimension `name` (docs/dynamic.md): the arguments that have it as
+/// dimension 0 and every value computed from them through ops that keep it
+/// there (modelc-check-dynamic-dims checks that they all do). The
+/// graph.dim keeps its name; its range is the caller's to set. Used for a
+/// model's new max (modelc --dim) and to evaluate one size in the
+/// reference interpreter.
+inline void specializeDim(mlir::ModuleOp module, llvm::StringRef name,
+                          int64_t size) {
+  using namespace mlir;
+  for (auto function : module.getOps<func::FuncOp>()) {
+    if (function.isExternal())
+      continue;
+    llvm::DenseSet<Value> carrying;
+    SmallVector<Type> inputs(function.getArgumentTypes());
+    for (auto [i, arg] : llvm::enumerate(function.getArguments())) {
+      auto dims = function.getArgAttrOfType<ArrayAttr>(i, graph::kDimsAttrName);
+      if (!dims || dims.empty() ||
+          llvm::cast<StringAttr>(dims[0]).getValue() != name)
+        continue;
+      auto type = llvm::cast<RankedTensorType>(arg.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] = size;
+      arg.setType(RankedTensorType::get(shape, type.getElementType()));
+      inputs[i] = arg.getType();
+      carrying.insert(arg);
+    }
+    if (carrying.empty())
+      continue;
+    Block &body = function.getBody().front();
+    for (Operation &op : body.without_terminator())
+      if (op.getNumResults() == 1 &&
+          llvm::any_of(op.getOperands(),
+                       [&](Value v) { return carrying.contains(v); })) {
+        setBatchSize(&op, size);
+        carrying.insert(op.getResult(0));
+      }
+    function.setType(FunctionType::get(
+        module.getContext(), inputs, body.getTerminator()->getOperandTypes()));
+  }
 }
 
 } // namespace modelc

@@ -1,6 +1,7 @@
 //===- DataParallel.cpp - splits the batch over the accelerators ----------===//
 
 #include "compiler/Target/Target.h"
+#include "compiler/Transforms/BatchValues.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
@@ -20,37 +21,6 @@ using namespace modelc;
 using namespace modelc::graph;
 
 namespace {
-
-/// Checks that `op` keeps samples apart, given which operands carry the
-/// batch (as dimension 0); returns the reason it does not, or "".
-std::string mixesSamples(Operation *op, const llvm::DenseSet<Value> &batched,
-                         int64_t batch) {
-  auto isBatched = [&](Value v) { return batched.contains(v); };
-  auto rank = [](Value v) {
-    return cast<RankedTensorType>(v.getType()).getRank();
-  };
-  auto dim0 = [](Value v) {
-    auto type = cast<RankedTensorType>(v.getType());
-    return type.getRank() ? type.getDimSize(0) : 1;
-  };
-  Value result = op->getResult(0);
-  if (rank(result) == 0 || dim0(result) != batch)
-    return "its result does not keep the batch as dimension 0";
-  // Operands without the batch must broadcast along it.
-  for (Value operand : op->getOperands())
-    if (!isBatched(operand) && rank(operand) == rank(result) &&
-        dim0(operand) != 1 && op->hasTrait<Elementwise>())
-      return "it combines the batch with a full-size operand that is not "
-             "split";
-  // Elementwise ops keep samples apart (given the check above); any other
-  // op says how it treats the batch, or is not split.
-  if (op->hasTrait<Elementwise>())
-    return "";
-  if (auto split = dyn_cast<BatchSplitOpInterface>(op))
-    return split.whyNotSplit(isBatched, batch);
-  return "modelc does not know how '" + op->getName().getStringRef().str() +
-         "' treats the batch yet";
-}
 
 /// The batch of `function` (dimension 0 of every input) and the values
 /// that carry it, after checking that it splits into `parts` and that every
@@ -99,20 +69,6 @@ batchedValues(func::FuncOp function, int64_t parts) {
   }
 
   return std::make_pair(batch, std::move(batched));
-}
-
-/// Gives `op`'s result, which carries the batch, dimension 0 `part` (a
-/// reshape's target shape too).
-void setPart(Operation *op, int64_t part) {
-  auto type = cast<RankedTensorType>(op->getResult(0).getType());
-  SmallVector<int64_t> shape(type.getShape());
-  shape[0] = part;
-  op->getResult(0).setType(RankedTensorType::get(shape, type.getElementType()));
-  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-    SmallVector<int64_t> target(reshape.getShape());
-    target[0] = part;
-    reshape.setShape(target);
-  }
 }
 
 struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
@@ -205,7 +161,7 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
                            const llvm::DenseSet<Value> &batched, int64_t part) {
     Operation *clone = builder.clone(op, mapping);
     if (op.getNumResults() != 0 && batched.contains(op.getResult(0)))
-      setPart(clone, part);
+      setBatchSize(clone, part);
     return clone;
   }
 };
@@ -244,7 +200,7 @@ struct SplitBatchPass : modelc::impl::SplitBatchPassBase<SplitBatchPass> {
     }
     for (Operation &op : body.without_terminator())
       if (op.getNumResults() != 0 && found->second.contains(op.getResult(0)))
-        setPart(&op, part);
+        setBatchSize(&op, part);
     function.setType(
         FunctionType::get(function.getContext(), body.getArgumentTypes(),
                           body.getTerminator()->getOperandTypes()));

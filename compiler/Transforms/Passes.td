@@ -32,6 +32,42 @@ def VerifyModelPass : Pass<"modelc-verify-model", "::mlir::ModuleOp"> {
   }];
 }
 
+def CheckDynamicDimsPass
+    : Pass<"modelc-check-dynamic-dims", "::mlir::ModuleOp"> {
+  let summary = "Follows each dynamic dimension from the inputs to the "
+                "outputs and rejects what is not supported yet.";
+  let description = [{
+    An entry point whose arguments name a `graph.dim` in `graph.dims`
+    (docs/dynamic.md) runs at any size of that dimension in its range; the
+    IR holds it at its max. This pass follows the dimension through the
+    body: every op that reads a value carrying it must keep its samples
+    apart and carry it as dimension 0 of its result (the condition
+    modelc-data-parallel splits a batch under: the ops' BatchSplitOpInterface
+    and the Elementwise trait), so that the code generated for the max is
+    correct for any smaller size given at run time. It writes `graph.dims`
+    on each result that carries the dimension, which the descriptor
+    gives the runtime (it sizes the outputs from it).
+
+    Not supported yet, each an error at the culprit: a dynamic axis other
+    than the first, two dimension names in one entry point, an op that
+    mixes the samples (a reduction over the dimension, a reshape or
+    transpose that moves it, a loss), an op with several results or none
+    reading the dimension, training entry points.
+
+    Before:
+    ```mlir
+    graph.dim @batch 1 to 64 at 8
+    func.func @f(%x: tensor<64x4xf32> {graph.dims = ["batch", ""]})
+        -> tensor<64x4xf32> {
+      %y = graph.relu %x : tensor<64x4xf32>
+      return %y : tensor<64x4xf32>
+    }
+    ```
+    After: the same, with `-> (tensor<64x4xf32> {graph.dims = ["batch",
+    ""]})`.
+  }];
+}
+
 def AttachLossPass : Pass<"modelc-attach-loss", "::mlir::ModuleOp"> {
   let summary = "Adds the loss entry point: a model's output against a target, as torch.nn's losses.";
   let description = [{

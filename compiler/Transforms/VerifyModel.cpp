@@ -25,7 +25,8 @@ LogicalResult checkBoundaryType(Type type, Location loc, StringRef what,
   if (!tensor.hasStaticShape())
     return emitError(loc) << what << " of entry point '" << function
                           << "' has a dynamic dimension (" << type
-                          << "); dynamic shapes are not supported yet";
+                          << "); the IR holds a dynamic dimension at its "
+                             "max, named in graph.dims (docs/dynamic.md)";
   if (!graph::isSupportedElementType(tensor.getElementType()))
     return emitError(loc) << what << " of entry point '" << function
                           << "' has element type " << tensor.getElementType()
@@ -33,14 +34,50 @@ LogicalResult checkBoundaryType(Type type, Location loc, StringRef what,
   return success();
 }
 
-LogicalResult verifyEntryPoint(func::FuncOp function) {
+/// Checks argument `index`'s `graph.dims` (one declared name or "" per
+/// axis, the argument's size at a named axis the dimension's max).
+LogicalResult checkDims(func::FuncOp function, unsigned index,
+                        SymbolTable &symbols) {
+  Attribute attr = function.getArgAttr(index, graph::kDimsAttrName);
+  if (!attr)
+    return success();
+  Location loc = function.getArgument(index).getLoc();
+  auto type = cast<RankedTensorType>(function.getArgument(index).getType());
+  auto dims = dyn_cast<ArrayAttr>(attr);
+  if (!dims || dims.size() != static_cast<size_t>(type.getRank()) ||
+      !llvm::all_of(dims, [](Attribute a) { return isa<StringAttr>(a); }))
+    return emitError(loc) << "graph.dims of argument #" << index << " of '"
+                          << function.getSymName() << "' must be "
+                          << type.getRank()
+                          << " strings, one per axis: a graph.dim's name or "
+                             "\"\" (static)";
+  for (auto [axis, a] : llvm::enumerate(dims.getAsRange<StringAttr>())) {
+    if (a.getValue().empty())
+      continue;
+    auto dim = symbols.lookup<graph::DimOp>(a.getValue());
+    if (!dim)
+      return emitError(loc) << "argument #" << index << " of '"
+                            << function.getSymName() << "' names dimension '"
+                            << a.getValue() << "', which no graph.dim declares";
+    if (type.getDimSize(axis) != dim.getMax())
+      return emitError(loc)
+             << "argument #" << index << " of '" << function.getSymName()
+             << "' has size " << type.getDimSize(axis) << " at axis " << axis
+             << ", dimension '" << a.getValue() << "'; the IR holds a dynamic "
+             << "dimension at its max, " << dim.getMax();
+  }
+  return success();
+}
+
+LogicalResult verifyEntryPoint(func::FuncOp function, SymbolTable &symbols) {
   StringRef name = function.getSymName();
   if (function.isExternal())
     return function.emitError("entry point '")
            << name << "' has no body; declarations are not supported";
   for (auto [index, argument] : llvm::enumerate(function.getArguments()))
     if (failed(checkBoundaryType(argument.getType(), argument.getLoc(),
-                                 "argument #" + std::to_string(index), name)))
+                                 "argument #" + std::to_string(index), name)) ||
+        failed(checkDims(function, index, symbols)))
       return failure();
   // Results need no check of their own: a result is an argument or the
   // result of a graph op, and both are already checked.
@@ -67,18 +104,20 @@ struct VerifyModelPass : impl::VerifyModelPassBase<VerifyModelPass> {
     ModuleOp module = getOperation();
     bool ok = true;
     unsigned entryPoints = 0;
+    SymbolTable symbols(module);
     for (Operation &op : module.getBody()->getOperations()) {
-      if (isa<graph::WeightOp>(op))
+      if (isa<graph::WeightOp, graph::DimOp>(op))
         continue;
       if (auto function = dyn_cast<func::FuncOp>(op)) {
         ++entryPoints;
-        ok &= succeeded(verifyEntryPoint(function));
+        ok &= succeeded(verifyEntryPoint(function, symbols));
         continue;
       }
       op.emitError("'")
           << op.getName()
           << "' is not allowed at the top level of a model; expected "
-             "graph.weight declarations and func.func entry points";
+             "graph.weight and graph.dim declarations and func.func entry "
+             "points";
       ok = false;
     }
     if (ok && entryPoints == 0) {

@@ -14,7 +14,9 @@ _OUTPUT_KINDS = ("numpy", "dlpack")
 
 class TensorSpec(NamedTuple):
     """An input or output of an entry point: its name, dtype (numpy's name:
-    "float32", "float16", "bfloat16", "int32", "int64", "bool") and shape."""
+    "float32", "float16", "bfloat16", "int32", "int64", "bool") and shape;
+    a dynamic axis holds its dimension's name ("batch"), Model.info()["dims"]
+    its range."""
     name: str
     dtype: str
     shape: Tuple[int, ...]
@@ -165,6 +167,9 @@ class Model:
             "plans": core.plans(),
             "plan_note": core.plan_note(),
             "replica_sums": core.replica_sums(),
+            # Dynamic dimensions by name: {"batch": {"min", "max", "opt"}};
+            # a TensorSpec's shape names them where an axis has one.
+            "dims": core.dims(),
             "threads": core.num_threads(),
             "compiler_version": core.compiler_version(),
             "compiler_flags": core.compiler_flags(),

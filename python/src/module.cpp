@@ -39,9 +39,17 @@ int64_t steadyNanoseconds() {
 
 py::list describeTensors(const std::vector<modelc::TensorInfo> &tensors) {
   py::list list;
-  for (const modelc::TensorInfo &t : tensors)
+  for (const modelc::TensorInfo &t : tensors) {
+    // A dynamic axis by its dimension's name (as ONNX's dim_param).
+    py::list shape;
+    for (std::size_t a = 0; a < t.shape.size(); ++a)
+      if (!t.dims.empty() && !t.dims[a].empty())
+        shape.append(t.dims[a]);
+      else
+        shape.append(t.shape[a]);
     list.append(py::make_tuple(t.name, modelc::python::numpyName(t.dtype),
-                               py::tuple(py::cast(t.shape))));
+                               py::tuple(shape)));
+  }
   return list;
 }
 
@@ -203,6 +211,18 @@ PYBIND11_MODULE(_core, m) {
            [](const PyModel &self) { return self.model.plan_note(); })
       .def("replica_sums",
            [](const PyModel &self) { return self.model.replica_sums(); })
+      .def("dims",
+           [](const PyModel &self) {
+             py::dict dims;
+             for (const modelc::DimInfo &d : self.model.dims()) {
+               py::dict range;
+               range["min"] = d.min;
+               range["max"] = d.max;
+               range["opt"] = d.opt;
+               dims[py::str(d.name)] = range;
+             }
+             return dims;
+           })
       .def("compiler_version",
            [](const PyModel &self) { return self.model.compiler_version(); })
       .def("compiler_flags",

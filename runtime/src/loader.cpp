@@ -78,21 +78,39 @@ std::optional<uint64_t> tensorBytes(uint32_t code, const int64_t *shape,
   return bytes;
 }
 
-TensorInfo tensorInfo(const modelc_tensor_desc &d, const std::string &where) {
+TensorInfo tensorInfo(const modelc_tensor_desc &d,
+                      const std::vector<DimInfo> &dims,
+                      const std::string &where) {
   if (!d.name || !validDType(d.dtype) || (d.rank && !d.shape))
     throw Error(where + ": malformed tensor description");
-  TensorInfo info{d.name, *dtypeFromCode(d.dtype),
-                  std::vector<int64_t>(d.shape, d.shape + d.rank)};
+  TensorInfo info{d.name,
+                  *dtypeFromCode(d.dtype),
+                  std::vector<int64_t>(d.shape, d.shape + d.rank),
+                  {}};
   for (int64_t dim : info.shape)
     if (dim < 0)
       throw Error(where + ": tensor '" + info.name +
                   "' has a negative "
                   "dimension");
+  if (d.dims) {
+    info.dims.assign(d.rank, "");
+    for (uint32_t a = 0; a < d.rank; ++a) {
+      int32_t index = d.dims[a];
+      if (index < -1 || index >= static_cast<int32_t>(dims.size()) ||
+          (index >= 0 && dims[index].max != info.shape[a]))
+        throw Error(where + ": tensor '" + info.name + "' has axis " +
+                    std::to_string(a) +
+                    " of an unknown dynamic dimension, or not at its max");
+      if (index >= 0)
+        info.dims[a] = dims[index].name;
+    }
+  }
   return info;
 }
 
 /// The entry points of `desc`, checked.
 std::vector<EntryInfo> checkEntries(const modelc_model_desc &desc,
+                                    const std::vector<DimInfo> &dims,
                                     const std::string &where) {
   if (desc.num_entries == 0 || !desc.entries)
     throw Error(where + " has no entry points");
@@ -103,8 +121,12 @@ std::vector<EntryInfo> checkEntries(const modelc_model_desc &desc,
       throw Error(where + ": malformed entry point #" + std::to_string(i));
     EntryInfo info{e.name, {}, {}};
     for (uint32_t j = 0; j < e.num_inputs; ++j) {
-      info.inputs.push_back(tensorInfo(e.inputs[j], where));
+      info.inputs.push_back(tensorInfo(e.inputs[j], dims, where));
       const void *value = e.input_defaults ? e.input_defaults[j] : nullptr;
+      if (value && !info.inputs.back().dims.empty())
+        throw Error(where + ": entry point '" + info.name + "': input '" +
+                    info.inputs[j].name +
+                    "' has a default and a dynamic dimension");
       if (value) {
         TensorInfo &input = info.inputs.back();
         input.default_value =
@@ -116,7 +138,7 @@ std::vector<EntryInfo> checkEntries(const modelc_model_desc &desc,
       }
     }
     for (uint32_t j = 0; j < e.num_outputs; ++j)
-      info.outputs.push_back(tensorInfo(e.outputs[j], where));
+      info.outputs.push_back(tensorInfo(e.outputs[j], dims, where));
     entries.push_back(std::move(info));
   }
   return entries;
@@ -165,7 +187,16 @@ DescriptorInfo checkDescriptor(const modelc_model_desc &desc,
   DescriptorInfo info;
   info.compilerVersion = desc.compiler_version ? desc.compiler_version : "";
   info.compilerFlags = desc.compiler_flags ? desc.compiler_flags : "";
-  info.entries = checkEntries(desc, where);
+  if (desc.num_dims && !desc.dims)
+    throw Error(where + ": malformed table of dynamic dimensions");
+  for (uint32_t i = 0; i < desc.num_dims; ++i) {
+    const modelc_dim_desc &d = desc.dims[i];
+    if (!d.name || d.min < 1 || d.min > d.opt || d.opt > d.max)
+      throw Error(where + ": malformed dynamic dimension #" +
+                  std::to_string(i));
+    info.dims.push_back({d.name, d.min, d.max, d.opt});
+  }
+  info.entries = checkEntries(desc, info.dims, where);
   if (desc.num_weights && !desc.weights)
     throw Error(where + ": malformed weight table");
   for (uint32_t i = 0; i < desc.num_weights; ++i) {

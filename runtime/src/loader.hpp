@@ -41,6 +41,7 @@ OpenedModel openModel(const std::string &path);
 /// What the descriptor says beyond its raw tables.
 struct DescriptorInfo {
   std::vector<EntryInfo> entries;
+  std::vector<DimInfo> dims;
   std::string compilerVersion, compilerFlags;
 };
 

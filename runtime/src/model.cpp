@@ -237,6 +237,7 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   impl->seal = opened.seal;
   detail::DescriptorInfo info = detail::checkDescriptor(*impl->desc, path);
   impl->entries = std::move(info.entries);
+  impl->dims = std::move(info.dims);
   impl->compilerVersion = std::move(info.compilerVersion);
   impl->compilerFlags = std::move(info.compilerFlags);
 
@@ -368,6 +369,7 @@ void Model::Impl::releaseResources(std::size_t entry,
 //===----------------------------------------------------------------------===//
 
 const std::vector<EntryInfo> &Model::entries() const { return impl_->entries; }
+const std::vector<DimInfo> &Model::dims() const { return impl_->dims; }
 
 const EntryInfo &Model::entry(const std::string &name) const {
   return impl_->entries[impl_->entryIndex(name)];
@@ -413,13 +415,82 @@ uint64_t Model::arena_bytes(const std::string &entry) const {
   return impl_->plan->arena_bytes[index * impl_->plan->num_devices];
 }
 
+std::string describe(const TensorInfo &t, const std::vector<DimInfo> &dims) {
+  if (t.dims.empty())
+    return describe(t.dtype, t.shape);
+  std::string text = std::string(dtypeName(t.dtype)) + "[";
+  for (std::size_t a = 0; a < t.shape.size(); ++a) {
+    text += a ? "," : "";
+    const DimInfo *dim = nullptr;
+    for (const DimInfo &d : dims)
+      if (d.name == t.dims[a])
+        dim = &d;
+    text += dim ? dim->name + " in " + std::to_string(dim->min) + ".." +
+                      std::to_string(dim->max)
+                : std::to_string(t.shape[a]);
+  }
+  return text + "]";
+}
+
 namespace {
+
+/// The sizes of the model's dynamic dimensions in a run on `given` (-1
+/// for one no input has): each taken from the first input that has it,
+/// within its range, and the same in every input. Throws an Error naming
+/// the dimension, its range and the input otherwise.
+std::vector<int64_t> dimSizes(const std::vector<DimInfo> &dims,
+                              const std::vector<TensorInfo> &expected,
+                              const std::vector<Tensor> &given) {
+  std::vector<int64_t> sizes(dims.size(), -1);
+  std::vector<std::string> from(dims.size());
+  for (std::size_t i = 0; i < given.size() && i < expected.size(); ++i) {
+    const TensorInfo &want = expected[i];
+    const std::vector<int64_t> &shape = given[i].shape();
+    if (want.dims.empty() || shape.size() != want.shape.size())
+      continue; // checkTensors says what is wrong
+    for (std::size_t a = 0; a < want.dims.size(); ++a) {
+      if (want.dims[a].empty())
+        continue;
+      std::size_t d = 0;
+      while (dims[d].name != want.dims[a])
+        ++d;
+      const DimInfo &dim = dims[d];
+      int64_t size = shape[a];
+      if (size < dim.min || size > dim.max)
+        throw Error("input '" + want.name + "': dimension '" + dim.name +
+                    "' (axis " + std::to_string(a) + ") is " +
+                    std::to_string(size) + ", outside its range " +
+                    std::to_string(dim.min) + ".." + std::to_string(dim.max));
+      if (sizes[d] >= 0 && sizes[d] != size)
+        throw Error("inputs '" + from[d] + "' and '" + want.name +
+                    "' disagree on dimension '" + dim.name + "': " +
+                    std::to_string(sizes[d]) + " and " + std::to_string(size));
+      sizes[d] = size;
+      from[d] = want.name;
+    }
+  }
+  return sizes;
+}
+
+/// `t`'s shape in a run whose dynamic dimensions have `sizes`.
+std::vector<int64_t> shapeIn(const TensorInfo &t,
+                             const std::vector<DimInfo> &dims,
+                             const std::vector<int64_t> &sizes) {
+  std::vector<int64_t> shape = t.shape;
+  for (std::size_t a = 0; a < t.dims.size(); ++a)
+    for (std::size_t d = 0; d < dims.size(); ++d)
+      if (!t.dims[a].empty() && dims[d].name == t.dims[a] && sizes[d] >= 0)
+        shape[a] = sizes[d];
+  return shape;
+}
 
 /// Checks `given` against `expected`; inputs with a default may be left
 /// out at the end.
 void checkTensors(const std::string &what,
                   const std::vector<TensorInfo> &expected,
-                  const std::vector<Tensor> &given, const std::string &entry) {
+                  const std::vector<Tensor> &given, const std::string &entry,
+                  const std::vector<DimInfo> &dims = {},
+                  const std::vector<int64_t> &sizes = {}) {
   std::size_t required = expected.size();
   while (required > 0 && expected[required - 1].has_default())
     --required;
@@ -443,9 +514,13 @@ void checkTensors(const std::string &what,
                   "': expected a tensor on cpu, "
                   "got one on " +
                   got.device());
-    if (got.dtype() != want.dtype || got.shape() != want.shape)
+    std::vector<int64_t> shape =
+        want.dims.empty() ? want.shape : shapeIn(want, dims, sizes);
+    if (got.dtype() != want.dtype || got.shape() != shape)
       throw Error(what + " '" + want.name + "': expected " +
-                  describe(want.dtype, want.shape) + ", got " + got.describe());
+                  (want.dims.empty() ? describe(want.dtype, shape)
+                                     : describe(want, dims)) +
+                  ", got " + got.describe());
     if (!got.data() && got.nbytes())
       throw Error(what + " '" + want.name + "' has no data");
   }
@@ -501,8 +576,9 @@ void Model::run_into(const std::string &entry,
   Impl &impl = *impl_;
   std::size_t index = impl.entryIndex(entry);
   const EntryInfo &info = impl.entries[index];
-  checkTensors("input", info.inputs, inputs, entry);
-  checkTensors("output", info.outputs, outputs, entry);
+  std::vector<int64_t> sizes = dimSizes(impl.dims, info.inputs, inputs);
+  checkTensors("input", info.inputs, inputs, entry, impl.dims, sizes);
+  checkTensors("output", info.outputs, outputs, entry, impl.dims, sizes);
 
   // Pointer tables on the stack for small models, no allocation.
   constexpr std::size_t kInline = 16;
@@ -554,6 +630,7 @@ void Model::run_into(const std::string &entry,
   ctx.arenas = resources->arenaPointers.data();
   ctx.device_weights = impl.deviceWeightTables.data();
   ctx.rank = impl.comm ? impl.comm->rank() : 0;
+  ctx.dims = sizes.empty() ? nullptr : sizes.data();
   if (resources->trace) {
     state.trace = resources->trace.get();
     state.trace->begin(entry);
@@ -576,13 +653,31 @@ void Model::run_into(const std::string &entry,
         " failed: " + (state.error.empty() ? "unknown error" : state.error));
 }
 
+std::vector<std::vector<int64_t>>
+Model::output_shapes(const std::string &entry,
+                     const std::vector<Tensor> &inputs) const {
+  const EntryInfo &info = this->entry(entry);
+  std::vector<int64_t> sizes = dimSizes(impl_->dims, info.inputs, inputs);
+  checkTensors("input", info.inputs, inputs, entry, impl_->dims, sizes);
+  std::vector<std::vector<int64_t>> shapes;
+  for (const TensorInfo &o : info.outputs)
+    shapes.push_back(shapeIn(o, impl_->dims, sizes));
+  return shapes;
+}
+
 std::vector<Tensor> Model::run(const std::string &entry,
                                const std::vector<Tensor> &inputs) const {
   const EntryInfo &info = this->entry(entry);
   std::vector<Tensor> outputs;
   outputs.reserve(info.outputs.size());
-  for (const TensorInfo &o : info.outputs)
-    outputs.push_back(Tensor::zeros(o.shape, o.dtype));
+  if (impl_->dims.empty()) {
+    for (const TensorInfo &o : info.outputs)
+      outputs.push_back(Tensor::zeros(o.shape, o.dtype));
+  } else {
+    std::vector<std::vector<int64_t>> shapes = output_shapes(entry, inputs);
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+      outputs.push_back(Tensor::zeros(shapes[i], info.outputs[i].dtype));
+  }
   run_into(entry, inputs, outputs);
   return outputs;
 }
@@ -591,7 +686,8 @@ PendingRun Model::run_async(const std::string &entry,
                             const std::vector<Tensor> &inputs) const {
   Impl &impl = *impl_;
   const EntryInfo &info = this->entry(entry);
-  checkTensors("input", info.inputs, inputs, entry);
+  checkTensors("input", info.inputs, inputs, entry, impl.dims,
+               dimSizes(impl.dims, info.inputs, inputs));
   std::vector<Tensor> owned;
   owned.reserve(inputs.size());
   for (const Tensor &input : inputs)

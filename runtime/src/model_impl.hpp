@@ -32,6 +32,7 @@ struct Model::Impl {
   // Why the default choice fell back from a GPU plan, or empty.
   std::string planNote;
   std::vector<EntryInfo> entries;
+  std::vector<DimInfo> dims;
   detail::HostWeights weights;
   int numThreads = 1;
   PackedProductCache packedProducts;

@@ -171,12 +171,22 @@ bool finish(PackedProductSite &site, const void *opDesc,
   site.src = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
   site.dst = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
   site.scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  site.packedDesc = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
   bool good =
-      ok(dnnl_primitive_create(&site.primitive, pd), "primitive", error) &&
-      dnnl::packWeight(
-          w, &weightPlain,
-          dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), engine,
-          &site.packedWeight, error);
+      ok(dnnl_primitive_create(&site.primitive, pd), "primitive", error);
+  if (good && site.shareWeightOf &&
+      dnnl_memory_desc_equal(&site.shareWeightOf->packedDesc,
+                             &site.packedDesc)) {
+    site.packedWeight = site.shareWeightOf->packedWeight;
+  } else if (good) {
+    dnnl_memory_t packed = nullptr;
+    good = dnnl::packWeight(w, &weightPlain, &site.packedDesc, engine, &packed,
+                            error);
+    if (good)
+      site.packedWeight =
+          std::shared_ptr<dnnl_memory>(packed, dnnl_memory_destroy);
+  }
+  site.shareWeightOf = nullptr;
   dnnl_primitive_desc_destroy(pd);
   if (good && !dnnl_memory_desc_equal(&site.src, &site.plainSrc))
     good = createReorder(&site.reorderIn, &site.inScratch, &site.plainSrc,
@@ -414,8 +424,6 @@ PackedProductSite::~PackedProductSite() {
   for (dnnl_primitive_t p : {primitive, reorderIn, reorderOut, reorderSum})
     if (p)
       dnnl_primitive_destroy(p);
-  if (packedWeight)
-    dnnl_memory_destroy(packedWeight);
 }
 
 PackedProductHandles::~PackedProductHandles() { release(); }
@@ -454,7 +462,7 @@ PackedProductSite *PackedProductCache::site(const modelc_product &p,
                                             const void *w, bool hasBias,
                                             std::string &error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = sites_.find(p.site); it != sites_.end())
+  if (auto it = sites_.find(productKey(p.site, p)); it != sites_.end())
     return it->second.get();
   if (!engine_) {
     error = "oneDNN has no CPU engine";
@@ -468,7 +476,8 @@ PackedProductSite *PackedProductCache::site(const modelc_product &p,
   auto kept = [&](uint32_t flag, uint32_t id, const dnnl_memory_desc_t *&out) {
     if (!(p.flags & flag))
       return true;
-    auto producer = sites_.find(id);
+    // The producer ran at this run's size: the same batch.
+    auto producer = sites_.find(productKey(id, p));
     if (producer == sites_.end()) {
       error = "reads the layout of call site " + std::to_string(id) +
               ", which has not run";
@@ -492,6 +501,9 @@ PackedProductSite *PackedProductCache::site(const modelc_product &p,
     site->convert = type != *storage;
     site->bf16 = *storage == dnnl_bf16;
     site->dstType = (p.flags & MODELC_PRODUCT_Y_F32) ? dnnl_f32 : type;
+    for (const auto &[key, other] : sites_)
+      if (key >> 32 == p.site && other->type == type)
+        site->shareWeightOf = other.get();
     const void *weight = w;
     if (site->convert) {
       converted.resize(static_cast<size_t>(countsOf(p).w));
@@ -518,7 +530,7 @@ PackedProductSite *PackedProductCache::site(const modelc_product &p,
     return nullptr;
   guard(*site, p, w, alwaysExact_);
   PackedProductSite *result = site.get();
-  sites_[p.site] = std::move(site);
+  sites_[productKey(p.site, p)] = std::move(site);
   return result;
 }
 
@@ -637,7 +649,13 @@ bool reorderNow(dnnl_primitive_t r, const dnnl_memory_desc_t &scratch,
 
 } // namespace
 
-double PackedProductRun::boundOf(uint32_t producer, const void *data) {
+uint64_t productKey(uint32_t site, const modelc_product &p) {
+  int64_t rows = p.kind == MODELC_PRODUCT_CONV2D ? p.conv[0] : p.m;
+  return (static_cast<uint64_t>(site) << 32) |
+         static_cast<uint32_t>(std::max<int64_t>(rows, 0));
+}
+
+double PackedProductRun::boundOf(uint64_t producer, const void *data) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = handles_.find(producer);
   if (it == handles_.end() || it->second.lastY != data)
@@ -777,7 +795,8 @@ bool PackedProductRun::execute(PackedProductCache &cache,
   PackedProductHandles *handles;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    handles = &handles_[p.site]; // references stay valid across rehashing
+    // references stay valid across rehashing
+    handles = &handles_[productKey(p.site, p)];
   }
   PackedProductHandles &h = *handles;
   if (!h.stream && !prepare(h, site, cache.engine(), error)) {
@@ -793,10 +812,10 @@ bool PackedProductRun::execute(PackedProductCache &cache,
   if (site.guard == NaNGuard::Always)
     return runExact(h, cache, p, site, w, x, bias, y, operands, error);
   double xBound = (p.flags & MODELC_PRODUCT_SRC_OF_SITE)
-                      ? boundOf(p.src_site, x)
+                      ? boundOf(productKey(p.src_site, p), x)
                       : std::numeric_limits<double>::quiet_NaN();
   double sumBound = (p.flags & MODELC_PRODUCT_SUM_OF_SITE) && site.sum >= 0
-                        ? boundOf(p.sum_site, operands[site.sum])
+                        ? boundOf(productKey(p.sum_site, p), operands[site.sum])
                         : std::numeric_limits<double>::quiet_NaN();
   double bound = std::numeric_limits<double>::quiet_NaN();
   if (site.guard == NaNGuard::Check) {
@@ -886,7 +905,7 @@ bool PackedProductRun::runSite(PackedProductHandles &h, const modelc_product &p,
   }
   dnnl_exec_arg_t args[5 + kMaxPostOps] = {
       {DNNL_ARG_SRC, src},
-      {DNNL_ARG_WEIGHTS, site.packedWeight},
+      {DNNL_ARG_WEIGHTS, site.packedWeight.get()},
       {DNNL_ARG_DST, dst},
       {DNNL_ARG_SCRATCHPAD, h.scratch}};
   int count = 4;

@@ -63,7 +63,14 @@ struct PackedProductSite {
   dnnl_primitive_t reorderSum = nullptr;
   dnnl_memory_desc_t sumSrc{}, sumScratch{};
   int sum = -1;
-  dnnl_memory_t packedWeight = nullptr;
+  /// The weight in the primitive's layout; shared between the sizes of
+  /// a call site with a dynamic dimension (one site each) whose
+  /// primitives chose the same layout.
+  std::shared_ptr<dnnl_memory> packedWeight;
+  dnnl_memory_desc_t packedDesc{};
+  /// While the site is made: another size's site of the same call site,
+  /// whose packed weight it takes where the layouts agree.
+  const PackedProductSite *shareWeightOf = nullptr;
   dnnl_memory_desc_t plainSrc{}, plainDst{}, src{}, dst{}, bias{};
   /// The type every description of the site has: the model's (f32, f16,
   /// bf16) where oneDNN computes in it on this CPU, else f32.
@@ -139,7 +146,9 @@ private:
   dnnl_engine_t engine_ = nullptr;
   bool alwaysExact_ = false; // MODELC_EXACT_PRODUCTS=1
   std::mutex mutex_;
-  std::unordered_map<uint32_t, std::unique_ptr<PackedProductSite>> sites_;
+  /// Per call site and size (productKey): a model with a dynamic
+  /// dimension runs a call site at several sizes, each its own primitive.
+  std::unordered_map<uint64_t, std::unique_ptr<PackedProductSite>> sites_;
 };
 
 /// Elements of a product's x, weight and y, and of its bias (one per
@@ -150,6 +159,10 @@ struct ProductCounts {
   int64_t operand(const modelc_post_op &post) const;
 };
 ProductCounts countsOf(const modelc_product &p);
+
+/// A call site at one size: its site number and its rows (a matrix
+/// product's m, a convolution's batch), which a dynamic dimension varies.
+uint64_t productKey(uint32_t site, const modelc_product &p);
 
 /// Per run: a stream and the handles of each site.
 class PackedProductRun {
@@ -165,7 +178,7 @@ public:
   /// What bounds the values of `data` as site `producer` left them in this
   /// run (lastY, lastBound), or NaN where that site did not bound them or
   /// `data` is not its y.
-  double boundOf(uint32_t producer, const void *data);
+  double boundOf(uint64_t producer, const void *data);
 
 private:
   /// Whether the fused chain of `site` is exact on these inputs, and
@@ -186,7 +199,7 @@ private:
                const PackedProductSite &site, const void *x, const void *bias,
                void *y, const void *const *operands, std::string &error);
   std::mutex mutex_; // tasks of several devices may run at once
-  std::unordered_map<uint32_t, PackedProductHandles> handles_;
+  std::unordered_map<uint64_t, PackedProductHandles> handles_;
 };
 
 } // namespace modelc

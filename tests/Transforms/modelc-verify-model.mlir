@@ -25,7 +25,7 @@ func.func @decode(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{argument #0 of entry point 'f' has a dynamic dimension ('tensor<?x4xf32>'); dynamic shapes are not supported yet}}
+// expected-error @+1 {{argument #0 of entry point 'f' has a dynamic dimension ('tensor<?x4xf32>'); the IR holds a dynamic dimension at its max, named in graph.dims (docs/dynamic.md)}}
 func.func @f(%x: tensor<?x4xf32>) {
   return
 }
@@ -33,7 +33,7 @@ func.func @f(%x: tensor<?x4xf32>) {
 // -----
 
 func.func @f(%x: tensor<4xf32>,
-// expected-error @+1 {{argument #1 of entry point 'f' has a dynamic dimension ('tensor<?xf32>'); dynamic shapes are not supported yet}}
+// expected-error @+1 {{argument #1 of entry point 'f' has a dynamic dimension ('tensor<?xf32>'); the IR holds a dynamic dimension at its max, named in graph.dims (docs/dynamic.md)}}
              %y: tensor<?xf32>) -> (tensor<4xf32>, tensor<?xf32>) {
   return %x, %y : tensor<4xf32>, tensor<?xf32>
 }
@@ -70,7 +70,7 @@ func.func @caller(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{'builtin.module' is not allowed at the top level of a model; expected graph.weight declarations and func.func entry points}}
+// expected-error @+1 {{'builtin.module' is not allowed at the top level of a model; expected graph.weight and graph.dim declarations and func.func entry points}}
 module {
 }
 func.func @f() {
@@ -90,4 +90,38 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'func.constant' is not an op of a model; models are written with graph and device ops (see docs/ir.md)}}
   %0 = func.constant @f : (tensor<4xf32>) -> tensor<4xf32>
   return %x : tensor<4xf32>
+}
+
+// -----
+
+// A dynamic dimension: declared, named per axis, held at its max.
+// CHECK: graph.dim @batch 1 to 64 at 8
+// CHECK: func.func @dyn(%arg0: tensor<64x4xf32> {graph.dims = ["batch", ""]})
+graph.dim @batch 1 to 64 at 8
+func.func @dyn(%x: tensor<64x4xf32> {graph.dims = ["batch", ""]}) -> tensor<64x4xf32> {
+  return %x : tensor<64x4xf32>
+}
+
+// -----
+
+graph.dim @batch 1 to 64 at 8
+// expected-error @+1 {{argument #0 of 'f' names dimension 'seq', which no graph.dim declares}}
+func.func @f(%x: tensor<64x4xf32> {graph.dims = ["seq", ""]}) {
+  return
+}
+
+// -----
+
+graph.dim @batch 1 to 64 at 8
+// expected-error @+1 {{argument #0 of 'f' has size 32 at axis 0, dimension 'batch'; the IR holds a dynamic dimension at its max, 64}}
+func.func @f(%x: tensor<32x4xf32> {graph.dims = ["batch", ""]}) {
+  return
+}
+
+// -----
+
+graph.dim @batch 1 to 64 at 8
+// expected-error @+1 {{graph.dims of argument #0 of 'f' must be 2 strings, one per axis: a graph.dim's name or "" (static)}}
+func.func @f(%x: tensor<64x4xf32> {graph.dims = ["batch"]}) {
+  return
 }

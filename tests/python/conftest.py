@@ -138,3 +138,13 @@ def onnx_file(torch_module, workdir):
 def small_so(modelc_tool, onnx_file, workdir):
     return modelc.compile(onnx_file, output=str(workdir / "small.so"),
                           input_shapes={"x": (5, 16)})
+
+
+@pytest.fixture(scope="session")
+def mlp_dynamic(modelc_tool, workdir, mlp):
+    """examples/mlp_dynamic.ir (a batch of 1 to 64) with mlp's weights:
+    (model.so path, weights)."""
+    path = modelc.compile(os.path.join(ROOT, "examples", "mlp_dynamic.ir"),
+                          output=str(workdir / "mlp_dynamic.so"), target="cpu",
+                          weights=str(workdir / "mlp.safetensors"))
+    return path, mlp[1]

@@ -449,22 +449,22 @@ TEST(PackedProduct, ConvolutionsPassTheirBoundOn) {
     ASSERT_TRUE(run.execute(cache, first, *s1, w1.data(), x.data(), b1.data(),
                             kept.data(), relu6Operands, error))
         << error;
-    double bound = run.boundOf(1, kept.data());
+    double bound = run.boundOf(productKey(1, first), kept.data());
     SCOPED_TRACE(nan ? "a NaN in x" : "finite");
     if (nan)
       EXPECT_TRUE(std::isnan(bound));
     else
       EXPECT_EQ(bound, 6.0);
     // Not for another buffer, or another site.
-    EXPECT_TRUE(std::isnan(run.boundOf(1, x.data())));
-    EXPECT_TRUE(std::isnan(run.boundOf(2, kept.data())));
+    EXPECT_TRUE(std::isnan(run.boundOf(productKey(1, first), x.data())));
+    EXPECT_TRUE(std::isnan(run.boundOf(productKey(2, second), kept.data())));
     PackedProductSite *s2 = cache.site(second, w2.data(), true, error);
     ASSERT_NE(s2, nullptr) << error;
     ASSERT_TRUE(run.execute(cache, second, *s2, w2.data(), kept.data(),
                             b2.data(), y.data(), nullptr, error))
         << error;
     // The second's own bound: 8 * 9 terms of 6 * 0.5, plus 0.25.
-    bound = run.boundOf(2, y.data());
+    bound = run.boundOf(productKey(2, second), y.data());
     if (nan)
       EXPECT_TRUE(std::isnan(bound));
     else

@@ -1,7 +1,8 @@
 // model_test.cpp - loading, checking and running compiled models through
 // the public API. Fixtures (built by tests/CMakeLists.txt with modelc):
 // mlp1.so and mlp2.so (examples/mlp.ir with random weights, seeds 1 and 2),
-// their weights as safetensors, and three hand-made broken libraries.
+// their weights as safetensors, mlp1_dynamic.so (examples/mlp_dynamic.ir
+// with mlp1's weights) and hand-made broken libraries.
 #include "modelc/abi.h"
 #include "modelc/runtime.hpp"
 
@@ -572,4 +573,57 @@ TEST(Plans, CudaGraphsNeedAGpuPlan) {
   options.cuda_graphs = true;
   expectError([&] { Model::load(fixture("mlp1_gpu.so"), options); },
               "CUDA graphs need a plan with GPUs; plan 'cpu' has none");
+}
+
+// A dynamic batch (docs/dynamic.md): several sizes through one Model, each
+// equal to the rows of the static model's run at 64 (the same weights).
+TEST(DynamicDims, SeveralSizesInOneProcess) {
+  Model dynamic = Model::load(fixture("mlp1_dynamic.so"));
+  Model fixed = Model::load(fixture("mlp1.so"));
+  ASSERT_EQ(dynamic.dims().size(), 1u);
+  EXPECT_EQ(dynamic.dims()[0].name, "batch");
+  EXPECT_EQ(dynamic.dims()[0].min, 1);
+  EXPECT_EQ(dynamic.dims()[0].max, 64);
+  EXPECT_EQ(dynamic.dims()[0].opt, 8);
+  const modelc::EntryInfo &forward = dynamic.entry("forward");
+  EXPECT_EQ(forward.inputs[0].dims, (std::vector<std::string>{"batch", ""}));
+  EXPECT_EQ(forward.outputs[0].dims, (std::vector<std::string>{"batch", ""}));
+  EXPECT_EQ(modelc::describe(forward.inputs[0], dynamic.dims()),
+            "f32[batch in 1..64,784]");
+  EXPECT_TRUE(fixed.dims().empty());
+  EXPECT_TRUE(fixed.entry("forward").inputs[0].dims.empty());
+
+  Tensor x = randomInput(5);
+  Tensor want = fixed.run("forward", {x})[0];
+  for (int64_t n : {64, 3, 1, 17, 3}) {
+    SCOPED_TRACE("batch " + std::to_string(n));
+    Tensor part = Tensor::from_host(x.data(), {n, 784}, DType::F32);
+    EXPECT_EQ(dynamic.output_shapes("forward", {part}),
+              (std::vector<std::vector<int64_t>>{{n, 10}}));
+    Tensor y = dynamic.run("forward", {part})[0];
+    ASSERT_EQ(y.shape(), (std::vector<int64_t>{n, 10}));
+    for (int64_t i = 0; i < n * 10; ++i)
+      EXPECT_NEAR(y.data_as<float>()[i], want.data_as<float>()[i], 1e-5)
+          << "element " << i;
+  }
+  // run_into checks the outputs against the inputs' size.
+  Tensor part = Tensor::from_host(x.data(), {4, 784}, DType::F32);
+  std::vector<Tensor> wrong = {Tensor::zeros({64, 10}, DType::F32)};
+  expectError([&] { dynamic.run_into("forward", {part}, wrong); },
+              "output 'output0': expected f32[batch in 1..64,10], got "
+              "f32[64,10]");
+  std::vector<Tensor> right = {Tensor::zeros({4, 10}, DType::F32)};
+  dynamic.run_into("forward", {part}, right);
+  for (int64_t i = 0; i < 40; ++i)
+    EXPECT_NEAR(right[0].data_as<float>()[i], want.data_as<float>()[i], 1e-5);
+  // Out of range: nothing runs.
+  Tensor big = Tensor::zeros({65, 784}, DType::F32);
+  expectError([&] { dynamic.run("forward", {big}); },
+              "input 'x': dimension 'batch' (axis 0) is 65, outside its "
+              "range 1..64");
+  expectError([&] { dynamic.run_async("forward", {big}); },
+              "outside its range 1..64");
+  Tensor empty = Tensor::zeros({0, 784}, DType::F32);
+  expectError([&] { dynamic.output_shapes("forward", {empty}); },
+              "dimension 'batch' (axis 0) is 0, outside its range 1..64");
 }

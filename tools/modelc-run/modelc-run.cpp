@@ -22,6 +22,7 @@
 #if MODELC_RUN_WITH_REFERENCE
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Reference/Interpreter.h"
+#include "compiler/Transforms/BatchValues.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -62,6 +63,8 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
   --input NAME=FILE.npy     an input from a .npy file (repeat per input)
   --random-inputs           fill inputs that were not given with random data
   --seed N                  seed of --random-inputs (default 0)
+  --dim NAME=N              random inputs' size of dynamic dimension NAME
+                            (default: its max; --info lists them)
   --output NAME=FILE.npy    write an output to a .npy file (repeat)
   --output-dir DIR          write every output to DIR/NAME.npy
   --weights FILE            load weights from a safetensors file instead
@@ -151,6 +154,7 @@ struct Options {
   std::string data;         // --data DIR: a batch per step
   std::string calibrate;    // --calibrate=FILE
   std::map<std::string, std::string> inputs, outputs, expect;
+  std::map<std::string, std::string> dims; // --dim NAME=N
   bool randomInputs = false, info = false, devices = false;
   uint64_t seed = 0;
   int threads = 0, bench = 0, concurrent = 0;
@@ -225,6 +229,8 @@ Options parseArgs(int argc, char **argv) {
       o.concurrent = static_cast<int>(number(a, value(i)));
     } else if (a == "--bench") {
       o.bench = static_cast<int>(number(a, value(i)));
+    } else if (a == "--dim") {
+      pair(a, value(i), o.dims);
     } else if (a == "--compare-reference") {
       o.reference = value(i);
     } else if (a == "--repeat") {
@@ -316,8 +322,13 @@ Options parseArgs(int argc, char **argv) {
 }
 
 modelc::Tensor randomTensor(const modelc::TensorInfo &info,
+                            const std::map<std::string, int64_t> &dims,
                             std::mt19937_64 &rng) {
-  modelc::Tensor t = modelc::Tensor::zeros(info.shape, info.dtype);
+  std::vector<int64_t> shape = info.shape;
+  for (std::size_t a = 0; a < info.dims.size(); ++a)
+    if (auto it = dims.find(info.dims[a]); it != dims.end())
+      shape[a] = it->second;
+  modelc::Tensor t = modelc::Tensor::zeros(shape, info.dtype);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   int64_t n = t.numel();
   bool isFloat =
@@ -486,6 +497,12 @@ bool compareWithReference(const Options &o, const modelc::Model &model,
   modelc::buildGraphPipeline(pm);
   if (mlir::failed(pm.run(*module)))
     throw modelc::Error("the reference IR '" + o.reference + "' is invalid");
+  // Dynamic dimensions: the IR at this run's sizes.
+  for (std::size_t i = 0; i < entry.inputs.size() && i < inputs.size(); ++i)
+    for (std::size_t a = 0; a < entry.inputs[i].dims.size(); ++a)
+      if (!entry.inputs[i].dims[a].empty())
+        modelc::specializeDim(*module, entry.inputs[i].dims[a],
+                              inputs[i].shape()[a]);
   auto function = module->lookupSymbol<mlir::func::FuncOp>(entry.name);
   if (!function)
     throw modelc::Error("the reference IR has no entry point '" + entry.name +
@@ -881,19 +898,25 @@ void printInfo(const Options &o, const modelc::Model &model) {
   if (model.gpu_kernels())
     std::printf("; GPU code: %zu kernels", model.gpu_kernels());
   std::printf("\n");
+  for (const modelc::DimInfo &d : model.dims())
+    std::printf("dynamic dimension '%s': %lld..%lld (placement aims at %lld; "
+                "memory planned for %lld)\n",
+                d.name.c_str(), static_cast<long long>(d.min),
+                static_cast<long long>(d.max), static_cast<long long>(d.opt),
+                static_cast<long long>(d.max));
   for (const modelc::EntryInfo &e : model.entries()) {
     std::printf("entry '%s' (arena %llu bytes)\n", e.name.c_str(),
                 static_cast<unsigned long long>(model.arena_bytes(e.name)));
     for (const auto &in : e.inputs)
       std::printf("  input '%s': %s%s\n", in.name.c_str(),
-                  modelc::describe(in.dtype, in.shape).c_str(),
+                  modelc::describe(in, model.dims()).c_str(),
                   in.has_default() ? (" (optional, default " +
                                       scalarText(in.default_value) + ")")
                                          .c_str()
                                    : "");
     for (const auto &out : e.outputs)
       std::printf("  output '%s': %s\n", out.name.c_str(),
-                  modelc::describe(out.dtype, out.shape).c_str());
+                  modelc::describe(out, model.dims()).c_str());
   }
   std::printf("%zu weights\n", model.weight_names().size());
 }
@@ -948,6 +971,7 @@ bool concurrentRuns(const Options &o, const modelc::Model &model,
 /// inputs' defaults, --random-inputs; those --data's batches give are left
 /// empty (each step's batch fills them).
 std::vector<modelc::Tensor> gatherInputs(const Options &o,
+                                         const modelc::Model &model,
                                          const modelc::EntryInfo &entry,
                                          const BatchReader *reader) {
   auto fromBatches = [&](const std::string &name) {
@@ -955,6 +979,21 @@ std::vector<modelc::Tensor> gatherInputs(const Options &o,
                                name) != reader->inputs().end();
   };
   std::mt19937_64 rng(o.seed);
+  // --dim: the random inputs' sizes of dynamic dimensions (Model::run
+  // checks them against the range).
+  std::map<std::string, int64_t> dimSizes;
+  for (const auto &[name, text] : o.dims) {
+    bool known = false;
+    for (const modelc::DimInfo &d : model.dims())
+      known |= d.name == name;
+    char *end = nullptr;
+    long long size = std::strtoll(text.c_str(), &end, 10);
+    if (!known || text.empty() || *end || size < 1)
+      throw modelc::Error("--dim " + name + "=" + text +
+                          ": expected a positive size of one of the model's "
+                          "dynamic dimensions (--info lists them)");
+    dimSizes[name] = size;
+  }
   std::vector<modelc::Tensor> inputs;
   std::map<std::string, std::string> unused = o.inputs;
   if (o.lr) {
@@ -987,7 +1026,7 @@ std::vector<modelc::Tensor> gatherInputs(const Options &o,
     } else if (info.has_default()) {
       inputs.push_back(info.default_value);
     } else if (o.randomInputs) {
-      inputs.push_back(randomTensor(info, rng));
+      inputs.push_back(randomTensor(info, dimSizes, rng));
     } else {
       throw modelc::Error("input '" + info.name + "' (" +
                           modelc::describe(info.dtype, info.shape) +
@@ -1047,7 +1086,8 @@ int run(Options &o) {
   std::unique_ptr<BatchReader> reader;
   if (!o.data.empty())
     reader = std::make_unique<BatchReader>(o.data, entry);
-  std::vector<modelc::Tensor> inputs = gatherInputs(o, entry, reader.get());
+  std::vector<modelc::Tensor> inputs =
+      gatherInputs(o, model, entry, reader.get());
 
   if (o.trainSteps > 0 || reader) {
     int status = trainSteps(o, model, entry, std::move(inputs), reader.get());
@@ -1105,7 +1145,7 @@ int run(Options &o) {
     Options again = o;
     again.seed = o.seed + static_cast<uint64_t>(k);
     std::vector<modelc::Tensor> moreInputs =
-        gatherInputs(again, entry, nullptr);
+        gatherInputs(again, model, entry, nullptr);
     std::vector<modelc::Tensor> more = model.run(entry.name, moreInputs);
     std::printf("repeat %d (--seed %llu):\n", k,
                 static_cast<unsigned long long>(again.seed));

@@ -15,6 +15,7 @@
 #include "compiler/Import/Onnx/OnnxImport.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/Target.h"
+#include "compiler/Transforms/BatchValues.h"
 #include "compiler/Transforms/Passes.h"
 #include "compiler/Transforms/PlacementSummary.h"
 #include "dialects/Device/IR/DeviceAttrs.h"
@@ -145,11 +146,15 @@ LogicalResult writeText(const std::string &outputPath,
 /// The targets to build plans for: those of --target, or else the default
 /// set: the CPU, and one GPU when nvcc can build kernels;
 /// MODELC_DEFAULT_TARGETS (comma-separated) replaces it.
-std::vector<std::string> chooseTargets(const DriverOptions &options) {
+std::vector<std::string> chooseTargets(const DriverOptions &options,
+                                       bool dynamic) {
   std::vector<std::string> targetNames(options.targets.begin(),
                                        options.targets.end());
   if (!targetNames.empty())
     return targetNames;
+  // Dynamic dimensions run on the CPU plan only so far.
+  if (dynamic)
+    return {"cpu"};
   // A training model's weights are saved and loaded from host-readable
   // devices only so far: the CPU plan unless GPU targets are asked for.
   if (!options.training.entry.empty())
@@ -220,6 +225,8 @@ private:
   LogicalResult parse();
   LogicalResult importOnnx();
   LogicalResult parseIR();
+  LogicalResult applyDims();
+  LogicalResult checkDynamicBuild();
   FailureOr<modelc::TrainingOptions> trainingOptions();
   LogicalResult findPlaceAllTargets();
   LogicalResult place();
@@ -260,6 +267,8 @@ private:
   std::vector<modelc::PlanModule> plans;
   std::optional<std::string> nvcc;
   bool hasWeights = false;
+  /// Some entry point's arguments name a graph.dim (a dynamic dimension).
+  bool dynamic = false;
   modelc::WeightSet weights;
   /// The safetensors file the weights are read from: --weights, or the
   /// --save-weights file random ones were written to (--external-weights).
@@ -280,7 +289,7 @@ LogicalResult Driver::run() {
                      [&](llvm::raw_ostream &os) { module->print(os); });
 
   nameArguments(*module, argumentNames);
-  targetNames = chooseTargets(options);
+  targetNames = chooseTargets(options, dynamic);
   if (options.emitKind == EmitKind::Placed && targetNames.size() != 1)
     return fail("--emit=placed shows one plan; give one --target");
   if (options.emitKind == EmitKind::Scheduled && targetNames.size() != 1)
@@ -323,7 +332,7 @@ FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
     // One replica per accelerator of the target with the most; a target
     // with fewer runs several replicas on one device (the CPU where it has
     // none), so that every plan computes the same sums.
-    for (const std::string &name : chooseTargets(options)) {
+    for (const std::string &name : chooseTargets(options, false)) {
       std::string error;
       std::optional<modelc::TargetDescription> t =
           modelc::loadTarget(name, error);
@@ -409,6 +418,8 @@ LogicalResult Driver::parse() {
   } else if (failed(parseIR())) {
     return failure();
   }
+  if (failed(applyDims()) || failed(checkDynamicBuild()))
+    return failure();
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
@@ -442,6 +453,101 @@ LogicalResult Driver::parse() {
   if (failed(pm.run(*module)))
     return failure();
   timer->stop("graph passes");
+  return success();
+}
+
+/// Parses one --dim NAME=MIN..MAX[@OPT].
+static std::optional<std::tuple<std::string, int64_t, int64_t, int64_t>>
+parseDim(StringRef spec) {
+  auto [name, range] = spec.split('=');
+  auto [bounds, optText] = range.split('@');
+  auto [minText, maxText] = bounds.split("..");
+  int64_t min, max, opt;
+  if (name.empty() || minText.getAsInteger(10, min) ||
+      maxText.getAsInteger(10, max) || min < 1 || min > max)
+    return std::nullopt;
+  opt = max;
+  if (!optText.empty() &&
+      (optText.getAsInteger(10, opt) || opt < min || opt > max))
+    return std::nullopt;
+  return std::make_tuple(name.str(), min, max, opt);
+}
+
+/// --dim on a model.ir: the range of a declared graph.dim; a new max
+/// rewrites the IR's types (which hold the max); MIN == MAX makes the
+/// model static at that size.
+LogicalResult Driver::applyDims() {
+  if (modelc::onnx_import::isOnnxPath(options.inputPath))
+    return success(); // The importer declares them.
+  for (const std::string &spec : options.dims) {
+    auto dim = parseDim(spec);
+    if (!dim)
+      return fail("--dim takes NAME=MIN..MAX or NAME=MIN..MAX@OPT with 1 <= "
+                  "MIN <= OPT <= MAX, got '" +
+                  spec + "'");
+    auto [name, min, max, opt] = *dim;
+    auto decl = SymbolTable(*module).lookup<modelc::graph::DimOp>(name);
+    if (!decl) {
+      std::string declared;
+      for (auto d : module->getOps<modelc::graph::DimOp>())
+        declared += (declared.empty() ? "" : ", ") + d.getSymName().str();
+      return fail("--dim " + spec + ": the model declares no dimension '" +
+                  name + "' (" +
+                  (declared.empty() ? std::string("it has no graph.dim")
+                                    : "it declares " + declared) +
+                  ")");
+    }
+    // The IR holds the dimension at its max: a new max rewrites it.
+    if (decl.getMax() != max)
+      modelc::specializeDim(*module, name, max);
+    if (min == max) {
+      // One size: a static model (every plan and flag applies).
+      for (auto function : module->getOps<func::FuncOp>())
+        for (unsigned i = 0; i < function.getNumArguments(); ++i)
+          if (auto dims = function.getArgAttrOfType<ArrayAttr>(
+                  i, modelc::graph::kDimsAttrName);
+              dims && llvm::any_of(dims, [&](Attribute d) {
+                return cast<StringAttr>(d).getValue() == name;
+              }))
+            function.removeArgAttr(i, modelc::graph::kDimsAttrName);
+      decl.erase();
+      continue;
+    }
+    Builder b(&context);
+    decl.setMaxAttr(b.getI64IntegerAttr(max));
+    decl.setMinAttr(b.getI64IntegerAttr(min));
+    decl.setOptAttr(b.getI64IntegerAttr(opt));
+  }
+  return success();
+}
+
+/// What a model with dynamic dimensions cannot be built with yet.
+LogicalResult Driver::checkDynamicBuild() {
+  for (auto function : module->getOps<func::FuncOp>())
+    for (unsigned i = 0; i < function.getNumArguments(); ++i)
+      if (auto dims = function.getArgAttrOfType<ArrayAttr>(
+              i, modelc::graph::kDimsAttrName))
+        for (Attribute d : dims)
+          if (auto name = dyn_cast<StringAttr>(d); name && !name.empty())
+            dynamic = true;
+  if (!dynamic)
+    return success();
+  if (!options.training.entry.empty())
+    return fail("--train with a dynamic dimension is not supported yet: "
+                "training builds have static shapes (give the inputs' sizes "
+                "with --input-shape, or fix the graph.dims)");
+  if (options.dataParallel)
+    return fail("--data-parallel with a dynamic dimension is not supported "
+                "yet");
+  if (options.precision != "f32")
+    return fail("--precision " + options.precision +
+                " with a dynamic dimension is not supported yet");
+  for (const std::string &target : options.targets)
+    if (target != "cpu")
+      return fail("--target=" + target +
+                  ": a model with a dynamic dimension runs on the 'cpu' "
+                  "plan only yet (GPU and multi-device plans are not "
+                  "supported yet)");
   return success();
 }
 
@@ -495,6 +601,15 @@ LogicalResult Driver::importOnnx() {
                   "got '" +
                   spec + "'");
     importOptions.inputShapes[name] = shape;
+  }
+  for (const std::string &spec : options.dims) {
+    auto dim = parseDim(spec);
+    if (!dim)
+      return fail("--dim takes NAME=MIN..MAX or NAME=MIN..MAX@OPT with 1 <= "
+                  "MIN <= OPT <= MAX, got '" +
+                  spec + "'");
+    auto [name, min, max, opt] = *dim;
+    importOptions.dims[name] = {min, max, opt};
   }
   FailureOr<modelc::onnx_import::ImportedModel> imported =
       modelc::onnx_import::importOnnxFile(options.inputPath, context,

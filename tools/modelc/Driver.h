@@ -49,6 +49,8 @@ struct DriverOptions {
   std::string placeAll;
   /// --input-shape NAME=D0xD1x...: shapes of an ONNX model's dynamic inputs.
   std::vector<std::string> inputShapes;
+  /// --dim NAME=MIN..MAX[@OPT]: ranges of dynamic dimensions.
+  std::vector<std::string> dims;
   bool cudaEmulation = false;
   bool allowTf32 = false;
   int debugDropTransfer = -1;

@@ -168,6 +168,14 @@ cl::list<std::string> inputShapes(
              "x=1x3x224x224 (repeat per input)"),
     cl::value_desc("name=shape"), cl::cat(modelcCategory));
 
+cl::list<std::string>
+    dims("dim",
+         cl::desc("A dynamic dimension's range, NAME=MIN..MAX or "
+                  "NAME=MIN..MAX@OPT (OPT: the size placement aims at; default "
+                  "MAX): one model.so runs every size in the range; memory is "
+                  "planned for MAX (repeat per dimension; docs/dynamic.md)"),
+         cl::value_desc("name=min..max[@opt]"), cl::cat(modelcCategory));
+
 cl::opt<bool> cudaEmulation(
     "cuda-emulation",
     cl::desc("Testing: build the GPU plans' kernels as host code inside "
@@ -376,6 +384,7 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
                                                      : "f32";
   options.placeAll = placeAll;
   options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
+  options.dims.assign(dims.begin(), dims.end());
   options.cudaEmulation = cudaEmulation;
   options.allowTf32 = allowTf32;
   options.debugDropTransfer = debugDropTransfer;

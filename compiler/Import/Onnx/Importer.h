@@ -145,6 +145,9 @@ public:
   /// constant or their shapes static (OnnxFold.cpp); false when `node` is
   /// not such a computation.
   bool tryFold(const onnx::NodeProto &node);
+  /// The dynamic dimension (docs/dynamic.md) value `name` carries, or ""
+  /// where it is computed without one.
+  std::string dynamicDimOf(const std::string &name);
   /// After `node` was converted (its ops follow `before`, or start the
   /// block when it is null): when every input is a constant (not an
   /// initializer), evaluates the ops with the reference interpreter and
@@ -177,6 +180,8 @@ private:
   bool forTraining = false;
   mlir::ModuleOp module;
   llvm::StringMap<mlir::Value> values;
+  /// dynamicDimOf's answers so far.
+  llvm::DenseMap<mlir::Value, std::string> dynamicDims;
   /// The names of the graph's initializers (weights when read as tensors).
   llvm::StringSet<> initializerNames;
   /// Initializers and the values of Constant nodes, by name.

@@ -519,6 +519,9 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
   }
   SmallVector<Type> types;
   SmallVector<std::string> names;
+  // Per input, its axes' dynamic dimensions (--dim), "" for static axes.
+  SmallVector<SmallVector<std::string>> axisDims;
+  llvm::StringSet<> usedDims;
   std::string dynamic;
   bool failedType = false;
   // Named dimensions ('batch', 'N') that --input-shape fixes: the same name
@@ -564,6 +567,7 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
       continue;
     }
     SmallVector<int64_t> shape;
+    SmallVector<std::string> inputDims;
     auto given = options.inputShapes.find(in.name());
     if (given != options.inputShapes.end()) {
       shape = given->second;
@@ -613,6 +617,14 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
           shape.push_back(named.lookup(d.dim_param()).first);
           continue;
         }
+        if (d.has_dim_param() && options.dims.count(d.dim_param())) {
+          // A dynamic dimension: held at its max (docs/dynamic.md).
+          inputDims.resize(t.shape().dim_size());
+          inputDims[shape.size()] = d.dim_param();
+          usedDims.insert(d.dim_param());
+          shape.push_back(options.dims.lookup(d.dim_param()).max);
+          continue;
+        }
         dims += (dims.empty() ? "" : ", ") + std::string("dimension ") +
                 std::to_string(shape.size()) +
                 (d.has_dim_param() ? " ('" + d.dim_param() + "')" : "");
@@ -623,7 +635,25 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
     }
     types.push_back(RankedTensorType::get(shape, element));
     names.push_back(in.name());
+    axisDims.push_back(std::move(inputDims));
   }
+  for (const auto &dim : options.dims)
+    if (!usedDims.contains(dim.getKey())) {
+      std::string params;
+      for (const onnx::ValueInfoProto &in : model.graph().input())
+        for (const auto &d : in.type().tensor_type().shape().dim())
+          if (d.has_dim_param() &&
+              params.find("'" + d.dim_param() + "'") == std::string::npos)
+            params +=
+                (params.empty() ? "" : ", ") + ("'" + d.dim_param() + "'");
+      emitError(NameLoc::get(StringAttr::get(&context, path)))
+          << "--dim names '" << dim.getKey()
+          << "', which no input's dimension is called ("
+          << (params.empty() ? std::string("the inputs name none")
+                             : "the inputs name " + params)
+          << ")";
+      failedType = true;
+    }
   for (const auto &given : options.inputShapes)
     if (!llvm::is_contained(names, given.getKey().str())) {
       emitError(NameLoc::get(StringAttr::get(&context, path)))
@@ -634,13 +664,20 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
   if (!dynamic.empty()) {
     emitError(NameLoc::get(StringAttr::get(&context, path)))
         << "inputs with dynamic dimensions need --input-shape "
-           "NAME=D0xD1x... (repeat per input):"
+           "NAME=D0xD1x... (repeat per input), or --dim NAME=MIN..MAX for a "
+           "named one:"
         << dynamic;
     return failure();
   }
   if (failedType)
     return failure();
   builder.setInsertionPointToEnd(module.getBody());
+  // The dynamic dimensions the inputs name, declared in --dim's order.
+  for (const auto &dim : options.dims)
+    if (usedDims.contains(dim.getKey()))
+      graph::DimOp::create(
+          builder, NameLoc::get(StringAttr::get(&context, path)), dim.getKey(),
+          dim.getValue().min, dim.getValue().max, dim.getValue().opt);
   std::string entry = "forward";
   function = func::FuncOp::create(builder,
                                   NameLoc::get(StringAttr::get(&context, path)),
@@ -649,8 +686,47 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
   for (auto [i, name] : llvm::enumerate(names)) {
     function.setArgAttr(i, "graph.name", builder.getStringAttr(name));
     values[name] = body->getArgument(i);
+    if (!axisDims[i].empty())
+      function.setArgAttr(i, graph::kDimsAttrName,
+                          builder.getStrArrayAttr(SmallVector<StringRef>(
+                              axisDims[i].begin(), axisDims[i].end())));
   }
   return success();
+}
+
+std::string Importer::dynamicDimOf(const std::string &name) {
+  Value root = values.lookup(name);
+  if (!root)
+    return ""; // a constant
+  // Backwards through what computed it, to the arguments that name a
+  // dynamic dimension.
+  SmallVector<Value> stack = {root};
+  llvm::DenseSet<Value> seen;
+  std::string found;
+  while (!stack.empty() && found.empty()) {
+    Value v = stack.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    if (auto known = dynamicDims.find(v); known != dynamicDims.end()) {
+      found = known->second;
+      break;
+    }
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      auto function = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+      if (auto dims = function.getArgAttrOfType<ArrayAttr>(
+              arg.getArgNumber(), graph::kDimsAttrName))
+        for (auto d : dims.getAsRange<StringAttr>())
+          if (!d.empty())
+            found = d.str();
+      continue;
+    }
+    v.getDefiningOp()->walk([&](Operation *op) {
+      for (Value operand : op->getOperands())
+        stack.push_back(operand);
+    });
+  }
+  dynamicDims[root] = found;
+  return found;
 }
 
 FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
@@ -683,6 +759,23 @@ FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
         })) {
       markFailed();
       continue;
+    }
+    // Shapes read from a dynamic dimension would fold to its max: that is
+    // wrong for every other size, so it is an error until shapes are
+    // symbolic (docs/dynamic.md).
+    if ((node.op_type() == "Shape" || node.op_type() == "Size") &&
+        node.input_size() > 0) {
+      std::string dim = dynamicDimOf(node.input(0));
+      if (!dim.empty()) {
+        error(node) << "reads the shape of a value with dynamic dimension '"
+                    << dim
+                    << "'; shapes computed from a dynamic dimension are not "
+                       "supported yet (give --input-shape for a static build)";
+        markFailed();
+        if (++failedNodes == maxFailedNodes)
+          return failure();
+        continue;
+      }
     }
     if (tryFold(node))
       continue;

@@ -33,6 +33,13 @@ struct ImportOptions {
   /// entry point. Otherwise (inference) one with a ratio above 0 is
   /// refused: the compiled entry points would not drop.
   bool training = false;
+  /// Dynamic dimensions by name (--dim NAME=MIN..MAX@OPT): an input axis
+  /// whose dim_param is one of them is held at its max and named in the
+  /// argument's graph.dims (docs/dynamic.md).
+  struct DimRange {
+    int64_t min, max, opt;
+  };
+  llvm::StringMap<DimRange> dims;
 };
 
 /// The data of one initializer that became a graph.weight, little-endian,

@@ -160,6 +160,17 @@ LogicalResult WeightOp::verify() {
   return success();
 }
 
+LogicalResult DimOp::verify() {
+  if (getSymName().empty())
+    return emitOpError("dimension name must not be empty");
+  int64_t min = getMin(), max = getMax(), opt = getOpt();
+  if (min < 1 || min > opt || opt > max)
+    return emitOpError("dimension '")
+           << getSymName() << "' has range " << min << " to " << max << " at "
+           << opt << "; expected 1 <= min <= opt <= max";
+  return success();
+}
+
 /// The graph.weight `name` refers to from `op` (a weight_ref or an
 /// assign), or failure after an error at `op` that says what it is instead.
 static FailureOr<WeightOp> lookUpWeight(Operation *op, FlatSymbolRefAttr name,

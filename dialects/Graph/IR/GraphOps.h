@@ -60,6 +60,11 @@ template <typename ConcreteType>
 class Transcendental
     : public mlir::OpTrait::TraitBase<ConcreteType, Transcendental> {};
 
+/// An entry point's argument (and, from modelc-check-dynamic-dims, result)
+/// attribute naming its dynamic dimensions: one string per axis, a
+/// graph.dim's name or "" (static).
+inline constexpr llvm::StringLiteral kDimsAttrName = "graph.dims";
+
 /// Name of the discardable attribute that pins an op to a device.
 inline constexpr llvm::StringLiteral kDeviceAttrName = "device";
 

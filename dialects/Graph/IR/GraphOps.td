@@ -63,6 +63,38 @@ def Graph_WeightOp : Op<Graph_Dialect, "weight",
   }];
 }
 
+def Graph_DimOp : Op<Graph_Dialect, "dim",
+    [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "Declares a dynamic dimension and its range.";
+  let description = [{
+    A module-level declaration of a named dimension whose size is chosen
+    per run, between `min` and `max` (both included); `opt` is the size
+    placement and kernel choices aim at (TensorRT's opt; `modelc --dim
+    batch=1..64@8` sets all three). An entry point's argument takes the
+    name at an axis with `graph.dims` (below); every tensor type in the IR
+    holds the dimension at `max`, the size memory is planned for, and a run
+    gives the actual size through its inputs (docs/dynamic.md).
+
+    ```mlir
+    graph.dim @batch 1 to 64 at 8
+    func.func @forward(%x: tensor<64x784xf32> {graph.dims = ["batch", ""]})
+    ```
+
+    `graph.dims` on an argument has one string per axis: a declared name,
+    or "" for a static axis. modelc-verify-model checks that each name is
+    declared and that the argument's size there is the dimension's `max`;
+    modelc-check-dynamic-dims derives the outputs' `graph.dims` and rejects
+    what is not supported yet (a dynamic axis other than the first, ops
+    that mix the samples of the dimension).
+
+    Verifier: 1 <= min <= opt <= max.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$min, I64Attr:$max,
+                       I64Attr:$opt);
+  let assemblyFormat = "$sym_name $min `to` $max `at` $opt attr-dict";
+  let hasVerifier = 1;
+}
+
 def Graph_WeightRefOp : Graph_Op<"weight_ref",
     [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Reads a declared weight inside a function.";

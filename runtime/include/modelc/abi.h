@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 10u
+#define MODELC_ABI_VERSION 11u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -45,7 +45,18 @@ typedef struct modelc_tensor_desc {
   uint32_t dtype;
   uint32_t rank;
   const int64_t *shape;
+  /* ABI 11: NULL, or per axis -1 (static) or the index in
+   * modelc_model_desc::dims of the dynamic dimension the axis has; `shape`
+   * holds such an axis at the dimension's max. */
+  const int32_t *dims;
 } modelc_tensor_desc;
+
+/* ABI 11: a dynamic dimension (graph.dim, modelc --dim): a run gives its
+ * size, in [min, max], through the inputs that have it. */
+typedef struct modelc_dim_desc {
+  const char *name;
+  int64_t min, max, opt;
+} modelc_dim_desc;
 
 /* A weight. Embedded weights live at weight_data + offset. */
 typedef struct modelc_weight_desc {
@@ -298,6 +309,9 @@ typedef struct modelc_run_ctx {
   /* ABI 10: this process's rank in a distributed run (0 otherwise):
    * graph.dropout's rank_stride. */
   int64_t rank;
+  /* ABI 11: per dynamic dimension (modelc_model_desc::dims), its size in
+   * this run; NULL when the model has none. */
+  const int64_t *dims;
 } modelc_run_ctx;
 
 /* Returns 0 on success, nonzero after report_error. */
@@ -372,6 +386,9 @@ typedef struct modelc_model_desc {
   const uint8_t *weight_flags;
   /* ABI 9: MODELC_MODEL_* flags. */
   uint32_t model_flags;
+  /* ABI 11: the dynamic dimensions (NULL/0: every shape is static). */
+  uint32_t num_dims;
+  const modelc_dim_desc *dims;
 } modelc_model_desc;
 
 /* model_flags: entry points run graph.all_reduce (a model built with

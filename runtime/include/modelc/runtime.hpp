@@ -28,6 +28,11 @@ public:
 
 /// "f32[64,784]"
 std::string describe(DType dtype, const std::vector<int64_t> &shape);
+struct TensorInfo;
+struct DimInfo;
+/// An input or output as a run takes it: "f32[batch in 1..64,784]" where
+/// an axis has a dynamic dimension of `dims`, else as describe().
+std::string describe(const TensorInfo &t, const std::vector<DimInfo> &dims);
 
 /// A dense row-major tensor in host memory, owning its data or borrowing it.
 class Tensor {
@@ -75,12 +80,25 @@ private:
 struct TensorInfo {
   std::string name;
   DType dtype;
+  /// The shape; an axis with a dynamic dimension holds the dimension's max.
   std::vector<int64_t> shape;
+  /// Per axis, the name of its dynamic dimension (Model::dims) or "" for a
+  /// static axis; empty when every axis is static. A run takes any size
+  /// of the dimension in its range there.
+  std::vector<std::string> dims;
   /// An input a run may leave out (train_step's `lr`): the value it then
   /// reads, a read-only view of the model's own bytes. Not defined()
   /// (Tensor()) for every other input and output.
   Tensor default_value;
   bool has_default() const { return default_value.data() != nullptr; }
+};
+
+/// A dynamic dimension (modelc --dim NAME=MIN..MAX@OPT): a run gives its
+/// size, in [min, max], through the inputs that have it; the outputs that
+/// have it are sized from it.
+struct DimInfo {
+  std::string name;
+  int64_t min = 0, max = 0, opt = 0;
 };
 
 struct EntryInfo {
@@ -231,6 +249,14 @@ public:
   static Model load(const std::string &path, const LoadOptions &options = {});
 
   const std::vector<EntryInfo> &entries() const;
+  /// The model's dynamic dimensions (empty: every shape is static).
+  const std::vector<DimInfo> &dims() const;
+  /// The shapes `entry`'s outputs have when it runs on `inputs` (their
+  /// dynamic dimensions' sizes taken from the inputs); an Error, as run()
+  /// gives, when the inputs do not fit.
+  std::vector<std::vector<int64_t>>
+  output_shapes(const std::string &entry,
+                const std::vector<Tensor> &inputs) const;
   /// The entry point `name`; an Error naming the available ones otherwise.
   const EntryInfo &entry(const std::string &name) const;
 

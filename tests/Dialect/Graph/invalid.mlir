@@ -1211,3 +1211,18 @@ func.func @bit_shift_of_two_types(%x: tensor<4xui8>, %y: tensor<4xi8>) {
   %0 = graph.bit_shift %x, %y : tensor<4xui8>, tensor<4xi8>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'graph.dim' op dimension 'batch' has range 8 to 4 at 4; expected 1 <= min <= opt <= max}}
+graph.dim @batch 8 to 4 at 4
+
+// -----
+
+// expected-error @+1 {{'graph.dim' op dimension 'batch' has range 0 to 4 at 4; expected 1 <= min <= opt <= max}}
+graph.dim @batch 0 to 4 at 4
+
+// -----
+
+// expected-error @+1 {{'graph.dim' op dimension 'batch' has range 1 to 4 at 5; expected 1 <= min <= opt <= max}}
+graph.dim @batch 1 to 4 at 5

@@ -8,6 +8,8 @@
 graph.weight @fc1.weight : tensor<16x8xf32>
 // CHECK: graph.weight @"0.bias" : tensor<16xf32>
 graph.weight @"0.bias" : tensor<16xf32>
+// CHECK: graph.dim @batch 1 to 64 at 8
+graph.dim @batch 1 to 64 at 8
 
 // CHECK-LABEL: func.func @weights_and_constants
 func.func @weights_and_constants() -> (tensor<16x8xf32>, tensor<16xf32>, tensor<2xf32>, tensor<i64>) {

@@ -1,0 +1,70 @@
+#!/usr/bin/python3
+"""Writes the PyTorch exports tests/onnx/dynamic.test compiles with a dynamic
+batch (docs/dynamic.md), into the folder given, each with `dynamic_axes`
+naming dimension 0 'batch' and PyTorch's outputs at several batch sizes
+(NAME.x<N>.npy, NAME.y<N>.npy):
+  mlp.onnx       Linear, ReLU, Linear, LayerNorm, GELU, Linear, Softmax
+                 (opset 17); batches 1, 3, 16
+  resnet18.onnx  torchvision ResNet-18 (random weights, eval), 3x64x64
+                 images, at torch.onnx.export's default opset; batches 1,
+                 7, 32
+  flatview.onnx  a CNN flattening with x.view(x.size(0), -1): the exporter
+                 reads the batch with Shape (not supported yet)
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+def export(out, name, module, example, sizes, opset=None, shape=()):
+    module.eval()
+    kwargs = {} if opset is None else {"opset_version": opset}
+    torch.onnx.export(module, (example,), os.path.join(out, name + ".onnx"),
+                      input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
+                      **kwargs)
+    for n in sizes:
+        x = torch.randn(n, *shape)
+        np.save(os.path.join(out, "%s.x%d.npy" % (name, n)), x.numpy())
+        with torch.no_grad():
+            np.save(os.path.join(out, "%s.y%d.npy" % (name, n)),
+                    module(x).numpy())
+
+
+class FlatView(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 8 * 8, 5)
+
+    def forward(self, x):
+        h = torch.relu(self.conv(x))
+        return self.fc(h.view(h.size(0), -1))
+
+
+def main():
+    import torchvision
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    mlp = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64),
+                        nn.LayerNorm(64), nn.GELU(), nn.Linear(64, 10),
+                        nn.Softmax(dim=1))
+    export(out, "mlp", mlp, torch.randn(4, 32), (1, 3, 16), opset=17,
+           shape=(32,))
+    torch.manual_seed(1)
+    resnet = torchvision.models.resnet18(num_classes=100)
+    export(out, "resnet18", resnet, torch.randn(2, 3, 64, 64), (1, 7, 32),
+           shape=(3, 64, 64))
+    torch.manual_seed(2)
+    export(out, "flatview", FlatView(), torch.randn(2, 3, 8, 8), (2,),
+           shape=(3, 8, 8))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""A model with a dynamic dimension (docs/dynamic.md) from Python: several
+sizes in one process, each against numpy; sizes out of range are errors."""
+
+import numpy as np
+import pytest
+
+import modelc
+from conftest import mlp_reference
+
+
+def test_several_sizes_in_one_process(mlp_dynamic):
+    path, weights = mlp_dynamic
+    model = modelc.load(path)
+    assert model.info()["dims"] == {"batch": {"min": 1, "max": 64, "opt": 8}}
+    (x,) = model.inputs()
+    assert x.shape == ("batch", 784)
+    assert model.outputs()[0].shape == ("batch", 10)
+    rng = np.random.default_rng(1)
+    for n in (3, 64, 1, 3):
+        x = rng.standard_normal((n, 784), dtype=np.float32)
+        y = model.run(x)
+        assert y.shape == (n, 10)
+        np.testing.assert_allclose(y, mlp_reference(x, weights), rtol=1e-4,
+                                   atol=1e-5)
+
+
+def test_torch_input_and_async_runs(mlp_dynamic):
+    torch = pytest.importorskip("torch")
+    path, weights = mlp_dynamic
+    model = modelc.load(path)
+    x = torch.randn(5, 784)
+    y = model.run(x, out="dlpack")
+    assert tuple(y.shape) == (5, 10)
+    np.testing.assert_allclose(y.numpy(), mlp_reference(x.numpy(), weights),
+                               rtol=1e-4, atol=1e-5)
+    pending = [model.run_async(np.ones((n, 784), np.float32)) for n in (2, 9)]
+    assert [p.wait().shape for p in pending] == [(2, 10), (9, 10)]
+
+
+def test_sizes_out_of_range_and_wrong_axes(mlp_dynamic):
+    model = modelc.load(mlp_dynamic[0])
+    with pytest.raises(modelc.Error,
+                       match=r"input 'x': dimension 'batch' \(axis 0\) is 65, "
+                             r"outside its range 1\.\.64"):
+        model.run(np.zeros((65, 784), np.float32))
+    with pytest.raises(modelc.Error,
+                       match=r"input 'x': expected f32\[batch in 1\.\.64,784\], "
+                             r"got f32\[4,785\]"):
+        model.run(np.zeros((4, 785), np.float32))
+    # The model still runs after the errors.
+    assert model.run(np.zeros((2, 784), np.float32)).shape == (2, 10)
