@@ -343,6 +343,9 @@ private:
   std::string sized(int64_t count, Value v);
   /// `v`'s shape as a C++ list, dimension 0 sized().
   std::string shapeList(Value v);
+  /// staticArray(values), or where `v`'s dimension 0 is dynamic a local
+  /// array whose first entry (`v`'s dimension 0) is the run's size.
+  std::string leadingArray(ArrayRef<int64_t> values, Value v);
   /// Whether `op` reads or writes a value with a dynamic dimension.
   bool touchesDynamic(Operation *op);
   /// An error unless `op`, touching a dynamic dimension, is an op whose
@@ -456,6 +459,17 @@ std::string FunctionEmitter::shapeList(Value v) {
   return text;
 }
 
+std::string FunctionEmitter::leadingArray(ArrayRef<int64_t> values, Value v) {
+  if (!dynamicLeading.contains(v) || values.empty())
+    return staticArray(values);
+  std::string local = newGlobal("run_dims");
+  os << "  const int64_t " << local << "[] = {" << sized(values[0], v);
+  for (int64_t d : values.drop_front())
+    os << ", " << d;
+  os << "};\n";
+  return local;
+}
+
 bool FunctionEmitter::touchesDynamic(Operation *op) {
   auto dynamic = [&](Value v) { return dynamicLeading.contains(v); };
   return llvm::any_of(op->getOperands(), dynamic) ||
@@ -467,12 +481,18 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op) {
     return success();
   // The code of these takes its sizes from sized(); every other op's
   // still assumes the max.
-  bool supported = isa<sched::FusedOp, LinearOp, SoftmaxOp, LogSoftmaxOp,
-                       LayerNormOp, BatchNormOp, MaxPool2dOp, AvgPool2dOp,
-                       GlobalAvgPoolOp, func::ReturnOp>(op) ||
-                   (isAlias(op) && *getViewOffset(op) == 0);
+  bool supported =
+      isa<sched::FusedOp, LinearOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
+          BatchNormOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp, TransposeOp,
+          ConcatOp, SliceOp, GatherOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
+          ReduceProdOp, CumsumOp, Conv2dOp, ConvTranspose2dOp, func::ReturnOp>(
+          op) ||
+      (isAlias(op) && *getViewOffset(op) == 0);
   if (auto packed = dyn_cast<sched::PackedProductOp>(op))
     supported = !isHalf(tensorType(op->getResult(0)).getElementType());
+  // Its rows when it has no batch dimensions, else its first one.
+  if (isa<MatmulOp>(op))
+    supported = !isHalfMatmul(op);
   if (!halfOperands(op).empty() || hasHalfResult(op))
     supported = false;
   if (supported)
@@ -759,12 +779,15 @@ LogicalResult FunctionEmitter::emitMatmul(MatmulOp matmul) {
        << "));\n";
     return success();
   }
+  // A dynamic dimension 0 is the first batch dimension, or the rows.
+  std::string rows = batch.empty() ? sized(a[a.size() - 2], matmul.getResult())
+                                   : std::to_string(a[a.size() - 2]);
+  std::string batchDims = leadingArray(batch, matmul.getResult());
   os << "  modelc_cpu::" << (integers ? "int_matmul" : "matmul") << "(ctx, "
-     << in(op, 0) << ", " << in(op, 1) << ", " << out(op) << ", "
-     << a[a.size() - 2] << ", " << b.back() << ", " << a.back() << ", "
-     << batch.size() << ", " << staticArray(batch) << ", "
-     << staticArray(batchStrides(a)) << ", " << staticArray(batchStrides(b))
-     << ");\n";
+     << in(op, 0) << ", " << in(op, 1) << ", " << out(op) << ", " << rows
+     << ", " << b.back() << ", " << a.back() << ", " << batch.size() << ", "
+     << batchDims << ", " << staticArray(batchStrides(a)) << ", "
+     << staticArray(batchStrides(b)) << ");\n";
   return success();
 }
 
@@ -888,7 +911,6 @@ LogicalResult FunctionEmitter::emitBatchNorm(BatchNormOp norm) {
 
 LogicalResult FunctionEmitter::emitConv2d(Conv2dOp conv) {
   Operation *op = conv;
-  ArrayRef<int64_t> x = shapeOf(conv.getInput());
   ArrayRef<int64_t> w = shapeOf(conv.getWeight());
   ArrayRef<int64_t> y = shapeOf(conv.getResult());
   ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(),
@@ -900,16 +922,16 @@ LogicalResult FunctionEmitter::emitConv2d(Conv2dOp conv) {
                             : "nullptr";
   os << "  modelc_cpu::conv2d(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
      << nullable(conv.getBias()) << ", " << out(op)
-     << ", modelc_cpu::Conv2dShape{" << list(x) << ", " << w[0] << ", " << w[2]
-     << ", " << w[3] << ", " << y[2] << ", " << y[3] << ", " << s[0] << ", "
-     << s[1] << ", " << p[0] << ", " << p[1] << ", " << d[0] << ", " << d[1]
-     << ", " << conv.getGroups() << "}, " << scratch << ");\n";
+     << ", modelc_cpu::Conv2dShape{" << shapeList(conv.getInput()) << ", "
+     << w[0] << ", " << w[2] << ", " << w[3] << ", " << y[2] << ", " << y[3]
+     << ", " << s[0] << ", " << s[1] << ", " << p[0] << ", " << p[1] << ", "
+     << d[0] << ", " << d[1] << ", " << conv.getGroups() << "}, " << scratch
+     << ");\n";
   return success();
 }
 
 LogicalResult FunctionEmitter::emitConvTranspose2d(ConvTranspose2dOp conv) {
   Operation *op = conv;
-  ArrayRef<int64_t> x = shapeOf(conv.getInput());
   ArrayRef<int64_t> w = shapeOf(conv.getWeight());
   ArrayRef<int64_t> y = shapeOf(conv.getResult());
   ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(),
@@ -917,10 +939,11 @@ LogicalResult FunctionEmitter::emitConvTranspose2d(ConvTranspose2dOp conv) {
   bool gemm = transposedConvUsesGemm(conv);
   os << "  modelc_cpu::conv_transpose2d" << (gemm ? "_gemm" : "") << "(ctx, "
      << in(op, 0) << ", " << in(op, 1) << ", " << nullable(conv.getBias())
-     << ", " << out(op) << ", modelc_cpu::ConvTranspose2dShape{" << list(x)
-     << ", " << y[1] << ", " << w[2] << ", " << w[3] << ", " << y[2] << ", "
-     << y[3] << ", " << s[0] << ", " << s[1] << ", " << p[0] << ", " << p[1]
-     << ", " << d[0] << ", " << d[1] << ", " << conv.getGroups() << "}";
+     << ", " << out(op) << ", modelc_cpu::ConvTranspose2dShape{"
+     << shapeList(conv.getInput()) << ", " << y[1] << ", " << w[2] << ", "
+     << w[3] << ", " << y[2] << ", " << y[3] << ", " << s[0] << ", " << s[1]
+     << ", " << p[0] << ", " << p[1] << ", " << d[0] << ", " << d[1] << ", "
+     << conv.getGroups() << "}";
   if (gemm)
     os << ", reinterpret_cast<float *>(arena + " << im2colOffsets.lookup(op)
        << ")";
@@ -930,7 +953,6 @@ LogicalResult FunctionEmitter::emitConvTranspose2d(ConvTranspose2dOp conv) {
 
 template <typename OpTy> LogicalResult FunctionEmitter::emitPool(OpTy pool) {
   Operation *op = pool;
-  ArrayRef<int64_t> x = shapeOf(pool.getInput());
   ArrayRef<int64_t> y = shapeOf(pool.getResult());
   ArrayRef<int64_t> k = pool.getKernel();
   ArrayRef<int64_t> s = pool.getNormalizedStrides();
@@ -999,9 +1021,11 @@ LogicalResult FunctionEmitter::emitTranspose(TransposeOp transpose) {
   SmallVector<int64_t> inStrides = stridesOf(x), strides;
   for (int64_t p : transpose.getPerm())
     strides.push_back(inStrides[p]);
+  // (Before the call's text: a dynamic shape is a local array.)
+  std::string dims = leadingArray(y, transpose.getResult());
   os << "  modelc_cpu::transpose<" << typeName(transpose.getInput())
      << ">(ctx, " << in(op, 0) << ", " << out(op) << ", " << y.size() << ", "
-     << staticArray(y) << ", " << staticArray(strides) << ");\n";
+     << dims << ", " << staticArray(strides) << ");\n";
   return success();
 }
 
@@ -1009,7 +1033,7 @@ LogicalResult FunctionEmitter::emitConcat(ConcatOp concat) {
   Operation *op = concat;
   ArrayRef<int64_t> y = shapeOf(concat.getResult());
   int64_t axis = concat.getNormalizedAxis();
-  int64_t outer = product(y.take_front(axis));
+  std::string outer = sized(product(y.take_front(axis)), concat.getResult());
   int64_t yInner = product(y.drop_front(axis));
   int64_t offset = 0;
   for (Value input : concat.getInputs()) {
@@ -1028,10 +1052,11 @@ LogicalResult FunctionEmitter::emitSlice(SliceOp slice) {
   ArrayRef<int64_t> y = shapeOf(slice.getResult());
   NormalizedSlice window = slice.getNormalizedSlice();
   ArrayRef<int64_t> starts = window.starts, steps = window.steps;
+  std::string dims = leadingArray(y, slice.getResult());
   os << "  modelc_cpu::slice<" << typeName(slice.getInput()) << ">(ctx, "
-     << in(op, 0) << ", " << out(op) << ", " << y.size() << ", "
-     << staticArray(y) << ", " << staticArray(stridesOf(x)) << ", "
-     << staticArray(starts) << ", " << staticArray(steps) << ");\n";
+     << in(op, 0) << ", " << out(op) << ", " << y.size() << ", " << dims << ", "
+     << staticArray(stridesOf(x)) << ", " << staticArray(starts) << ", "
+     << staticArray(steps) << ");\n";
   return success();
 }
 
@@ -1041,10 +1066,12 @@ LogicalResult FunctionEmitter::emitGather(GatherOp gather) {
   int64_t axis = gather.getNormalizedAxis();
   os << "  if (modelc_cpu::gather<" << typeName(gather.getData()) << ", "
      << typeName(gather.getIndices()) << ">(ctx, " << in(op, 0) << ", "
-     << in(op, 1) << ", " << out(op) << ", " << product(data.take_front(axis))
-     << ", " << data[axis] << ", " << product(data.drop_front(axis + 1)) << ", "
-     << tensorType(gather.getIndices()).getNumElements() << ", "
-     << cString(describeOp(op)) << "))\n    return 1;\n";
+     << in(op, 1) << ", " << out(op) << ", "
+     << sized(product(data.take_front(axis)), gather.getData()) << ", "
+     << data[axis] << ", " << product(data.drop_front(axis + 1)) << ", "
+     << sized(tensorType(gather.getIndices()).getNumElements(),
+              gather.getIndices())
+     << ", " << cString(describeOp(op)) << "))\n    return 1;\n";
   return success();
 }
 
@@ -1131,13 +1158,14 @@ LogicalResult FunctionEmitter::emitReduce(OpTy reduce) {
              : isa<ReduceMeanOp>(op) ? 1
              : isa<ReduceMaxOp>(op)  ? 2
                                      : 3;
+  std::string kept = leadingArray(keptDims, reduce.getInput());
   // f16/bf16 inputs arrive converted to f32 (emitWithConversions).
   os << "  modelc_cpu::reduce<"
      << computeType(tensorType(reduce.getInput()).getElementType()) << ">(ctx, "
-     << in(op, 0) << ", " << out(op) << ", " << keptDims.size() << ", "
-     << staticArray(keptDims) << ", " << staticArray(keptStrides) << ", "
-     << redDims.size() << ", " << staticArray(redDims) << ", "
-     << staticArray(redStrides) << ", " << kind << ");\n";
+     << in(op, 0) << ", " << out(op) << ", " << keptDims.size() << ", " << kept
+     << ", " << staticArray(keptStrides) << ", " << redDims.size() << ", "
+     << staticArray(redDims) << ", " << staticArray(redStrides) << ", " << kind
+     << ");\n";
   return success();
 }
 
@@ -1148,8 +1176,9 @@ LogicalResult FunctionEmitter::emitCumsum(CumsumOp cumsum) {
   // f16/bf16 inputs arrive converted to f32 (emitWithConversions).
   os << "  modelc_cpu::cumsum<"
      << computeType(tensorType(cumsum.getInput()).getElementType()) << ">(ctx, "
-     << in(op, 0) << ", " << out(op) << ", " << product(x.take_front(axis))
-     << ", " << x[axis] << ", " << product(x.drop_front(axis + 1)) << ", "
+     << in(op, 0) << ", " << out(op) << ", "
+     << sized(product(x.take_front(axis)), cumsum.getInput()) << ", " << x[axis]
+     << ", " << product(x.drop_front(axis + 1)) << ", "
      << (cumsum.getExclusive() ? "true" : "false") << ", "
      << (cumsum.getReverse() ? "true" : "false") << ");\n";
   return success();

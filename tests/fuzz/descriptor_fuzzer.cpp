@@ -34,6 +34,8 @@ int dummyEntry(modelc_run_ctx *) { return 0; }
 struct Arena {
   std::deque<std::string> strings;
   std::deque<std::vector<int64_t>> shapes;
+  std::deque<std::vector<int32_t>> axisDims;
+  std::vector<modelc_dim_desc> dims;
   std::deque<std::vector<const char *>> names;
   std::deque<std::vector<modelc_tensor_desc>> tensorLists;
   std::vector<modelc_entry_desc> entries;
@@ -74,6 +76,14 @@ const modelc_tensor_desc *tensorList(FuzzedDataProvider &in, Arena &a,
     t.name = maybeString(in, a);
     t.dtype = in.ConsumeIntegralInRange<uint32_t>(0, 7);
     t.shape = shape(in, a, t.rank);
+    // ABI 11: per axis -1 or an index into the dimension table (any
+    // value, in range or not).
+    if (in.ConsumeIntegralInRange(0, 3) == 0) {
+      a.axisDims.emplace_back();
+      for (uint32_t d = 0; d < t.rank; ++d)
+        a.axisDims.back().push_back(in.ConsumeIntegralInRange<int32_t>(-2, 3));
+      t.dims = a.axisDims.back().data();
+    }
     a.tensorLists.back().push_back(t);
   }
   return a.tensorLists.back().data();
@@ -87,6 +97,19 @@ modelc_model_desc build(FuzzedDataProvider &in, Arena &a) {
                          : sizeof(modelc_model_desc);
   desc.compiler_version = maybeString(in, a);
   desc.compiler_flags = maybeString(in, a);
+
+  // ABI 11: the dynamic dimensions, with any range.
+  desc.num_dims = in.ConsumeIntegralInRange<uint32_t>(0, 3);
+  for (uint32_t i = 0; i < desc.num_dims; ++i) {
+    modelc_dim_desc d{};
+    d.name = maybeString(in, a);
+    for (int64_t *bound : {&d.min, &d.max, &d.opt})
+      *bound = in.ConsumeBool() ? in.ConsumeIntegralInRange<int64_t>(-1, 8)
+                                : in.ConsumeIntegral<int64_t>();
+    a.dims.push_back(d);
+  }
+  desc.dims = desc.num_dims && in.ConsumeIntegralInRange(0, 15) ? a.dims.data()
+                                                                : nullptr;
 
   desc.num_entries = in.ConsumeIntegralInRange<uint32_t>(0, 3);
   for (uint32_t e = 0; e < desc.num_entries; ++e) {
