@@ -337,12 +337,19 @@ private:
   /// is one, and its index in the model's table (ctx->dims). The IR holds
   /// them at their max; code for such a value takes its size at run time.
   llvm::DenseMap<Value, unsigned> dynamicLeading;
+  /// An op that reads a dynamic dimension 0 and does not keep it (analyze).
+  Operation *brokenDynamic = nullptr;
   /// `count`, a quantity of the max-sized `v` proportional to its
   /// dimension 0 (elements, rows): a literal, or, where dimension 0 is
   /// dynamic, the run's size times count / max.
   std::string sized(int64_t count, Value v);
   /// `v`'s shape as a C++ list, dimension 0 sized().
   std::string shapeList(Value v);
+  /// The bytes of `v` in this run, a uint64_t expression.
+  std::string runBytes(Value v) {
+    std::string bytes = sized(static_cast<int64_t>(valueBytes(v)), v);
+    return dynamicLeading.contains(v) ? "uint64_t" + bytes : bytes + "ULL";
+  }
   /// staticArray(values), or where `v`'s dimension 0 is dynamic a local
   /// array whose first entry (`v`'s dimension 0) is the run's size.
   std::string leadingArray(ArrayRef<int64_t> values, Value v);
@@ -421,13 +428,27 @@ void FunctionEmitter::analyze() {
   // regions.)
   for (Operation *op : ops) {
     std::optional<unsigned> dim;
+    int64_t max = 0;
     op->walk([&](Operation *inner) {
       for (Value operand : inner->getOperands())
-        if (auto it = dynamicLeading.find(operand); it != dynamicLeading.end())
+        if (auto it = dynamicLeading.find(operand);
+            it != dynamicLeading.end()) {
           dim = it->second;
+          max = shapeOf(operand)[0];
+        }
     });
-    if (dim && op->getNumResults() == 1)
-      dynamicLeading[op->getResult(0)] = *dim;
+    if (!dim || isa<func::ReturnOp>(op))
+      continue;
+    // modelc-check-dynamic-dims checked the graph; the passes after it
+    // keep dimension 0 where it is. A result that does not is a pass that
+    // split it (a fixed split is wrong for every other size).
+    if (op->getNumResults() != 1 || shapeOf(op->getResult(0)).empty() ||
+        shapeOf(op->getResult(0))[0] != max) {
+      if (!brokenDynamic)
+        brokenDynamic = op;
+      continue;
+    }
+    dynamicLeading[op->getResult(0)] = *dim;
   }
   if (auto words = function->getAttrOfType<ArrayAttr>("sched.error_words"))
     for (auto word : words.getAsRange<sched::ErrorWordAttr>())
@@ -1338,12 +1359,19 @@ LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
            << "' has no memory plan (run modelc-plan-memory before the "
               "printers)";
   analyze();
+  if (brokenDynamic)
+    return brokenDynamic->emitError("internal error: '")
+           << brokenDynamic->getName()
+           << "' reads a dynamic dimension 0 and does not keep it (a pass "
+              "after modelc-check-dynamic-dims moved or split it)";
   report.name = function.getSymName().str();
   if (plan.multiDevice) {
-    if (!dynamicLeading.empty())
-      return function.emitError("a dynamic dimension runs on the 'cpu' plan "
-                                "only yet; plan '")
-             << plan.name << "' is not supported yet";
+    // Simulated devices run the CPU's code; GPU kernels and their grids do
+    // not take sizes at run time yet.
+    if (!dynamicLeading.empty() && llvm::is_contained(plan.gpu, true))
+      return function.emitError("a dynamic dimension on GPUs is not "
+                                "supported yet (plan '")
+             << plan.name << "'); the cpu and sim plans run it";
     if (failed(emitMultiDevice()))
       return failure();
     report.arenaBytes = arenaBytes;
@@ -1587,8 +1615,8 @@ void FunctionEmitter::check(unsigned d, Value v, StringRef what) {
   Operation *def = viewRoot(v).getDefiningOp();
   if (def && isa<ConstantOp>(def))
     return; // constants (and views of them) are code, readable everywhere
-  host << "  api->check(ctx, " << d << ", " << name(v) << ", " << valueBytes(v)
-       << "ULL, " << cString(what) << ");\n";
+  host << "  api->check(ctx, " << d << ", " << name(v) << ", " << runBytes(v)
+       << ", " << cString(what) << ");\n";
 }
 
 void FunctionEmitter::emitErrorWordClears() {
@@ -1640,7 +1668,7 @@ void FunctionEmitter::emitOutputsTask(func::ReturnOp ret) {
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     check(0, v, "return");
     os << "  std::memcpy(ctx->outputs[" << i << "], " << name(v) << ", "
-       << valueBytes(v) << "ULL);\n";
+       << runBytes(v) << ");\n";
   }
   os << "  return 0;\n}\n\n";
   host << "  api->launch(ctx, 0, " << task << ");\n"
@@ -1658,7 +1686,7 @@ void FunctionEmitter::emitCopy(device::TransferOp transfer) {
   }
   std::string what = graph::describeOp(transfer);
   host << "  api->copy(ctx, " << dst << ", " << name(result) << ", " << src
-       << ", " << name(input) << ", " << valueBytes(result) << "ULL, "
+       << ", " << name(input) << ", " << runBytes(result) << ", "
        << cString(what) << ");\n"
        << "  api->record(ctx, " << dst << ", MODELC_STREAM_COPY, "
        << *eventOf(result) << ");\n";

@@ -156,16 +156,27 @@ bool isEntryTensor(const RunState &run, const void *ptr, uint64_t bytes) {
     auto b = reinterpret_cast<uintptr_t>(base);
     return base && p >= b && p + bytes <= b + size;
   };
+  // The tensor's shape in this run: a dynamic dimension at its run size
+  // (the caller's buffer is no longer).
+  auto shapeOf = [&](const TensorInfo &t) {
+    std::vector<int64_t> shape = t.shape;
+    const std::vector<DimInfo> &dims = run.impl->dims;
+    for (std::size_t a = 0; a < t.dims.size(); ++a)
+      for (std::size_t d = 0; d < dims.size(); ++d)
+        if (!t.dims[a].empty() && t.dims[a] == dims[d].name && run.ctx->dims)
+          shape[a] = run.ctx->dims[d];
+    return shape;
+  };
   const EntryInfo &entry = *run.entryInfo;
   for (std::size_t i = 0; i < entry.inputs.size(); ++i) {
     const TensorInfo &t = entry.inputs[i];
-    Tensor view = Tensor::from_host(run.ctx->inputs[i], t.shape, t.dtype);
+    Tensor view = Tensor::from_host(run.ctx->inputs[i], shapeOf(t), t.dtype);
     if (within(run.ctx->inputs[i], view.nbytes()))
       return true;
   }
   for (std::size_t i = 0; i < entry.outputs.size(); ++i) {
     const TensorInfo &t = entry.outputs[i];
-    Tensor view = Tensor::from_host(run.ctx->outputs[i], t.shape, t.dtype);
+    Tensor view = Tensor::from_host(run.ctx->outputs[i], shapeOf(t), t.dtype);
     if (within(run.ctx->outputs[i], view.nbytes()))
       return true;
   }

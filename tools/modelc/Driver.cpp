@@ -542,12 +542,18 @@ LogicalResult Driver::checkDynamicBuild() {
   if (options.precision != "f32")
     return fail("--precision " + options.precision +
                 " with a dynamic dimension is not supported yet");
-  for (const std::string &target : options.targets)
-    if (target != "cpu")
-      return fail("--target=" + target +
-                  ": a model with a dynamic dimension runs on the 'cpu' "
-                  "plan only yet (GPU and multi-device plans are not "
-                  "supported yet)");
+  for (const std::string &target : options.targets) {
+    std::string error;
+    std::optional<modelc::TargetDescription> t =
+        modelc::loadTarget(target, error);
+    if (!t)
+      return fail(error);
+    for (const modelc::DeviceDesc &d : t->devices)
+      if (d.kind == modelc::device::DeviceKind::cuda)
+        return fail("--target=" + target +
+                    ": a dynamic dimension on GPUs is not supported yet "
+                    "(the cpu and sim plans run it)");
+  }
   return success();
 }
 
@@ -724,7 +730,9 @@ LogicalResult Driver::place() {
   }
   for (const std::string &target : targetNames) {
     bool split = options.dataParallel && target != "cpu";
-    if (!options.dataParallel && target != "cpu") {
+    // A dynamic batch is not split: the parts' sizes would be fixed
+    // (docs/dynamic.md).
+    if (!options.dataParallel && target != "cpu" && !dynamic) {
       OwningOpRef<ModuleOp> normal = placeOnce(target, false, true, "", "");
       OwningOpRef<ModuleOp> parallel = placeOnce(target, true, true, "", "");
       if (normal && parallel &&
