@@ -9,7 +9,11 @@ naming dimension 0 'batch' and PyTorch's outputs at several batch sizes
                  images, at torch.onnx.export's default opset; batches 1,
                  7, 32
   flatview.onnx  a CNN flattening with x.view(x.size(0), -1): the exporter
-                 reads the batch with Shape (not supported yet)
+                 reads the batch with Shape and Gather; batches 1, 2, 5
+  batcharith.onnx  x.view(x.size(0) * 2, -1): arithmetic on the batch's
+                 size (not supported yet)
+  fixedreshape.onnx  (onnx.helper) a Reshape of a dynamic batch to the
+                 constant shape [4, -1]
 """
 import os
 import sys
@@ -47,6 +51,11 @@ class FlatView(nn.Module):
         return self.fc(h.view(h.size(0), -1))
 
 
+class BatchArith(nn.Module):
+    def forward(self, x):
+        return x.view(x.size(0) * 2, -1) + 1
+
+
 def main():
     import torchvision
     out = sys.argv[1]
@@ -62,8 +71,18 @@ def main():
     export(out, "resnet18", resnet, torch.randn(2, 3, 64, 64), (1, 7, 32),
            shape=(3, 64, 64))
     torch.manual_seed(2)
-    export(out, "flatview", FlatView(), torch.randn(2, 3, 8, 8), (2,),
+    export(out, "flatview", FlatView(), torch.randn(2, 3, 8, 8), (1, 2, 5),
            shape=(3, 8, 8))
+    export(out, "batcharith", BatchArith(), torch.randn(2, 4), (2,),
+           shape=(4,))
+    from onnx import TensorProto, helper, save
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"])], "fixed",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, None])],
+        [helper.make_tensor("shape", TensorProto.INT64, [2], [4, -1])])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+         os.path.join(out, "fixedreshape.onnx"))
 
 
 if __name__ == "__main__":

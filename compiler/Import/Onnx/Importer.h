@@ -182,6 +182,28 @@ private:
   llvm::StringMap<mlir::Value> values;
   /// dynamicDimOf's answers so far.
   llvm::DenseMap<mlir::Value, std::string> dynamicDims;
+  /// Folded integer constants (shapes) with elements that are the size of
+  /// a dynamic dimension (docs/dynamic.md): per element, "" or the
+  /// dimension's name. The constant holds the dimension's max there; only
+  /// data movement (Gather, Concat, Unsqueeze, Slice, ...) may fold such a
+  /// value, and only a Reshape may read it, where it keeps the dimension.
+  llvm::StringMap<llvm::SmallVector<std::string>> symbolicInts;
+  /// The first dynamic dimension any input of `node` has a symbolic
+  /// element of, or "".
+  std::string symbolicInput(const onnx::NodeProto &node) const;
+  /// Set by tryFold when it reported an error (a computation on the size
+  /// of a dynamic dimension).
+  bool foldError = false;
+
+public:
+  /// The symbolic elements of the constant `name` (empty: none).
+  llvm::ArrayRef<std::string> symbolsOf(const std::string &name) const {
+    auto it = symbolicInts.find(name);
+    return it == symbolicInts.end() ? llvm::ArrayRef<std::string>()
+                                    : llvm::ArrayRef<std::string>(it->second);
+  }
+
+private:
   /// The names of the graph's initializers (weights when read as tensors).
   llvm::StringSet<> initializerNames;
   /// Initializers and the values of Constant nodes, by name.

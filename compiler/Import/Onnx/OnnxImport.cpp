@@ -694,6 +694,14 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
   return success();
 }
 
+std::string Importer::symbolicInput(const onnx::NodeProto &node) const {
+  for (const std::string &in : node.input())
+    for (const std::string &dim : symbolsOf(in))
+      if (!dim.empty())
+        return dim;
+  return "";
+}
+
 std::string Importer::dynamicDimOf(const std::string &name) {
   Value root = values.lookup(name);
   if (!root)
@@ -760,25 +768,27 @@ FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
       markFailed();
       continue;
     }
-    // Shapes read from a dynamic dimension would fold to its max: that is
-    // wrong for every other size, so it is an error until shapes are
-    // symbolic (docs/dynamic.md).
-    if ((node.op_type() == "Shape" || node.op_type() == "Size") &&
-        node.input_size() > 0) {
-      std::string dim = dynamicDimOf(node.input(0));
-      if (!dim.empty()) {
-        error(node) << "reads the shape of a value with dynamic dimension '"
-                    << dim
-                    << "'; shapes computed from a dynamic dimension are not "
-                       "supported yet (give --input-shape for a static build)";
+    if (tryFold(node)) {
+      if (foldError) { // it computed with a dynamic dimension's size
+        foldError = false;
         markFailed();
         if (++failedNodes == maxFailedNodes)
           return failure();
-        continue;
       }
-    }
-    if (tryFold(node))
       continue;
+    }
+    // A shape with a dynamic dimension's size (symbolicInts) is read only
+    // by a Reshape, which keeps the dimension (checked there).
+    if (std::string dim = symbolicInput(node);
+        !dim.empty() && node.op_type() != "Reshape") {
+      error(node) << "uses the size of dynamic dimension '" << dim
+                  << "' (from a Shape node); not supported yet (give "
+                     "--input-shape for a static build)";
+      markFailed();
+      if (++failedNodes == maxFailedNodes)
+        return failure();
+      continue;
+    }
     auto converter = nodeConverters().find(node.op_type());
     LogicalResult converted = failure();
     if (converter == nodeConverters().end())

@@ -554,6 +554,27 @@ LogicalResult reshape(Importer &im, const NodeProto &n) {
   }
   bool allowZero = Importer::intAttr(n, "allowzero", 0) != 0;
   ArrayRef<int64_t> in = typeOf(x).getShape();
+  // A dynamic dimension (docs/dynamic.md) stays dimension 0: the shape
+  // takes it from the input (0), infers it (-1), or is its size read with
+  // Shape (a symbolic element, which the constant holds at the max).
+  std::string dim = im.dynamicDimOf(n.input(0));
+  ArrayRef<std::string> symbols = im.symbolsOf(n.input(1));
+  for (auto [i, s] : llvm::enumerate(symbols))
+    if (!s.empty() && (i != 0 || s != dim)) {
+      im.error(n) << "puts the size of dynamic dimension '" << s << "' at axis "
+                  << i << " of a value "
+                  << (dim.empty() ? std::string("without it")
+                                  : "whose dimension 0 is '" + dim + "'")
+                  << "; only dimension 0 may be dynamic yet";
+      return failure();
+    }
+  if (!dim.empty() && (symbols.empty() || symbols[0].empty()) &&
+      !shape->empty() && (*shape)[0] != -1 && ((*shape)[0] != 0 || allowZero)) {
+    im.error(n) << "reshapes dynamic dimension '" << dim
+                << "' to the fixed size " << (*shape)[0]
+                << "; a shape that keeps it takes it with Shape, 0 or -1";
+    return failure();
+  }
   for (auto [i, d] : llvm::enumerate(*shape))
     if (d == 0 && !allowZero) {
       if (i >= in.size()) {
