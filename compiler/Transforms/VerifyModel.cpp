@@ -59,7 +59,7 @@ LogicalResult checkDims(func::FuncOp function, unsigned index,
       return emitError(loc) << "argument #" << index << " of '"
                             << function.getSymName() << "' names dimension '"
                             << a.getValue() << "', which no graph.dim declares";
-    if (type.getDimSize(axis) != dim.getMax())
+    if (type.getDimSize(axis) != static_cast<int64_t>(dim.getMax()))
       return emitError(loc)
              << "argument #" << index << " of '" << function.getSymName()
              << "' has size " << type.getDimSize(axis) << " at axis " << axis

@@ -456,9 +456,15 @@ LogicalResult Driver::parse() {
   return success();
 }
 
+/// A --dim NAME=MIN..MAX[@OPT], and how it was written.
+struct DimSpec {
+  std::string name;
+  int64_t min, max, opt;
+  std::string spec;
+};
+
 /// Parses one --dim NAME=MIN..MAX[@OPT].
-static std::optional<std::tuple<std::string, int64_t, int64_t, int64_t>>
-parseDim(StringRef spec) {
+static std::optional<DimSpec> parseDim(StringRef spec) {
   auto [name, range] = spec.split('=');
   auto [bounds, optText] = range.split('@');
   auto [minText, maxText] = bounds.split("..");
@@ -470,7 +476,22 @@ parseDim(StringRef spec) {
   if (!optText.empty() &&
       (optText.getAsInteger(10, opt) || opt < min || opt > max))
     return std::nullopt;
-  return std::make_tuple(name.str(), min, max, opt);
+  return DimSpec{name.str(), min, max, opt, spec.str()};
+}
+
+/// Every --dim, parsed; an error naming the first malformed one.
+static FailureOr<std::vector<DimSpec>>
+parseDims(const std::vector<std::string> &specs) {
+  std::vector<DimSpec> dims;
+  for (const std::string &spec : specs) {
+    std::optional<DimSpec> dim = parseDim(spec);
+    if (!dim)
+      return fail("--dim takes NAME=MIN..MAX or NAME=MIN..MAX@OPT with 1 <= "
+                  "MIN <= OPT <= MAX, got '" +
+                  spec + "'");
+    dims.push_back(*dim);
+  }
+  return dims;
 }
 
 /// --dim on a model.ir: the range of a declared graph.dim; a new max
@@ -479,13 +500,10 @@ parseDim(StringRef spec) {
 LogicalResult Driver::applyDims() {
   if (modelc::onnx_import::isOnnxPath(options.inputPath))
     return success(); // The importer declares them.
-  for (const std::string &spec : options.dims) {
-    auto dim = parseDim(spec);
-    if (!dim)
-      return fail("--dim takes NAME=MIN..MAX or NAME=MIN..MAX@OPT with 1 <= "
-                  "MIN <= OPT <= MAX, got '" +
-                  spec + "'");
-    auto [name, min, max, opt] = *dim;
+  FailureOr<std::vector<DimSpec>> dims = parseDims(options.dims);
+  if (failed(dims))
+    return failure();
+  for (const auto &[name, min, max, opt, spec] : *dims) {
     auto decl = SymbolTable(*module).lookup<modelc::graph::DimOp>(name);
     if (!decl) {
       std::string declared;
@@ -498,7 +516,7 @@ LogicalResult Driver::applyDims() {
                   ")");
     }
     // The IR holds the dimension at its max: a new max rewrites it.
-    if (decl.getMax() != max)
+    if (static_cast<int64_t>(decl.getMax()) != max)
       modelc::specializeDim(*module, name, max);
     if (min == max) {
       // One size: a static model (every plan and flag applies).
@@ -608,15 +626,11 @@ LogicalResult Driver::importOnnx() {
                   spec + "'");
     importOptions.inputShapes[name] = shape;
   }
-  for (const std::string &spec : options.dims) {
-    auto dim = parseDim(spec);
-    if (!dim)
-      return fail("--dim takes NAME=MIN..MAX or NAME=MIN..MAX@OPT with 1 <= "
-                  "MIN <= OPT <= MAX, got '" +
-                  spec + "'");
-    auto [name, min, max, opt] = *dim;
-    importOptions.dims[name] = {min, max, opt};
-  }
+  FailureOr<std::vector<DimSpec>> dims = parseDims(options.dims);
+  if (failed(dims))
+    return failure();
+  for (const DimSpec &d : *dims)
+    importOptions.dims[d.name] = {d.min, d.max, d.opt};
   FailureOr<modelc::onnx_import::ImportedModel> imported =
       modelc::onnx_import::importOnnxFile(options.inputPath, context,
                                           importOptions);
