@@ -67,15 +67,17 @@ def _shape_text(name, shape):
 
 
 def compile(model, output=None, *, target=None, weights=None,
-            input_shapes=None, precision=None, random_weights=None, args=(),
-            modelc=None):
+            input_shapes=None, dims=None, precision=None, random_weights=None,
+            args=(), modelc=None):
     """Compiles `model` (a .ir or .onnx file) into `output` (default: the
     model's path with .so) and returns the output's path.
 
     target: a target (preset name or JSON file) or a list of them, one plan
     each (default: modelc's, "cpu"). weights: a safetensors file.
     input_shapes: {input name: shape} for ONNX inputs with dynamic
-    dimensions. precision: "f32", "f16" or "bf16". random_weights: True or
+    dimensions. dims: {dimension name: (min, max) or (min, max, opt)}, the
+    ranges of dynamic dimensions (modelc --dim; docs/dynamic.md): one
+    model.so runs every size in the range. precision: "f32", "f16" or "bf16". random_weights: True or
     a seed, for a model without weights. args: more modelc arguments.
     modelc: the compiler to run (default: find_modelc()).
     Raises modelc.CompileError with the compiler's located errors."""
@@ -95,6 +97,15 @@ def compile(model, output=None, *, target=None, weights=None,
                        "--random-weights=%d" % random_weights)
     for name, shape in (input_shapes or {}).items():
         command += ["--input-shape", "%s=%s" % (name, _shape_text(name, shape))]
+    for name, bounds in (dims or {}).items():
+        bounds = tuple(int(b) for b in bounds)
+        if len(bounds) not in (2, 3):
+            raise ValueError("dims[%r]: expected (min, max) or (min, max, "
+                             "opt), got %r" % (name, bounds))
+        text = "%d..%d" % bounds[:2]
+        if len(bounds) == 3:
+            text += "@%d" % bounds[2]
+        command += ["--dim", "%s=%s" % (name, text)]
     if precision is not None:
         command.append("--precision=" + precision)
     if isinstance(args, str):

@@ -49,3 +49,22 @@ def test_sizes_out_of_range_and_wrong_axes(mlp_dynamic):
         model.run(np.zeros((4, 785), np.float32))
     # The model still runs after the errors.
     assert model.run(np.zeros((2, 784), np.float32)).shape == (2, 10)
+
+
+def test_compile_with_dims_from_an_onnx_export(onnx_file, torch_module,
+                                               workdir):
+    """modelc.compile(dims=...) on an export with dynamic_axes: every batch
+    in the range against the PyTorch module."""
+    torch = pytest.importorskip("torch")
+    path = modelc.compile(onnx_file, output=str(workdir / "small_dyn.so"),
+                          target="cpu", dims={"batch": (1, 8, 4)})
+    model = modelc.load(path)
+    assert model.info()["dims"] == {"batch": {"min": 1, "max": 8, "opt": 4}}
+    for n in (8, 2, 5):
+        x = torch.randn(n, 16)
+        with torch.no_grad():
+            want = torch_module(x).numpy()
+        np.testing.assert_allclose(model.run(x.numpy()), want, rtol=1e-4,
+                                   atol=1e-5)
+    with pytest.raises(ValueError, match=r"dims\['batch'\]: expected"):
+        modelc.compile(onnx_file, dims={"batch": (1,)})
