@@ -421,7 +421,8 @@ void FunctionEmitter::analyze() {
   for (DimOp dim : function->getParentOfType<ModuleOp>().getOps<DimOp>())
     dimIndex.try_emplace(dim.getSymName(), dimIndex.size());
   for (auto [i, arg] : llvm::enumerate(function.getArguments()))
-    if (auto dims = function.getArgAttrOfType<ArrayAttr>(i, kDimsAttrName))
+    if (auto dims = function.getArgAttrOfType<ArrayAttr>(i, kDimsAttrName);
+        dims && !dims.empty())
       if (auto name = cast<StringAttr>(dims[0]); !name.empty())
         dynamicLeading[arg] = dimIndex.lookup(name.getValue());
   // (sched.fused and sched.packed_product read their inputs inside their
@@ -1762,6 +1763,8 @@ LogicalResult FunctionEmitter::emitGpuTask(Operation *op, unsigned d,
 }
 
 LogicalResult FunctionEmitter::emitTask(Operation *op) {
+  if (failed(checkDynamicSupported(op)))
+    return failure();
   Value result = op->getNumResults() ? op->getResult(0) : Value();
   unsigned d = deviceOf(op);
   std::string what = describeOp(op);

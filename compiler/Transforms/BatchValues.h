@@ -103,12 +103,15 @@ inline void specializeDim(mlir::ModuleOp module, llvm::StringRef name,
       continue;
     llvm::DenseSet<Value> carrying;
     SmallVector<Type> inputs(function.getArgumentTypes());
+    int64_t old = -1;
     for (auto [i, arg] : llvm::enumerate(function.getArguments())) {
       auto dims = function.getArgAttrOfType<ArrayAttr>(i, graph::kDimsAttrName);
-      if (!dims || dims.empty() ||
-          llvm::cast<StringAttr>(dims[0]).getValue() != name)
+      auto first = dims && !dims.empty() ? llvm::dyn_cast<StringAttr>(dims[0])
+                                         : StringAttr();
+      auto type = llvm::dyn_cast<RankedTensorType>(arg.getType());
+      if (!first || first.getValue() != name || !type || type.getRank() == 0)
         continue;
-      auto type = llvm::cast<RankedTensorType>(arg.getType());
+      old = type.getDimSize(0);
       SmallVector<int64_t> shape(type.getShape());
       shape[0] = size;
       arg.setType(RankedTensorType::get(shape, type.getElementType()));
@@ -117,14 +120,20 @@ inline void specializeDim(mlir::ModuleOp module, llvm::StringRef name,
     }
     if (carrying.empty())
       continue;
+    // Only results that keep the dimension (its old size) at axis 0:
+    // modelc-check-dynamic-dims reports the others.
     Block &body = function.getBody().front();
-    for (Operation &op : body.without_terminator())
-      if (op.getNumResults() == 1 &&
-          llvm::any_of(op.getOperands(),
-                       [&](Value v) { return carrying.contains(v); })) {
-        setBatchSize(&op, size);
-        carrying.insert(op.getResult(0));
-      }
+    for (Operation &op : body.without_terminator()) {
+      if (op.getNumResults() != 1 ||
+          llvm::none_of(op.getOperands(),
+                        [&](Value v) { return carrying.contains(v); }))
+        continue;
+      auto type = llvm::dyn_cast<RankedTensorType>(op.getResult(0).getType());
+      if (!type || type.getRank() == 0 || type.getDimSize(0) != old)
+        continue;
+      setBatchSize(&op, size);
+      carrying.insert(op.getResult(0));
+    }
     function.setType(FunctionType::get(
         module.getContext(), inputs, body.getTerminator()->getOperandTypes()));
   }

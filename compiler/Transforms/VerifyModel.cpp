@@ -44,6 +44,11 @@ LogicalResult checkDims(func::FuncOp function, unsigned index,
   Location loc = function.getArgument(index).getLoc();
   auto type = cast<RankedTensorType>(function.getArgument(index).getType());
   auto dims = dyn_cast<ArrayAttr>(attr);
+  if (type.getRank() == 0)
+    return emitError(loc) << "argument #" << index << " of '"
+                          << function.getSymName()
+                          << "' is a scalar; graph.dims names the axes of a "
+                             "tensor";
   if (!dims || dims.size() != static_cast<size_t>(type.getRank()) ||
       !llvm::all_of(dims, [](Attribute a) { return isa<StringAttr>(a); }))
     return emitError(loc) << "graph.dims of argument #" << index << " of '"

@@ -57,6 +57,16 @@ func.func @full_size_operand(%x: tensor<64x4xf32> {graph.dims = ["batch", ""]}, 
 
 // -----
 
+// A right operand with batch dimensions of its own that is not split.
+graph.dim @batch 1 to 4 at 4
+func.func @paired(%x: tensor<4x2x3xf32> {graph.dims = ["batch", "", ""]}, %w: tensor<4x3x5xf32>) -> tensor<4x2x5xf32> {
+  // expected-error @+1 {{cannot flow through 'graph.matmul': it pairs each sample with a matrix of a right operand that is not split; not supported yet}}
+  %y = graph.matmul %x, %w : tensor<4x2x3xf32>, tensor<4x3x5xf32>
+  return %y : tensor<4x2x5xf32>
+}
+
+// -----
+
 graph.dim @seq 1 to 16 at 16
 // expected-error @+1 {{argument #0 of 'f' has dynamic dimension 'seq' at axis 1; only the first axis may be dynamic yet}}
 func.func @f(%x: tensor<2x16xf32> {graph.dims = ["", "seq"]}) -> tensor<2x16xf32> {

@@ -121,6 +121,14 @@ func.func @f(%x: tensor<32x4xf32> {graph.dims = ["batch", ""]}) {
 // -----
 
 graph.dim @batch 1 to 64 at 8
+// expected-error @+1 {{argument #0 of 'f' is a scalar; graph.dims names the axes of a tensor}}
+func.func @f(%x: tensor<f32> {graph.dims = []}) {
+  return
+}
+
+// -----
+
+graph.dim @batch 1 to 64 at 8
 // expected-error @+1 {{graph.dims of argument #0 of 'f' must be 2 strings, one per axis: a graph.dim's name or "" (static)}}
 func.func @f(%x: tensor<64x4xf32> {graph.dims = ["batch"]}) {
   return

@@ -83,6 +83,15 @@ def main():
         [helper.make_tensor("shape", TensorProto.INT64, [2], [4, -1])])
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
          os.path.join(out, "fixedreshape.onnx"))
+    # The shape itself as an output, read from axis -2 (that is, 0).
+    graph = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["s"], start=-2),
+         helper.make_node("Relu", ["x"], ["y"])], "shapeout",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 6]),
+         helper.make_tensor_value_info("s", TensorProto.INT64, [2])])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+         os.path.join(out, "shapeout.onnx"))
 
 
 if __name__ == "__main__":

@@ -180,8 +180,6 @@ private:
   bool forTraining = false;
   mlir::ModuleOp module;
   llvm::StringMap<mlir::Value> values;
-  /// dynamicDimOf's answers so far.
-  llvm::DenseMap<mlir::Value, std::string> dynamicDims;
   /// Folded integer constants (shapes) with elements that are the size of
   /// a dynamic dimension (docs/dynamic.md): per element, "" or the
   /// dimension's name. The constant holds the dimension's max there; only

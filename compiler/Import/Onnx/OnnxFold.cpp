@@ -282,8 +282,11 @@ bool Importer::tryFold(const NodeProto &n) {
     // Axis 0 of a value with a dynamic dimension is that dimension (the
     // IR holds its max; modelc-check-dynamic-dims keeps it at axis 0).
     std::string dim = dynamicDimOf(n.input(0));
-    if (out && !dim.empty() && !out->data.empty() &&
-        intAttr(n, "start", 0) == 0) {
+    RankedTensorType type = valueType(n.input(0));
+    int64_t start = intAttr(n, "start", 0);
+    if (type && start < 0) // shapeOf's normalisation: -rank is axis 0
+      start = std::max<int64_t>(0, start + type.getRank());
+    if (out && !dim.empty() && !out->data.empty() && start == 0) {
       SmallVector<std::string> symbols(out->data.size());
       symbols[0] = dim;
       symbolicInts[n.output(0)] = symbols;

@@ -715,10 +715,6 @@ std::string Importer::dynamicDimOf(const std::string &name) {
     Value v = stack.pop_back_val();
     if (!seen.insert(v).second)
       continue;
-    if (auto known = dynamicDims.find(v); known != dynamicDims.end()) {
-      found = known->second;
-      break;
-    }
     if (auto arg = dyn_cast<BlockArgument>(v)) {
       auto function = cast<func::FuncOp>(arg.getOwner()->getParentOp());
       if (auto dims = function.getArgAttrOfType<ArrayAttr>(
@@ -733,7 +729,8 @@ std::string Importer::dynamicDimOf(const std::string &name) {
         stack.push_back(operand);
     });
   }
-  dynamicDims[root] = found;
+  // (Not cached: foldConverted erases ops, and a new value may take an
+  // erased one's address.)
   return found;
 }
 
@@ -821,6 +818,15 @@ FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
   SmallVector<std::string> resultNames;
   for (const onnx::ValueInfoProto &out : model.graph().output()) {
     Value v = values.lookup(out.name());
+    // A shape with a dynamic dimension's size would be output at the max.
+    if (!v && llvm::any_of(symbolsOf(out.name()),
+                           [](const std::string &s) { return !s.empty(); })) {
+      emitError(NameLoc::get(StringAttr::get(&context, path)))
+          << "output '" << out.name()
+          << "' is a shape computed from a dynamic dimension's size; not "
+             "supported yet (give --input-shape for a static build)";
+      return failure();
+    }
     if (!v)
       if (const onnx::TensorProto *c = constants.lookup(out.name())) {
         // An output computed at import (a folded shape computation).

@@ -497,9 +497,17 @@ double MatmulOp::getFlops() {
 
 std::string MatmulOp::whyNotSplit(llvm::function_ref<bool(Value)> isBatched,
                                   int64_t) {
-  return isBatched(getRhs()) && !isBatched(getLhs())
-             ? "its right operand carries the batch"
-             : "";
+  if (isBatched(getRhs()) && !isBatched(getLhs()))
+    return "its right operand carries the batch";
+  // A right operand with batch dimensions of its own pairs its matrix i
+  // with sample i: it would have to be split too.
+  ArrayRef<int64_t> rhs = getRhs().getType().getShape();
+  if (!isBatched(getRhs()) &&
+      rhs.size() == getResult().getType().getShape().size() && rhs.size() > 2 &&
+      rhs[0] != 1)
+    return "it pairs each sample with a matrix of a right operand that is "
+           "not split";
+  return "";
 }
 
 double LinearOp::getFlops() {
@@ -516,7 +524,13 @@ double GemmOp::getFlops() {
 
 std::string GemmOp::whyNotSplit(llvm::function_ref<bool(Value)> isBatched,
                                 int64_t) {
-  return isBatched(getB()) || getTransposeA()
-             ? "it does not keep the batch in the rows of its result"
-             : "";
+  if (isBatched(getB()) || getTransposeA())
+    return "it does not keep the batch in the rows of its result";
+  // A C of the result's shape adds its row i to sample i.
+  if (Value c = getC(); c && !isBatched(c)) {
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(c.getType()).getShape();
+    if (shape.size() == 2 && shape[0] != 1)
+      return "it adds a full-size C that is not split";
+  }
+  return "";
 }
