@@ -1908,6 +1908,24 @@ bool computesInF32(Operation *op) {
 
 } // namespace
 
+/// ABI 11: the table of dynamic dimensions (graph.dim, in declaration
+/// order) as `dims`, when there are any; returns their number.
+static size_t emitDimTable(llvm::raw_ostream &out,
+                           ArrayRef<PlanModule> planModules) {
+  if (planModules.empty())
+    return 0;
+  auto dims =
+      llvm::to_vector(ModuleOp(planModules.front().module).getOps<DimOp>());
+  if (dims.empty())
+    return 0;
+  out << "const modelc_dim_desc dims[] = {\n";
+  for (DimOp dim : dims)
+    out << "    {" << cString(dim.getSymName()) << ", " << dim.getMin() << ", "
+        << dim.getMax() << ", " << dim.getOpt() << "},\n";
+  out << "};\n";
+  return dims.size();
+}
+
 bool modelc::hostPrinterPrints(Operation *op) {
   return FunctionEmitter::kernels().prints(op);
 }
@@ -2174,18 +2192,7 @@ static void emitDescriptor(llvm::raw_ostream &out,
         << "},\n";
   }
   out << "};\n";
-  // ABI 11: the dynamic dimensions (graph.dim), in declaration order.
-  SmallVector<DimOp> dims;
-  if (!planModules.empty())
-    dims =
-        llvm::to_vector(ModuleOp(planModules.front().module).getOps<DimOp>());
-  if (!dims.empty()) {
-    out << "const modelc_dim_desc dims[] = {\n";
-    for (DimOp dim : dims)
-      out << "    {" << cString(dim.getSymName()) << ", " << dim.getMin()
-          << ", " << dim.getMax() << ", " << dim.getOpt() << "},\n";
-    out << "};\n";
-  }
+  size_t numDims = emitDimTable(out, planModules);
   out << "const modelc_model_desc model = {\n"
       << "    MODELC_ABI_VERSION,\n"
       << "    sizeof(modelc_model_desc),\n"
@@ -2233,8 +2240,7 @@ static void emitDescriptor(llvm::raw_ostream &out,
       flags += (flags.empty() ? "" : " | ") + std::string(name);
   out << "    weight_flags,\n";
   out << "    " << (flags.empty() ? "0u" : flags) << ",\n";
-  out << "    " << dims.size() << ", " << (dims.empty() ? "nullptr" : "dims")
-      << ",\n";
+  out << "    " << numDims << ", " << (numDims ? "dims" : "nullptr") << ",\n";
   out << "};\n\n"
       << "} // namespace\n\n"
       << "extern \"C\" __attribute__((visibility(\"default\"))) const "

@@ -63,8 +63,15 @@ def CheckDynamicDimsPass
       return %y : tensor<64x4xf32>
     }
     ```
-    After: the same, with `-> (tensor<64x4xf32> {graph.dims = ["batch",
-    ""]})`.
+    After:
+    ```mlir
+    graph.dim @batch 1 to 64 at 8
+    func.func @f(%x: tensor<64x4xf32> {graph.dims = ["batch", ""]})
+        -> (tensor<64x4xf32> {graph.dims = ["batch", ""]}) {
+      %y = graph.relu %x : tensor<64x4xf32>
+      return %y : tensor<64x4xf32>
+    }
+    ```
   }];
 }
 

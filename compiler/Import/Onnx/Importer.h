@@ -189,6 +189,13 @@ private:
   /// The first dynamic dimension any input of `node` has a symbolic
   /// element of, or "".
   std::string symbolicInput(const onnx::NodeProto &node) const;
+  /// tryFold's folds of shape computations on constant inputs `in`.
+  std::optional<IntTensor> foldInts(const onnx::NodeProto &n,
+                                    const llvm::SmallVector<IntTensor> &in);
+  /// tryFold's propagation of symbolicInts through `n` (its fold made a
+  /// result: `folded`); false after an error at `n`.
+  bool moveSymbols(const onnx::NodeProto &n,
+                   const llvm::SmallVector<IntTensor> &in, bool folded);
   /// Set by tryFold when it reported an error (a computation on the size
   /// of a dynamic dimension).
   bool foldError = false;

@@ -274,6 +274,151 @@ bool constantOfShape(Importer &im, const NodeProto &n, const IntTensor &shape) {
 
 } // namespace
 
+/// The folds of integer tensors (shape computations) on `in`, the
+/// inputs of `n` as constants.
+std::optional<IntTensor> Importer::foldInts(const NodeProto &n,
+                                            const SmallVector<IntTensor> &in) {
+  const std::string &type = n.op_type();
+  std::optional<IntTensor> out;
+  if (type == "Identity") {
+    out = in[0];
+  } else if (type == "Cast") {
+    int64_t to = intAttr(n, "to", 0);
+    if (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32) {
+      out = in[0];
+      out->int32 = to == onnx::TensorProto::INT32;
+    }
+  } else if (type == "Unsqueeze" || type == "Squeeze") {
+    std::optional<SmallVector<int64_t>> axes =
+        opset() < 13 ? intsAttr(n, "axes")
+                     : (in.size() > 1 && hasInput(n, 1)
+                            ? std::optional<SmallVector<int64_t>>(in[1].data)
+                            : std::nullopt);
+    if (type == "Squeeze" || axes)
+      out = unsqueeze(in[0], axes.value_or(SmallVector<int64_t>{}),
+                      type == "Unsqueeze");
+  } else if (type == "Concat") {
+    if (llvm::all_of(in,
+                     [](const IntTensor &t) { return t.dims.size() == 1; })) {
+      out = IntTensor{};
+      for (const IntTensor &t : in)
+        out->data.append(t.data.begin(), t.data.end());
+      out->dims = {static_cast<int64_t>(out->data.size())};
+    }
+  } else if (type == "Gather") {
+    if (intAttr(n, "axis", 0) == 0 && in.size() == 2)
+      out = gather(in[0], in[1]);
+  } else if (type == "Slice" && opset() >= 10 && in.size() >= 3) {
+    ArrayRef<int64_t> axes, steps;
+    if (in.size() > 3 && hasInput(n, 3))
+      axes = in[3].data;
+    if (in.size() > 4 && hasInput(n, 4))
+      steps = in[4].data;
+    size_t k = in[1].data.size();
+    if (in[2].data.size() == k && (axes.empty() || axes.size() == k) &&
+        (steps.empty() || steps.size() == k))
+      out = sliceNd(in[0], in[1].data, in[2].data, axes, steps);
+  } else if (type == "Neg" || type == "Abs") {
+    out = in[0];
+    for (int64_t &v : out->data) {
+      if (v == std::numeric_limits<int64_t>::min()) {
+        out.reset(); // its negation overflows: left to the converter
+        break;
+      }
+      v = type == "Neg" || v < 0 ? -v : v;
+    }
+  } else if (type == "Transpose") {
+    out = transposeOf(in[0], intsAttr(n, "perm"));
+  } else if ((type == "Add" || type == "Sub" || type == "Mul" ||
+              type == "Div") &&
+             in.size() == 2) {
+    out = arithmetic(in[0], in[1], type);
+  } else if (type == "Range" && in.size() == 3) {
+    int64_t start = in[0].data[0], limit = in[1].data[0], delta = in[2].data[0];
+    // At most 2^24 values, and no overflow on the way.
+    __int128 steps =
+        delta == 0
+            ? 0
+            : ((__int128)limit - start + delta - (delta > 0 ? 1 : -1)) / delta;
+    if (delta != 0 && steps <= (int64_t(1) << 24)) {
+      out = IntTensor{};
+      for (int64_t v = start; delta > 0 ? v < limit : v > limit; v += delta)
+        out->data.push_back(v);
+      out->dims = {static_cast<int64_t>(out->data.size())};
+    }
+  } else if (type == "ConstantOfShape") {
+    return std::nullopt; // folded before (constantOfShape)
+  } else if (type == "Reshape" && in.size() == 2) {
+    SmallVector<int64_t> dims = in[1].data;
+    int64_t known = 1, unknown = -1;
+    bool valid = true;
+    for (auto [i, d] : llvm::enumerate(dims)) {
+      if (d == 0 && i < in[0].dims.size())
+        d = in[0].dims[i];
+      if (d == -1)
+        unknown = i;
+      else if (d < 0 || __builtin_mul_overflow(known, d, &known))
+        valid = false;
+    }
+    if (!valid)
+      return std::nullopt;
+    if (unknown >= 0 && known > 0)
+      dims[unknown] = count(in[0]) / known;
+    out = IntTensor{dims, in[0].data};
+    if (count(*out) != count(in[0]))
+      out.reset();
+  }
+  return out;
+}
+
+/// Elements that are the size of a dynamic dimension (symbolicInts): data
+/// movement takes them along (the same fold on their names' indices);
+/// anything that computes with them is an error at `n` (false, foldError).
+bool Importer::moveSymbols(const NodeProto &n, const SmallVector<IntTensor> &in,
+                           bool folded) {
+  std::string dim = symbolicInput(n);
+  if (dim.empty())
+    return true;
+  const std::string &type = n.op_type();
+  static const llvm::StringSet<> moves = {"Identity", "Cast",      "Unsqueeze",
+                                          "Squeeze",  "Concat",    "Gather",
+                                          "Slice",    "Transpose", "Reshape"};
+  bool onlyData = true;
+  for (int i = 1; i < n.input_size(); ++i)
+    onlyData &=
+        type == "Concat" || !hasInput(n, i) || symbolsOf(n.input(i)).empty();
+  if (!moves.contains(type) || !onlyData) {
+    error(n) << "computes with the size of dynamic dimension '" << dim
+             << "' (from a Shape node); not supported yet (give "
+                "--input-shape for a static build)";
+    foldError = true;
+    return false;
+  }
+  std::vector<std::string> names = {""};
+  SmallVector<IntTensor> marks = in;
+  for (int i = 0; i < n.input_size(); ++i) {
+    if (i > 0 && type != "Concat")
+      break;
+    ArrayRef<std::string> symbols = symbolsOf(n.input(i));
+    for (size_t k = 0; k < marks[i].data.size(); ++k) {
+      std::string name = symbols.empty() ? "" : symbols[k];
+      auto at = llvm::find(names, name);
+      marks[i].data[k] = at - names.begin();
+      if (at == names.end())
+        names.push_back(name);
+    }
+  }
+  std::optional<IntTensor> moved = foldInts(n, marks);
+  if (folded && moved) {
+    SmallVector<std::string> symbols;
+    for (int64_t index : moved->data)
+      symbols.push_back(names[index]);
+    if (llvm::any_of(symbols, [](const std::string &s) { return !s.empty(); }))
+      symbolicInts[n.output(0)] = symbols;
+  }
+  return true;
+}
+
 bool Importer::tryFold(const NodeProto &n) {
   const std::string &type = n.op_type();
   std::optional<IntTensor> out;
@@ -336,147 +481,9 @@ bool Importer::tryFold(const NodeProto &n) {
       }
       return constantOfShape(*this, n, in[0]);
     }
-    // The fold of `in` (data movement and shape arithmetic).
-    auto fold =
-        [&](const SmallVector<IntTensor> &in) -> std::optional<IntTensor> {
-      std::optional<IntTensor> out;
-      if (type == "Identity") {
-        out = in[0];
-      } else if (type == "Cast") {
-        int64_t to = intAttr(n, "to", 0);
-        if (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32) {
-          out = in[0];
-          out->int32 = to == onnx::TensorProto::INT32;
-        }
-      } else if (type == "Unsqueeze" || type == "Squeeze") {
-        std::optional<SmallVector<int64_t>> axes =
-            opset() < 13
-                ? intsAttr(n, "axes")
-                : (in.size() > 1 && hasInput(n, 1)
-                       ? std::optional<SmallVector<int64_t>>(in[1].data)
-                       : std::nullopt);
-        if (type == "Squeeze" || axes)
-          out = unsqueeze(in[0], axes.value_or(SmallVector<int64_t>{}),
-                          type == "Unsqueeze");
-      } else if (type == "Concat") {
-        if (llvm::all_of(
-                in, [](const IntTensor &t) { return t.dims.size() == 1; })) {
-          out = IntTensor{};
-          for (const IntTensor &t : in)
-            out->data.append(t.data.begin(), t.data.end());
-          out->dims = {static_cast<int64_t>(out->data.size())};
-        }
-      } else if (type == "Gather") {
-        if (intAttr(n, "axis", 0) == 0 && in.size() == 2)
-          out = gather(in[0], in[1]);
-      } else if (type == "Slice" && opset() >= 10 && in.size() >= 3) {
-        ArrayRef<int64_t> axes, steps;
-        if (in.size() > 3 && hasInput(n, 3))
-          axes = in[3].data;
-        if (in.size() > 4 && hasInput(n, 4))
-          steps = in[4].data;
-        size_t k = in[1].data.size();
-        if (in[2].data.size() == k && (axes.empty() || axes.size() == k) &&
-            (steps.empty() || steps.size() == k))
-          out = sliceNd(in[0], in[1].data, in[2].data, axes, steps);
-      } else if (type == "Neg" || type == "Abs") {
-        out = in[0];
-        for (int64_t &v : out->data) {
-          if (v == std::numeric_limits<int64_t>::min()) {
-            out.reset(); // its negation overflows: left to the converter
-            break;
-          }
-          v = type == "Neg" || v < 0 ? -v : v;
-        }
-      } else if (type == "Transpose") {
-        out = transposeOf(in[0], intsAttr(n, "perm"));
-      } else if ((type == "Add" || type == "Sub" || type == "Mul" ||
-                  type == "Div") &&
-                 in.size() == 2) {
-        out = arithmetic(in[0], in[1], type);
-      } else if (type == "Range" && in.size() == 3) {
-        int64_t start = in[0].data[0], limit = in[1].data[0],
-                delta = in[2].data[0];
-        // At most 2^24 values, and no overflow on the way.
-        __int128 steps =
-            delta == 0
-                ? 0
-                : ((__int128)limit - start + delta - (delta > 0 ? 1 : -1)) /
-                      delta;
-        if (delta != 0 && steps <= (int64_t(1) << 24)) {
-          out = IntTensor{};
-          for (int64_t v = start; delta > 0 ? v < limit : v > limit; v += delta)
-            out->data.push_back(v);
-          out->dims = {static_cast<int64_t>(out->data.size())};
-        }
-      } else if (type == "ConstantOfShape") {
-        return std::nullopt; // folded before (constantOfShape)
-      } else if (type == "Reshape" && in.size() == 2) {
-        SmallVector<int64_t> dims = in[1].data;
-        int64_t known = 1, unknown = -1;
-        bool valid = true;
-        for (auto [i, d] : llvm::enumerate(dims)) {
-          if (d == 0 && i < in[0].dims.size())
-            d = in[0].dims[i];
-          if (d == -1)
-            unknown = i;
-          else if (d < 0 || __builtin_mul_overflow(known, d, &known))
-            valid = false;
-        }
-        if (!valid)
-          return std::nullopt;
-        if (unknown >= 0 && known > 0)
-          dims[unknown] = count(in[0]) / known;
-        out = IntTensor{dims, in[0].data};
-        if (count(*out) != count(in[0]))
-          out.reset();
-      }
-      return out;
-    };
-    out = fold(in);
-    // Elements that are the size of a dynamic dimension (symbolicInts):
-    // data movement takes them along (the same fold on their names'
-    // indices); anything that computes with them is an error.
-    std::string dim = symbolicInput(n);
-    if (!dim.empty()) {
-      static const llvm::StringSet<> moves = {
-          "Identity", "Cast",  "Unsqueeze", "Squeeze", "Concat",
-          "Gather",   "Slice", "Transpose", "Reshape"};
-      bool onlyData = true;
-      for (int i = 1; i < n.input_size(); ++i)
-        onlyData &= type == "Concat" || !hasInput(n, i) ||
-                    symbolsOf(n.input(i)).empty();
-      if (!moves.contains(type) || !onlyData) {
-        error(n) << "computes with the size of dynamic dimension '" << dim
-                 << "' (from a Shape node); not supported yet (give "
-                    "--input-shape for a static build)";
-        foldError = true;
-        return true;
-      }
-      std::vector<std::string> names = {""};
-      SmallVector<IntTensor> marks = in;
-      for (int i = 0; i < n.input_size(); ++i) {
-        if (i > 0 && type != "Concat")
-          break;
-        ArrayRef<std::string> symbols = symbolsOf(n.input(i));
-        for (size_t k = 0; k < marks[i].data.size(); ++k) {
-          std::string name = symbols.empty() ? "" : symbols[k];
-          auto at = llvm::find(names, name);
-          marks[i].data[k] = at - names.begin();
-          if (at == names.end())
-            names.push_back(name);
-        }
-      }
-      std::optional<IntTensor> moved = fold(marks);
-      if (out && moved) {
-        SmallVector<std::string> symbols;
-        for (int64_t index : moved->data)
-          symbols.push_back(names[index]);
-        if (llvm::any_of(symbols,
-                         [](const std::string &s) { return !s.empty(); }))
-          symbolicInts[n.output(0)] = symbols;
-      }
-    }
+    out = foldInts(n, in);
+    if (!moveSymbols(n, in, out.has_value()))
+      return true; // an error at the node (foldError)
   }
   if (!out)
     return false;
