@@ -189,6 +189,9 @@ private:
   /// The first dynamic dimension any input of `node` has a symbolic
   /// element of, or "".
   std::string symbolicInput(const onnx::NodeProto &node) const;
+  /// addInputs: an error for each --dim that no input's axis is called.
+  mlir::LogicalResult checkDimsUsed(const ImportOptions &options,
+                                    const llvm::StringSet<> &usedDims);
   /// tryFold's folds of shape computations on constant inputs `in`.
   std::optional<IntTensor> foldInts(const onnx::NodeProto &n,
                                     const llvm::SmallVector<IntTensor> &in);

@@ -511,6 +511,30 @@ LogicalResult Importer::checkSupported() {
   return failure();
 }
 
+/// --dim names a dimension some input's axis is called (dim_param).
+LogicalResult Importer::checkDimsUsed(const ImportOptions &options,
+                                      const llvm::StringSet<> &usedDims) {
+  bool ok = true;
+  for (const auto &dim : options.dims) {
+    if (usedDims.contains(dim.getKey()))
+      continue;
+    std::string params;
+    for (const onnx::ValueInfoProto &in : model.graph().input())
+      for (const auto &d : in.type().tensor_type().shape().dim())
+        if (d.has_dim_param() &&
+            params.find("'" + d.dim_param() + "'") == std::string::npos)
+          params += (params.empty() ? "" : ", ") + ("'" + d.dim_param() + "'");
+    emitError(NameLoc::get(StringAttr::get(&context, path)))
+        << "--dim names '" << dim.getKey()
+        << "', which no input's dimension is called ("
+        << (params.empty() ? std::string("the inputs name none")
+                           : "the inputs name " + params)
+        << ")";
+    ok = false;
+  }
+  return success(ok);
+}
+
 LogicalResult Importer::addInputs(const ImportOptions &options,
                                   func::FuncOp &function) {
   for (const onnx::TensorProto &t : model.graph().initializer()) {
@@ -637,23 +661,8 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
     names.push_back(in.name());
     axisDims.push_back(std::move(inputDims));
   }
-  for (const auto &dim : options.dims)
-    if (!usedDims.contains(dim.getKey())) {
-      std::string params;
-      for (const onnx::ValueInfoProto &in : model.graph().input())
-        for (const auto &d : in.type().tensor_type().shape().dim())
-          if (d.has_dim_param() &&
-              params.find("'" + d.dim_param() + "'") == std::string::npos)
-            params +=
-                (params.empty() ? "" : ", ") + ("'" + d.dim_param() + "'");
-      emitError(NameLoc::get(StringAttr::get(&context, path)))
-          << "--dim names '" << dim.getKey()
-          << "', which no input's dimension is called ("
-          << (params.empty() ? std::string("the inputs name none")
-                             : "the inputs name " + params)
-          << ")";
-      failedType = true;
-    }
+  if (failed(checkDimsUsed(options, usedDims)))
+    failedType = true;
   for (const auto &given : options.inputShapes)
     if (!llvm::is_contained(names, given.getKey().str())) {
       emitError(NameLoc::get(StringAttr::get(&context, path)))
