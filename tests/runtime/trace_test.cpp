@@ -147,4 +147,63 @@ TEST(Descriptor, RefusesMalformedTracePoints) {
   EXPECT_THROW(detail::checkDescriptor(desc, "m.so"), Error);
 }
 
+// ABI 11: the table of dynamic dimensions and the per-axis indices into it.
+TEST(Descriptor, RefusesMalformedDynamicDimensions) {
+  const char *devices[] = {"cpu"};
+  const uint64_t arena[] = {0};
+  const modelc_entry_fn run[] = {runEntry};
+  const int64_t shape[] = {8, 4};
+  int32_t axes[] = {0, -1};
+  modelc_tensor_desc input{"x", 0, 2, shape, axes};
+  modelc_entry_desc entry{"f", 1, &input, 0, nullptr};
+  modelc_dim_desc dims[] = {{"batch", 1, 8, 4}};
+  modelc_plan_desc plan{};
+  plan.name = "cpu";
+  plan.num_devices = 1;
+  plan.devices = devices;
+  plan.arena_bytes = arena;
+  plan.run = run;
+  modelc_model_desc desc{};
+  desc.abi_version = MODELC_ABI_VERSION;
+  desc.struct_size = sizeof desc;
+  desc.num_entries = 1;
+  desc.entries = &entry;
+  desc.num_plans = 1;
+  desc.plans = &plan;
+  desc.num_dims = 1;
+  desc.dims = dims;
+  auto refuses = [&](const std::string &text) {
+    try {
+      detail::checkDescriptor(desc, "m.so");
+      ADD_FAILURE() << "expected an error containing: " << text;
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos)
+          << e.what();
+    }
+  };
+  detail::DescriptorInfo info = detail::checkDescriptor(desc, "m.so");
+  ASSERT_EQ(info.dims.size(), 1u);
+  EXPECT_EQ(info.entries[0].inputs[0].dims,
+            (std::vector<std::string>{"batch", ""}));
+  dims[0].opt = 9; // above max
+  refuses("malformed dynamic dimension #0");
+  dims[0].opt = 4;
+  axes[0] = 1; // no such dimension
+  refuses("tensor 'x' has axis 0 of an unknown dynamic dimension, or not at "
+          "its max");
+  axes[0] = 0;
+  dims[0].max = 16; // the shape holds 8, not the max
+  dims[0].opt = 16;
+  refuses("tensor 'x' has axis 0 of an unknown dynamic dimension, or not at "
+          "its max");
+  dims[0].max = dims[0].opt = 8;
+  const float value[32] = {};
+  const void *defaults[] = {value};
+  entry.input_defaults = defaults; // a default has one fixed shape
+  refuses("input 'x' has a default and a dynamic dimension");
+  entry.input_defaults = nullptr;
+  desc.dims = nullptr;
+  refuses("malformed table of dynamic dimensions");
+}
+
 } // namespace
