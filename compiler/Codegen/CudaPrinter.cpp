@@ -193,8 +193,26 @@ public:
   /// (a tensor of no rows, no elements) launch nothing: the driver refuses
   /// an empty grid, and one block would make a row kernel, which trusts
   /// its grid, write row 0 of whatever buffer follows.
+  /// `count` (proportional to dimension 0 of `v`) at the run's size, as a
+  /// host expression: the number itself when `v` is static.
+  std::string runCount(int64_t count, Value v) {
+    if (!v || !context.sized)
+      return std::to_string(count);
+    return context.sized(count, v);
+  }
+  /// A grid of `blocks` at the max whose run's size is `runCount(blocks,
+  /// v)` (row kernels trust their grid): the launch's host expression,
+  /// empty when static.
+  std::string runBlocks(int64_t blocks, Value v) {
+    std::string run = runCount(blocks, v);
+    return run == std::to_string(blocks) ? std::string() : run;
+  }
+
+  /// `runGrid`: a host expression of the blocks at the run's size (a
+  /// dynamic dimension), `blocks` being those at the max.
   void launch(llvm::raw_ostream &task, const std::string &body, uint64_t blocks,
-              unsigned threads, bool barriers) {
+              unsigned threads, bool barriers,
+              const std::string &runGrid = std::string()) {
     if (blocks == 0) {
       task << "  // " << (name.empty() ? context.opName : StringRef(name))
            << ": no rows, nothing to launch\n";
@@ -212,25 +230,34 @@ public:
     if (params.empty())
       task << "nullptr";
     task << "};\n"
-         << "    const uint32_t grid[3] = {" << blocks
-         << "u, 1u, 1u}, block[3] = {" << threads << "u, 1u, 1u};\n"
+         << "    const uint32_t grid[3] = {"
+         << (runGrid.empty() ? std::to_string(blocks) + "u"
+                             : "static_cast<uint32_t>(" + runGrid + ")")
+         << ", 1u, 1u}, block[3] = {" << threads << "u, 1u, 1u};\n"
          << "    ctx->api->launch_kernel(ctx, " << context.device << ", "
          << kernel << ", grid, block, 0, args);\n"
          << "  }\n";
   }
 
   /// Launches `body` (which computes element `i`) once per element of
-  /// [0, count), in a grid-stride loop.
+  /// [0, count), in a grid-stride loop. `count` proportional to dimension 0
+  /// of `sizedBy`, when dynamic, is the run's: a parameter of the kernel.
   void launchMap(llvm::raw_ostream &task, int64_t count, int64_t extent,
-                 const std::string &body) {
+                 const std::string &body, Value sizedBy = Value()) {
     std::string idx = indexType(std::max(count, extent));
-    std::string loop = "  for (" + idx + " i = static_cast<" + idx +
-                       ">(blockIdx.x) * blockDim.x + threadIdx.x; i < " +
-                       std::to_string(count) + "; i += static_cast<" + idx +
-                       ">(gridDim.x) * blockDim.x) {\n" + body + "  }\n";
     unsigned threads = count < 256 ? rowThreads(count) : 256;
     uint64_t blocks = std::min<uint64_t>((count + threads - 1) / threads, 8192);
-    launch(task, loop, blocks, threads, false);
+    std::string bound = std::to_string(count), grid;
+    if (std::string run = runCount(count, sizedBy); run != bound && count) {
+      bound = raw("int64_t ", run);
+      grid = "std::min<int64_t>((" + run + " + " + std::to_string(threads - 1) +
+             ") / " + std::to_string(threads) + ", 8192)";
+    }
+    std::string loop = "  for (" + idx + " i = static_cast<" + idx +
+                       ">(blockIdx.x) * blockDim.x + threadIdx.x; i < " +
+                       bound + "; i += static_cast<" + idx +
+                       ">(gridDim.x) * blockDim.x) {\n" + body + "  }\n";
+    launch(task, loop, blocks, threads, false, grid);
   }
 
 private:
@@ -270,6 +297,14 @@ struct Emit {
   std::string store(Value v, const std::string &expr) {
     return storeElement(tensorType(v).getElementType(), expr, CodeFlavor::Gpu);
   }
+  /// `count` (proportional to dimension 0 of `v`) at the run's size when
+  /// that dimension is dynamic; empty when static.
+  std::string run(int64_t count, Value v) const {
+    if (!context.sized)
+      return std::string();
+    std::string text = context.sized(count, v);
+    return text == std::to_string(count) ? std::string() : text;
+  }
   /// The op's scratch not yet handed out (gpuScratchBytes' order).
   unsigned nextScratch = 0;
   llvm::DenseMap<Value, std::string> copiedConstants;
@@ -305,6 +340,9 @@ struct Emit {
     Type type;
     bool transA = false, transB = false;
     int64_t m = 0, n = 0, k = 0, batch = 1;
+    /// Host expressions of m and batch at the run's size (a dynamic
+    /// dimension 0); empty: the numbers.
+    std::string mRun, batchRun;
     std::string a, b, c, bias = "nullptr", cIn = "nullptr";
     int64_t lda = 0, ldb = 0, ldc = 0, strideA = 0, strideB = 0, strideC = 0;
     double alpha = 1.0, beta = 0.0;
@@ -321,8 +359,10 @@ struct Emit {
                                : 0)
          << "u;\n    g.flags = " << flags << "u;\n"
          << "    g.trans_a = " << g.transA << ";\n    g.trans_b = " << g.transB
-         << ";\n    g.m = " << g.m << ";\n    g.n = " << g.n
-         << ";\n    g.k = " << g.k << ";\n    g.batch = " << g.batch
+         << ";\n    g.m = " << (g.mRun.empty() ? std::to_string(g.m) : g.mRun)
+         << ";\n    g.n = " << g.n << ";\n    g.k = " << g.k
+         << ";\n    g.batch = "
+         << (g.batchRun.empty() ? std::to_string(g.batch) : g.batchRun)
          << ";\n    g.a = " << g.a << ";\n    g.lda = " << g.lda
          << ";\n    g.stride_a = " << g.strideA << ";\n    g.b = " << g.b
          << ";\n    g.ldb = " << g.ldb << ";\n    g.stride_b = " << g.strideB
@@ -412,7 +452,7 @@ LogicalResult emitFused(sched::FusedOp fused, Emit &e) {
   for (Operation *op : group)
     e.task << " " << op->getName().getStringRef();
   e.task << "\n";
-  k.launchMap(e.task, count, extent, body);
+  k.launchMap(e.task, count, extent, body, fused.getResult());
   return success();
 }
 
@@ -425,7 +465,7 @@ void emitFill(Emit &e, KernelBuilder &k, Value y, int64_t cols,
                      ", c = i % " + std::to_string(cols) + ";\n    (void)r;\n" +
                      "    (void)c;\n    " + out +
                      "[i] = " + e.store(y, valueOfRowCol) + ";\n";
-  k.launchMap(e.task, count, count, body);
+  k.launchMap(e.task, count, count, body, y);
 }
 
 bool sameFloatType(ArrayRef<Value> values) {
@@ -460,6 +500,7 @@ LogicalResult emitLinear(LinearOp linear, Emit &e) {
   g.k = x.back();
   g.n = tensorType(linear.getWeight()).getShape()[0];
   g.m = product(x) / std::max<int64_t>(g.k, 1);
+  g.mRun = e.run(g.m, linear.getInput());
   g.transB = true;
   FailureOr<std::string> a = e.pointer(linear, linear.getInput()),
                          b = e.pointer(linear, linear.getWeight());
@@ -556,7 +597,7 @@ LogicalResult emitIntegerProduct(Operation *op, const IntegerProduct &p,
   k1.launchMap(e.task, count,
                std::max({count, tensorType(p.a).getNumElements(),
                          tensorType(p.b).getNumElements()}),
-               body);
+               body, p.y);
   return success();
 }
 
@@ -592,8 +633,13 @@ LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
   int64_t batches = product(batch);
   std::optional<int64_t> sa = uniformBatchStride(a, batch),
                          sb = uniformBatchStride(b, batch);
+  // A dynamic dimension 0: the rows of one product, or the first batch
+  // dimension.
+  std::string runRows = batch.empty() ? e.run(g.m, matmul.getResult())
+                                      : e.run(batches, matmul.getResult());
   if (sa && sb) {
     g.batch = batches;
+    (batch.empty() ? g.mRun : g.batchRun) = runRows;
     g.a = *pa;
     g.b = *pb;
     g.c = pc;
@@ -644,6 +690,29 @@ LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
   g.strideA = *step(stridesA, from) * g.m * g.k;
   g.strideB = *step(stridesB, from) * g.k * g.n;
   g.strideC = g.m * g.n;
+  if (!runRows.empty()) {
+    // A dynamic first batch dimension: a host loop over the run's outer
+    // indices, the operands' offsets computed from each.
+    if (from == 0) {
+      g.batchRun = runRows;
+      g.a = *pa;
+      g.b = *pb;
+      g.c = pc;
+      e.gemm(g);
+      return success();
+    }
+    ArrayRef<int64_t> outerA = ArrayRef<int64_t>(stridesA).take_front(from),
+                      outerB = ArrayRef<int64_t>(stridesB).take_front(from);
+    e.task << "  for (int64_t o = 0; o < "
+           << e.run(product(outerDims), matmul.getResult()) << "; ++o)\n";
+    g.a = "(" + *pa + " + " + offsetExpr("o", outerDims, outerA) + " * " +
+          std::to_string(g.m * g.k) + ")";
+    g.b = "(" + *pb + " + " + offsetExpr("o", outerDims, outerB) + " * " +
+          std::to_string(g.k * g.n) + ")";
+    g.c = "(" + pc + " + o * " + std::to_string(inner * g.m * g.n) + ")";
+    e.gemm(g);
+    return success();
+  }
   SmallVector<int64_t> outerStrides = stridesOf(outerDims);
   for (int64_t i = 0; i < product(outerDims); ++i) {
     int64_t offA = 0, offB = 0;
@@ -678,6 +747,7 @@ LogicalResult emitGemmOp(GemmOp op, Emit &e) {
   g.transA = op.getTransposeA();
   g.transB = op.getTransposeB();
   g.m = y[0];
+  g.mRun = e.run(g.m, op.getResult());
   g.n = y[1];
   g.k = tensorType(op.getA()).getShape()[g.transA ? 0 : 1];
   g.lda = g.transA ? g.m : g.k;
@@ -760,7 +830,8 @@ LogicalResult emitConv(Conv2dOp conv, Emit &e) {
         "[((img * " + std::to_string(c) + " + ci) * " + std::to_string(h) +
         " + iy) * " + std::to_string(wd) + " + ix] : " + type + "(0);\n";
     e.task << "  // im2col\n";
-    k.launchMap(e.task, count, std::max(count, n * c * h * wd), body);
+    k.launchMap(e.task, count, std::max(count, n * c * h * wd), body,
+                conv.getInput());
     imageStride = rows * spatial;
   }
   std::string py = e.context.pointer(conv.getResult());
@@ -780,6 +851,7 @@ LogicalResult emitConv(Conv2dOp conv, Emit &e) {
     gm.n = spatial;
     gm.k = patch;
     gm.batch = n;
+    gm.batchRun = e.run(n, conv.getInput());
     gm.a = "(" + *pw + " + " + std::to_string(g * og * patch) + ")";
     gm.lda = patch;
     gm.strideA = 0;
@@ -839,7 +911,7 @@ LogicalResult emitConvTranspose2d(ConvTranspose2dOp conv, Emit &e) {
       e.load(conv.getWeight(), wAt) + ";\n        }\n      }\n" + "    " + out +
       "[i] = " + e.store(conv.getResult(), "sum") + ";\n";
   int64_t count = tensorType(conv.getResult()).getNumElements();
-  k.launchMap(e.task, count, count, body);
+  k.launchMap(e.task, count, count, body, conv.getResult());
   return success();
 }
 
@@ -859,15 +931,16 @@ LogicalResult emitSoftmax(Operation *op, Value input, int64_t axis, bool log,
                  out + ", " + std::to_string(len) + ", " +
                  std::to_string(inner) + ", " + (log ? "true" : "false") +
                  ");\n",
-             outer * ((inner + 31) / 32), 256, true);
+             outer * ((inner + 31) / 32), 256, true,
+             k.runBlocks(outer * ((inner + 31) / 32), input));
     return success();
   }
-  k.launch(e.task,
-           "  modelc_gpu::softmax_row<" +
-               tagOf(tensorType(input).getElementType()) + ">(" + in + ", " +
-               out + ", " + std::to_string(len) + ", " + std::to_string(inner) +
-               ", " + (log ? "true" : "false") + ");\n",
-           outer * inner, rowThreads(len), true);
+  k.launch(
+      e.task,
+      "  modelc_gpu::softmax_row<" + tagOf(tensorType(input).getElementType()) +
+          ">(" + in + ", " + out + ", " + std::to_string(len) + ", " +
+          std::to_string(inner) + ", " + (log ? "true" : "false") + ");\n",
+      outer * inner, rowThreads(len), true, k.runBlocks(outer * inner, input));
   return success();
 }
 
@@ -891,7 +964,7 @@ LogicalResult emitLayerNorm(LayerNormOp norm, Emit &e) {
           std::to_string(cols) + ", " +
           floatLiteral(norm.getEpsilon().convertToDouble(), CodeFlavor::Gpu) +
           ");\n",
-      rows, rowThreads(cols), true);
+      rows, rowThreads(cols), true, k.runBlocks(rows, norm.getInput()));
   return success();
 }
 
@@ -915,7 +988,7 @@ LogicalResult emitBatchNorm(BatchNormOp norm, Emit &e) {
       " * a;\n    " + out +
       "[i] = " + e.store(norm.getResult(), ld(0, "i") + " * a + b") + ";\n";
   int64_t count = tensorType(norm.getResult()).getNumElements();
-  k.launchMap(e.task, count, count, body);
+  k.launchMap(e.task, count, count, body, norm.getResult());
   return success();
 }
 
@@ -970,7 +1043,7 @@ LogicalResult emitPool(PoolOp pool, bool isMax, Emit &e) {
   int64_t count = tensorType(pool.getResult()).getNumElements();
   k.launchMap(e.task, count,
               std::max(count, tensorType(pool.getInput()).getNumElements()),
-              body);
+              body, pool.getResult());
   return success();
 }
 
@@ -1114,7 +1187,8 @@ LogicalResult emitGlobalAvgPool(GlobalAvgPoolOp pool, Emit &e) {
            "  modelc_gpu::global_avg_pool_plane<" +
                tagOf(tensorType(pool.getInput()).getElementType()) + ">(" + in +
                ", " + out + ", " + std::to_string(spatial) + ");\n",
-           x[0] * x[1], rowThreads(spatial), true);
+           x[0] * x[1], rowThreads(spatial), true,
+           k.runBlocks(x[0] * x[1], pool.getInput()));
   return success();
 }
 
@@ -1139,7 +1213,7 @@ void emitGatherCopy(Value input, Value result, const std::string &offset,
   int64_t count = tensorType(result).getNumElements();
   k.launchMap(e.task, count,
               std::max(count, tensorType(input).getNumElements()),
-              "    " + out + "[i] = " + in + "[" + offset + "];\n");
+              "    " + out + "[i] = " + in + "[" + offset + "];\n", result);
 }
 
 /// Where element `var` of a slice's result lies in its input: "base +
@@ -1228,7 +1302,9 @@ LogicalResult emitTiledTranspose(TransposeOp transpose, Emit &e,
       tileLoop("ta * 32 + j", "tb * 32 + tx",
                out + "[outBase + ia * " + str(outStrideOf[a]) +
                    " + ib] = tile[tx][j]");
-  k.launch(e.task, body, product(batchDims) * tilesA * tilesB, 256, true);
+  k.launch(
+      e.task, body, product(batchDims) * tilesA * tilesB, 256, true,
+      k.runBlocks(product(batchDims) * tilesA * tilesB, transpose.getInput()));
   return success();
 }
 
@@ -1259,7 +1335,8 @@ LogicalResult emitTranspose(TransposeOp transpose, Emit &e) {
   k.launchMap(e.task, count,
               std::max(count, tensorType(slice.getInput()).getNumElements()),
               "    const int64_t l = " + offset + ";\n    " + out +
-                  "[i] = " + in + "[" + sliceSource(slice, "l") + "];\n");
+                  "[i] = " + in + "[" + sliceSource(slice, "l") + "];\n",
+              transpose.getResult());
   return success();
 }
 
@@ -1296,7 +1373,7 @@ LogicalResult emitConcat(ConcatOp concat, Emit &e) {
     offset += xInner;
   }
   int64_t count = tensorType(concat.getResult()).getNumElements();
-  k.launchMap(e.task, count, count, body);
+  k.launchMap(e.task, count, count, body, concat.getResult());
   return success();
 }
 
@@ -1324,7 +1401,7 @@ LogicalResult emitGather(GatherOp gather, Emit &e) {
   int64_t count = tensorType(gather.getResult()).getNumElements();
   k.launchMap(e.task, count,
               std::max(count, tensorType(gather.getData()).getNumElements()),
-              body);
+              body, gather.getResult());
   return success();
 }
 
@@ -1536,7 +1613,8 @@ LogicalResult emitReduceColumns(Operation *op, int kind,
                         : std::string("acc")) +
       ";\n  }\n";
   k.named("reduce_columns");
-  k.launch(e.task, body, product(outerDims) * tiles, 256, true);
+  k.launch(e.task, body, product(outerDims) * tiles, 256, true,
+           k.runBlocks(product(outerDims) * tiles, input));
   return success();
 }
 
@@ -1582,7 +1660,8 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
               kind == 1 ? "acc / " + floatLiteral(static_cast<double>(len))
                         : std::string("acc")) +
       ";\n";
-  k.launch(e.task, body, product(keptDims), rowThreads(len), true);
+  k.launch(e.task, body, product(keptDims), rowThreads(len), true,
+           k.runBlocks(product(keptDims), input));
   return success();
 }
 
@@ -1648,7 +1727,8 @@ LogicalResult emitCumsumScan(CumsumOp cumsum, Emit &e, KernelBuilder &k,
       "];\n"
       "    __syncthreads();\n  }\n";
   k.named("cumsum_scan");
-  k.launch(e.task, body, lines, threads, true);
+  k.launch(e.task, body, lines, threads, true,
+           k.runBlocks(lines, cumsum.getInput()));
   return success();
 }
 
@@ -1685,7 +1765,7 @@ LogicalResult emitCumsum(CumsumOp cumsum, Emit &e) {
                   ? std::string("sum")
                   : "static_cast<" + cType(element) + ">(sum)") +
       ";\n" + (cumsum.getExclusive() ? "      sum += v;\n" : "") + "    }\n";
-  k.launchMap(e.task, lines, product(x), body);
+  k.launchMap(e.task, lines, product(x), body, cumsum.getInput());
   return success();
 }
 

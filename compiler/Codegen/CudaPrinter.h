@@ -4,8 +4,10 @@
 // issues work on that device's compute stream: kernels generated here (one
 // CUDA C++ source for the whole model, built by nvcc into a fatbin that
 // model.so embeds) launched with the ABI's `launch_kernel`, and matrix
-// products through the runtime's cuBLASLt (`gemm`). Shapes are static, so
-// each kernel is specialized to its op: sizes and strides are constants.
+// products through the runtime's cuBLASLt (`gemm`). Each kernel is
+// specialized to its op: sizes and strides are constants, except a dynamic
+// dimension 0 (docs/dynamic.md): its kernels take the run's element or row
+// count as a parameter and their grids are computed from it at launch.
 // Identical kernels (repeated layers) are emitted once.
 //
 //===----------------------------------------------------------------------===//
@@ -65,6 +67,10 @@ struct GpuOpContext {
   std::string what;
   /// A host C++ expression of a value's device address.
   std::function<std::string(mlir::Value)> pointer;
+  /// A host C++ expression of `count` (elements or rows, a multiple of
+  /// the value's dimension 0) at the run's size: the number itself unless
+  /// the value's dimension 0 is dynamic (docs/dynamic.md). Unset: static.
+  std::function<std::string(int64_t, mlir::Value)> sized;
   /// Arena offsets of the op's scratch (gpuScratchBytes), in order.
   std::vector<uint64_t> scratch;
   /// For ops that check indices (gpuOpChecksIndices): a host expression of

@@ -357,7 +357,7 @@ private:
   bool touchesDynamic(Operation *op);
   /// An error unless `op`, touching a dynamic dimension, is an op whose
   /// code takes its sizes at run time.
-  LogicalResult checkDynamicSupported(Operation *op);
+  LogicalResult checkDynamicSupported(Operation *op, bool onGpu = false);
 };
 
 /// Whether conv2d_weight_grad needs im2col columns: all but a pointwise
@@ -498,17 +498,36 @@ bool FunctionEmitter::touchesDynamic(Operation *op) {
          llvm::any_of(op->getResults(), dynamic);
 }
 
-LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op) {
+LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
+                                                     bool onGpu) {
   if (!touchesDynamic(op))
     return success();
+  if (onGpu) {
+    // The CUDA printer's kernels and products that take the run's size
+    // (CudaPrinter.cpp: runCount, Gemm::mRun); f16 and bf16 included.
+    Operation *named = namedOp(op);
+    bool supported =
+        isa<sched::FusedOp>(op) ||
+        (isa<LinearOp, MatmulOp, GemmOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
+             BatchNormOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp,
+             TransposeOp, ConcatOp, SliceOp, GatherOp, ReduceSumOp,
+             ReduceMeanOp, ReduceMaxOp, ReduceProdOp, CumsumOp, Conv2dOp,
+             ConvTranspose2dOp>(named));
+    if (supported)
+      return success();
+    return op->emitError("'")
+           << named->getName()
+           << "' with a dynamic dimension is not supported yet on a GPU "
+              "(docs/dynamic.md lists the ops that are)";
+  }
   // The code of these takes its sizes from sized(); every other op's
   // still assumes the max.
   bool supported =
-      isa<sched::FusedOp, LinearOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-          BatchNormOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp, TransposeOp,
-          ConcatOp, SliceOp, GatherOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
-          ReduceProdOp, CumsumOp, Conv2dOp, ConvTranspose2dOp, func::ReturnOp>(
-          op) ||
+      isa<sched::FusedOp, sched::GemmOp, LinearOp, GemmOp, SoftmaxOp,
+          LogSoftmaxOp, LayerNormOp, BatchNormOp, MaxPool2dOp, AvgPool2dOp,
+          GlobalAvgPoolOp, TransposeOp, ConcatOp, SliceOp, GatherOp,
+          ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp, CumsumOp,
+          Conv2dOp, ConvTranspose2dOp, func::ReturnOp>(op) ||
       (isAlias(op) && *getViewOffset(op) == 0);
   if (auto packed = dyn_cast<sched::PackedProductOp>(op))
     supported = !isHalf(tensorType(op->getResult(0)).getElementType());
@@ -851,8 +870,12 @@ LogicalResult FunctionEmitter::emitStridedMatmul(sched::GemmOp gemm) {
      << "  modelc_cpu::strided_matmul(ctx, " << lhs.pointer << ", "
      << lhs.transposed << ", " << lhs.ld << ", " << lhs.stride << ", "
      << rhs.pointer << ", " << rhs.transposed << ", " << rhs.ld << ", "
-     << rhs.stride << ", " << out(gemm) << ", " << m << ", " << n << ", " << k
-     << ", " << product(batch) << ");\n";
+     << rhs.stride << ", " << out(gemm) << ", "
+     << (batch.empty() ? sized(m, gemm.getResult()) : std::to_string(m)) << ", "
+     << n << ", " << k << ", "
+     << (batch.empty() ? std::to_string(product(batch))
+                       : sized(product(batch), gemm.getResult()))
+     << ");\n";
   return success();
 }
 
@@ -861,16 +884,19 @@ LogicalResult FunctionEmitter::emitGemm(GemmOp gemm) {
   ArrayRef<int64_t> y = shapeOf(gemm.getResult());
   bool ta = gemm.getTransposeA(), tb = gemm.getTransposeB();
   int64_t k = shapeOf(gemm.getA())[ta ? 0 : 1];
-  int64_t rows = 1, cols = 1;
+  int64_t cols = 1;
+  std::string rows = "1";
   if (Value c = gemm.getC()) {
     ArrayRef<int64_t> cs = shapeOf(c);
     if (cs.size() == 2) {
-      rows = cs[0];
+      rows = sized(cs[0], c);
       cols = cs[1];
     } else if (cs.size() == 1) {
       cols = cs[0];
     }
   }
+  // A dynamic dimension 0: the rows of A (not transposed) and of C.
+  std::string m = sized(y[0], gemm.getResult());
   double alpha = gemm.getAlpha().convertToDouble(),
          beta = gemm.getBeta().convertToDouble();
   Type element = tensorType(gemm.getA()).getElementType();
@@ -882,13 +908,13 @@ LogicalResult FunctionEmitter::emitGemm(GemmOp gemm) {
     };
     os << "  modelc_cpu::int_gemm<" << typeName(gemm.getA()) << ">(ctx, "
        << in(op, 0) << ", " << in(op, 1) << ", " << nullable(gemm.getC())
-       << ", " << out(op) << ", " << y[0] << ", " << y[1] << ", " << k << ", "
+       << ", " << out(op) << ", " << m << ", " << y[1] << ", " << k << ", "
        << ta << ", " << tb << ", " << scalar(alpha) << ", " << scalar(beta)
        << ", " << rows << ", " << cols << ");\n";
     return success();
   }
   os << "  modelc_cpu::gemm(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
-     << nullable(gemm.getC()) << ", " << out(op) << ", " << y[0] << ", " << y[1]
+     << nullable(gemm.getC()) << ", " << out(op) << ", " << m << ", " << y[1]
      << ", " << k << ", " << ta << ", " << tb << ", " << floatLiteral(alpha)
      << ", " << floatLiteral(beta) << ", " << rows << ", " << cols << ");\n";
   return success();
@@ -1367,12 +1393,6 @@ LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
               "after modelc-check-dynamic-dims moved or split it)";
   report.name = function.getSymName().str();
   if (plan.multiDevice) {
-    // Simulated devices run the CPU's code; GPU kernels and their grids do
-    // not take sizes at run time yet.
-    if (!dynamicLeading.empty() && llvm::is_contained(plan.gpu, true))
-      return function.emitError("a dynamic dimension on GPUs is not "
-                                "supported yet (plan '")
-             << plan.name << "'); the cpu and sim plans run it";
     if (failed(emitMultiDevice()))
       return failure();
     report.arenaBytes = arenaBytes;
@@ -1737,6 +1757,12 @@ LogicalResult FunctionEmitter::emitGpuTask(Operation *op, unsigned d,
     Operation *def = v.getDefiningOp();
     return def && def->getParentOp() == op ? name(result) : name(v);
   };
+  // Sizes at the run's: a value of the group's body (a product's result
+  // under its epilogue) has the group's result's dimension 0.
+  context.sized = [&](int64_t count, Value v) {
+    Operation *def = v.getDefiningOp();
+    return sized(count, def && def->getParentOp() == op ? result : v);
+  };
   if (auto it = scratchOffsets.find(op); it != scratchOffsets.end())
     context.scratch.assign(it->second.begin(), it->second.end());
   if (gpuOpChecksIndices(op)) {
@@ -1763,10 +1789,10 @@ LogicalResult FunctionEmitter::emitGpuTask(Operation *op, unsigned d,
 }
 
 LogicalResult FunctionEmitter::emitTask(Operation *op) {
-  if (failed(checkDynamicSupported(op)))
-    return failure();
   Value result = op->getNumResults() ? op->getResult(0) : Value();
   unsigned d = deviceOf(op);
+  if (failed(checkDynamicSupported(op, plan.gpu[d])))
+    return failure();
   std::string what = describeOp(op);
   emitWaits(op, d, false);
   SmallVector<Value> reads = valuesRead(op);
@@ -1818,7 +1844,10 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
        << "int entry_" << taskPrefix << "(modelc_run_ctx *ctx) {\n"
        << "  const modelc_runtime_api *api = ctx->api;\n";
   emitErrorWordClears();
-  graphCapturable = llvm::is_contained(plan.gpu, true);
+  // A captured CUDA graph replays its launches with the sizes it saw:
+  // a dynamic dimension launches anew each run.
+  graphCapturable =
+      llvm::is_contained(plan.gpu, true) && dynamicLeading.empty();
   for (Operation *op : ops) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       emitOutputsTask(ret);

@@ -170,7 +170,8 @@ void runGemm(const CublasLtApi &lt, const CudaApi &cuda, GemmState &state,
                          alignment(g.a, g.stride_a, elementBytes, g.batch),
                          alignment(cIn, g.stride_c, elementBytes, g.batch),
                          alignment(g.c, g.stride_c, elementBytes, g.batch)};
-  auto found = state.plans.find(g.site);
+  std::tuple<uint32_t, int64_t, int64_t> key(g.site, g.m, g.batch);
+  auto found = state.plans.find(key);
   if (found != state.plans.end() &&
       std::memcmp(found->second.alignment, aligned, sizeof aligned) != 0) {
     // The same site with less aligned data: plan again.
@@ -247,7 +248,7 @@ void runGemm(const CublasLtApi &lt, const CudaApi &cuda, GemmState &state,
                   ", batch " + std::to_string(g.batch) + ")");
     plan.algo = result.algo;
     plan.workspace = result.workspaceSize;
-    found = state.plans.emplace(g.site, plan).first;
+    found = state.plans.emplace(key, plan).first;
   }
   GemmPlan &plan = found->second;
   if (g.bias)

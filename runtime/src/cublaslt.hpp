@@ -10,7 +10,9 @@
 #include "modelc/abi.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 namespace modelc::detail {
@@ -83,7 +85,9 @@ struct GemmState {
   cublasLtHandle handle = nullptr;
   CUdeviceptr workspace = 0;
   size_t workspaceBytes = 0;
-  std::unordered_map<uint32_t, GemmPlan> plans;
+  /// Per call site and size: a dynamic dimension gives one site several
+  /// m or batch counts (docs/dynamic.md), each its own plan.
+  std::map<std::tuple<uint32_t, int64_t, int64_t>, GemmPlan> plans;
 };
 
 /// Issues `g` on `stream` of GPU `device` (its context is current). Throws

@@ -25,6 +25,8 @@
 #   5. The runtime's cuda device alone on the hand-made model (copies,
 #      events, a weight upload, a fatbin kernel).
 #   6. compute-sanitizer memcheck over every all-GPU plan, where installed.
+#      Before it: a dynamic batch (the CNN at batches 1, 3 and 8 from one
+#      model.so) on every GPU plan against the CPU plan's outputs.
 #   7. NaN through every epilogue of a GPU product (alpha, bias, residual
 #      add): must stay NaN. Tensors with no rows beside others. And a measurement: whether this GPU's cuBLASLt
 #      ReLU epilogue keeps NaN (modelc --gpu-relu-epilogue is safe only
@@ -157,6 +159,29 @@ if (( gpus >= 1 )); then
       rows+=("per-op cost|$mode|OK|$(python3 -c "print(f'{($b - $a) * 1e3 / ($chain_n - 1):.2f}')") us per GPU op (chain of $chain_n: $b ms, of 1: $a ms)")
     else
       rows+=("per-op cost|$mode|FAIL|see $LOG/chain.$mode.txt")
+      failed=1
+    fi
+  done
+fi
+
+# A dynamic batch: one model.so at batches 1, 3 and 8 on each GPU plan,
+# kernels and cuBLASLt plans sized from the run (docs/dynamic.md).
+if (( gpus >= 1 )) && [[ -f $M/dynamic.so ]]; then
+  runs=("dynamic.so h200" "dynamic.gpu.so h200")
+  (( gpus >= 2 )) && runs+=("dynamic.so h200x2")
+  for r in "${runs[@]}"; do
+    read -r so plan <<< "$r"
+    log="$LOG/$so.$plan.txt"
+    : > "$log"
+    ok=1
+    for n in 1 3 8; do
+      timeout 120 "$RUN" "$M/$so" --plan "$plan" --random-inputs --seed "$n" --dim batch="$n" \
+        --expect "output0=$M/dynamic.$n.npy" >> "$log" 2>&1 || ok=0
+    done
+    if (( ok )); then
+      rows+=("cnn dynamic ($so)|$plan|OK|batches 1, 3, 8 against the CPU plan")
+    else
+      rows+=("cnn dynamic ($so)|$plan|FAIL|$(grep -m1 -E 'error|MISMATCH' "$log" | cut -c1-150)")
       failed=1
     fi
   done

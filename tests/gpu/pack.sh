@@ -197,6 +197,21 @@ while read -r entry; do
     --compare-reference tests/e2e/Inputs/ops.ir --output-dir "$M/ops.$entry" >/dev/null
 done < "$M/ops.entries"
 
+# A dynamic batch (docs/dynamic.md): the CNN built for batches 1..8, plans
+# cpu, h200 as placed and h200x2, and every op on the GPU; the CPU plan's
+# outputs at batches 1, 3 and 8 (seed = batch) are check.sh's reference.
+sed -e 's/^func.func @forward(%x: tensor<1x3x32x32xf32>)/graph.dim @batch 1 to 1 at 1\nfunc.func @forward(%x: tensor<1x3x32x32xf32> {graph.dims = ["batch", "", "", ""]})/' \
+  examples/cnn.ir > "$M/cnn_dynamic.ir"
+modelc "$M/cnn_dynamic.ir" --dim batch=1..8@4 --random-weights=2 --save-weights="$M/dynamic.safetensors" \
+  --target=cpu --target=h200 --target=h200x2 "${gpuflags[@]}" -o "$M/dynamic.so"
+modelc "$M/cnn_dynamic.ir" --dim batch=1..8@4 --weights="$M/dynamic.safetensors" \
+  --target=cpu --target=h200 --place-all=cuda:0 "${gpuflags[@]}" -o "$M/dynamic.gpu.so"
+for n in 1 3 8; do
+  "$BUILD/bin/modelc-run" "$M/dynamic.so" --plan cpu --random-inputs --seed "$n" --dim batch="$n" \
+    --compare-reference "$M/cnn_dynamic.ir" --output "output0=$M/dynamic.$n.npy" >/dev/null
+done
+rm -f "$M/cnn_dynamic.ir"
+
 # Training on GPUs (docs/training.md): an MLP's step with SGD-momentum,
 # plans cpu (two replicas one after the other), h200 (both replicas on one
 # GPU) and h200x2 (a replica per GPU, their gradient buckets summed by NCCL
