@@ -2218,7 +2218,8 @@ static void emitDescriptor(llvm::raw_ostream &out,
         << p << "_num_trace_points, " << p << "_trace_points, "
         << (sumsOverReplicas(planModule.module) ? "MODELC_PLAN_REPLICA_SUMS"
                                                 : "0u")
-        << "},\n";
+        << ", " << planModule.regimeDim << ", " << planModule.regimeMin
+        << "LL, " << planModule.regimeMax << "LL},\n";
   }
   out << "};\n";
   size_t numDims = emitDimTable(out, planModules);

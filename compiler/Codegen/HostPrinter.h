@@ -59,6 +59,11 @@ struct PlanModule {
   std::string name;
   mlir::ModuleOp module;
   std::vector<std::string> devices;
+  /// A size regime (docs/dynamic.md): the plan runs sizes min..max of
+  /// dynamic dimension `regimeDim` (an index into the descriptor's
+  /// dimensions); -1: every size.
+  int32_t regimeDim = -1;
+  int64_t regimeMin = 0, regimeMax = 0;
 };
 
 /// What the emitter decided, for reports and tests.

@@ -636,6 +636,57 @@ def PlaceDevicesPass : Pass<"modelc-place", "::mlir::ModuleOp"> {
   ];
 }
 
+def SizeRegimesPass : Pass<"modelc-size-regimes", "::mlir::ModuleOp"> {
+  let summary = "Cuts a dynamic dimension's range where the best placement "
+                "changes.";
+  let description = [{
+    Size regimes (docs/dynamic.md): the right device for a model depends on
+    the size of its dynamic dimension (a batch of 1 belongs on the CPU next
+    to its data, a batch of 4096 on a GPU). For a module with one dynamic
+    dimension (`graph.dim`, min < max), this pass places a copy of the
+    module with modelc-place on `target` at sample sizes across the range
+    (min, the powers of two inside, opt, max), cuts the range between two
+    samples placed differently at the first size whose placement differs
+    from the smaller sample's (bisection), and while there are more than
+    `regimes` ranges merges the two neighbours whose merge costs least: the
+    merged range keeps whichever of the two placements has the lower sum of
+    estimated times over the samples of both (each placement timed at a
+    size by a copy pinned to it). Each range is placed at its `at` size:
+    opt when inside and placed alike, else the range's largest sample.
+
+    The module gets `device.regimes`, one dictionary per range in order:
+    `min`, `max`, `at`, `placement` (the devices and their op counts at
+    `at`), `estimated_s` (at `at`) and, from the second range on, `why`: the
+    estimates of the two neighbours' placements on both sides of the cut.
+    One range (a single-device target, or a placement that never changes)
+    gives no attribute. `report` writes the samples, the ranges and the cuts
+    as JSON. Nothing else changes: the driver builds one plan per range
+    (modelc `--regimes`).
+
+    Example (target h200x2, a two-layer MLP of 64 features, batch 1..4096;
+    docs/dynamic.md shows the report):
+    ```mlir
+    module attributes {device.regimes = [
+      {at = 2048, estimated_s = ..., max = 4095, min = 1,
+       placement = "cpu 4 ops"},
+      {at = 4096, estimated_s = ..., max = 4096, min = 4096,
+       placement = "cuda:0 4 ops", why = "..."}
+    ]}
+    ```
+  }];
+  let dependentDialects = ["::modelc::device::DeviceDialect"];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Preset name or JSON file of the target">,
+    Option<"regimes", "regimes", "unsigned", /*default=*/"4",
+           "The most ranges to cut the dimension into">,
+    Option<"placeAll", "place-all", "std::string", /*default=*/"\"\"",
+           "As modelc-place's place-all">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write the samples, ranges and cuts (JSON) to this file">,
+  ];
+}
+
 def DataParallelPass : Pass<"modelc-data-parallel", "::mlir::ModuleOp"> {
   let summary = "Splits the batch of each entry point over the accelerators.";
   let description = [{

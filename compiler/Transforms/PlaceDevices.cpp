@@ -9,6 +9,7 @@
 #include "compiler/Analysis/Placement.h"
 #include "compiler/Codegen/Backends.h"
 #include "compiler/Target/Target.h"
+#include "compiler/Transforms/BatchValues.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Device/IR/DeviceOps.h"
 #include "dialects/Graph/IR/GraphOps.h"
@@ -415,12 +416,47 @@ void PlaceDevicesPass::runOnOperation() {
   llvm::StringMap<Attribute> home;
   if (failed(checkTransferDevices(module, *t)))
     return signalPassFailure();
-  for (auto function : module.getOps<func::FuncOp>()) {
+  // Dynamic dimensions (docs/dynamic.md): the types hold each at its max;
+  // placement aims at its `opt` size. The task graph is built from a copy
+  // with every dimension at its opt, and the devices chosen there go to the
+  // ops of this module in the same order.
+  OwningOpRef<ModuleOp> atOpt;
+  std::string aims;
+  // A size regime's plan (modelc --regimes) aims at the size
+  // `device.regime_at` names instead.
+  auto regimeAt = module->getAttrOfType<DictionaryAttr>("device.regime_at");
+  for (DimOp dim : module.getOps<DimOp>()) {
+    int64_t aim = dim.getOpt();
+    if (auto at = regimeAt ? regimeAt.getAs<IntegerAttr>(dim.getSymName())
+                           : IntegerAttr())
+      aim = at.getInt();
+    if (aim != static_cast<int64_t>(dim.getMax())) {
+      if (!atOpt)
+        atOpt = module.clone();
+      specializeDim(*atOpt, dim.getSymName(), aim);
+      aims += (aims.empty() ? "" : ", ") + dim.getSymName().str() + " " +
+              std::to_string(aim);
+    }
+  }
+  ModuleOp sized = atOpt ? *atOpt : module;
+  for (auto [function, sizedFunction] :
+       llvm::zip(module.getOps<func::FuncOp>(), sized.getOps<func::FuncOp>())) {
     if (function.isExternal())
       continue;
     FunctionGraph g;
-    if (failed(buildGraph(function, *t, g)))
+    if (failed(buildGraph(sizedFunction, *t, g)))
       return signalPassFailure();
+    if (atOpt) {
+      // The nodes' ops, in the copy, by position in this module's body.
+      llvm::DenseMap<Operation *, Operation *> original;
+      for (auto [mine, copy] :
+           llvm::zip(function.getBody().front().getOperations(),
+                     sizedFunction.getBody().front().getOperations()))
+        original[&copy] = &mine;
+      for (Operation *&op : g.ops)
+        if (op)
+          op = original.lookup(op);
+    }
     PlacementOptions options;
     options.improve = improve;
     PlacementResult r = placeNodes(g.problem, options);
@@ -459,6 +495,8 @@ void PlaceDevicesPass::runOnOperation() {
     writeReport(functions, function, *t, g, r);
     writeDot(dotStream, function, *t, g, r);
   }
+  if (!aims.empty())
+    module->setAttr("device.placed_at", StringAttr::get(context, aims));
   module->setAttr("device.target", t->toAttr(context));
   // The estimate, for the driver's choice between placements.
   module->setAttr("device.estimated_makespan",
@@ -481,6 +519,9 @@ void PlaceDevicesPass::runOnOperation() {
     llvm::json::Object root{{"target", t->name},
                             {"devices", std::move(deviceList)},
                             {"functions", std::move(functions)}};
+    // Estimates and placement at these sizes of the dynamic dimensions.
+    if (!aims.empty())
+      root["placed_at"] = aims;
     std::string text;
     llvm::raw_string_ostream os(text);
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";

@@ -170,6 +170,9 @@ class Model:
             # Dynamic dimensions by name: {"batch": {"min", "max", "opt"}};
             # a TensorSpec's shape names them where an axis has one.
             "dims": core.dims(),
+            # The chosen plan's size regimes (modelc --regimes): a plan
+            # each, chosen per run from the size; [] for one plan.
+            "regimes": core.regimes(),
             "threads": core.num_threads(),
             "compiler_version": core.compiler_version(),
             "compiler_flags": core.compiler_flags(),

@@ -223,6 +223,18 @@ PYBIND11_MODULE(_core, m) {
              }
              return dims;
            })
+      .def("regimes",
+           [](const PyModel &self) {
+             py::list regimes;
+             for (const modelc::RegimeInfo &r : self.model.regimes()) {
+               py::dict regime;
+               regime["dim"] = r.dim;
+               regime["min"] = r.min;
+               regime["max"] = r.max;
+               regimes.append(regime);
+             }
+             return regimes;
+           })
       .def("compiler_version",
            [](const PyModel &self) { return self.model.compiler_version(); })
       .def("compiler_flags",

@@ -215,7 +215,7 @@ void check(modelc_run_ctx *ctx, uint32_t device, const void *ptr,
 
 void traceCallback(modelc_run_ctx *ctx, uint32_t point, uint32_t phase) {
   RunState &run = runOf(ctx);
-  const modelc_plan_desc &plan = *run.impl->plan;
+  const modelc_plan_desc &plan = *run.plan;
   if (point >= plan.num_trace_points || phase > MODELC_TRACE_END) {
     run.reportError("trace point #" + std::to_string(point) + " (phase " +
                     std::to_string(phase) + "): the plan has " +

@@ -177,6 +177,57 @@ OpenedModel openModel(const std::string &path) {
   return opened;
 }
 
+/// Size regimes (ABI 12): the consecutive plans of one name, each for a
+/// range of one dynamic dimension, together covering its range in order,
+/// with one device list.
+static void checkRegimes(const modelc_model_desc &desc,
+                         const std::string &where) {
+  for (uint32_t i = 0; i < desc.num_plans;) {
+    const modelc_plan_desc &first = desc.plans[i];
+    uint32_t end = i + 1;
+    while (end < desc.num_plans &&
+           std::string(desc.plans[end].name) == first.name)
+      ++end;
+    bool regimes = first.regime_max > 0;
+    std::string plan = where + ": plan '" + first.name + "'";
+    if (!regimes && end - i > 1)
+      throw Error(plan + " appears " + std::to_string(end - i) +
+                  " times without size regimes");
+    if (regimes) {
+      if (first.regime_dim < 0 ||
+          static_cast<uint32_t>(first.regime_dim) >= desc.num_dims)
+        throw Error(plan + ": size regimes of an unknown dimension #" +
+                    std::to_string(first.regime_dim));
+      const modelc_dim_desc &dim = desc.dims[first.regime_dim];
+      int64_t next = dim.min;
+      for (uint32_t k = i; k < end; ++k) {
+        const modelc_plan_desc &r = desc.plans[k];
+        bool sameDevices = r.num_devices == first.num_devices;
+        for (uint32_t d = 0; sameDevices && d < r.num_devices; ++d)
+          sameDevices = r.devices[d] && first.devices[d] &&
+                        std::string(r.devices[d]) == first.devices[d];
+        if (r.regime_dim != first.regime_dim || r.regime_min != next ||
+            r.regime_max < r.regime_min || r.regime_max > dim.max ||
+            !sameDevices)
+          throw Error(plan + ": malformed size regime #" +
+                      std::to_string(k - i) + " (" +
+                      std::to_string(r.regime_min) + ".." +
+                      std::to_string(r.regime_max) + " of dimension '" +
+                      dim.name + "', " + std::to_string(dim.min) + ".." +
+                      std::to_string(dim.max) + ")");
+        next = r.regime_max + 1;
+      }
+      if (next != dim.max + 1)
+        throw Error(plan + ": its size regimes end at " +
+                    std::to_string(next - 1) +
+                    ", before the end of "
+                    "dimension '" +
+                    dim.name + "' (" + std::to_string(dim.max) + ")");
+    }
+    i = end;
+  }
+}
+
 DescriptorInfo checkDescriptor(const modelc_model_desc &desc,
                                const std::string &path) {
   std::string where = "model " + modelName(path);
@@ -236,6 +287,7 @@ DescriptorInfo checkDescriptor(const modelc_model_desc &desc,
         throw Error(where + ": plan '" + std::string(p.name) +
                     "' has a malformed trace point #" + std::to_string(t));
   }
+  checkRegimes(desc, where);
   return info;
 }
 

@@ -143,9 +143,15 @@ void setUpDevices(Model::Impl &impl) {
     Device &device = *impl.devices[d];
     device.setUp();
     for (uint32_t w = 0; w < numWeights; ++w) {
-      bool resident = impl.plan->weight_devices
-                          ? impl.plan->weight_devices[d * numWeights + w] != 0
-                          : d == 0;
+      // Where any size regime keeps it.
+      bool resident = false;
+      for (const modelc_plan_desc *p :
+           impl.regimes.empty()
+               ? std::vector<const modelc_plan_desc *>{impl.plan}
+               : impl.regimes)
+        resident |= p->weight_devices
+                        ? p->weight_devices[d * numWeights + w] != 0
+                        : d == 0;
       if (resident)
         device.makeResident(w, impl.weights.pointers[w], impl.desc->weights[w]);
     }
@@ -251,6 +257,17 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
       detail::choosePlan(plans, options.plan, machine, where);
   impl->plan = &impl->desc->plans[choice.plan];
   impl->planName = impl->plan->name;
+  if (impl->plan->regime_max > 0) {
+    // The target's size regimes: the consecutive plans of its name.
+    uint32_t first = choice.plan;
+    while (first > 0 && impl->planName == impl->desc->plans[first - 1].name)
+      --first;
+    for (uint32_t p = first; p < impl->desc->num_plans &&
+                             impl->planName == impl->desc->plans[p].name;
+         ++p)
+      impl->regimes.push_back(&impl->desc->plans[p]);
+    impl->plan = impl->regimes.front();
+  }
   makeDevices(*impl, choice, cuda, where);
   if (options.cuda_graphs)
     enableGraphs(*impl, where);
@@ -329,7 +346,7 @@ std::unique_ptr<RunResources> Model::Impl::acquireResources(std::size_t entry) {
   auto resources = std::make_unique<RunResources>();
   resources->events.setDeviceEvents(hasGpu(*this));
   for (uint32_t d = 0; d < plan->num_devices; ++d) {
-    uint64_t bytes = plan->arena_bytes[entry * plan->num_devices + d];
+    uint64_t bytes = arenaBytes(entry, d);
     std::unique_ptr<detail::DeviceRun> run =
         devices[d]->allocate(bytes, entries[entry].name);
     if (multiDevice) {
@@ -358,6 +375,14 @@ std::unique_ptr<RunResources> Model::Impl::acquireResources(std::size_t entry) {
   return resources;
 }
 
+uint64_t Model::Impl::arenaBytes(std::size_t entry, uint32_t device) const {
+  uint64_t bytes = 0;
+  for (const modelc_plan_desc *p :
+       regimes.empty() ? std::vector<const modelc_plan_desc *>{plan} : regimes)
+    bytes = std::max(bytes, p->arena_bytes[entry * p->num_devices + device]);
+  return bytes;
+}
+
 void Model::Impl::releaseResources(std::size_t entry,
                                    std::unique_ptr<RunResources> resources) {
   std::lock_guard<std::mutex> lock(resourceMutex);
@@ -380,8 +405,16 @@ const std::string &Model::plan_note() const { return impl_->planNote; }
 std::vector<std::string> Model::plans() const {
   std::vector<std::string> names;
   for (uint32_t p = 0; p < impl_->desc->num_plans; ++p)
-    names.push_back(impl_->desc->plans[p].name);
+    if (names.empty() || names.back() != impl_->desc->plans[p].name)
+      names.push_back(impl_->desc->plans[p].name);
   return names;
+}
+std::vector<RegimeInfo> Model::regimes() const {
+  std::vector<RegimeInfo> list;
+  for (const modelc_plan_desc *p : impl_->regimes)
+    list.push_back(
+        {impl_->dims[p->regime_dim].name, p->regime_min, p->regime_max});
+  return list;
 }
 std::size_t Model::gpu_kernels() const {
   return impl_->desc->gpu_image ? impl_->desc->num_kernels : 0;
@@ -411,8 +444,7 @@ Tensor Model::weight(const std::string &name) const {
 }
 
 uint64_t Model::arena_bytes(const std::string &entry) const {
-  std::size_t index = impl_->entryIndex(entry);
-  return impl_->plan->arena_bytes[index * impl_->plan->num_devices];
+  return impl_->arenaBytes(impl_->entryIndex(entry), 0);
 }
 
 std::string describe(const TensorInfo &t, const std::vector<DimInfo> &dims) {
@@ -544,12 +576,12 @@ void drainStreams(RunResources &resources) {
 int runOnStreams(Model::Impl &impl, std::size_t index, RunState &state) {
   RunResources &resources = *state.resources;
   modelc_run_ctx *ctx = state.ctx;
-  std::size_t numEvents =
-      impl.plan->num_events ? impl.plan->num_events[index] : 0;
+  const modelc_plan_desc &plan = *state.plan;
+  std::size_t numEvents = plan.num_events ? plan.num_events[index] : 0;
   if (impl.captureOrigin && resources.capture.warm) {
     impl.captureOrigin->runCaptured(state, [&] {
       resources.events.reset(numEvents);
-      int status = state.error.empty() ? impl.plan->run[index](ctx) : 1;
+      int status = state.error.empty() ? plan.run[index](ctx) : 1;
       drainStreams(resources);
       return status;
     });
@@ -561,7 +593,7 @@ int runOnStreams(Model::Impl &impl, std::size_t index, RunState &state) {
   resources.capture.warm = true;
   resources.events.reset(numEvents);
   resources.replicaSums.reset();
-  int status = impl.plan->run[index](ctx);
+  int status = plan.run[index](ctx);
   drainStreams(resources);
   for (const std::unique_ptr<Device> &device : impl.devices)
     device->finish(state);
@@ -610,6 +642,7 @@ void Model::run_into(const std::string &entry,
   modelc_run_ctx ctx{};
   RunState state;
   state.impl = &impl;
+  state.plan = impl.regimes.empty() ? impl.plan : impl.planFor(sizes);
   state.entry = index;
   state.entryInfo = &info;
   state.resources = resources.get();
@@ -633,7 +666,13 @@ void Model::run_into(const std::string &entry,
   ctx.dims = sizes.empty() ? nullptr : sizes.data();
   if (resources->trace) {
     state.trace = resources->trace.get();
-    state.trace->begin(entry);
+    std::string regime;
+    if (!impl.regimes.empty())
+      regime = "regime " + impl.dims[state.plan->regime_dim].name + " " +
+               std::to_string(state.plan->regime_min) + ".." +
+               std::to_string(state.plan->regime_max) + " of plan '" +
+               impl.planName + "'";
+    state.trace->begin(entry, state.plan, regime);
     ctx.trace = detail::traceCallback;
   }
   // A distributed run's collectives: one run at a time in the process.
@@ -641,7 +680,7 @@ void Model::run_into(const std::string &entry,
   if (impl.comm && impl.comm->size() > 1)
     collectives = std::unique_lock<std::mutex>(impl.comm->runs());
   int status = impl.multiDevice ? runOnStreams(impl, index, state)
-                                : impl.plan->run[index](&ctx);
+                                : state.plan->run[index](&ctx);
   if (collectives)
     collectives.unlock();
   if (state.trace)
@@ -651,6 +690,19 @@ void Model::run_into(const std::string &entry,
     throw Error(
         "running '" + entry + "' of model " + detail::modelName(impl.path) +
         " failed: " + (state.error.empty() ? "unknown error" : state.error));
+}
+
+int Model::regime_of(const std::string &entry,
+                     const std::vector<Tensor> &inputs) const {
+  const EntryInfo &info = this->entry(entry);
+  std::vector<int64_t> sizes = dimSizes(impl_->dims, info.inputs, inputs);
+  if (impl_->regimes.empty())
+    return -1;
+  const modelc_plan_desc *plan = impl_->planFor(sizes);
+  for (std::size_t r = 0; r < impl_->regimes.size(); ++r)
+    if (impl_->regimes[r] == plan)
+      return static_cast<int>(r);
+  return -1;
 }
 
 std::vector<std::vector<int64_t>>

@@ -28,6 +28,21 @@ struct Model::Impl {
   /// The seal of the model file (checked at load; see integrity.hpp).
   modelc_file_seal seal{};
   const modelc_plan_desc *plan = nullptr;
+  /// Size regimes (docs/dynamic.md): the plans of the chosen plan's name,
+  /// each for a range of one dynamic dimension, in order (`plan` is the
+  /// first); empty when one plan runs every size. They share the devices;
+  /// a device holds the weights any of them keeps there, and a run's
+  /// arenas are the largest any of them plans.
+  std::vector<const modelc_plan_desc *> regimes;
+  /// Bytes of `entry`'s arena on `device`: the most any regime plans.
+  uint64_t arenaBytes(std::size_t entry, uint32_t device) const;
+  /// The plan that runs sizes `sizes` of the dynamic dimensions.
+  const modelc_plan_desc *planFor(const std::vector<int64_t> &sizes) const {
+    for (const modelc_plan_desc *r : regimes)
+      if (sizes[r->regime_dim] <= r->regime_max)
+        return r;
+    return plan;
+  }
   std::string planName, compilerVersion, compilerFlags;
   // Why the default choice fell back from a GPU plan, or empty.
   std::string planNote;

@@ -51,6 +51,8 @@ struct RunResources {
 /// What report_error and the callbacks need during one run.
 struct RunState {
   Model::Impl *impl = nullptr;
+  /// The plan of the run: the model's, or its size regime's.
+  const modelc_plan_desc *plan = nullptr;
   std::size_t entry = 0;
   const EntryInfo *entryInfo = nullptr;
   RunResources *resources = nullptr;

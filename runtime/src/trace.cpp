@@ -184,7 +184,7 @@ namespace detail {
 RunTrace::RunTrace(Trace &trace, const modelc_plan_desc &plan,
                    const std::vector<std::string> &deviceNames,
                    bool multiDevice)
-    : trace(trace), plan(plan) {
+    : trace(trace), plan(&plan) {
   for (const std::string &device : deviceNames) {
     tracks.push_back(multiDevice ? device + " compute" : device);
     tracks.push_back(device + " copy");
@@ -192,21 +192,24 @@ RunTrace::RunTrace(Trace &trace, const modelc_plan_desc &plan,
   open.assign(tracks.size(), -1.0);
 }
 
-void RunTrace::begin(const std::string &entry) {
+void RunTrace::begin(const std::string &entry, const modelc_plan_desc *runPlan,
+                     const std::string &regime) {
   std::lock_guard<std::mutex> lock(mutex);
+  if (runPlan)
+    plan = runPlan;
   run = trace.begin_run();
   slices.clear();
   records.clear();
   waits.clear();
   std::fill(open.begin(), open.end(), -1.0);
-  runName = "run " + entry;
+  runName = "run " + entry + (regime.empty() ? "" : " (" + regime + ")");
   runStart = trace.now_us();
 }
 
 void RunTrace::point(uint32_t point, uint32_t phase) {
   double now = trace.now_us();
   std::lock_guard<std::mutex> lock(mutex);
-  const modelc_trace_point &p = plan.trace_points[point];
+  const modelc_trace_point &p = plan->trace_points[point];
   std::size_t track = 2 * std::size_t(p.device);
   if (phase == MODELC_TRACE_BEGIN) {
     open[track] = now;

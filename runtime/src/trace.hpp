@@ -24,7 +24,11 @@ public:
   RunTrace(Trace &trace, const modelc_plan_desc &plan,
            const std::vector<std::string> &deviceNames, bool multiDevice);
 
-  void begin(const std::string &entry);
+  /// A run of `entry` by `runPlan` (a size regime's plan, named in the
+  /// run's slice by `regime`; else the plan it was made for) begins.
+  void begin(const std::string &entry,
+             const modelc_plan_desc *runPlan = nullptr,
+             const std::string &regime = std::string());
   /// Trace point `point` began or ended (MODELC_TRACE_*), now.
   void point(uint32_t point, uint32_t phase);
   /// A copy on `device`'s copy stream began (or, `end`, ended) now.
@@ -42,7 +46,7 @@ private:
     double time;
   };
   Trace &trace;
-  const modelc_plan_desc &plan;
+  const modelc_plan_desc *plan;
   std::mutex mutex;                // streams of several devices record at once
   std::vector<std::string> tracks; // [2 * device + stream]
   std::vector<double> open;        // per track: when its slice began, or -1

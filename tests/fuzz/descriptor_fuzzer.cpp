@@ -180,6 +180,12 @@ modelc_model_desc build(FuzzedDataProvider &in, Arena &a) {
       a.runs.back().push_back(in.ConsumeIntegralInRange(0, 15) ? dummyEntry
                                                                : nullptr);
     p.run = a.runs.back().data();
+    // ABI 12: size regimes, of any dimension and range.
+    if (in.ConsumeBool()) {
+      p.regime_dim = in.ConsumeIntegralInRange<int32_t>(-1, 2);
+      p.regime_min = in.ConsumeIntegralInRange<int64_t>(-1, 9);
+      p.regime_max = in.ConsumeIntegralInRange<int64_t>(-1, 9);
+    }
     a.plans.push_back(p);
   }
   desc.plans = desc.num_plans ? a.plans.data() : nullptr;

@@ -68,3 +68,31 @@ def test_compile_with_dims_from_an_onnx_export(onnx_file, torch_module,
                                    atol=1e-5)
     with pytest.raises(ValueError, match=r"dims\['batch'\]: expected"):
         modelc.compile(onnx_file, dims={"batch": (1,)})
+
+
+def test_size_regimes(modelc_tool, workdir):
+    """A model whose best placement changes with the batch (modelc
+    --regimes, docs/dynamic.md): a plan per size regime in one model.so,
+    chosen per run; every size against numpy on the model's weights."""
+    from conftest import ROOT
+    import os
+    path = modelc.compile(
+        os.path.join(ROOT, "tests", "e2e", "Inputs", "regimes.ir"),
+        output=str(workdir / "regimes.so"), target="cpu+sim2",
+        random_weights=1)
+    model = modelc.load(path)
+    info = model.info()
+    assert info["plan"] == "cpu+sim2"
+    assert info["plans"] == ["cpu+sim2"]
+    assert info["regimes"] == [{"dim": "batch", "min": 1, "max": 520},
+                               {"dim": "batch", "min": 521, "max": 4096}]
+    w = {k: np.asarray(v) for k, v in model.state_dict().items()}
+    rng = np.random.default_rng(2)
+    for n in (6, 600, 520, 521, 1):
+        x = rng.standard_normal((n, 64), dtype=np.float32)
+        h = np.tanh(x @ w["w1"].T + w["b1"])
+        logits = h @ w["w2"].T
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(model.run(x), e / e.sum(axis=1,
+                                                           keepdims=True),
+                                   rtol=1e-4, atol=1e-6)

@@ -206,4 +206,66 @@ TEST(Descriptor, RefusesMalformedDynamicDimensions) {
   refuses("malformed table of dynamic dimensions");
 }
 
+// ABI 12: a target's size regimes are consecutive plans of one name and
+// devices whose ranges of one dimension cover its range in order.
+TEST(Descriptor, RefusesMalformedSizeRegimes) {
+  const char *devices[] = {"cpu", "sim:0"};
+  const char *otherDevices[] = {"cpu", "sim:1"};
+  const uint64_t arena[] = {0, 0};
+  const modelc_entry_fn run[] = {runEntry};
+  const int64_t shape[] = {8, 4};
+  int32_t axes[] = {0, -1};
+  modelc_tensor_desc input{"x", 0, 2, shape, axes};
+  modelc_entry_desc entry{"f", 1, &input, 0, nullptr};
+  modelc_dim_desc dims[] = {{"batch", 1, 8, 4}};
+  modelc_plan_desc plans[2] = {};
+  for (modelc_plan_desc &p : plans) {
+    p.name = "cpu+sim2";
+    p.num_devices = 2;
+    p.devices = devices;
+    p.arena_bytes = arena;
+    p.run = run;
+    p.regime_dim = 0;
+  }
+  plans[0].regime_min = 1;
+  plans[0].regime_max = 3;
+  plans[1].regime_min = 4;
+  plans[1].regime_max = 8;
+  modelc_model_desc desc{};
+  desc.abi_version = MODELC_ABI_VERSION;
+  desc.struct_size = sizeof desc;
+  desc.num_entries = 1;
+  desc.entries = &entry;
+  desc.num_plans = 2;
+  desc.plans = plans;
+  desc.num_dims = 1;
+  desc.dims = dims;
+  auto refuses = [&](const std::string &text) {
+    try {
+      detail::checkDescriptor(desc, "m.so");
+      ADD_FAILURE() << "expected an error containing: " << text;
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos)
+          << e.what();
+    }
+  };
+  EXPECT_NO_THROW(detail::checkDescriptor(desc, "m.so"));
+  plans[1].regime_min = 5; // a gap: 4 runs nowhere
+  refuses("plan 'cpu+sim2': malformed size regime #1 (5..8 of dimension "
+          "'batch', 1..8)");
+  plans[1].regime_min = 4;
+  plans[1].regime_max = 7; // 8 runs nowhere
+  refuses("plan 'cpu+sim2': its size regimes end at 7, before the end of "
+          "dimension 'batch' (8)");
+  plans[1].regime_max = 8;
+  plans[1].devices = otherDevices;
+  refuses("malformed size regime #1");
+  plans[1].devices = devices;
+  plans[0].regime_dim = plans[1].regime_dim = 1;
+  refuses("size regimes of an unknown dimension #1");
+  plans[0].regime_dim = plans[1].regime_dim = 0;
+  plans[0].regime_max = plans[1].regime_max = 0; // two plans of one name
+  refuses("plan 'cpu+sim2' appears 2 times without size regimes");
+}
+
 } // namespace

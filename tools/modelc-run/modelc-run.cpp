@@ -652,11 +652,23 @@ void profile(const Options &o, modelc::Model &model,
   for (const auto &[run, us] : runTimes)
     runList.push_back(us);
   double runMedian = median(runList);
+  // The size regime these inputs ran (docs/dynamic.md).
+  std::string regime;
+  if (int r = model.regime_of(entry.name, inputs); r >= 0) {
+    modelc::RegimeInfo info = model.regimes()[r];
+    regime = "regime " + info.dim + " " + std::to_string(info.min) + ".." +
+             std::to_string(info.max);
+  }
   if (o.profile == "json") {
-    std::printf("{\"entry\": \"%s\", \"plan\": \"%s\", \"runs\": %zu, "
-                "\"run_median_us\": %.3f, \"ops\": [\n",
-                entry.name.c_str(), model.plan().c_str(), runTimes.size(),
-                runMedian);
+    std::printf(
+        "{\"entry\": \"%s\", \"plan\": \"%s\", %s\"runs\": %zu, "
+        "\"run_median_us\": %.3f, \"ops\": [\n",
+        entry.name.c_str(), model.plan().c_str(),
+        regime.empty()
+            ? ""
+            : ("\"regime\": " + modelc::Trace::json_string(regime) + ", ")
+                  .c_str(),
+        runTimes.size(), runMedian);
     for (size_t i = 0; i < sorted.size(); ++i) {
       const Row &r = sorted[i];
       std::printf("  {\"name\": %s, \"track\": %s, \"category\": "
@@ -672,9 +684,10 @@ void profile(const Options &o, modelc::Model &model,
     std::printf("]}\n");
     return;
   }
-  std::printf("profile: entry '%s', plan '%s', %zu runs: median run %.3f ms, "
-              "ops and copies %.3f ms in all (over every track)\n",
-              entry.name.c_str(), model.plan().c_str(), runTimes.size(),
+  std::printf("profile: entry '%s', plan '%s'%s, %zu runs: median run %.3f "
+              "ms, ops and copies %.3f ms in all (over every track)\n",
+              entry.name.c_str(), model.plan().c_str(),
+              regime.empty() ? "" : (", " + regime).c_str(), runTimes.size(),
               runMedian / 1e3, total / 1e3);
   std::printf("%10s %7s %12s  %-16s %s\n", "median ms", "share", "estimate ms",
               "track", "op");
@@ -898,6 +911,16 @@ void printInfo(const Options &o, const modelc::Model &model) {
   if (model.gpu_kernels())
     std::printf("; GPU code: %zu kernels", model.gpu_kernels());
   std::printf("\n");
+  // The chosen plan's size regimes: a plan each, chosen per run.
+  std::string regimeList;
+  for (const modelc::RegimeInfo &r : model.regimes())
+    regimeList += (regimeList.empty() ? "" : ", ") + std::to_string(r.min) +
+                  ".." + std::to_string(r.max);
+  if (!regimeList.empty())
+    std::printf("plan %s: size regimes of '%s': %s (a plan each, chosen per "
+                "run from the size)\n",
+                model.plan().c_str(), model.regimes().front().dim.c_str(),
+                regimeList.c_str());
   for (const modelc::DimInfo &d : model.dims())
     std::printf("dynamic dimension '%s': %lld..%lld (placement aims at %lld; "
                 "memory planned for %lld)\n",

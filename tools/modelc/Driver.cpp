@@ -235,7 +235,12 @@ private:
   LogicalResult annotateEstimates();
   OwningOpRef<ModuleOp> placeOnce(const std::string &target, bool split,
                                   bool quiet, const std::string &report,
-                                  const std::string &dot);
+                                  const std::string &dot,
+                                  ModuleOp from = nullptr);
+  LogicalResult placeAndKeep(const std::string &target, bool split,
+                             const std::string &suffix, ModuleOp from,
+                             int32_t regimeDim, int64_t min, int64_t max);
+  FailureOr<ArrayAttr> sizeRegimes(const std::string &target);
   LogicalResult collectPlans();
   LogicalResult loadWeights();
   LogicalResult checkWeightsFit();
@@ -265,8 +270,18 @@ private:
   /// The targets --place-all applies to: those that have that device.
   std::set<std::string> placeAllTargets;
   std::vector<OwningOpRef<ModuleOp>> placed;
+  /// Per placed module: its target and, for a size regime, the range of
+  /// the dimension it runs (docs/dynamic.md).
+  struct PlacedPlan {
+    std::string target;
+    int32_t regimeDim = -1;
+    int64_t min = 0, max = 0;
+  };
+  std::vector<PlacedPlan> placedPlans;
   std::vector<modelc::PlanModule> plans;
   std::optional<std::string> nvcc;
+  /// --placement-svg: Graphviz's dot.
+  std::optional<std::string> svgTool;
   bool hasWeights = false;
   /// Some entry point's arguments name a graph.dim (a dynamic dimension).
   bool dynamic = false;
@@ -673,8 +688,8 @@ LogicalResult Driver::findPlaceAllTargets() {
 /// when `quiet`: a trial placement fails quietly, the batch may not split).
 OwningOpRef<ModuleOp> Driver::placeOnce(const std::string &target, bool split,
                                         bool quiet, const std::string &report,
-                                        const std::string &dot) {
-  OwningOpRef<ModuleOp> copy(module->clone());
+                                        const std::string &dot, ModuleOp from) {
+  OwningOpRef<ModuleOp> copy((from ? from : *module).clone());
   PassManager placement(&context);
   if (failed(applyPassManagerCLOptions(placement)))
     return nullptr;
@@ -731,6 +746,7 @@ LogicalResult Driver::place() {
                   "(Debian: apt-get install graphviz; or set MODELC_DOT to "
                   "it); --placement-dot=FILE writes the DOT text without it");
   }
+  svgTool = dot;
   for (const std::string &target : targetNames) {
     bool split = options.dataParallel && target != "cpu";
     // A dynamic batch is not split: the parts' sizes would be fixed
@@ -748,33 +764,137 @@ LogicalResult Driver::place() {
                        << " ms without\n";
       }
     }
-    std::string dotPath =
-        perTargetPath(options.placementDot, target, targetNames.size());
-    llvm::SmallString<128> tempDot;
-    if (dot && dotPath.empty()) {
-      if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-              "modelc-placement", "dot", tempDot))
-        return fail("cannot create a temporary file for --placement-svg: " +
-                    ec.message());
-      dotPath = std::string(tempDot);
-    }
-    OwningOpRef<ModuleOp> copy = placeOnce(
-        target, split, false,
-        perTargetPath(options.placementReport, target, targetNames.size()),
-        dotPath);
-    LogicalResult drawn =
-        copy && dot ? drawPlacement(*dot, dotPath,
-                                    perTargetPath(options.placementSvg, target,
-                                                  targetNames.size()))
-                    : success();
-    if (!tempDot.empty())
-      llvm::sys::fs::remove(tempDot);
-    if (!copy || failed(drawn))
+    FailureOr<ArrayAttr> regimes = sizeRegimes(target);
+    if (failed(regimes))
       return failure();
-    if (options.verbose)
-      modelc::printPlacementSummary(*copy, llvm::outs());
-    placed.push_back(std::move(copy));
+    if (!*regimes) {
+      if (failed(placeAndKeep(target, split, "", nullptr, -1, 0, 0)))
+        return failure();
+      continue;
+    }
+    // One plan per regime: the module placed at the regime's size.
+    auto dim = *module->getOps<modelc::graph::DimOp>().begin();
+    int32_t dimIndex = 0;
+    for (auto d : module->getOps<modelc::graph::DimOp>()) {
+      if (d == dim)
+        break;
+      ++dimIndex;
+    }
+    for (auto r : regimes->getAsRange<DictionaryAttr>()) {
+      int64_t min = r.getAs<IntegerAttr>("min").getInt(),
+              max = r.getAs<IntegerAttr>("max").getInt(),
+              at = r.getAs<IntegerAttr>("at").getInt();
+      OwningOpRef<ModuleOp> base(module->clone());
+      OpBuilder b(&context);
+      (*base)->setAttr("device.regime_at",
+                       b.getDictionaryAttr(b.getNamedAttr(
+                           dim.getSymName(), b.getI64IntegerAttr(at))));
+      if (failed(placeAndKeep(target, false,
+                              dim.getSymName().str() + std::to_string(min) +
+                                  "-" + std::to_string(max),
+                              *base, dimIndex, min, max)))
+        return failure();
+    }
   }
+  return success();
+}
+
+/// The size regimes of `target` (modelc-size-regimes): null for one plan
+/// over the whole range (no dynamic dimension, --regimes=1, one device,
+/// or a placement that never changes).
+FailureOr<ArrayAttr> Driver::sizeRegimes(const std::string &target) {
+  if (!dynamic || options.regimes <= 1 || target == "cpu")
+    return ArrayAttr();
+  std::string error;
+  std::optional<modelc::TargetDescription> t =
+      modelc::loadTarget(target, error);
+  if (!t) {
+    (void)fail(error);
+    return failure();
+  }
+  // One dimension only so far: with several, one plan covers them.
+  auto dims = module->getOps<modelc::graph::DimOp>();
+  if (t->devices.size() < 2 || std::distance(dims.begin(), dims.end()) != 1)
+    return ArrayAttr();
+  OwningOpRef<ModuleOp> copy(module->clone());
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  modelc::SizeRegimesPassOptions regimeOptions;
+  regimeOptions.target = target;
+  regimeOptions.regimes = options.regimes;
+  regimeOptions.placeAll =
+      placeAllTargets.count(target) ? options.placeAll : "";
+  regimeOptions.report =
+      options.placementReport.empty()
+          ? std::string()
+          : perTargetPath(perTargetPath(options.placementReport, target,
+                                        targetNames.size()),
+                          "regimes", 2);
+  pm.addPass(modelc::createSizeRegimesPass(regimeOptions));
+  if (failed(pm.run(*copy)))
+    return failure();
+  auto regimes = (*copy)->getAttrOfType<ArrayAttr>("device.regimes");
+  if (regimes && options.verbose) {
+    auto dim = *module->getOps<modelc::graph::DimOp>().begin();
+    llvm::outs() << "size regimes for target '" << target << "' (dimension '"
+                 << dim.getSymName() << "' " << dim.getMin() << ".."
+                 << dim.getMax() << ", at most " << options.regimes << "):\n";
+    for (auto r : regimes.getAsRange<DictionaryAttr>()) {
+      llvm::outs() << "  " << r.getAs<IntegerAttr>("min").getInt() << ".."
+                   << r.getAs<IntegerAttr>("max").getInt() << ": placed at "
+                   << r.getAs<IntegerAttr>("at").getInt() << " ("
+                   << r.getAs<StringAttr>("placement").getValue()
+                   << "), estimated "
+                   << llvm::formatv(
+                          "{0:F2}",
+                          r.getAs<FloatAttr>("estimated_s").getValueAsDouble() *
+                              1e6)
+                   << " us there\n";
+      if (auto why = r.getAs<StringAttr>("why"))
+        llvm::outs() << "    cut: " << why.getValue() << "\n";
+    }
+  }
+  return regimes;
+}
+
+/// Places `from` (else the model) on `target` with its report and picture
+/// (their paths get `suffix`), and keeps it as a plan.
+LogicalResult Driver::placeAndKeep(const std::string &target, bool split,
+                                   const std::string &suffix, ModuleOp from,
+                                   int32_t regimeDim, int64_t min,
+                                   int64_t max) {
+  auto path = [&](const std::string &option) {
+    std::string p = perTargetPath(option, target, targetNames.size());
+    return suffix.empty() ? p : perTargetPath(p, suffix, 2);
+  };
+  std::string dotPath = path(options.placementDot);
+  llvm::SmallString<128> tempDot;
+  if (svgTool && dotPath.empty()) {
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "modelc-placement", "dot", tempDot))
+      return fail("cannot create a temporary file for --placement-svg: " +
+                  ec.message());
+    dotPath = std::string(tempDot);
+  }
+  OwningOpRef<ModuleOp> copy = placeOnce(
+      target, split, false, path(options.placementReport), dotPath, from);
+  LogicalResult drawn =
+      copy && svgTool
+          ? drawPlacement(*svgTool, dotPath, path(options.placementSvg))
+          : success();
+  if (!tempDot.empty())
+    llvm::sys::fs::remove(tempDot);
+  if (!copy || failed(drawn))
+    return failure();
+  if (options.verbose) {
+    if (regimeDim >= 0)
+      llvm::outs() << "regime " << min << ".." << max << " of target '"
+                   << target << "':\n";
+    modelc::printPlacementSummary(*copy, llvm::outs());
+  }
+  placed.push_back(std::move(copy));
+  placedPlans.push_back({target, regimeDim, min, max});
   return success();
 }
 
@@ -813,11 +933,15 @@ LogicalResult Driver::annotateEstimates() {
 /// when a plan has GPUs whose kernels it must build.
 LogicalResult Driver::collectPlans() {
   std::string nvccMissing;
-  for (auto [i, target] : llvm::enumerate(targetNames)) {
+  for (auto [i, placedPlan] : llvm::enumerate(placedPlans)) {
+    const std::string &target = placedPlan.target;
     ModuleOp placedModule = *placed[i];
     auto attr = placedModule->getAttrOfType<modelc::device::TargetAttr>(
         "device.target");
     modelc::PlanModule plan{target, placedModule, {}};
+    plan.regimeDim = placedPlan.regimeDim;
+    plan.regimeMin = placedPlan.min;
+    plan.regimeMax = placedPlan.max;
     for (Attribute d : attr.getDevices()) {
       auto spec = cast<modelc::device::DeviceSpecAttr>(d);
       if (spec.getDevice().getKind() == modelc::device::DeviceKind::cuda &&

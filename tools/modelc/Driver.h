@@ -51,6 +51,9 @@ struct DriverOptions {
   std::vector<std::string> inputShapes;
   /// --dim NAME=MIN..MAX[@OPT]: ranges of dynamic dimensions.
   std::vector<std::string> dims;
+  /// --regimes: the most size regimes (plans per target) of a dynamic
+  /// dimension; 1: one plan covers the range.
+  unsigned regimes = 4;
   bool cudaEmulation = false;
   bool allowTf32 = false;
   int debugDropTransfer = -1;

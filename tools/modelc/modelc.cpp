@@ -162,6 +162,15 @@ cl::opt<std::string> placeAll(
              "choose; pins in the IR still win"),
     cl::value_desc("device"), cl::cat(modelcCategory));
 
+cl::opt<unsigned> regimes(
+    "regimes",
+    cl::desc("For a model with a dynamic dimension, the most size regimes "
+             "per target: the cost model places the model at sizes across "
+             "the range and cuts it where the best placement changes; each "
+             "regime is a plan of its own in model.so, chosen per run from "
+             "the size (1: one plan for the whole range; docs/dynamic.md)"),
+    cl::value_desc("N"), cl::init(4), cl::cat(modelcCategory));
+
 cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("Shape of an ONNX model's input with dynamic dimensions, e.g. "
@@ -385,6 +394,7 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.placeAll = placeAll;
   options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   options.dims.assign(dims.begin(), dims.end());
+  options.regimes = regimes;
   options.cudaEmulation = cudaEmulation;
   options.allowTf32 = allowTf32;
   options.debugDropTransfer = debugDropTransfer;

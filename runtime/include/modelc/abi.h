@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 11u
+#define MODELC_ABI_VERSION 12u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -350,6 +350,14 @@ typedef struct modelc_plan_desc {
   const modelc_trace_point *trace_points;
   /* ABI 10: MODELC_PLAN_* flags. */
   uint32_t plan_flags;
+  /* ABI 12: a size regime (docs/dynamic.md): the plan runs the sizes
+   * regime_min..regime_max of dynamic dimension regime_dim (an index into
+   * modelc_model_desc::dims); regime_max 0: every size (regime_dim is then
+   * ignored). The regimes of one target are consecutive plans of one name,
+   * one device list, whose ranges cover the dimension's in order; a run
+   * takes the one its size falls in. */
+  int32_t regime_dim;
+  int64_t regime_min, regime_max;
 } modelc_plan_desc;
 
 /* plan_flags: the plan sums over replicas on their devices

@@ -101,6 +101,13 @@ struct DimInfo {
   int64_t min = 0, max = 0, opt = 0;
 };
 
+/// A size regime of the chosen plan (modelc --regimes, docs/dynamic.md):
+/// the plan of its target that runs sizes min..max of dimension `dim`.
+struct RegimeInfo {
+  std::string dim;
+  int64_t min = 0, max = 0;
+};
+
 struct EntryInfo {
   std::string name;
   std::vector<TensorInfo> inputs;
@@ -322,8 +329,16 @@ public:
   /// rejected by the driver, out of GPU memory, ...). A plan asked for by
   /// name never falls back: its failure is an Error.
   const std::string &plan_note() const;
-  /// Every plan the model carries, in its order ("cpu", "h200").
+  /// Every plan the model carries, in its order ("cpu", "h200"); a
+  /// target's size regimes are one plan.
   std::vector<std::string> plans() const;
+  /// The chosen plan's size regimes, in order; empty when one plan runs
+  /// every size.
+  std::vector<RegimeInfo> regimes() const;
+  /// The regime (an index into regimes()) that runs `entry` on `inputs`;
+  /// -1 without regimes. Throws as run() for inputs out of range.
+  int regime_of(const std::string &entry,
+                const std::vector<Tensor> &inputs) const;
   /// Kernels of the model's GPU code (0 without GPU code).
   std::size_t gpu_kernels() const;
   const std::string &compiler_version() const;

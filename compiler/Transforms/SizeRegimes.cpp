@@ -1,0 +1,349 @@
+//===- SizeRegimes.cpp - cuts a dynamic range where placement changes -----===//
+//
+// Places copies of the module at sample sizes of its dynamic dimension
+// with modelc-place, cuts the range where the chosen devices change, and
+// merges ranges down to the number asked for (docs/dynamic.md, "Size
+// regimes").
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/BatchValues.h"
+#include "compiler/Transforms/Passes.h"
+#include "dialects/Device/IR/DeviceOps.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <limits>
+#include <map>
+#include <optional>
+
+namespace modelc {
+#define GEN_PASS_DEF_SIZEREGIMESPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace modelc
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::graph;
+
+namespace {
+
+/// The devices modelc-place chose, one per placed op in program order.
+using Placement = std::vector<Attribute>;
+
+/// Ops modelc-place gives a device of its own (weights and constants
+/// follow their users).
+bool placedItself(Operation &op) {
+  return !isa<WeightRefOp, ConstantOp, AssignOp, func::ReturnOp>(op);
+}
+
+/// "cpu 3 ops, cuda:0 1 op": where a placement puts the ops.
+std::string describe(const Placement &placement) {
+  std::vector<std::pair<std::string, unsigned>> counts;
+  for (Attribute d : placement) {
+    std::string name = isa<StringAttr>(d) ? cast<StringAttr>(d).str()
+                                          : cast<device::DeviceAttr>(d).str();
+    auto it = llvm::find_if(counts, [&](auto &c) { return c.first == name; });
+    if (it == counts.end())
+      counts.push_back({name, 1});
+    else
+      ++it->second;
+  }
+  std::string text;
+  for (auto &[name, count] : counts)
+    text += (text.empty() ? "" : ", ") + name + " " + std::to_string(count) +
+            (count == 1 ? " op" : " ops");
+  return text.empty() ? "no ops" : text;
+}
+
+std::string microseconds(double seconds) {
+  if (!std::isfinite(seconds))
+    return "does not fit";
+  return llvm::formatv("{0:F2} us", seconds * 1e6).str();
+}
+
+struct SizeRegimesPass : modelc::impl::SizeRegimesPassBase<SizeRegimesPass> {
+  using SizeRegimesPassBase::SizeRegimesPassBase;
+
+  struct Trial {
+    Placement placement;
+    double seconds = std::numeric_limits<double>::infinity();
+  };
+  struct Range {
+    int64_t min, max, at;
+    Placement placement;
+    std::string why;
+  };
+
+  ModuleOp module;
+  DimOp dim;
+  std::map<int64_t, Trial> free; ///< placed freely, per size
+  std::map<std::pair<int64_t, size_t>, double> pinnedTimes;
+  std::vector<Placement> known; ///< pinned placements seen
+
+  /// modelc-place on a copy with the dimension at `size` (static there),
+  /// pinned to `pins` when given. A copy that does not fit costs infinity.
+  Trial place(int64_t size, const Placement *pins) {
+    OwningOpRef<ModuleOp> copy(module.clone());
+    for (DimOp d : copy->getOps<DimOp>())
+      if (d.getSymName() == dim.getSymName()) {
+        OpBuilder b(d);
+        d.setMinAttr(b.getI64IntegerAttr(size));
+        d.setMaxAttr(b.getI64IntegerAttr(size));
+        d.setOptAttr(b.getI64IntegerAttr(size));
+      }
+    specializeDim(*copy, dim.getSymName(), size);
+    if (pins) {
+      size_t next = 0;
+      for (auto function : copy->getOps<func::FuncOp>())
+        if (!function.isExternal())
+          for (Operation &op : function.getBody().front())
+            if (placedItself(op) && next < pins->size())
+              op.setAttr(kDeviceAttrName, (*pins)[next++]);
+    }
+    PassManager pm(module.getContext(), ModuleOp::getOperationName());
+    PlaceDevicesPassOptions options;
+    options.target = target;
+    options.placeAll = placeAll;
+    pm.addPass(createPlaceDevicesPass(options));
+    Trial trial;
+    {
+      ScopedDiagnosticHandler silence(module.getContext(),
+                                      [](Diagnostic &) { return success(); });
+      if (failed(pm.run(*copy)))
+        return trial;
+    }
+    for (auto function : copy->getOps<func::FuncOp>())
+      if (!function.isExternal())
+        for (Operation &op : function.getBody().front())
+          if (placedItself(op))
+            trial.placement.push_back(op.getAttr(kDeviceAttrName));
+    if (auto time =
+            (*copy)->getAttrOfType<FloatAttr>("device.estimated_makespan"))
+      trial.seconds = time.getValueAsDouble();
+    return trial;
+  }
+
+  /// The placement modelc-place chooses at `size` (cached).
+  const Trial &freeAt(int64_t size) {
+    auto it = free.find(size);
+    if (it == free.end())
+      it = free.emplace(size, place(size, nullptr)).first;
+    return it->second;
+  }
+
+  /// The estimated time of `placement` at `size` (cached).
+  double timeOf(const Placement &placement, int64_t size) {
+    if (const Trial &own = freeAt(size); own.placement == placement)
+      return own.seconds;
+    size_t index = llvm::find(known, placement) - known.begin();
+    if (index == known.size())
+      known.push_back(placement);
+    auto key = std::make_pair(size, index);
+    auto it = pinnedTimes.find(key);
+    if (it == pinnedTimes.end())
+      it = pinnedTimes.emplace(key, place(size, &placement).seconds).first;
+    return it->second;
+  }
+
+  void runOnOperation() override;
+  std::vector<Range> cut(const std::vector<int64_t> &samples);
+  void merge(std::vector<Range> &ranges, const std::vector<int64_t> &samples);
+  std::string why(const Range &left, const Range &right);
+  LogicalResult writeReport(const std::vector<int64_t> &samples,
+                            const std::vector<Range> &ranges);
+};
+
+/// Ranges of equal placement over the samples, cut by bisection where the
+/// placement of the smaller sample stops.
+std::vector<SizeRegimesPass::Range>
+SizeRegimesPass::cut(const std::vector<int64_t> &samples) {
+  std::vector<Range> ranges;
+  Range current{samples.front(), samples.front(), samples.front(),
+                freeAt(samples.front()).placement, ""};
+  for (size_t i = 1; i < samples.size(); ++i) {
+    const Placement &here = freeAt(samples[i]).placement;
+    if (here == current.placement) {
+      current.max = current.at = samples[i];
+      continue;
+    }
+    // The first size past samples[i - 1] placed otherwise.
+    int64_t lo = samples[i - 1], hi = samples[i];
+    while (hi - lo > 1) {
+      int64_t mid = lo + (hi - lo) / 2;
+      (freeAt(mid).placement == current.placement ? lo : hi) = mid;
+    }
+    current.max = hi - 1;
+    ranges.push_back(current);
+    current = {hi, samples[i], samples[i], here, ""};
+  }
+  current.max = samples.back();
+  ranges.push_back(current);
+  // Each range is placed at opt when opt lies in it and is placed alike.
+  int64_t opt = dim.getOpt();
+  for (Range &r : ranges)
+    if (opt >= r.min && opt <= r.max && freeAt(opt).placement == r.placement)
+      r.at = opt;
+  return ranges;
+}
+
+/// Merges neighbours until at most `regimes` ranges are left: each time
+/// the pair whose merge adds the least estimated time over their samples.
+void SizeRegimesPass::merge(std::vector<Range> &ranges,
+                            const std::vector<int64_t> &samples) {
+  auto samplesIn = [&](int64_t min, int64_t max) {
+    std::vector<int64_t> in;
+    for (int64_t s : samples)
+      if (s >= min && s <= max)
+        in.push_back(s);
+    return in;
+  };
+  auto total = [&](const Placement &p, const std::vector<int64_t> &sizes) {
+    double sum = 0;
+    for (int64_t s : sizes)
+      sum += timeOf(p, s);
+    return sum;
+  };
+  unsigned limit = std::max(1u, regimes.getValue());
+  while (ranges.size() > limit) {
+    double bestCost = std::numeric_limits<double>::infinity();
+    size_t best = 0;
+    bool keepLeft = true;
+    for (size_t i = 0; i + 1 < ranges.size(); ++i) {
+      std::vector<int64_t> sizes = samplesIn(ranges[i].min, ranges[i + 1].max);
+      double own =
+          total(ranges[i].placement, samplesIn(ranges[i].min, ranges[i].max)) +
+          total(ranges[i + 1].placement,
+                samplesIn(ranges[i + 1].min, ranges[i + 1].max));
+      double left = total(ranges[i].placement, sizes) - own;
+      double right = total(ranges[i + 1].placement, sizes) - own;
+      double cost = std::min(left, right);
+      if (cost < bestCost || (i == 0 && !std::isfinite(bestCost))) {
+        bestCost = cost;
+        best = i;
+        keepLeft = left <= right;
+      }
+    }
+    Range &a = ranges[best], &b = ranges[best + 1];
+    Range merged = keepLeft ? a : b;
+    merged.min = a.min;
+    merged.max = b.max;
+    ranges[best] = merged;
+    ranges.erase(ranges.begin() + best + 1);
+  }
+}
+
+/// Why `right` starts where it does: both placements' estimates on the
+/// two sides of the cut.
+std::string SizeRegimesPass::why(const Range &left, const Range &right) {
+  int64_t before = right.min - 1, at = right.min;
+  return llvm::formatv("from {0} the placement at {1} ({2}) is estimated "
+                       "{3} against {4} for the placement at {5} ({6}); at "
+                       "{7}, {8} against {9}",
+                       at, right.at, describe(right.placement),
+                       microseconds(timeOf(right.placement, at)),
+                       microseconds(timeOf(left.placement, at)), left.at,
+                       describe(left.placement), before,
+                       microseconds(timeOf(right.placement, before)),
+                       microseconds(timeOf(left.placement, before)))
+      .str();
+}
+
+LogicalResult SizeRegimesPass::writeReport(const std::vector<int64_t> &samples,
+                                           const std::vector<Range> &ranges) {
+  llvm::json::Array sampleList, rangeList;
+  for (int64_t s : samples)
+    sampleList.push_back(llvm::json::Object{
+        {"size", s},
+        {"placement", describe(freeAt(s).placement)},
+        {"estimated_s", freeAt(s).seconds},
+    });
+  for (const Range &r : ranges) {
+    llvm::json::Object o{{"min", r.min},
+                         {"max", r.max},
+                         {"at", r.at},
+                         {"placement", describe(r.placement)},
+                         {"estimated_s", timeOf(r.placement, r.at)}};
+    if (!r.why.empty())
+      o["why"] = r.why;
+    rangeList.push_back(std::move(o));
+  }
+  llvm::json::Object root{{"target", target},
+                          {"dimension", dim.getSymName()},
+                          {"min", dim.getMin()},
+                          {"max", dim.getMax()},
+                          {"samples", std::move(sampleList)},
+                          {"regimes", std::move(rangeList)}};
+  std::error_code ec;
+  llvm::raw_fd_ostream os(report, ec);
+  if (ec)
+    return module.emitError("cannot write '")
+           << report << "': " << ec.message();
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+  return success();
+}
+
+void SizeRegimesPass::runOnOperation() {
+  module = getOperation();
+  SmallVector<DimOp> dims(module.getOps<DimOp>());
+  if (dims.empty())
+    return;
+  if (dims.size() > 1) {
+    module.emitError("size regimes of ")
+        << dims.size()
+        << " dynamic dimensions are not supported yet (one plan covers "
+           "their ranges: modelc --regimes=1)";
+    return signalPassFailure();
+  }
+  dim = dims.front();
+  int64_t min = dim.getMin(), max = dim.getMax();
+  if (min == max || regimes.getValue() <= 1)
+    return;
+  // min, the powers of two inside, opt and max.
+  std::vector<int64_t> samples = {min, static_cast<int64_t>(dim.getOpt()), max};
+  for (int64_t p = 1; p < max; p *= 2)
+    if (p > min)
+      samples.push_back(p);
+  llvm::sort(samples);
+  samples.erase(std::unique(samples.begin(), samples.end()), samples.end());
+  for (int64_t s : samples)
+    if (freeAt(s).placement.empty()) {
+      module.emitError("size regimes: the model cannot be placed on '")
+          << target << "' with dimension '" << dim.getSymName() << "' at " << s
+          << " (modelc-place fails there; --regimes=1 builds one plan)";
+      return signalPassFailure();
+    }
+  std::vector<Range> ranges = cut(samples);
+  merge(ranges, samples);
+  for (size_t i = 1; i < ranges.size(); ++i)
+    ranges[i].why = why(ranges[i - 1], ranges[i]);
+  if (!report.empty() && failed(writeReport(samples, ranges)))
+    return signalPassFailure();
+  if (ranges.size() < 2)
+    return;
+  Builder b(module.getContext());
+  SmallVector<Attribute> list;
+  for (const Range &r : ranges) {
+    SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("min", b.getI64IntegerAttr(r.min)),
+        b.getNamedAttr("max", b.getI64IntegerAttr(r.max)),
+        b.getNamedAttr("at", b.getI64IntegerAttr(r.at)),
+        b.getNamedAttr("placement", b.getStringAttr(describe(r.placement))),
+        b.getNamedAttr("estimated_s",
+                       b.getF64FloatAttr(timeOf(r.placement, r.at)))};
+    if (!r.why.empty())
+      fields.push_back(b.getNamedAttr("why", b.getStringAttr(r.why)));
+    list.push_back(b.getDictionaryAttr(fields));
+  }
+  module->setAttr("device.regimes", b.getArrayAttr(list));
+}
+
+} // namespace
