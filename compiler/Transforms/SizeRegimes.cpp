@@ -64,6 +64,11 @@ std::string describe(const Placement &placement) {
   return text.empty() ? "no ops" : text;
 }
 
+/// The least share of the estimated time over a cut's samples that keeps
+/// the cut (else one plan serves both sides): a regime costs compile time,
+/// code and weights on more devices.
+constexpr double kMinGain = 0.05;
+
 std::string microseconds(double seconds) {
   if (!std::isfinite(seconds))
     return "does not fit";
@@ -154,6 +159,13 @@ struct SizeRegimesPass : modelc::impl::SizeRegimesPassBase<SizeRegimesPass> {
     return it->second;
   }
 
+  /// Placements modelc-place chose at the samples, each with the largest
+  /// sample that chose it; per size, the index of the best of them.
+  std::vector<std::pair<Placement, int64_t>> candidates;
+  std::map<int64_t, size_t> best;
+  size_t bestAt(int64_t size);
+  int64_t placedAt(const Range &r, const std::vector<int64_t> &samples);
+
   void runOnOperation() override;
   std::vector<Range> cut(const std::vector<int64_t> &samples);
   void merge(std::vector<Range> &ranges, const std::vector<int64_t> &samples);
@@ -162,37 +174,74 @@ struct SizeRegimesPass : modelc::impl::SizeRegimesPassBase<SizeRegimesPass> {
                             const std::vector<Range> &ranges);
 };
 
-/// Ranges of equal placement over the samples, cut by bisection where the
-/// placement of the smaller sample stops.
+/// The candidate placements (those modelc-place chose at the samples) and
+/// the best of them at `size` by the cost model's estimate: HEFT's choice
+/// at one size can be beaten there by its choice at another.
+size_t SizeRegimesPass::bestAt(int64_t size) {
+  auto it = best.find(size);
+  if (it != best.end())
+    return it->second;
+  size_t choice = 0;
+  double fastest = std::numeric_limits<double>::infinity();
+  for (size_t c = 0; c < candidates.size(); ++c)
+    if (double t = timeOf(candidates[c].first, size); t < fastest) {
+      fastest = t;
+      choice = c;
+    }
+  return best[size] = choice;
+}
+
+/// Ranges of one best placement over the samples, cut by bisection where
+/// the smaller sample's stops being the best.
 std::vector<SizeRegimesPass::Range>
 SizeRegimesPass::cut(const std::vector<int64_t> &samples) {
+  for (int64_t s : samples) {
+    const Placement &p = freeAt(s).placement;
+    auto known =
+        llvm::find_if(candidates, [&](auto &c) { return c.first == p; });
+    if (known == candidates.end())
+      candidates.push_back({p, s});
+    else
+      known->second = s; // the largest sample that chose it
+  }
   std::vector<Range> ranges;
-  Range current{samples.front(), samples.front(), samples.front(),
-                freeAt(samples.front()).placement, ""};
+  size_t current = bestAt(samples.front());
+  int64_t start = samples.front();
   for (size_t i = 1; i < samples.size(); ++i) {
-    const Placement &here = freeAt(samples[i]).placement;
-    if (here == current.placement) {
-      current.max = current.at = samples[i];
+    size_t here = bestAt(samples[i]);
+    if (here == current)
       continue;
-    }
-    // The first size past samples[i - 1] placed otherwise.
+    // The first size past samples[i - 1] where another placement is best.
     int64_t lo = samples[i - 1], hi = samples[i];
     while (hi - lo > 1) {
       int64_t mid = lo + (hi - lo) / 2;
-      (freeAt(mid).placement == current.placement ? lo : hi) = mid;
+      (bestAt(mid) == current ? lo : hi) = mid;
     }
-    current.max = hi - 1;
-    ranges.push_back(current);
-    current = {hi, samples[i], samples[i], here, ""};
+    ranges.push_back({start, hi - 1, 0, candidates[current].first, ""});
+    start = hi;
+    current = here;
   }
-  current.max = samples.back();
-  ranges.push_back(current);
-  // Each range is placed at opt when opt lies in it and is placed alike.
-  int64_t opt = dim.getOpt();
+  ranges.push_back({start, samples.back(), 0, candidates[current].first, ""});
   for (Range &r : ranges)
-    if (opt >= r.min && opt <= r.max && freeAt(opt).placement == r.placement)
-      r.at = opt;
+    r.at = placedAt(r, samples);
   return ranges;
+}
+
+/// The size the driver places `r` at to get its placement: opt when inside
+/// and placed so, else the largest sample inside placed so, else the
+/// sample where its placement was found.
+int64_t SizeRegimesPass::placedAt(const Range &r,
+                                  const std::vector<int64_t> &samples) {
+  int64_t opt = dim.getOpt();
+  if (opt >= r.min && opt <= r.max && freeAt(opt).placement == r.placement)
+    return opt;
+  for (auto s = samples.rbegin(); s != samples.rend(); ++s)
+    if (*s >= r.min && *s <= r.max && freeAt(*s).placement == r.placement)
+      return *s;
+  for (auto &[placement, found] : candidates)
+    if (placement == r.placement)
+      return found;
+  return r.max;
 }
 
 /// Merges neighbours until at most `regimes` ranges are left: each time
@@ -213,8 +262,8 @@ void SizeRegimesPass::merge(std::vector<Range> &ranges,
     return sum;
   };
   unsigned limit = std::max(1u, regimes.getValue());
-  while (ranges.size() > limit) {
-    double bestCost = std::numeric_limits<double>::infinity();
+  while (ranges.size() > 1) {
+    double cheapest = std::numeric_limits<double>::infinity();
     size_t best = 0;
     bool keepLeft = true;
     for (size_t i = 0; i + 1 < ranges.size(); ++i) {
@@ -225,13 +274,18 @@ void SizeRegimesPass::merge(std::vector<Range> &ranges,
                 samplesIn(ranges[i + 1].min, ranges[i + 1].max));
       double left = total(ranges[i].placement, sizes) - own;
       double right = total(ranges[i + 1].placement, sizes) - own;
-      double cost = std::min(left, right);
-      if (cost < bestCost || (i == 0 && !std::isfinite(bestCost))) {
-        bestCost = cost;
+      // What the merge adds, relative to the two ranges' own time.
+      double cost = std::min(left, right) / std::max(own, 1e-12);
+      if (cost < cheapest || (i == 0 && !std::isfinite(cheapest))) {
+        cheapest = cost;
         best = i;
         keepLeft = left <= right;
       }
     }
+    // A cut must pay: below kMinGain of the estimated time over its
+    // samples, one plan serves both ranges.
+    if (ranges.size() <= limit && cheapest > kMinGain)
+      break;
     Range &a = ranges[best], &b = ranges[best + 1];
     Range merged = keepLeft ? a : b;
     merged.min = a.min;

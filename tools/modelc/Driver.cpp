@@ -613,28 +613,45 @@ LogicalResult Driver::importOnnx() {
   });
   modelc::onnx_import::ImportOptions importOptions;
   importOptions.training = !options.training.entry.empty();
-  for (const std::string &spec : options.inputShapes) {
-    auto [name, dims] = StringRef(spec).rsplit('=');
-    SmallVector<int64_t> shape;
-    SmallVector<StringRef> parts;
-    dims.split(parts, 'x');
-    bool valid = !name.empty() && !dims.empty();
-    for (StringRef part : parts) {
-      int64_t d;
-      valid = valid && !part.getAsInteger(10, d) && d > 0;
-      shape.push_back(valid ? d : 0);
-    }
-    if (!valid)
-      return fail("--input-shape takes NAME=D0xD1x... with positive sizes, "
-                  "got '" +
-                  spec + "'");
-    importOptions.inputShapes[name] = shape;
-  }
   FailureOr<std::vector<DimSpec>> dims = parseDims(options.dims);
   if (failed(dims))
     return failure();
   for (const DimSpec &d : *dims)
     importOptions.dims[d.name] = {d.min, d.max, d.opt};
+  for (const std::string &spec : options.inputShapes) {
+    auto [name, text] = StringRef(spec).rsplit('=');
+    SmallVector<int64_t> shape;
+    SmallVector<std::string> named;
+    SmallVector<StringRef> parts;
+    text.split(parts, 'x');
+    bool valid = !name.empty() && !text.empty();
+    for (StringRef part : parts) {
+      int64_t d;
+      if (!part.empty() &&
+          (llvm::isAlpha(part.front()) || part.front() == '_')) {
+        // A dynamic dimension's name: it must have a range (--dim).
+        auto range = importOptions.dims.find(part);
+        if (range == importOptions.dims.end())
+          return fail("--input-shape " + spec + ": '" + part.str() +
+                      "' is not a dimension given by --dim (give "
+                      "--dim " +
+                      part.str() + "=MIN..MAX)");
+        named.resize(parts.size());
+        named[shape.size()] = part.str();
+        shape.push_back(range->second.max);
+        continue;
+      }
+      valid = valid && !part.getAsInteger(10, d) && d > 0;
+      shape.push_back(valid ? d : 0);
+    }
+    if (!valid)
+      return fail("--input-shape takes NAME=D0xD1x... with positive sizes "
+                  "or names of --dim dimensions, got '" +
+                  spec + "'");
+    importOptions.inputShapes[name] = shape;
+    if (!named.empty())
+      importOptions.inputShapeDims[name] = named;
+  }
   FailureOr<modelc::onnx_import::ImportedModel> imported =
       modelc::onnx_import::importOnnxFile(options.inputPath, context,
                                           importOptions);

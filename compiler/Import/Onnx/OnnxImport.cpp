@@ -551,6 +551,9 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
   // Named dimensions ('batch', 'N') that --input-shape fixes: the same name
   // in another input means the same size.
   llvm::StringMap<std::pair<int64_t, std::string>> named;
+  // Names (dim_param) of axes --input-shape gives as a dynamic dimension:
+  // that dimension wherever else they appear.
+  llvm::StringMap<std::string> dynamicNames;
   for (const onnx::ValueInfoProto &in : model.graph().input()) {
     auto given = options.inputShapes.find(in.name());
     if (given == options.inputShapes.end() ||
@@ -558,9 +561,15 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
         in.type().tensor_type().shape().dim_size() !=
             static_cast<int>(given->second.size()))
       continue;
+    auto givenDims = options.inputShapeDims.find(in.name());
     for (auto [i, d] : llvm::enumerate(in.type().tensor_type().shape().dim())) {
       if (!d.has_dim_param() || d.dim_param().empty())
         continue;
+      if (givenDims != options.inputShapeDims.end() &&
+          !givenDims->second[i].empty()) {
+        dynamicNames[d.dim_param()] = givenDims->second[i];
+        continue;
+      }
       int64_t size = given->second[i];
       auto [it, fresh] = named.try_emplace(d.dim_param(), size, in.name());
       if (!fresh && it->second.first != size) {
@@ -612,6 +621,18 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
             break;
           }
       }
+      // Axes named as dynamic dimensions (x=batchx3x224x224): held at the
+      // max, named in graph.dims.
+      if (auto named = options.inputShapeDims.find(in.name());
+          named != options.inputShapeDims.end() &&
+          named->second.size() == shape.size()) {
+        for (auto [i, dim] : llvm::enumerate(named->second))
+          if (!dim.empty()) {
+            inputDims.resize(shape.size());
+            inputDims[i] = dim;
+            usedDims.insert(dim);
+          }
+      }
     } else if (!t.has_shape()) {
       dynamic += "\n  " + in.name() + ": no shape";
     } else {
@@ -641,12 +662,18 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
           shape.push_back(named.lookup(d.dim_param()).first);
           continue;
         }
-        if (d.has_dim_param() && options.dims.count(d.dim_param())) {
-          // A dynamic dimension: held at its max (docs/dynamic.md).
+        // A dynamic dimension, by its own name or as --input-shape named
+        // it in another input: held at its max (docs/dynamic.md).
+        std::string dynamicName =
+            !d.has_dim_param()                  ? std::string()
+            : dynamicNames.count(d.dim_param()) ? dynamicNames[d.dim_param()]
+            : options.dims.count(d.dim_param()) ? d.dim_param()
+                                                : std::string();
+        if (!dynamicName.empty()) {
           inputDims.resize(t.shape().dim_size());
-          inputDims[shape.size()] = d.dim_param();
-          usedDims.insert(d.dim_param());
-          shape.push_back(options.dims.lookup(d.dim_param()).max);
+          inputDims[shape.size()] = dynamicName;
+          usedDims.insert(dynamicName);
+          shape.push_back(options.dims.lookup(dynamicName).max);
           continue;
         }
         dims += (dims.empty() ? "" : ", ") + std::string("dimension ") +

@@ -28,6 +28,10 @@ struct ImportOptions {
   /// Shapes for inputs with dynamic dimensions, by input name
   /// (--input-shape NAME=1x3x224x224).
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Axes of those shapes given as a dynamic dimension's name
+  /// (--input-shape x=batchx3x224x224): per input, per axis the name or "";
+  /// the axis is held at that dimension's max (its size in inputShapes).
+  llvm::StringMap<llvm::SmallVector<std::string>> inputShapeDims;
   /// The model is compiled for training (modelc --train): a Dropout in
   /// training mode becomes a graph.dropout that drops in the trained
   /// entry point. Otherwise (inference) one with a ratio above 0 is
