@@ -645,14 +645,17 @@ def SizeRegimesPass : Pass<"modelc-size-regimes", "::mlir::ModuleOp"> {
     to its data, a batch of 4096 on a GPU). For a module with one dynamic
     dimension (`graph.dim`, min < max), this pass places a copy of the
     module with modelc-place on `target` at sample sizes across the range
-    (min, the powers of two inside, opt, max), cuts the range between two
-    samples placed differently at the first size whose placement differs
-    from the smaller sample's (bisection), and while there are more than
-    `regimes` ranges merges the two neighbours whose merge costs least: the
-    merged range keeps whichever of the two placements has the lower sum of
-    estimated times over the samples of both (each placement timed at a
-    size by a copy pinned to it). Each range is placed at its `at` size:
-    opt when inside and placed alike, else the range's largest sample.
+    (min, the powers of two inside, opt, max). The placements found there
+    are the candidates; at each size the best is the one with the lowest
+    estimate (each timed at a size by a copy pinned to it: HEFT's choice at
+    one size can lose there to its choice at another). The range is cut
+    between two samples with different best placements, at the first size
+    where the smaller sample's stops being the best (bisection). Then, while
+    there are more than `regimes` ranges, or a cut pays less than 5% of the
+    estimated time over its samples, the two neighbours whose merge costs
+    least merge, keeping the better of their placements. Each range is
+    placed at its `at` size: opt when inside and placed so, else its largest
+    sample placed so, else the sample where its placement was found.
 
     The module gets `device.regimes`, one dictionary per range in order:
     `min`, `max`, `at`, `placement` (the devices and their op counts at

@@ -26,7 +26,8 @@
 #      events, a weight upload, a fatbin kernel).
 #   6. compute-sanitizer memcheck over every all-GPU plan, where installed.
 #      Before it: a dynamic batch (the CNN at batches 1, 3 and 8 from one
-#      model.so) on every GPU plan against the CPU plan's outputs.
+#      model.so) on every GPU plan against the CPU plan's outputs, and size
+#      regimes (an MLP on h200x2: the CPU below the cut, a GPU above it).
 #   7. NaN through every epilogue of a GPU product (alpha, bias, residual
 #      add): must stay NaN. Tensors with no rows beside others. And a measurement: whether this GPU's cuBLASLt
 #      ReLU epilogue keeps NaN (modelc --gpu-relu-epilogue is safe only
@@ -185,6 +186,27 @@ if (( gpus >= 1 )) && [[ -f $M/dynamic.so ]]; then
       failed=1
     fi
   done
+fi
+
+# Size regimes: the MLP of tests/e2e/Inputs/regimes.ir on h200x2 at sizes on
+# both sides of the cut (the CPU's regime, then the GPU's), each against the
+# CPU plan's outputs.
+if (( gpus >= 2 )) && [[ -f $M/regimes.so ]]; then
+  log="$LOG/regimes.txt"
+  regimes=$("$RUN" "$M/regimes.so" --plan h200x2 --info 2>&1 |
+            sed -n 's/^plan h200x2: size regimes of .batch.: \([0-9., ]*\) .*/\1/p')
+  : > "$log"
+  ok=1
+  for n in 1 415 416 4096; do
+    timeout 120 "$RUN" "$M/regimes.so" --plan h200x2 --random-inputs --seed "$n" --dim batch="$n" \
+      --expect "output0=$M/regimes.$n.npy" >> "$log" 2>&1 || ok=0
+  done
+  if (( ok )); then
+    rows+=("regimes mlp|h200x2|OK|regimes ${regimes:-?}; batches 1, 415, 416, 4096 as the CPU's")
+  else
+    rows+=("regimes mlp|h200x2|FAIL|$(grep -m1 -E 'error|MISMATCH' "$log" | cut -c1-150)")
+    failed=1
+  fi
 fi
 
 # compute-sanitizer (memcheck), where the machine has it: every kernel of

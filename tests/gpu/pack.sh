@@ -211,6 +211,15 @@ for n in 1 3 8; do
     --compare-reference "$M/cnn_dynamic.ir" --output "output0=$M/dynamic.$n.npy" >/dev/null
 done
 rm -f "$M/cnn_dynamic.ir"
+# Size regimes (docs/dynamic.md): a small MLP over batches of 1..4096 on
+# h200x2, the CPU below the cut and a GPU above it; the CPU plan's outputs
+# on both sides of the cut.
+modelc tests/e2e/Inputs/regimes.ir --random-weights=1 --save-weights="$M/regimes.safetensors" \
+  --target=cpu --target=h200x2 "${gpuflags[@]}" -o "$M/regimes.so"
+for n in 1 415 416 4096; do
+  "$BUILD/bin/modelc-run" "$M/regimes.so" --plan cpu --random-inputs --seed "$n" --dim batch="$n" \
+    --compare-reference tests/e2e/Inputs/regimes.ir --output "output0=$M/regimes.$n.npy" >/dev/null
+done
 
 # Training on GPUs (docs/training.md): an MLP's step with SGD-momentum,
 # plans cpu (two replicas one after the other), h200 (both replicas on one
