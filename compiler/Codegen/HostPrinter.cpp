@@ -2312,7 +2312,19 @@ LogicalResult modelc::emitModelSources(ArrayRef<PlanModule> planModules,
       tail << (i ? ", " : "") << cString(n);
     tail << "};\n";
   }
+  // The entry points' types: a plan's whose types hold every dimension at
+  // its max (a size regime's below the max holds its own max).
   ModuleOp firstModule = planModules.front().module;
+  for (const PlanModule &plan : planModules) {
+    SmallVector<DimOp> dims(ModuleOp(plan.module).getOps<DimOp>());
+    if (plan.regimeMax == 0 ||
+        (plan.regimeDim < static_cast<int32_t>(dims.size()) &&
+         plan.regimeMax ==
+             static_cast<int64_t>(dims[plan.regimeDim].getMax()))) {
+      firstModule = plan.module;
+      break;
+    }
+  }
   SmallVector<func::FuncOp> entries(firstModule.getOps<func::FuncOp>());
   emitDescriptor(tail, planModules, options, entries, plansText, gpuModule);
   assembleHostSources(printed, files, sources.main, sources.parts);

@@ -802,6 +802,10 @@ LogicalResult Driver::place() {
               max = r.getAs<IntegerAttr>("max").getInt(),
               at = r.getAs<IntegerAttr>("at").getInt();
       OwningOpRef<ModuleOp> base(module->clone());
+      // Its types hold its own max: memory planned for the regime (the
+      // graph.dim keeps the whole range, for the descriptor).
+      if (max < static_cast<int64_t>(dim.getMax()))
+        modelc::specializeDim(*base, dim.getSymName(), max);
       OpBuilder b(&context);
       (*base)->setAttr("device.regime_at",
                        b.getDictionaryAttr(b.getNamedAttr(
