@@ -4,7 +4,8 @@
 #     e2e runs of the examples and every entry of tests/e2e/Inputs/ops.ir
 #     and tests/e2e/Inputs/dtypes.ir (the 8/16-bit, unsigned and f64 kernels)
 #     on cpu and checked cpu+sim2 plans, a dynamic batch below its max
-#     (examples/mlp_dynamic.ir, the CNN), and 3 training steps of a CNN, an
+#     (examples/mlp_dynamic.ir, the CNN), both size regimes of
+#     tests/e2e/Inputs/regimes.ir, and 3 training steps of a CNN, an
 #     embedding LM (tests/training/Inputs/torch_train.py) and an MLP with
 #     dropout fed by --data, exported by PyTorch, through an instrumented
 #     modelc-run-lite, with each model's generated code instrumented too
@@ -113,6 +114,20 @@ for target in cpu cpu+sim2; do
   done
 done
 echo "ASan+UBSan: dynamic batches 1 and 5 ran clean and matched the plain build"
+# Size regimes (tests/e2e/Inputs/regimes.ir on checked cpu+sim2: the CPU's
+# plan up to 520 rows, sim:0's above): a size in each regime, the runtime
+# choosing the plan per run and sharing the regimes' arenas.
+prepare regimes "tests/e2e/Inputs/regimes.ir" --target=cpu+sim2 --checked
+for n in 6 600; do
+  "$run" "$work/regimes.so" --random-inputs --seed $n --dim batch=$n \
+    --output-dir "$work/regimes-$n" >/dev/null
+  if ! build-asan/bin/modelc-run-lite "$work/regimes-asan.so" --random-inputs \
+      --seed $n --dim batch=$n --bench 2 \
+      --expect "output0=$work/regimes-$n/output0.npy" > "$work/out.txt" 2>&1; then
+    echo "ASan+UBSan: regimes at batch $n failed:"; cat "$work/out.txt"; exit 1
+  fi
+done
+echo "ASan+UBSan: both size regimes ran clean and matched the plain build"
 
 echo "== ASan+UBSan: a training step, generated code instrumented"
 # The backward's kernels (transposed convolutions as GEMM and col2im,
