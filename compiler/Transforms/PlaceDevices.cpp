@@ -425,12 +425,24 @@ void PlaceDevicesPass::runOnOperation() {
   // A size regime's plan (modelc --regimes) aims at the size
   // `device.regime_at` names instead.
   auto regimeAt = module->getAttrOfType<DictionaryAttr>("device.regime_at");
+  // The size the types hold a dimension at: its max, or a regime's own.
+  auto heldSize = [&](StringRef name) -> int64_t {
+    for (auto function : module.getOps<func::FuncOp>())
+      for (unsigned i = 0; i < function.getNumArguments(); ++i)
+        if (auto dims = function.getArgAttrOfType<ArrayAttr>(i, kDimsAttrName);
+            dims && !dims.empty() && isa<StringAttr>(dims[0]) &&
+            cast<StringAttr>(dims[0]).getValue() == name)
+          return cast<RankedTensorType>(function.getArgumentTypes()[i])
+              .getDimSize(0);
+    return -1;
+  };
   for (DimOp dim : module.getOps<DimOp>()) {
     int64_t aim = dim.getOpt();
     if (auto at = regimeAt ? regimeAt.getAs<IntegerAttr>(dim.getSymName())
                            : IntegerAttr())
       aim = at.getInt();
-    if (aim != static_cast<int64_t>(dim.getMax())) {
+    int64_t held = heldSize(dim.getSymName());
+    if (held > 0 && aim != held) {
       if (!atOpt)
         atOpt = module.clone();
       specializeDim(*atOpt, dim.getSymName(), aim);
@@ -454,12 +466,30 @@ void PlaceDevicesPass::runOnOperation() {
                      sizedFunction.getBody().front().getOperations()))
         original[&copy] = &mine;
       for (Operation *&op : g.ops)
-        if (op)
+        if (op) {
           op = original.lookup(op);
+          assert(op && "specializeDim changed the op list");
+        }
     }
     PlacementOptions options;
     options.improve = improve;
     PlacementResult r = placeNodes(g.problem, options);
+    if (atOpt && r.fits) {
+      // Placed at opt, run up to the size the types hold: the devices'
+      // memory must hold that.
+      FunctionGraph held;
+      if (failed(buildGraph(function, *t, held)))
+        return signalPassFailure();
+      for (PlacementProblem::Node &node : held.problem.nodes)
+        node.follows.reset();
+      PlacementResult atHeld = r;
+      simulatePlacement(held.problem, atHeld);
+      if (!atHeld.fits) {
+        r.fits = false;
+        r.weightBytes = atHeld.weightBytes;
+        r.activationPeak = atHeld.activationPeak;
+      }
+    }
     if (!r.fits) {
       InFlightDiagnostic diag = function.emitError("entry point '")
                                 << function.getSymName()

@@ -643,6 +643,12 @@ void Model::run_into(const std::string &entry,
   RunState state;
   state.impl = &impl;
   state.plan = impl.regimes.empty() ? impl.plan : impl.planFor(sizes);
+  // Regimes number their events alike on different devices: a device
+  // event made on one GPU cannot be recorded on another's stream. The last
+  // run on these resources has drained.
+  if (resources->lastPlan && resources->lastPlan != state.plan)
+    resources->events.release();
+  resources->lastPlan = state.plan;
   state.entry = index;
   state.entryInfo = &info;
   state.resources = resources.get();

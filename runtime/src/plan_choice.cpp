@@ -72,7 +72,8 @@ bool hostOnly(const PlanDevices &plan) {
 std::string planList(const std::vector<PlanDevices> &plans) {
   std::string known;
   for (size_t i = 0; i < plans.size(); ++i)
-    known += (i ? ", '" : "'") + plans[i].name + "'";
+    if (i == 0 || plans[i].name != plans[i - 1].name) // a target's regimes
+      known += (i ? ", '" : "'") + plans[i].name + "'";
   return known;
 }
 

@@ -35,6 +35,9 @@ struct RunResources {
   ReplicaSums replicaSums;
   /// Traced models (LoadOptions::trace): what this run records.
   std::unique_ptr<RunTrace> trace;
+  /// The plan of the last run on these resources (a size regime's): its
+  /// device events belong to the devices that plan recorded them on.
+  const modelc_plan_desc *lastPlan = nullptr;
 
   RunResources() = default;
   RunResources(const RunResources &) = delete;

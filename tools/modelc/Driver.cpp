@@ -241,6 +241,7 @@ private:
                              const std::string &suffix, ModuleOp from,
                              int32_t regimeDim, int64_t min, int64_t max);
   FailureOr<ArrayAttr> sizeRegimes(const std::string &target);
+  void printPlaced(llvm::raw_ostream &os);
   LogicalResult collectPlans();
   LogicalResult loadWeights();
   LogicalResult checkWeightsFit();
@@ -315,13 +316,13 @@ LogicalResult Driver::run() {
   timer->stop("placement");
   if (options.emitKind == EmitKind::Placed)
     return writeText(options.outputPath,
-                     [&](llvm::raw_ostream &os) { placed.front()->print(os); });
+                     [&](llvm::raw_ostream &os) { printPlaced(os); });
   if (failed(lower()))
     return failure();
   timer->stop("lowering");
   if (options.emitKind == EmitKind::Scheduled)
     return writeText(options.outputPath,
-                     [&](llvm::raw_ostream &os) { placed.front()->print(os); });
+                     [&](llvm::raw_ostream &os) { printPlaced(os); });
   if (failed(annotateEstimates()))
     return failure();
 
@@ -337,6 +338,16 @@ LogicalResult Driver::run() {
   if (options.emitKind == EmitKind::Cpp || options.emitKind == EmitKind::Cuda)
     return emitSource();
   return build();
+}
+
+/// --emit=placed/scheduled: the one plan, or each size regime's, in order.
+void Driver::printPlaced(llvm::raw_ostream &os) {
+  for (auto [i, plan] : llvm::enumerate(placedPlans)) {
+    if (plan.regimeDim >= 0)
+      os << "// size regime " << plan.min << ".." << plan.max << " of target '"
+         << plan.target << "'\n";
+    placed[i]->print(os);
+  }
 }
 
 /// Parses and verifies the input, then runs the graph passes on it.

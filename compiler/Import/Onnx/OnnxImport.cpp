@@ -567,10 +567,27 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
         continue;
       if (givenDims != options.inputShapeDims.end() &&
           !givenDims->second[i].empty()) {
+        if (auto fixed = named.find(d.dim_param()); fixed != named.end()) {
+          emitError(NameLoc::get(StringAttr::get(&context, path)))
+              << "--input-shape gives dimension '" << d.dim_param() << "' size "
+              << fixed->second.first << " in '" << fixed->second.second
+              << "' and dynamic dimension '" << givenDims->second[i] << "' in '"
+              << in.name() << "'";
+          failedType = true;
+        }
         dynamicNames[d.dim_param()] = givenDims->second[i];
         continue;
       }
       int64_t size = given->second[i];
+      if (dynamicNames.count(d.dim_param())) {
+        emitError(NameLoc::get(StringAttr::get(&context, path)))
+            << "--input-shape gives dimension '" << d.dim_param()
+            << "' as dynamic dimension '" << dynamicNames[d.dim_param()]
+            << "' in one input and size " << size << " in '" << in.name()
+            << "'";
+        failedType = true;
+        continue;
+      }
       auto [it, fresh] = named.try_emplace(d.dim_param(), size, in.name());
       if (!fresh && it->second.first != size) {
         emitError(NameLoc::get(StringAttr::get(&context, path)))
@@ -614,8 +631,14 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
         for (auto [i, d] : llvm::enumerate(t.shape().dim()))
           if (d.has_dim_value() && d.dim_value() > 0 &&
               d.dim_value() != shape[i]) {
-            emitError(loc) << "--input-shape " << in.name() << " gives "
-                           << shape[i] << " for dimension " << i
+            auto namedDims = options.inputShapeDims.find(in.name());
+            std::string what =
+                namedDims != options.inputShapeDims.end() &&
+                        !namedDims->second[i].empty()
+                    ? "dynamic dimension '" + namedDims->second[i] + "'"
+                    : std::to_string(shape[i]);
+            emitError(loc) << "--input-shape " << in.name() << " gives " << what
+                           << " for dimension " << i
                            << ", which the model fixes at " << d.dim_value();
             failedType = true;
             break;
