@@ -67,8 +67,8 @@ def _shape_text(name, shape):
 
 
 def compile(model, output=None, *, target=None, weights=None,
-            input_shapes=None, dims=None, precision=None, random_weights=None,
-            args=(), modelc=None):
+            input_shapes=None, dims=None, regimes=None, precision=None,
+            random_weights=None, args=(), modelc=None):
     """Compiles `model` (a .ir or .onnx file) into `output` (default: the
     model's path with .so) and returns the output's path.
 
@@ -77,8 +77,10 @@ def compile(model, output=None, *, target=None, weights=None,
     input_shapes: {input name: shape} for ONNX inputs with dynamic
     dimensions. dims: {dimension name: (min, max) or (min, max, opt)}, the
     ranges of dynamic dimensions (modelc --dim; docs/dynamic.md): one
-    model.so runs every size in the range. precision: "f32", "f16" or "bf16". random_weights: True or
-    a seed, for a model without weights. args: more modelc arguments.
+    model.so runs every size in the range. regimes: the most size regimes
+    per target (modelc --regimes; 1: one plan for the range). precision:
+    "f32", "f16" or "bf16". random_weights: True or a seed, for a model
+    without weights. args: more modelc arguments.
     modelc: the compiler to run (default: find_modelc()).
     Raises modelc.CompileError with the compiler's located errors."""
     tool = find_modelc(modelc)
@@ -106,6 +108,11 @@ def compile(model, output=None, *, target=None, weights=None,
         if len(bounds) == 3:
             text += "@%d" % bounds[2]
         command += ["--dim", "%s=%s" % (name, text)]
+    if regimes is not None:
+        if isinstance(regimes, bool) or int(regimes) < 1:
+            raise ValueError("regimes: expected a count of at least 1, got %r"
+                             % (regimes,))
+        command.append("--regimes=%d" % int(regimes))
     if precision is not None:
         command.append("--precision=" + precision)
     if isinstance(args, str):

@@ -86,6 +86,13 @@ def test_size_regimes(modelc_tool, workdir):
     assert info["plans"] == ["cpu+sim2"]
     assert info["regimes"] == [{"dim": "batch", "min": 1, "max": 520},
                                {"dim": "batch", "min": 521, "max": 4096}]
+    one = modelc.load(modelc.compile(
+        os.path.join(ROOT, "tests", "e2e", "Inputs", "regimes.ir"),
+        output=str(workdir / "regimes1.so"), target="cpu+sim2",
+        random_weights=1, regimes=1))
+    assert one.info()["regimes"] == []
+    with pytest.raises(ValueError, match="regimes"):
+        modelc.compile("model.ir", regimes=0)
     w = {k: np.asarray(v) for k, v in model.state_dict().items()}
     rng = np.random.default_rng(2)
     for n in (6, 600, 520, 521, 1):

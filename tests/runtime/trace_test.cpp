@@ -147,6 +147,16 @@ TEST(Descriptor, RefusesMalformedTracePoints) {
   EXPECT_THROW(detail::checkDescriptor(desc, "m.so"), Error);
 }
 
+/// checkDescriptor refuses `desc` with an error containing `text`.
+void expectRefused(const modelc_model_desc &desc, const std::string &text) {
+  try {
+    detail::checkDescriptor(desc, "m.so");
+    ADD_FAILURE() << "expected an error containing: " << text;
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+}
+
 // ABI 11: the table of dynamic dimensions and the per-axis indices into it.
 TEST(Descriptor, RefusesMalformedDynamicDimensions) {
   const char *devices[] = {"cpu"};
@@ -172,15 +182,7 @@ TEST(Descriptor, RefusesMalformedDynamicDimensions) {
   desc.plans = &plan;
   desc.num_dims = 1;
   desc.dims = dims;
-  auto refuses = [&](const std::string &text) {
-    try {
-      detail::checkDescriptor(desc, "m.so");
-      ADD_FAILURE() << "expected an error containing: " << text;
-    } catch (const Error &e) {
-      EXPECT_NE(std::string(e.what()).find(text), std::string::npos)
-          << e.what();
-    }
-  };
+  auto refuses = [&](const std::string &text) { expectRefused(desc, text); };
   detail::DescriptorInfo info = detail::checkDescriptor(desc, "m.so");
   ASSERT_EQ(info.dims.size(), 1u);
   EXPECT_EQ(info.entries[0].inputs[0].dims,
@@ -240,15 +242,7 @@ TEST(Descriptor, RefusesMalformedSizeRegimes) {
   desc.plans = plans;
   desc.num_dims = 1;
   desc.dims = dims;
-  auto refuses = [&](const std::string &text) {
-    try {
-      detail::checkDescriptor(desc, "m.so");
-      ADD_FAILURE() << "expected an error containing: " << text;
-    } catch (const Error &e) {
-      EXPECT_NE(std::string(e.what()).find(text), std::string::npos)
-          << e.what();
-    }
-  };
+  auto refuses = [&](const std::string &text) { expectRefused(desc, text); };
   EXPECT_NO_THROW(detail::checkDescriptor(desc, "m.so"));
   plans[1].regime_min = 5; // a gap: 4 runs nowhere
   refuses("plan 'cpu+sim2': malformed size regime #1 (5..8 of dimension "

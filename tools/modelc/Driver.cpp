@@ -242,6 +242,7 @@ private:
                              int32_t regimeDim, int64_t min, int64_t max);
   FailureOr<ArrayAttr> sizeRegimes(const std::string &target);
   void printPlaced(llvm::raw_ostream &os);
+  LogicalResult checkRegimeWeights(const std::string &target, size_t first);
   LogicalResult collectPlans();
   LogicalResult loadWeights();
   LogicalResult checkWeightsFit();
@@ -808,6 +809,7 @@ LogicalResult Driver::place() {
         break;
       ++dimIndex;
     }
+    size_t firstRegime = placed.size();
     for (auto r : regimes->getAsRange<DictionaryAttr>()) {
       int64_t min = r.getAs<IntegerAttr>("min").getInt(),
               max = r.getAs<IntegerAttr>("max").getInt(),
@@ -827,6 +829,39 @@ LogicalResult Driver::place() {
                               *base, dimIndex, min, max)))
         return failure();
     }
+    if (failed(checkRegimeWeights(target, firstRegime)))
+      return failure();
+  }
+  return success();
+}
+
+/// A device keeps the weights any of a target's regimes reads there (the
+/// runtime uploads them once): their union must fit its memory, which each
+/// regime's placement checked for its own weights only.
+LogicalResult Driver::checkRegimeWeights(const std::string &target,
+                                         size_t first) {
+  llvm::StringMap<llvm::StringMap<uint64_t>> perDevice; // device -> weights
+  for (size_t i = first; i < placed.size(); ++i)
+    placed[i]->walk([&](modelc::graph::WeightRefOp ref) {
+      if (auto d = ref->getAttrOfType<modelc::device::DeviceAttr>(
+              modelc::graph::kDeviceAttrName))
+        perDevice[d.str()][ref.getName()] =
+            modelc::graph::valueBytes(ref.getResult());
+    });
+  auto t = (*placed[first])
+               ->getAttrOfType<modelc::device::TargetAttr>("device.target");
+  for (Attribute a : t.getDevices()) {
+    auto spec = cast<modelc::device::DeviceSpecAttr>(a);
+    std::string name = spec.getDevice().str();
+    uint64_t bytes = 0;
+    for (auto &weight : perDevice[name])
+      bytes += weight.getValue();
+    if (bytes > spec.getMemory())
+      return fail("the size regimes of target '" + target + "' keep " +
+                  modelc::formatBytes(bytes) + " of weights on " + name +
+                  " (each regime's on its devices, together), which holds " +
+                  modelc::formatBytes(spec.getMemory()) +
+                  "; --regimes=1 builds one plan for the whole range");
   }
   return success();
 }
