@@ -95,6 +95,20 @@ echo "== ASan+UBSan: a dynamic batch below its max, generated code instrumented"
 # examples/mlp_dynamic.ir (batch 1..64) and the cnn with a dynamic batch at
 # sizes below the max: the caller's buffers are that size, so code that
 # still assumed the max would read or write past them.
+# run_sizes NAME N...: NAME.so (plain) and NAME-asan.so at batch N each,
+# the instrumented run's output0 against the plain one's.
+run_sizes() {
+  local name=$1 n; shift
+  for n in "$@"; do
+    "$run" "$work/$name.so" --random-inputs --seed $n --dim batch=$n \
+      --output-dir "$work/$name-$n" >/dev/null
+    if ! build-asan/bin/modelc-run-lite "$work/$name-asan.so" --random-inputs \
+        --seed $n --dim batch=$n --bench 2 \
+        --expect "output0=$work/$name-$n/output0.npy" > "$work/out.txt" 2>&1; then
+      echo "ASan+UBSan: $name at batch $n failed:"; cat "$work/out.txt"; exit 1
+    fi
+  done
+}
 sed -e 's/^func.func @forward(%x: tensor<1x3x32x32xf32>)/graph.dim @batch 1 to 1 at 1\nfunc.func @forward(%x: tensor<1x3x32x32xf32> {graph.dims = ["batch", "", "", ""]})/' \
   examples/cnn.ir > "$work/cnn_dynamic.ir"
 for target in cpu cpu+sim2; do
@@ -102,15 +116,7 @@ for target in cpu cpu+sim2; do
   for m in examples/mlp_dynamic.ir "$work/cnn_dynamic.ir"; do
     name=$(basename "$m" .ir)-${target/+/_}
     prepare "$name" "$m" "${flags[@]}" --dim batch=1..8
-    for n in 1 5; do
-      "$run" "$work/$name.so" --random-inputs --seed $n --dim batch=$n \
-        --output-dir "$work/$name-$n" >/dev/null
-      if ! build-asan/bin/modelc-run-lite "$work/$name-asan.so" --random-inputs \
-          --seed $n --dim batch=$n --bench 2 \
-          --expect "output0=$work/$name-$n/output0.npy" > "$work/out.txt" 2>&1; then
-        echo "ASan+UBSan: $name at batch $n failed:"; cat "$work/out.txt"; exit 1
-      fi
-    done
+    run_sizes "$name" 1 5
   done
 done
 echo "ASan+UBSan: dynamic batches 1 and 5 ran clean and matched the plain build"
@@ -118,15 +124,7 @@ echo "ASan+UBSan: dynamic batches 1 and 5 ran clean and matched the plain build"
 # plan up to 520 rows, sim:0's above): a size in each regime, the runtime
 # choosing the plan per run and sharing the regimes' arenas.
 prepare regimes "tests/e2e/Inputs/regimes.ir" --target=cpu+sim2 --checked
-for n in 6 600; do
-  "$run" "$work/regimes.so" --random-inputs --seed $n --dim batch=$n \
-    --output-dir "$work/regimes-$n" >/dev/null
-  if ! build-asan/bin/modelc-run-lite "$work/regimes-asan.so" --random-inputs \
-      --seed $n --dim batch=$n --bench 2 \
-      --expect "output0=$work/regimes-$n/output0.npy" > "$work/out.txt" 2>&1; then
-    echo "ASan+UBSan: regimes at batch $n failed:"; cat "$work/out.txt"; exit 1
-  fi
-done
+run_sizes regimes 6 600
 echo "ASan+UBSan: both size regimes ran clean and matched the plain build"
 
 echo "== ASan+UBSan: a training step, generated code instrumented"
