@@ -585,9 +585,6 @@ LogicalResult Driver::checkDynamicBuild() {
   if (options.dataParallel)
     return fail("--data-parallel with a dynamic dimension is not supported "
                 "yet");
-  if (options.precision != "f32")
-    return fail("--precision " + options.precision +
-                " with a dynamic dimension is not supported yet");
   return success();
 }
 
