@@ -529,13 +529,10 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
           ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp, CumsumOp,
           Conv2dOp, ConvTranspose2dOp, func::ReturnOp>(op) ||
       (isAlias(op) && *getViewOffset(op) == 0);
-  if (auto packed = dyn_cast<sched::PackedProductOp>(op))
-    supported = !isHalf(tensorType(op->getResult(0)).getElementType());
-  // Its rows when it has no batch dimensions, else its first one.
-  if (isa<MatmulOp>(op))
-    supported = !isHalfMatmul(op);
-  if (!halfOperands(op).empty() || hasHalfResult(op))
-    supported = false;
+  // Half precision: conversions to and from f32 scratch, products through
+  // f32 or oneDNN's bf16, all sized like the rest.
+  if (isa<sched::PackedProductOp, MatmulOp>(op))
+    supported = true;
   if (supported)
     return success();
   return op->emitError("'")
@@ -811,13 +808,15 @@ LogicalResult FunctionEmitter::emitMatmul(MatmulOp matmul) {
   bool integers = !isa<FloatType>(element) || element.isF64();
   if (isHalf(element)) {
     // One batch at a time through f32 scratch (cpuScratchBytes).
+    std::string batchDims = leadingArray(batch, matmul.getResult());
     os << "  modelc_cpu::matmul_half<" << storageOf(op) << ">(ctx, "
        << in(op, 0) << ", " << in(op, 1) << ", " << out(op) << ", "
-       << a[a.size() - 2] << ", " << b.back() << ", " << a.back() << ", "
-       << batch.size() << ", " << staticArray(batch) << ", "
-       << staticArray(batchStrides(a)) << ", " << staticArray(batchStrides(b))
-       << ", reinterpret_cast<float *>(arena + " << matmulScratch.lookup(op)
-       << "));\n";
+       << (batch.empty() ? sized(a[a.size() - 2], matmul.getResult())
+                         : std::to_string(a[a.size() - 2]))
+       << ", " << b.back() << ", " << a.back() << ", " << batch.size() << ", "
+       << batchDims << ", " << staticArray(batchStrides(a)) << ", "
+       << staticArray(batchStrides(b)) << ", reinterpret_cast<float *>(arena + "
+       << matmulScratch.lookup(op) << "));\n";
     return success();
   }
   // A dynamic dimension 0 is the first batch dimension, or the rows.
@@ -1358,8 +1357,8 @@ LogicalResult FunctionEmitter::emitWithConversions(Operation *op) {
   for (Value operand : halfOperands(op)) {
     std::string copy = f32Copy(operand);
     os << "  modelc_cpu::to_f32<" << bf16(operand) << ">(ctx, " << name(operand)
-       << ", " << copy << ", " << tensorType(operand).getNumElements()
-       << ");\n";
+       << ", " << copy << ", "
+       << sized(tensorType(operand).getNumElements(), operand) << ");\n";
     names[operand] = copy;
   }
   Value result = op->getNumResults() ? op->getResult(0) : Value();
@@ -1371,7 +1370,7 @@ LogicalResult FunctionEmitter::emitWithConversions(Operation *op) {
   if (hasHalfResult(op))
     os << "  modelc_cpu::from_f32<" << bf16(result) << ">(ctx, "
        << names[result] << ", " << resultName << ", "
-       << tensorType(result).getNumElements() << ");\n";
+       << sized(tensorType(result).getNumElements(), result) << ");\n";
   for (auto &[value, original] : saved)
     names[value] = original;
   return success();
