@@ -1317,9 +1317,17 @@ LogicalResult Driver::build() {
 
 /// -v: what was built.
 void Driver::printSummary(const std::string &output) {
-  llvm::outs() << "modelc: wrote " << output << " (" << plans.size()
-               << (plans.size() == 1 ? " plan, " : " plans, ")
-               << weights.weights.size() << " weights, "
+  // A target's size regimes are one plan to the runtime's choice.
+  size_t regimes = llvm::count_if(
+      plans, [](const modelc::PlanModule &p) { return p.regimeDim >= 0; });
+  std::set<std::string> targets;
+  for (const modelc::PlanModule &p : plans)
+    targets.insert(p.name);
+  llvm::outs() << "modelc: wrote " << output << " (" << targets.size()
+               << (targets.size() == 1 ? " plan, " : " plans, ");
+  if (regimes)
+    llvm::outs() << regimes << " size regimes among them, ";
+  llvm::outs() << weights.weights.size() << " weights, "
                << (embed ? "embedded" : "external") << ")\n";
   if (!gpu.kernelNames.empty())
     llvm::outs() << "  GPU code: " << gpu.kernelNames.size() << " kernels"
