@@ -251,6 +251,13 @@ class Model:
 
     __call__ = run
 
+    def regime_of(self, *args, entry=None, **inputs):
+        """The size regime (an index into info()["regimes"]) that runs
+        `entry` on these inputs, given as to run(); -1 when one plan runs
+        every size (modelc --regimes, docs/dynamic.md)."""
+        name, values = self._values(entry, "numpy", args, inputs)
+        return self._core.regime_of(name, values)
+
     @property
     def compute_precision(self):
         """The lowest precision the model's ops compute in: "f32", "f16" or

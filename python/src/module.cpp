@@ -156,6 +156,16 @@ py::list run(const PyModel &self, const std::string &entry,
   return runOutputs(std::move(outputs), dlpack);
 }
 
+/// The size regime (an index into Model.regimes) a run of `entry` on
+/// `values` takes; -1 without regimes.
+int regimeOf(const PyModel &self, const std::string &entry,
+             const py::sequence &values) {
+  std::vector<Input> inputs;
+  std::vector<modelc::Tensor> tensors =
+      runInputs(self, entry, values, false, inputs);
+  return self.model.regime_of(entry, tensors);
+}
+
 /// A run started by Model.run_async, and how to hand its outputs over.
 struct PyPendingRun {
   modelc::PendingRun pending;
@@ -250,6 +260,7 @@ PYBIND11_MODULE(_core, m) {
              return self.model.arena_bytes(entry);
            })
       .def("run", &run, py::arg("entry"), py::arg("inputs"), py::arg("dlpack"))
+      .def("regime_of", &regimeOf, py::arg("entry"), py::arg("inputs"))
       .def("run_async", &runAsync, py::arg("entry"), py::arg("inputs"),
            py::arg("dlpack"))
       .def("trains", [](const PyModel &self) { return self.model.trains(); })

@@ -91,12 +91,14 @@ def test_size_regimes(modelc_tool, workdir):
         output=str(workdir / "regimes1.so"), target="cpu+sim2",
         random_weights=1, regimes=1))
     assert one.info()["regimes"] == []
+    assert one.regime_of(np.zeros((3, 64), np.float32)) == -1
     with pytest.raises(ValueError, match="regimes"):
         modelc.compile("model.ir", regimes=0)
     w = {k: np.asarray(v) for k, v in model.state_dict().items()}
     rng = np.random.default_rng(2)
     for n in (6, 600, 520, 521, 1):
         x = rng.standard_normal((n, 64), dtype=np.float32)
+        assert model.regime_of(x) == (0 if n <= 520 else 1)
         h = np.tanh(x @ w["w1"].T + w["b1"])
         logits = h @ w["w2"].T
         e = np.exp(logits - logits.max(axis=1, keepdims=True))
