@@ -108,27 +108,52 @@ TEST(RunTrace, PairsBeginsAndEndsPerTrack) {
   EXPECT_LE(flows[0].from_us, flows[0].to_us);
 }
 
+/// A plan of the descriptor tests.
+modelc_plan_desc planOf(const char *name, uint32_t numDevices,
+                        const char *const *devices, const uint64_t *arena,
+                        const modelc_entry_fn *run) {
+  modelc_plan_desc plan{};
+  plan.name = name;
+  plan.num_devices = numDevices;
+  plan.devices = devices;
+  plan.arena_bytes = arena;
+  plan.run = run;
+  return plan;
+}
+
+/// A descriptor of one entry point and `numPlans` plans.
+modelc_model_desc modelOf(const modelc_entry_desc *entry,
+                          const modelc_plan_desc *plans, uint32_t numPlans) {
+  modelc_model_desc desc{};
+  desc.abi_version = MODELC_ABI_VERSION;
+  desc.struct_size = sizeof desc;
+  desc.num_entries = 1;
+  desc.entries = entry;
+  desc.num_plans = numPlans;
+  desc.plans = plans;
+  return desc;
+}
+
+/// checkDescriptor refuses `desc` with an error containing `text`.
+void expectRefused(const modelc_model_desc &desc, const std::string &text) {
+  try {
+    detail::checkDescriptor(desc, "m.so");
+    ADD_FAILURE() << "expected an error containing: " << text;
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+}
+
 TEST(Descriptor, RefusesMalformedTracePoints) {
   const char *devices[] = {"cpu"};
   const uint64_t arena[] = {0};
   const modelc_entry_fn run[] = {runEntry};
   modelc_entry_desc entry{"f", 0, nullptr, 0, nullptr};
   modelc_trace_point points[] = {{"graph.add (line 1)", 1, -1.0}};
-  modelc_plan_desc plan{};
-  plan.name = "cpu";
-  plan.num_devices = 1;
-  plan.devices = devices;
-  plan.arena_bytes = arena;
-  plan.run = run;
+  modelc_plan_desc plan = planOf("cpu", 1, devices, arena, run);
   plan.num_trace_points = 1;
   plan.trace_points = points;
-  modelc_model_desc desc{};
-  desc.abi_version = MODELC_ABI_VERSION;
-  desc.struct_size = sizeof desc;
-  desc.num_entries = 1;
-  desc.entries = &entry;
-  desc.num_plans = 1;
-  desc.plans = &plan;
+  modelc_model_desc desc = modelOf(&entry, &plan, 1);
   EXPECT_THROW(
       {
         try {
@@ -147,16 +172,6 @@ TEST(Descriptor, RefusesMalformedTracePoints) {
   EXPECT_THROW(detail::checkDescriptor(desc, "m.so"), Error);
 }
 
-/// checkDescriptor refuses `desc` with an error containing `text`.
-void expectRefused(const modelc_model_desc &desc, const std::string &text) {
-  try {
-    detail::checkDescriptor(desc, "m.so");
-    ADD_FAILURE() << "expected an error containing: " << text;
-  } catch (const Error &e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
-
 // ABI 11: the table of dynamic dimensions and the per-axis indices into it.
 TEST(Descriptor, RefusesMalformedDynamicDimensions) {
   const char *devices[] = {"cpu"};
@@ -167,19 +182,8 @@ TEST(Descriptor, RefusesMalformedDynamicDimensions) {
   modelc_tensor_desc input{"x", 0, 2, shape, axes};
   modelc_entry_desc entry{"f", 1, &input, 0, nullptr};
   modelc_dim_desc dims[] = {{"batch", 1, 8, 4}};
-  modelc_plan_desc plan{};
-  plan.name = "cpu";
-  plan.num_devices = 1;
-  plan.devices = devices;
-  plan.arena_bytes = arena;
-  plan.run = run;
-  modelc_model_desc desc{};
-  desc.abi_version = MODELC_ABI_VERSION;
-  desc.struct_size = sizeof desc;
-  desc.num_entries = 1;
-  desc.entries = &entry;
-  desc.num_plans = 1;
-  desc.plans = &plan;
+  modelc_plan_desc plan = planOf("cpu", 1, devices, arena, run);
+  modelc_model_desc desc = modelOf(&entry, &plan, 1);
   desc.num_dims = 1;
   desc.dims = dims;
   auto refuses = [&](const std::string &text) { expectRefused(desc, text); };
@@ -222,24 +226,14 @@ TEST(Descriptor, RefusesMalformedSizeRegimes) {
   modelc_dim_desc dims[] = {{"batch", 1, 8, 4}};
   modelc_plan_desc plans[2] = {};
   for (modelc_plan_desc &p : plans) {
-    p.name = "cpu+sim2";
-    p.num_devices = 2;
-    p.devices = devices;
-    p.arena_bytes = arena;
-    p.run = run;
+    p = planOf("cpu+sim2", 2, devices, arena, run);
     p.regime_dim = 0;
   }
   plans[0].regime_min = 1;
   plans[0].regime_max = 3;
   plans[1].regime_min = 4;
   plans[1].regime_max = 8;
-  modelc_model_desc desc{};
-  desc.abi_version = MODELC_ABI_VERSION;
-  desc.struct_size = sizeof desc;
-  desc.num_entries = 1;
-  desc.entries = &entry;
-  desc.num_plans = 2;
-  desc.plans = plans;
+  modelc_model_desc desc = modelOf(&entry, plans, 2);
   desc.num_dims = 1;
   desc.dims = dims;
   auto refuses = [&](const std::string &text) { expectRefused(desc, text); };
