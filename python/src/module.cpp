@@ -183,6 +183,47 @@ PyPendingRun runAsync(const PyModel &self, const std::string &entry,
   return PyPendingRun{self.model.run_async(entry, tensors), dlpack};
 }
 
+/// Model.entries: per entry point its name, inputs, outputs and the inputs
+/// a run may leave out.
+py::list describeEntries(const PyModel &self) {
+  py::list entries;
+  for (const modelc::EntryInfo &e : self.model.entries()) {
+    py::list optional;
+    for (const modelc::TensorInfo &input : e.inputs)
+      if (input.has_default())
+        optional.append(input.name);
+    entries.append(py::make_tuple(e.name, describeTensors(e.inputs),
+                                  describeTensors(e.outputs), optional));
+  }
+  return entries;
+}
+
+/// Model.dims: {name: {"min", "max", "opt"}}.
+py::dict describeDims(const PyModel &self) {
+  py::dict dims;
+  for (const modelc::DimInfo &d : self.model.dims()) {
+    py::dict range;
+    range["min"] = d.min;
+    range["max"] = d.max;
+    range["opt"] = d.opt;
+    dims[py::str(d.name)] = range;
+  }
+  return dims;
+}
+
+/// Model.regimes: [{"dim", "min", "max"}] of the chosen plan.
+py::list describeRegimes(const PyModel &self) {
+  py::list regimes;
+  for (const modelc::RegimeInfo &r : self.model.regimes()) {
+    py::dict regime;
+    regime["dim"] = r.dim;
+    regime["min"] = r.min;
+    regime["max"] = r.max;
+    regimes.append(regime);
+  }
+  return regimes;
+}
+
 } // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -192,20 +233,7 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<PyModel>(m, "Model")
       .def_readonly("path", &PyModel::path)
-      .def("entries",
-           [](const PyModel &self) {
-             py::list entries;
-             for (const modelc::EntryInfo &e : self.model.entries()) {
-               py::list optional; // the inputs a run may leave out
-               for (const modelc::TensorInfo &input : e.inputs)
-                 if (input.has_default())
-                   optional.append(input.name);
-               entries.append(py::make_tuple(e.name, describeTensors(e.inputs),
-                                             describeTensors(e.outputs),
-                                             optional));
-             }
-             return entries;
-           })
+      .def("entries", &describeEntries)
       .def("entry",
            [](const PyModel &self, const std::string &name) {
              const modelc::EntryInfo &e = self.model.entry(name);
@@ -221,30 +249,8 @@ PYBIND11_MODULE(_core, m) {
            [](const PyModel &self) { return self.model.plan_note(); })
       .def("replica_sums",
            [](const PyModel &self) { return self.model.replica_sums(); })
-      .def("dims",
-           [](const PyModel &self) {
-             py::dict dims;
-             for (const modelc::DimInfo &d : self.model.dims()) {
-               py::dict range;
-               range["min"] = d.min;
-               range["max"] = d.max;
-               range["opt"] = d.opt;
-               dims[py::str(d.name)] = range;
-             }
-             return dims;
-           })
-      .def("regimes",
-           [](const PyModel &self) {
-             py::list regimes;
-             for (const modelc::RegimeInfo &r : self.model.regimes()) {
-               py::dict regime;
-               regime["dim"] = r.dim;
-               regime["min"] = r.min;
-               regime["max"] = r.max;
-               regimes.append(regime);
-             }
-             return regimes;
-           })
+      .def("dims", &describeDims)
+      .def("regimes", &describeRegimes)
       .def("compiler_version",
            [](const PyModel &self) { return self.model.compiler_version(); })
       .def("compiler_flags",
