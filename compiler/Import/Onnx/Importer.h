@@ -189,6 +189,21 @@ private:
   /// The first dynamic dimension any input of `node` has a symbolic
   /// element of, or "".
   std::string symbolicInput(const onnx::NodeProto &node) const;
+  /// addInputs: the ONNX dimension names (dim_param) --input-shape gives
+  /// a size (`named`: size and input) or a dynamic dimension
+  /// (`dynamicNames`); an error where it gives one name both, or two sizes.
+  mlir::LogicalResult
+  namedDimensions(const ImportOptions &options,
+                  llvm::StringMap<std::pair<int64_t, std::string>> &named,
+                  llvm::StringMap<std::string> &dynamicNames);
+  /// addInputs: `in`'s shape from --input-shape, checked against the
+  /// model's; the axes it names as dynamic dimensions go to `inputDims`.
+  mlir::LogicalResult givenShape(const ImportOptions &options,
+                                 const onnx::ValueInfoProto &in,
+                                 mlir::Location loc,
+                                 llvm::SmallVector<int64_t> &shape,
+                                 llvm::SmallVector<std::string> &inputDims,
+                                 llvm::StringSet<> &usedDims);
   /// addInputs: an error for each --dim that no input's axis is called.
   mlir::LogicalResult checkDimsUsed(const ImportOptions &options,
                                     const llvm::StringSet<> &usedDims);

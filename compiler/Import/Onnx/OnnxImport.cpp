@@ -535,25 +535,11 @@ LogicalResult Importer::checkDimsUsed(const ImportOptions &options,
   return success(ok);
 }
 
-LogicalResult Importer::addInputs(const ImportOptions &options,
-                                  func::FuncOp &function) {
-  for (const onnx::TensorProto &t : model.graph().initializer()) {
-    initializerNames.insert(t.name());
-    constants[t.name()] = &t;
-  }
-  SmallVector<Type> types;
-  SmallVector<std::string> names;
-  // Per input, its axes' dynamic dimensions (--dim), "" for static axes.
-  SmallVector<SmallVector<std::string>> axisDims;
-  llvm::StringSet<> usedDims;
-  std::string dynamic;
-  bool failedType = false;
-  // Named dimensions ('batch', 'N') that --input-shape fixes: the same name
-  // in another input means the same size.
-  llvm::StringMap<std::pair<int64_t, std::string>> named;
-  // Names (dim_param) of axes --input-shape gives as a dynamic dimension:
-  // that dimension wherever else they appear.
-  llvm::StringMap<std::string> dynamicNames;
+LogicalResult Importer::namedDimensions(
+    const ImportOptions &options,
+    llvm::StringMap<std::pair<int64_t, std::string>> &named,
+    llvm::StringMap<std::string> &dynamicNames) {
+  bool failed = false;
   for (const onnx::ValueInfoProto &in : model.graph().input()) {
     auto given = options.inputShapes.find(in.name());
     if (given == options.inputShapes.end() ||
@@ -573,7 +559,7 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
               << fixed->second.first << " in '" << fixed->second.second
               << "' and dynamic dimension '" << givenDims->second[i] << "' in '"
               << in.name() << "'";
-          failedType = true;
+          failed = true;
         }
         dynamicNames[d.dim_param()] = givenDims->second[i];
         continue;
@@ -585,7 +571,7 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
             << "' as dynamic dimension '" << dynamicNames[d.dim_param()]
             << "' in one input and size " << size << " in '" << in.name()
             << "'";
-        failedType = true;
+        failed = true;
         continue;
       }
       auto [it, fresh] = named.try_emplace(d.dim_param(), size, in.name());
@@ -594,10 +580,79 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
             << "--input-shape gives dimension '" << d.dim_param() << "' size "
             << it->second.first << " in '" << it->second.second << "' and "
             << size << " in '" << in.name() << "'";
-        failedType = true;
+        failed = true;
       }
     }
   }
+  return failure(failed);
+}
+
+LogicalResult Importer::givenShape(const ImportOptions &options,
+                                   const onnx::ValueInfoProto &in, Location loc,
+                                   SmallVector<int64_t> &shape,
+                                   SmallVector<std::string> &inputDims,
+                                   llvm::StringSet<> &usedDims) {
+  const onnx::TypeProto_Tensor &t = in.type().tensor_type();
+  bool failed = false;
+  shape = options.inputShapes.lookup(in.name());
+  if (t.has_shape() &&
+      static_cast<size_t>(t.shape().dim_size()) != shape.size()) {
+    emitError(loc) << "--input-shape " << in.name() << " has " << shape.size()
+                   << " dimensions, the model's input has "
+                   << t.shape().dim_size();
+    failed = true;
+  } else if (t.has_shape()) {
+    for (auto [i, d] : llvm::enumerate(t.shape().dim()))
+      if (d.has_dim_value() && d.dim_value() > 0 && d.dim_value() != shape[i]) {
+        auto namedDims = options.inputShapeDims.find(in.name());
+        std::string what =
+            namedDims != options.inputShapeDims.end() &&
+                    !namedDims->second[i].empty()
+                ? "dynamic dimension '" + namedDims->second[i] + "'"
+                : std::to_string(shape[i]);
+        emitError(loc) << "--input-shape " << in.name() << " gives " << what
+                       << " for dimension " << i
+                       << ", which the model fixes at " << d.dim_value();
+        failed = true;
+        break;
+      }
+  }
+  // Axes named as dynamic dimensions (x=batchx3x224x224): held at the
+  // max, named in graph.dims.
+  if (auto named = options.inputShapeDims.find(in.name());
+      named != options.inputShapeDims.end() &&
+      named->second.size() == shape.size()) {
+    for (auto [i, dim] : llvm::enumerate(named->second))
+      if (!dim.empty()) {
+        inputDims.resize(shape.size());
+        inputDims[i] = dim;
+        usedDims.insert(dim);
+      }
+  }
+  return failure(failed);
+}
+
+LogicalResult Importer::addInputs(const ImportOptions &options,
+                                  func::FuncOp &function) {
+  for (const onnx::TensorProto &t : model.graph().initializer()) {
+    initializerNames.insert(t.name());
+    constants[t.name()] = &t;
+  }
+  SmallVector<Type> types;
+  SmallVector<std::string> names;
+  // Per input, its axes' dynamic dimensions (--dim), "" for static axes.
+  SmallVector<SmallVector<std::string>> axisDims;
+  llvm::StringSet<> usedDims;
+  std::string dynamic;
+  bool failedType = false;
+  // Named dimensions ('batch', 'N') that --input-shape fixes: the same name
+  // in another input means the same size.
+  llvm::StringMap<std::pair<int64_t, std::string>> named;
+  // Names (dim_param) of axes --input-shape gives as a dynamic dimension:
+  // that dimension wherever else they appear.
+  llvm::StringMap<std::string> dynamicNames;
+  if (failed(namedDimensions(options, named, dynamicNames)))
+    failedType = true;
   for (const onnx::ValueInfoProto &in : model.graph().input()) {
     if (initializerNames.contains(in.name()))
       continue; // an initializer listed as an input (older exporters)
@@ -618,44 +673,9 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
     }
     SmallVector<int64_t> shape;
     SmallVector<std::string> inputDims;
-    auto given = options.inputShapes.find(in.name());
-    if (given != options.inputShapes.end()) {
-      shape = given->second;
-      if (t.has_shape() &&
-          static_cast<size_t>(t.shape().dim_size()) != shape.size()) {
-        emitError(loc) << "--input-shape " << in.name() << " has "
-                       << shape.size() << " dimensions, the model's input has "
-                       << t.shape().dim_size();
+    if (options.inputShapes.count(in.name())) {
+      if (failed(givenShape(options, in, loc, shape, inputDims, usedDims)))
         failedType = true;
-      } else if (t.has_shape()) {
-        for (auto [i, d] : llvm::enumerate(t.shape().dim()))
-          if (d.has_dim_value() && d.dim_value() > 0 &&
-              d.dim_value() != shape[i]) {
-            auto namedDims = options.inputShapeDims.find(in.name());
-            std::string what =
-                namedDims != options.inputShapeDims.end() &&
-                        !namedDims->second[i].empty()
-                    ? "dynamic dimension '" + namedDims->second[i] + "'"
-                    : std::to_string(shape[i]);
-            emitError(loc) << "--input-shape " << in.name() << " gives " << what
-                           << " for dimension " << i
-                           << ", which the model fixes at " << d.dim_value();
-            failedType = true;
-            break;
-          }
-      }
-      // Axes named as dynamic dimensions (x=batchx3x224x224): held at the
-      // max, named in graph.dims.
-      if (auto named = options.inputShapeDims.find(in.name());
-          named != options.inputShapeDims.end() &&
-          named->second.size() == shape.size()) {
-        for (auto [i, dim] : llvm::enumerate(named->second))
-          if (!dim.empty()) {
-            inputDims.resize(shape.size());
-            inputDims[i] = dim;
-            usedDims.insert(dim);
-          }
-      }
     } else if (!t.has_shape()) {
       dynamic += "\n  " + in.name() + ": no shape";
     } else {
