@@ -52,6 +52,9 @@ struct PlaceDevicesPass : modelc::impl::PlaceDevicesPassBase<PlaceDevicesPass> {
 
   LogicalResult buildGraph(func::FuncOp function, const TargetDescription &t,
                            FunctionGraph &g);
+  LogicalResult placeFunction(func::FuncOp function, func::FuncOp sizedFunction,
+                              const TargetDescription &t, FunctionGraph &g,
+                              PlacementResult &r);
   void writeReport(llvm::json::Array &functions, func::FuncOp function,
                    const TargetDescription &t, const FunctionGraph &g,
                    const PlacementResult &r);
@@ -395,33 +398,16 @@ static LogicalResult checkTransferDevices(ModuleOp module,
   return failure(unknown.wasInterrupted());
 }
 
-void PlaceDevicesPass::runOnOperation() {
-  ModuleOp module = getOperation();
-  std::optional<TargetDescription> t = loadTarget(target, module);
-  if (!t)
-    return signalPassFailure();
-  if (!placeAll.empty() && !t->find(placeAll)) {
-    module.emitError("--place-all names '")
-        << placeAll << "', which target '" << t->name
-        << "' does not have (it has " << t->deviceNames() << ")";
-    return signalPassFailure();
-  }
-  MLIRContext *context = &getContext();
-  double totalMakespan = 0;
-  llvm::json::Array functions;
-  std::string dotText;
-  llvm::raw_string_ostream dotStream(dotText);
-
-  // Per mutable weight, the one device that holds it in every function.
-  llvm::StringMap<Attribute> home;
-  if (failed(checkTransferDevices(module, *t)))
-    return signalPassFailure();
+/// Dynamic dimensions (docs/dynamic.md): a copy of `module` with each
+/// dimension at the size placement aims at, or null when the types hold
+/// them there already; `aims` says which ("batch 16").
+static OwningOpRef<ModuleOp> atPlacementSizes(ModuleOp module,
+                                              std::string &aims) {
   // Dynamic dimensions (docs/dynamic.md): the types hold each at its max;
   // placement aims at its `opt` size. The task graph is built from a copy
   // with every dimension at its opt, and the devices chosen there go to the
   // ops of this module in the same order.
   OwningOpRef<ModuleOp> atOpt;
-  std::string aims;
   // A size regime's plan (modelc --regimes) aims at the size
   // `device.regime_at` names instead.
   auto regimeAt = module->getAttrOfType<DictionaryAttr>("device.regime_at");
@@ -450,61 +436,101 @@ void PlaceDevicesPass::runOnOperation() {
               std::to_string(aim);
     }
   }
+  return atOpt;
+}
+
+/// Places `function` with its task graph built from `sizedFunction` (the
+/// same function at the sizes placement aims at, or itself) and checks that
+/// the placement fits at the sizes `function`'s types hold.
+LogicalResult PlaceDevicesPass::placeFunction(func::FuncOp function,
+                                              func::FuncOp sizedFunction,
+                                              const TargetDescription &t,
+                                              FunctionGraph &g,
+                                              PlacementResult &r) {
+  if (failed(buildGraph(sizedFunction, t, g)))
+    return failure();
+  if (sizedFunction != function) {
+    // The nodes' ops, in the copy, by position in this module's body.
+    llvm::DenseMap<Operation *, Operation *> original;
+    for (auto [mine, copy] :
+         llvm::zip(function.getBody().front().getOperations(),
+                   sizedFunction.getBody().front().getOperations()))
+      original[&copy] = &mine;
+    for (Operation *&op : g.ops)
+      if (op) {
+        op = original.lookup(op);
+        assert(op && "specializeDim changed the op list");
+      }
+  }
+  PlacementOptions options;
+  options.improve = improve;
+  r = placeNodes(g.problem, options);
+  if (sizedFunction != function && r.fits) {
+    // Placed at opt, run up to the size the types hold: the devices'
+    // memory must hold that.
+    FunctionGraph held;
+    if (failed(buildGraph(function, t, held)))
+      return failure();
+    for (PlacementProblem::Node &node : held.problem.nodes)
+      node.follows.reset();
+    PlacementResult atHeld = r;
+    simulatePlacement(held.problem, atHeld);
+    if (!atHeld.fits) {
+      r.fits = false;
+      r.weightBytes = atHeld.weightBytes;
+      r.activationPeak = atHeld.activationPeak;
+    }
+  }
+  if (!r.fits) {
+    InFlightDiagnostic diag = function.emitError("entry point '")
+                              << function.getSymName()
+                              << "' does not fit target '" << t.name << "':";
+    uint64_t weights = 0;
+    for (uint64_t w : g.problem.weightBytes)
+      weights += w;
+    diag << " it needs " << formatBytes(weights) << " of weights";
+    for (unsigned d = 0; d < t.devices.size(); ++d)
+      diag << "; " << t.devices[d].name() << " has "
+           << formatBytes(t.devices[d].memory) << ", placement puts "
+           << formatBytes(r.weightBytes[d]) << " of weights and "
+           << formatBytes(r.activationPeak[d]) << " of activations there";
+    return failure();
+  }
+  return success();
+}
+
+void PlaceDevicesPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  std::optional<TargetDescription> t = loadTarget(target, module);
+  if (!t)
+    return signalPassFailure();
+  if (!placeAll.empty() && !t->find(placeAll)) {
+    module.emitError("--place-all names '")
+        << placeAll << "', which target '" << t->name
+        << "' does not have (it has " << t->deviceNames() << ")";
+    return signalPassFailure();
+  }
+  MLIRContext *context = &getContext();
+  double totalMakespan = 0;
+  llvm::json::Array functions;
+  std::string dotText;
+  llvm::raw_string_ostream dotStream(dotText);
+
+  // Per mutable weight, the one device that holds it in every function.
+  llvm::StringMap<Attribute> home;
+  if (failed(checkTransferDevices(module, *t)))
+    return signalPassFailure();
+  std::string aims;
+  OwningOpRef<ModuleOp> atOpt = atPlacementSizes(module, aims);
   ModuleOp sized = atOpt ? *atOpt : module;
   for (auto [function, sizedFunction] :
        llvm::zip(module.getOps<func::FuncOp>(), sized.getOps<func::FuncOp>())) {
     if (function.isExternal())
       continue;
     FunctionGraph g;
-    if (failed(buildGraph(sizedFunction, *t, g)))
+    PlacementResult r;
+    if (failed(placeFunction(function, sizedFunction, *t, g, r)))
       return signalPassFailure();
-    if (atOpt) {
-      // The nodes' ops, in the copy, by position in this module's body.
-      llvm::DenseMap<Operation *, Operation *> original;
-      for (auto [mine, copy] :
-           llvm::zip(function.getBody().front().getOperations(),
-                     sizedFunction.getBody().front().getOperations()))
-        original[&copy] = &mine;
-      for (Operation *&op : g.ops)
-        if (op) {
-          op = original.lookup(op);
-          assert(op && "specializeDim changed the op list");
-        }
-    }
-    PlacementOptions options;
-    options.improve = improve;
-    PlacementResult r = placeNodes(g.problem, options);
-    if (atOpt && r.fits) {
-      // Placed at opt, run up to the size the types hold: the devices'
-      // memory must hold that.
-      FunctionGraph held;
-      if (failed(buildGraph(function, *t, held)))
-        return signalPassFailure();
-      for (PlacementProblem::Node &node : held.problem.nodes)
-        node.follows.reset();
-      PlacementResult atHeld = r;
-      simulatePlacement(held.problem, atHeld);
-      if (!atHeld.fits) {
-        r.fits = false;
-        r.weightBytes = atHeld.weightBytes;
-        r.activationPeak = atHeld.activationPeak;
-      }
-    }
-    if (!r.fits) {
-      InFlightDiagnostic diag = function.emitError("entry point '")
-                                << function.getSymName()
-                                << "' does not fit target '" << t->name << "':";
-      uint64_t weights = 0;
-      for (uint64_t w : g.problem.weightBytes)
-        weights += w;
-      diag << " it needs " << formatBytes(weights) << " of weights";
-      for (unsigned d = 0; d < t->devices.size(); ++d)
-        diag << "; " << t->devices[d].name() << " has "
-             << formatBytes(t->devices[d].memory) << ", placement puts "
-             << formatBytes(r.weightBytes[d]) << " of weights and "
-             << formatBytes(r.activationPeak[d]) << " of activations there";
-      return signalPassFailure();
-    }
     for (unsigned n = 0; n < g.ops.size(); ++n)
       if (Operation *op = g.ops[n])
         op->setAttr(kDeviceAttrName, t->deviceAttr(context, r.device[n]));
