@@ -153,6 +153,16 @@ SmallVector<Value> constantMatrixOperands(Operation *op) {
   return constants;
 }
 
+/// `count` (elements or rows, proportional to dimension 0 of `v`) at the
+/// run's size as a host expression when that dimension is dynamic
+/// (docs/dynamic.md); empty when static.
+std::string runSize(const GpuOpContext &context, int64_t count, Value v) {
+  if (!v || !context.sized)
+    return std::string();
+  std::string text = context.sized(count, v);
+  return text == std::to_string(count) ? std::string() : text;
+}
+
 /// Collects the parameters of one kernel and writes its launch.
 class KernelBuilder {
 public:
@@ -192,24 +202,9 @@ public:
   /// Adds the kernel and launches it with `blocks` x `threads`. No blocks
   /// (a tensor of no rows, no elements) launch nothing: the driver refuses
   /// an empty grid, and one block would make a row kernel, which trusts
-  /// its grid, write row 0 of whatever buffer follows.
-  /// `count` (proportional to dimension 0 of `v`) at the run's size, as a
-  /// host expression: the number itself when `v` is static.
-  std::string runCount(int64_t count, Value v) {
-    if (!v || !context.sized)
-      return std::to_string(count);
-    return context.sized(count, v);
-  }
-  /// A grid of `blocks` at the max whose run's size is `runCount(blocks,
-  /// v)` (row kernels trust their grid): the launch's host expression,
-  /// empty when static.
-  std::string runBlocks(int64_t blocks, Value v) {
-    std::string run = runCount(blocks, v);
-    return run == std::to_string(blocks) ? std::string() : run;
-  }
-
-  /// `runGrid`: a host expression of the blocks at the run's size (a
-  /// dynamic dimension), `blocks` being those at the max.
+  /// its grid, write row 0 of whatever buffer follows. `runGrid`: a host
+  /// expression of the blocks at the run's size (a dynamic dimension:
+  /// runBlocks), `blocks` being those at the max.
   void launch(llvm::raw_ostream &task, const std::string &body, uint64_t blocks,
               unsigned threads, bool barriers,
               const std::string &runGrid = std::string()) {
@@ -248,7 +243,8 @@ public:
     unsigned threads = count < 256 ? rowThreads(count) : 256;
     uint64_t blocks = std::min<uint64_t>((count + threads - 1) / threads, 8192);
     std::string bound = std::to_string(count), grid;
-    if (std::string run = runCount(count, sizedBy); run != bound && count) {
+    if (std::string run = runSize(context, count, sizedBy);
+        !run.empty() && count) {
       bound = raw("int64_t ", run);
       grid = "std::min<int64_t>((" + run + " + " + std::to_string(threads - 1) +
              ") / " + std::to_string(threads) + ", 8192)";
@@ -258,6 +254,12 @@ public:
                        bound + "; i += static_cast<" + idx +
                        ">(gridDim.x) * blockDim.x) {\n" + body + "  }\n";
     launch(task, loop, blocks, threads, false, grid);
+  }
+
+  /// A grid of `blocks` at the max, proportional to dimension 0 of `v`, at
+  /// the run's size (row kernels trust their grid); empty when static.
+  std::string runBlocks(int64_t blocks, Value v) const {
+    return runSize(context, blocks, v);
   }
 
 private:
@@ -297,13 +299,9 @@ struct Emit {
   std::string store(Value v, const std::string &expr) {
     return storeElement(tensorType(v).getElementType(), expr, CodeFlavor::Gpu);
   }
-  /// `count` (proportional to dimension 0 of `v`) at the run's size when
-  /// that dimension is dynamic; empty when static.
+  /// `count` at the run's size (runSize).
   std::string run(int64_t count, Value v) const {
-    if (!context.sized)
-      return std::string();
-    std::string text = context.sized(count, v);
-    return text == std::to_string(count) ? std::string() : text;
+    return runSize(context, count, v);
   }
   /// The op's scratch not yet handed out (gpuScratchBytes' order).
   unsigned nextScratch = 0;

@@ -504,7 +504,7 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
     return success();
   if (onGpu) {
     // The CUDA printer's kernels and products that take the run's size
-    // (CudaPrinter.cpp: runCount, Gemm::mRun); f16 and bf16 included.
+    // (CudaPrinter.cpp: runSize, Gemm::mRun); f16 and bf16 included.
     Operation *named = namedOp(op);
     bool supported =
         isa<sched::FusedOp>(op) ||
