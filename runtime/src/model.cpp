@@ -145,10 +145,7 @@ void setUpDevices(Model::Impl &impl) {
     for (uint32_t w = 0; w < numWeights; ++w) {
       // Where any size regime keeps it.
       bool resident = false;
-      for (const modelc_plan_desc *p :
-           impl.regimes.empty()
-               ? std::vector<const modelc_plan_desc *>{impl.plan}
-               : impl.regimes)
+      for (const modelc_plan_desc *p : impl.targetPlans())
         resident |= p->weight_devices
                         ? p->weight_devices[d * numWeights + w] != 0
                         : d == 0;
@@ -377,8 +374,7 @@ std::unique_ptr<RunResources> Model::Impl::acquireResources(std::size_t entry) {
 
 uint64_t Model::Impl::arenaBytes(std::size_t entry, uint32_t device) const {
   uint64_t bytes = 0;
-  for (const modelc_plan_desc *p :
-       regimes.empty() ? std::vector<const modelc_plan_desc *>{plan} : regimes)
+  for (const modelc_plan_desc *p : targetPlans())
     bytes = std::max(bytes, p->arena_bytes[entry * p->num_devices + device]);
   return bytes;
 }

@@ -34,6 +34,17 @@ struct Model::Impl {
   /// a device holds the weights any of them keeps there, and a run's
   /// arenas are the largest any of them plans.
   std::vector<const modelc_plan_desc *> regimes;
+  /// The chosen target's plans: its regimes, or the one plan.
+  struct Plans {
+    const modelc_plan_desc *const *first, *const *last;
+    const modelc_plan_desc *const *begin() const { return first; }
+    const modelc_plan_desc *const *end() const { return last; }
+  };
+  Plans targetPlans() const {
+    return regimes.empty()
+               ? Plans{&plan, &plan + 1}
+               : Plans{regimes.data(), regimes.data() + regimes.size()};
+  }
   /// Bytes of `entry`'s arena on `device`: the most any regime plans.
   uint64_t arenaBytes(std::size_t entry, uint32_t device) const;
   /// The plan that runs sizes `sizes` of the dynamic dimensions.
