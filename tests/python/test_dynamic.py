@@ -51,8 +51,8 @@ def test_sizes_out_of_range_and_wrong_axes(mlp_dynamic):
     assert model.run(np.zeros((2, 784), np.float32)).shape == (2, 10)
 
 
-def test_compile_with_dims_from_an_onnx_export(onnx_file, torch_module,
-                                               workdir):
+def test_compile_with_dims_from_an_onnx_export(modelc_tool, onnx_file,
+                                               torch_module, workdir):
     """modelc.compile(dims=...) on an export with dynamic_axes: every batch
     in the range against the PyTorch module."""
     torch = pytest.importorskip("torch")
