@@ -333,22 +333,48 @@ private:
   llvm::DenseMap<Value, TextRange> constantData;
   unsigned valueCounter = 0;
 
-  /// Dynamic dimensions (docs/dynamic.md): the values whose dimension 0
-  /// is one, and its index in the model's table (ctx->dims). The IR holds
-  /// them at their max; code for such a value takes its size at run time.
-  llvm::DenseMap<Value, unsigned> dynamicLeading;
-  /// An op that reads a dynamic dimension 0 and does not keep it (analyze).
-  Operation *brokenDynamic = nullptr;
+  /// Dynamic dimensions (docs/dynamic.md): the symbolic shape of each
+  /// value that has one (inferSymbolicShapes), and each dimension's index
+  /// in the model's table (ctx->dims). The IR holds them at their max; code
+  /// for such a value takes its sizes at run time.
+  graph::SymbolicShapes symbolic;
+  llvm::DenseMap<StringAttr, unsigned> dimIndex;
+  /// Whether inferSymbolicShapes failed (it said why at the op).
+  bool brokenDynamic = false;
+  /// Whether `v` has a dynamic dimension; beyond axis 0.
+  bool isDynamic(Value v) const { return symbolic.lookup(v) != nullptr; }
+  bool hasInnerDynamic(Value v) const {
+    const graph::SymShape *shape = symbolic.lookup(v);
+    return shape && !graph::onlyLeading(*shape);
+  }
+  /// `dim` at the run's sizes, a C++ expression.
+  std::string runDim(const graph::SymDim &dim);
+  /// The product of axes [from, to) of `v` at the run's sizes.
+  std::string runExtent(Value v, size_t from, size_t to);
   /// `count`, a quantity of the max-sized `v` proportional to its
-  /// dimension 0 (elements, rows): a literal, or, where dimension 0 is
-  /// dynamic, the run's size times count / max.
+  /// dimension 0 (elements, rows) or, where axes beyond 0 are dynamic, to
+  /// all of it (elements, bytes): a literal, or the run's count.
   std::string sized(int64_t count, Value v);
+  /// Axes [from, to) of `v` at the run's sizes as an int64_t array: a
+  /// static one, or a local written to `os` (call it before the
+  /// statement that uses it).
+  std::string runArray(Value v, size_t from, size_t to);
+  /// `v`'s symbolic shape (its static one when it has no dimension).
+  graph::SymShape symShape(Value v) const {
+    if (const graph::SymShape *shape = symbolic.lookup(v))
+      return *shape;
+    return graph::staticShape(shapeOf(v));
+  }
+  /// broadcastStrides at the run's sizes: `in` read broadcast to rank
+  /// `outRank` (right-aligned; 0 on broadcast axes), as an int64_t array
+  /// (a local written to `os` when a size is dynamic).
+  std::string runBroadcastStrides(ArrayRef<graph::SymDim> in, size_t outRank);
   /// `v`'s shape as a C++ list, dimension 0 sized().
   std::string shapeList(Value v);
   /// The bytes of `v` in this run, a uint64_t expression.
   std::string runBytes(Value v) {
     std::string bytes = sized(static_cast<int64_t>(valueBytes(v)), v);
-    return dynamicLeading.contains(v) ? "uint64_t" + bytes : bytes + "ULL";
+    return isDynamic(v) ? "uint64_t" + bytes : bytes + "ULL";
   }
   /// staticArray(values), or where `v`'s dimension 0 is dynamic a local
   /// array whose first entry (`v`'s dimension 0) is the run's size.
@@ -415,42 +441,15 @@ void FunctionEmitter::analyze() {
         scratchOffsets[op].push_back(buffer.getOffset());
   }
   // Dynamic dimensions: from the arguments' graph.dims through every op
-  // that reads them (modelc-check-dynamic-dims checked that each keeps
-  // the dimension as its result's dimension 0).
-  llvm::StringMap<unsigned> dimIndex;
+  // that reads them (modelc-check-dynamic-dims checked the graph; a pass
+  // after it that broke a shape is reported at its op).
   for (DimOp dim : function->getParentOfType<ModuleOp>().getOps<DimOp>())
-    dimIndex.try_emplace(dim.getSymName(), dimIndex.size());
-  for (auto [i, arg] : llvm::enumerate(function.getArguments()))
-    if (auto dims = function.getArgAttrOfType<ArrayAttr>(i, kDimsAttrName);
-        dims && !dims.empty())
-      if (auto name = cast<StringAttr>(dims[0]); !name.empty())
-        dynamicLeading[arg] = dimIndex.lookup(name.getValue());
-  // (sched.fused and sched.packed_product read their inputs inside their
-  // regions.)
-  for (Operation *op : ops) {
-    std::optional<unsigned> dim;
-    int64_t max = 0;
-    op->walk([&](Operation *inner) {
-      for (Value operand : inner->getOperands())
-        if (auto it = dynamicLeading.find(operand);
-            it != dynamicLeading.end()) {
-          dim = it->second;
-          max = shapeOf(operand)[0];
-        }
-    });
-    if (!dim || isa<func::ReturnOp>(op))
-      continue;
-    // modelc-check-dynamic-dims checked the graph; the passes after it
-    // keep dimension 0 where it is. A result that does not is a pass that
-    // split it (a fixed split is wrong for every other size).
-    if (op->getNumResults() != 1 || shapeOf(op->getResult(0)).empty() ||
-        shapeOf(op->getResult(0))[0] != max) {
-      if (!brokenDynamic)
-        brokenDynamic = op;
-      continue;
-    }
-    dynamicLeading[op->getResult(0)] = *dim;
-  }
+    dimIndex.try_emplace(dim.getSymNameAttr(), dimIndex.size());
+  FailureOr<graph::SymbolicShapes> shapes = inferSymbolicShapes(function);
+  if (failed(shapes))
+    brokenDynamic = true;
+  else
+    symbolic = std::move(*shapes);
   if (auto words = function->getAttrOfType<ArrayAttr>("sched.error_words"))
     for (auto word : words.getAsRange<sched::ErrorWordAttr>())
       errorWords[deviceIndex(word.getDevice())] = {word.getOffset(),
@@ -460,15 +459,50 @@ void FunctionEmitter::analyze() {
     arenaBytes += bytes;
 }
 
+std::string FunctionEmitter::runDim(const graph::SymDim &dim) {
+  if (dim.isStatic())
+    return std::to_string(dim.coef);
+  std::string text;
+  for (StringAttr d : dim.dims)
+    text += (text.empty() ? "ctx->dims[" : " * ctx->dims[") +
+            std::to_string(dimIndex.lookup(d)) + "]";
+  if (dim.coef != 1)
+    text += " * " + std::to_string(dim.coef);
+  return "(" + text + ")";
+}
+
+std::string FunctionEmitter::runExtent(Value v, size_t from, size_t to) {
+  const graph::SymShape *shape = symbolic.lookup(v);
+  ArrayRef<int64_t> sizes = shapeOf(v);
+  graph::SymDim extent = graph::SymDim::of(1);
+  for (size_t axis = from; axis < to; ++axis)
+    extent = extent * (shape ? (*shape)[axis] : graph::SymDim::of(sizes[axis]));
+  return runDim(extent);
+}
+
 std::string FunctionEmitter::sized(int64_t count, Value v) {
-  auto it = dynamicLeading.find(v);
-  if (it == dynamicLeading.end())
+  const graph::SymShape *shape = symbolic.lookup(v);
+  if (!shape)
     return std::to_string(count);
-  int64_t max = shapeOf(v)[0];
-  assert(max > 0 && count % max == 0 && "not proportional to dimension 0");
-  int64_t per = count / max;
-  return "(ctx->dims[" + std::to_string(it->second) + "]" +
-         (per == 1 ? std::string() : " * " + std::to_string(per)) + ")";
+  ArrayRef<int64_t> sizes = shapeOf(v);
+  if (graph::onlyLeading(*shape)) {
+    int64_t max = sizes[0];
+    assert(max > 0 && count % max == 0 && "not proportional to dimension 0");
+    graph::SymDim run = (*shape)[0];
+    run.coef *= count / max;
+    return runDim(run);
+  }
+  // Beyond axis 0 only whole counts scale (checkDynamicSupported lets only
+  // the ops whose code asks runExtent for their sizes through).
+  int64_t elements = product(sizes);
+  if (elements <= 0 || count % elements != 0)
+    llvm::report_fatal_error("internal error: a size of a value with a "
+                             "dynamic dimension beyond axis 0 that is not "
+                             "proportional to its elements");
+  std::string all = runExtent(v, 0, sizes.size());
+  return count == elements ? all
+                           : "(" + all + " * " +
+                                 std::to_string(count / elements) + ")";
 }
 
 std::string FunctionEmitter::shapeList(Value v) {
@@ -481,8 +515,44 @@ std::string FunctionEmitter::shapeList(Value v) {
   return text;
 }
 
+std::string FunctionEmitter::runArray(Value v, size_t from, size_t to) {
+  ArrayRef<int64_t> sizes = shapeOf(v);
+  if (!isDynamic(v) || from >= to)
+    return staticArray(sizes.slice(from, to - from));
+  std::string local = newGlobal("run_dims");
+  os << "  const int64_t " << local << "[] = {";
+  for (size_t axis = from; axis < to; ++axis)
+    os << (axis == from ? "" : ", ") << runExtent(v, axis, axis + 1);
+  os << "};\n";
+  return local;
+}
+
+std::string FunctionEmitter::runBroadcastStrides(ArrayRef<graph::SymDim> in,
+                                                 size_t outRank) {
+  SmallVector<std::string> strides(outRank, "0");
+  size_t shift = outRank - in.size();
+  graph::SymDim stride = graph::SymDim::of(1);
+  for (size_t d = in.size(); d-- > 0;) {
+    bool broadcast = in[d].isStatic() && in[d].coef == 1;
+    if (!broadcast)
+      strides[d + shift] = runDim(stride);
+    stride = stride * in[d];
+  }
+  if (!graph::hasSymbols(in)) {
+    SmallVector<int64_t> values;
+    for (const std::string &text : strides)
+      values.push_back(std::stoll(text));
+    return staticArray(values);
+  }
+  std::string local = newGlobal("run_strides");
+  os << "  const int64_t " << local << "[] = {"
+     << (strides.empty() ? std::string("0") : llvm::join(strides, ", "))
+     << "};\n";
+  return local;
+}
+
 std::string FunctionEmitter::leadingArray(ArrayRef<int64_t> values, Value v) {
-  if (!dynamicLeading.contains(v) || values.empty())
+  if (!isDynamic(v) || values.empty())
     return staticArray(values);
   std::string local = newGlobal("run_dims");
   os << "  const int64_t " << local << "[] = {" << sized(values[0], v);
@@ -493,15 +563,46 @@ std::string FunctionEmitter::leadingArray(ArrayRef<int64_t> values, Value v) {
 }
 
 bool FunctionEmitter::touchesDynamic(Operation *op) {
-  auto dynamic = [&](Value v) { return dynamicLeading.contains(v); };
-  return llvm::any_of(op->getOperands(), dynamic) ||
-         llvm::any_of(op->getResults(), dynamic);
+  bool dynamic = false;
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      dynamic |= isDynamic(v);
+    for (Value v : inner->getResults())
+      dynamic |= isDynamic(v);
+  });
+  return dynamic;
 }
 
 LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
                                                      bool onGpu) {
   if (!touchesDynamic(op))
     return success();
+  bool inner = false;
+  op->walk([&](Operation *nested) {
+    for (Value v : nested->getOperands())
+      inner |= hasInnerDynamic(v);
+    for (Value v : nested->getResults())
+      inner |= hasInnerDynamic(v);
+  });
+  if (inner) {
+    // Dimensions beyond axis 0: the ops whose code asks runExtent for
+    // every size (CPU only so far).
+    Operation *named = namedOp(op);
+    bool supported =
+        !onGpu &&
+        (isa<sched::FusedOp, LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp,
+             LayerNormOp, TransposeOp, ConcatOp, SliceOp, func::ReturnOp>(
+             op) ||
+         (isAlias(op) && *getViewOffset(op) == 0) ||
+         (isa<sched::PackedProductOp>(op) && !isa<Conv2dOp>(named)));
+    if (supported)
+      return success();
+    return op->emitError("'")
+           << named->getName()
+           << "' with a dynamic dimension beyond axis 0 is not supported yet"
+           << (onGpu ? " on a GPU" : " by the CPU back end")
+           << " (docs/dynamic.md lists the ops that are)";
+  }
   if (onGpu) {
     // The CUDA printer's kernels and products that take the run's size
     // (CudaPrinter.cpp: runSize, Gemm::mRun); f16 and bf16 included.
@@ -611,7 +712,31 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
     ArrayRef<int64_t> shape = type.getShape();
     ArrayRef<int64_t> trimmed =
         shape.drop_while([](int64_t d) { return d == 1; });
-    if (shape == outShape) {
+    if (hasInnerDynamic(fused.getResult())) {
+      // Dimensions beyond axis 0: offsets from the run's sizes.
+      graph::SymShape in = symShape(operand), out = symShape(fused.getResult());
+      auto unit = [](const graph::SymDim &d) {
+        return d.isStatic() && d.coef == 1;
+      };
+      ArrayRef<graph::SymDim> kept = ArrayRef<graph::SymDim>(in).drop_while(unit);
+      if (in == out) {
+        index = "i";
+      } else if (type.getNumElements() == 1) {
+        index = "0";
+      } else if (kept.size() <= out.size() &&
+                 ArrayRef<graph::SymDim>(out).take_back(kept.size()) == kept) {
+        graph::SymDim count = graph::SymDim::of(1);
+        for (const graph::SymDim &d : kept)
+          count = count * d;
+        index = "i % " + runDim(count);
+      } else {
+        if (outDims.empty())
+          outDims = runArray(fused.getResult(), 0, out.size());
+        index = "modelc_cpu::broadcast_offset(i, " +
+                std::to_string(out.size()) + ", " + outDims + ", " +
+                runBroadcastStrides(in, out.size()) + ")";
+      }
+    } else if (shape == outShape) {
       index = "i";
     } else if (type.getNumElements() == 1) {
       index = "0";
@@ -642,7 +767,7 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
   // calling thread: such a loop is spelled as a plain loop, which costs the
   // C++ compiler far less than a lambda and its trampoline.
   const int64_t grain = 16384;
-  bool dynamic = dynamicLeading.contains(fused.getResult());
+  bool dynamic = isDynamic(fused.getResult());
   bool parallel = count > grain || dynamic;
   if (parallel)
     os << "  modelc_cpu::parallel_for(ctx, " << sized(count, fused.getResult())
@@ -679,7 +804,8 @@ LogicalResult FunctionEmitter::emitLinear(LinearOp linear) {
   // A constant weight is a sched.packed_product (modelc-fold-cpu-products).
   os << "  modelc_cpu::linear(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
      << nullable(linear.getBias()) << ", " << out(op) << ", "
-     << sized(m, linear.getInput()) << ", " << n << ", " << k << ");\n";
+     << runExtent(linear.getInput(), 0, x.size() - 1) << ", " << n << ", " << k
+     << ");\n";
   return success();
 }
 
@@ -776,7 +902,7 @@ FunctionEmitter::emitPackedProduct(sched::PackedProductOp packed) {
     os << "  const void *" << operandArray << "[] = {"
        << llvm::join(operands, ", ") << "};\n";
   }
-  if (dynamicLeading.contains(x)) {
+  if (isDynamic(x)) {
     // The rows of this run (docs/dynamic.md): the runtime keeps a
     // primitive per size and shares the packed weight between them.
     std::string local = newGlobal("product_rows_");
@@ -784,7 +910,8 @@ FunctionEmitter::emitPackedProduct(sched::PackedProductOp packed) {
     if (isConv)
       os << "  " << local << ".conv[0] = " << sized(shapeOf(x)[0], x) << ";\n";
     else
-      os << "  " << local << ".m = " << sized(m, x) << ";\n";
+      os << "  " << local << ".m = "
+         << runExtent(x, 0, shapeOf(x).size() - 1) << ";\n";
     desc = local;
   }
   os << "  ctx->api->product(ctx, &" << desc << ", " << name(x) << ", "
@@ -806,28 +933,43 @@ LogicalResult FunctionEmitter::emitMatmul(MatmulOp matmul) {
   // f64 the same loop in double.
   Type element = tensorType(matmul.getLhs()).getElementType();
   bool integers = !isa<FloatType>(element) || element.isF64();
+  // A dynamic dimension 0 is the first batch dimension, or the rows.
+  std::string rows, batchDims;
+  std::string n = std::to_string(b.back()), k = std::to_string(a.back());
+  std::string stridesA, stridesB;
+  if (hasInnerDynamic(matmul.getResult()) ||
+      hasInnerDynamic(matmul.getLhs()) || hasInnerDynamic(matmul.getRhs())) {
+    // Every size at the run's (batch strides count whole matrices).
+    Value lhs = matmul.getLhs(), rhs = matmul.getRhs(), y = matmul.getResult();
+    rows = runExtent(lhs, a.size() - 2, a.size() - 1);
+    k = runExtent(lhs, a.size() - 1, a.size());
+    n = runExtent(rhs, b.size() - 1, b.size());
+    batchDims = runArray(y, 0, batch.size());
+    stridesA = runBroadcastStrides(ArrayRef(symShape(lhs)).drop_back(2),
+                                   batch.size());
+    stridesB = runBroadcastStrides(ArrayRef(symShape(rhs)).drop_back(2),
+                                   batch.size());
+  } else {
+    rows = batch.empty() ? sized(a[a.size() - 2], matmul.getResult())
+                         : std::to_string(a[a.size() - 2]);
+    batchDims = leadingArray(batch, matmul.getResult());
+    stridesA = staticArray(batchStrides(a));
+    stridesB = staticArray(batchStrides(b));
+  }
   if (isHalf(element)) {
     // One batch at a time through f32 scratch (cpuScratchBytes).
-    std::string batchDims = leadingArray(batch, matmul.getResult());
     os << "  modelc_cpu::matmul_half<" << storageOf(op) << ">(ctx, "
-       << in(op, 0) << ", " << in(op, 1) << ", " << out(op) << ", "
-       << (batch.empty() ? sized(a[a.size() - 2], matmul.getResult())
-                         : std::to_string(a[a.size() - 2]))
-       << ", " << b.back() << ", " << a.back() << ", " << batch.size() << ", "
-       << batchDims << ", " << staticArray(batchStrides(a)) << ", "
-       << staticArray(batchStrides(b)) << ", reinterpret_cast<float *>(arena + "
-       << matmulScratch.lookup(op) << "));\n";
+       << in(op, 0) << ", " << in(op, 1) << ", " << out(op) << ", " << rows
+       << ", " << n << ", " << k << ", " << batch.size() << ", " << batchDims
+       << ", " << stridesA << ", " << stridesB
+       << ", reinterpret_cast<float *>(arena + " << matmulScratch.lookup(op)
+       << "));\n";
     return success();
   }
-  // A dynamic dimension 0 is the first batch dimension, or the rows.
-  std::string rows = batch.empty() ? sized(a[a.size() - 2], matmul.getResult())
-                                   : std::to_string(a[a.size() - 2]);
-  std::string batchDims = leadingArray(batch, matmul.getResult());
   os << "  modelc_cpu::" << (integers ? "int_matmul" : "matmul") << "(ctx, "
      << in(op, 0) << ", " << in(op, 1) << ", " << out(op) << ", " << rows
-     << ", " << b.back() << ", " << a.back() << ", " << batch.size() << ", "
-     << batchDims << ", " << staticArray(batchStrides(a)) << ", "
-     << staticArray(batchStrides(b)) << ");\n";
+     << ", " << n << ", " << k << ", " << batch.size() << ", " << batchDims
+     << ", " << stridesA << ", " << stridesB << ");\n";
   return success();
 }
 
@@ -926,8 +1068,9 @@ LogicalResult FunctionEmitter::emitSoftmax(OpTy softmax) {
   int64_t axis = softmax.getNormalizedAxis();
   os << "  modelc_cpu::softmax<" << storageOf(op) << ">(ctx, " << in(op, 0)
      << ", " << out(op) << ", "
-     << sized(product(x.take_front(axis)), softmax.getInput()) << ", "
-     << x[axis] << ", " << product(x.drop_front(axis + 1)) << ", "
+     << runExtent(softmax.getInput(), 0, axis) << ", "
+     << runExtent(softmax.getInput(), axis, axis + 1) << ", "
+     << runExtent(softmax.getInput(), axis + 1, x.size()) << ", "
      << (isa<LogSoftmaxOp>(op) ? "true" : "false") << ");\n";
   return success();
 }
@@ -939,7 +1082,7 @@ LogicalResult FunctionEmitter::emitLayerNorm(LayerNormOp norm) {
   os << "  modelc_cpu::layer_norm<" << storageOf(op) << ">(ctx, " << in(op, 0)
      << ", " << nullable(norm.getScale()) << ", " << nullable(norm.getBias())
      << ", " << out(op) << ", "
-     << sized(product(x.take_front(axis)), norm.getInput()) << ", "
+     << runExtent(norm.getInput(), 0, axis) << ", "
      << product(x.drop_front(axis)) << ", "
      << floatLiteral(norm.getEpsilon().convertToDouble()) << ");\n";
   return success();
@@ -1069,10 +1212,20 @@ LogicalResult FunctionEmitter::emitTranspose(TransposeOp transpose) {
   for (int64_t p : transpose.getPerm())
     strides.push_back(inStrides[p]);
   // (Before the call's text: a dynamic shape is a local array.)
-  std::string dims = leadingArray(y, transpose.getResult());
+  std::string dims = runArray(transpose.getResult(), 0, y.size());
+  std::string stridesArray = staticArray(strides);
+  if (hasInnerDynamic(transpose.getInput())) {
+    // The input's strides at the run's sizes, permuted.
+    SmallVector<std::string> run;
+    for (int64_t p : transpose.getPerm())
+      run.push_back(runExtent(transpose.getInput(), p + 1, x.size()));
+    stridesArray = newGlobal("run_strides");
+    os << "  const int64_t " << stridesArray << "[] = {"
+       << llvm::join(run, ", ") << "};\n";
+  }
   os << "  modelc_cpu::transpose<" << typeName(transpose.getInput())
      << ">(ctx, " << in(op, 0) << ", " << out(op) << ", " << y.size() << ", "
-     << dims << ", " << staticArray(strides) << ");\n";
+     << dims << ", " << stridesArray << ");\n";
   return success();
 }
 
@@ -1080,15 +1233,19 @@ LogicalResult FunctionEmitter::emitConcat(ConcatOp concat) {
   Operation *op = concat;
   ArrayRef<int64_t> y = shapeOf(concat.getResult());
   int64_t axis = concat.getNormalizedAxis();
-  std::string outer = sized(product(y.take_front(axis)), concat.getResult());
-  int64_t yInner = product(y.drop_front(axis));
-  int64_t offset = 0;
+  std::string outer = runExtent(concat.getResult(), 0, axis);
+  std::string yInner = runExtent(concat.getResult(), axis, y.size());
+  std::string offset = "0";
   for (Value input : concat.getInputs()) {
-    int64_t xInner = product(shapeOf(input).drop_front(axis));
+    std::string xInner = runExtent(input, axis, y.size());
     os << "  modelc_cpu::copy_columns<" << typeName(input) << ">(ctx, "
        << name(input) << ", " << out(op) << ", " << outer << ", " << xInner
        << ", " << yInner << ", " << offset << ");\n";
-    offset += xInner;
+    int64_t a, b;
+    offset = !StringRef(offset).getAsInteger(10, a) &&
+                     !StringRef(xInner).getAsInteger(10, b)
+                 ? std::to_string(a + b)
+                 : "(" + offset + " + " + xInner + ")";
   }
   return success();
 }
@@ -1099,11 +1256,15 @@ LogicalResult FunctionEmitter::emitSlice(SliceOp slice) {
   ArrayRef<int64_t> y = shapeOf(slice.getResult());
   NormalizedSlice window = slice.getNormalizedSlice();
   ArrayRef<int64_t> starts = window.starts, steps = window.steps;
-  std::string dims = leadingArray(y, slice.getResult());
+  std::string dims = runArray(slice.getResult(), 0, y.size());
+  std::string strides =
+      hasInnerDynamic(slice.getInput())
+          ? runBroadcastStrides(symShape(slice.getInput()), x.size())
+          : staticArray(stridesOf(x));
   os << "  modelc_cpu::slice<" << typeName(slice.getInput()) << ">(ctx, "
      << in(op, 0) << ", " << out(op) << ", " << y.size() << ", " << dims << ", "
-     << staticArray(stridesOf(x)) << ", " << staticArray(starts) << ", "
-     << staticArray(steps) << ");\n";
+     << strides << ", " << staticArray(starts) << ", " << staticArray(steps)
+     << ");\n";
   return success();
 }
 
@@ -1386,10 +1547,10 @@ LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
               "printers)";
   analyze();
   if (brokenDynamic)
-    return brokenDynamic->emitError("internal error: '")
-           << brokenDynamic->getName()
-           << "' reads a dynamic dimension 0 and does not keep it (a pass "
-              "after modelc-check-dynamic-dims moved or split it)";
+    return function.emitError("internal error: the dynamic dimensions of '")
+           << function.getSymName()
+           << "' do not follow through the back end's IR (a pass after "
+              "modelc-check-dynamic-dims broke a shape; the error above)";
   report.name = function.getSymName().str();
   if (plan.multiDevice) {
     if (failed(emitMultiDevice()))
@@ -1846,7 +2007,7 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
   // A captured CUDA graph replays its launches with the sizes it saw:
   // a dynamic dimension launches anew each run.
   graphCapturable =
-      llvm::is_contained(plan.gpu, true) && dynamicLeading.empty();
+      llvm::is_contained(plan.gpu, true) && symbolic.shapes.empty();
   for (Operation *op : ops) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       emitOutputsTask(ret);

@@ -89,54 +89,15 @@ inline void setBatchSize(mlir::Operation *op, int64_t size) {
 }
 
 /// Rewrites every entry point of `module` for size `size` of the dynamic
-/// dimension `name` (docs/dynamic.md): the arguments that have it as
-/// dimension 0 and every value computed from them through ops that keep it
-/// there (modelc-check-dynamic-dims checks that they all do). The
-/// graph.dim keeps its name; its range is the caller's to set. Used for a
-/// model's new max (modelc --dim) and to evaluate one size in the
-/// reference interpreter.
-inline void specializeDim(mlir::ModuleOp module, llvm::StringRef name,
-                          int64_t size) {
-  using namespace mlir;
-  for (auto function : module.getOps<func::FuncOp>()) {
-    if (function.isExternal())
-      continue;
-    llvm::DenseSet<Value> carrying;
-    SmallVector<Type> inputs(function.getArgumentTypes());
-    int64_t old = -1;
-    for (auto [i, arg] : llvm::enumerate(function.getArguments())) {
-      auto dims = function.getArgAttrOfType<ArrayAttr>(i, graph::kDimsAttrName);
-      auto first = dims && !dims.empty() ? llvm::dyn_cast<StringAttr>(dims[0])
-                                         : StringAttr();
-      auto type = llvm::dyn_cast<RankedTensorType>(arg.getType());
-      if (!first || first.getValue() != name || !type || type.getRank() == 0)
-        continue;
-      old = type.getDimSize(0);
-      SmallVector<int64_t> shape(type.getShape());
-      shape[0] = size;
-      arg.setType(RankedTensorType::get(shape, type.getElementType()));
-      inputs[i] = arg.getType();
-      carrying.insert(arg);
-    }
-    if (carrying.empty())
-      continue;
-    // Only results that keep the dimension (its old size) at axis 0:
-    // modelc-check-dynamic-dims reports the others.
-    Block &body = function.getBody().front();
-    for (Operation &op : body.without_terminator()) {
-      if (op.getNumResults() != 1 ||
-          llvm::none_of(op.getOperands(),
-                        [&](Value v) { return carrying.contains(v); }))
-        continue;
-      auto type = llvm::dyn_cast<RankedTensorType>(op.getResult(0).getType());
-      if (!type || type.getRank() == 0 || type.getDimSize(0) != old)
-        continue;
-      setBatchSize(&op, size);
-      carrying.insert(op.getResult(0));
-    }
-    function.setType(FunctionType::get(
-        module.getContext(), inputs, body.getTerminator()->getOperandTypes()));
-  }
+/// dimension `name` (docs/dynamic.md; graph::specializeDims for several):
+/// every value's type is its symbolic shape at that size. The graph.dim
+/// keeps its name; its range is the caller's to set. Used for a model's new
+/// max (modelc --dim), placement at OPT, size regimes and to evaluate one
+/// size in the reference interpreter. Fails after an error when the
+/// shapes cannot be inferred.
+inline mlir::LogicalResult specializeDim(mlir::ModuleOp module,
+                                         llvm::StringRef name, int64_t size) {
+  return graph::specializeDims(module, {{name, size}});
 }
 
 } // namespace modelc

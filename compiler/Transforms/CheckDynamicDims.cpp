@@ -2,6 +2,7 @@
 
 #include "compiler/Transforms/BatchValues.h"
 #include "compiler/Transforms/Passes.h"
+#include "dialects/Graph/IR/SymbolicShape.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,66 +31,54 @@ struct CheckDynamicDimsPass
   }
 
   LogicalResult check(func::FuncOp function, SymbolTable &symbols) {
-    // The dimension the arguments name (modelc-verify-model has checked
-    // that each name is declared and held at its max).
-    StringAttr name;
-    llvm::DenseSet<Value> carrying;
-    for (auto [index, arg] : llvm::enumerate(function.getArguments())) {
-      auto dims = function.getArgAttrOfType<ArrayAttr>(index, kDimsAttrName);
-      if (!dims)
-        continue;
-      for (auto [axis, dim] : llvm::enumerate(dims.getAsRange<StringAttr>())) {
-        if (dim.getValue().empty())
-          continue;
-        if (axis != 0)
-          return emitError(arg.getLoc())
-                 << "argument #" << index << " of '" << function.getSymName()
-                 << "' has dynamic dimension '" << dim.getValue()
-                 << "' at axis " << axis
-                 << "; only the first axis may be dynamic yet";
-        if (name && name != dim)
-          return emitError(arg.getLoc())
-                 << "argument #" << index << " of '" << function.getSymName()
-                 << "' has dynamic dimension '" << dim.getValue()
-                 << "' and an earlier one '" << name.getValue()
-                 << "'; one dynamic dimension per entry point is supported "
-                    "yet";
-        name = dim;
-        carrying.insert(arg);
-      }
-    }
-    if (!name)
+    // Where only dimensions 0 flow, an op must keep samples apart, as the
+    // data-parallel split requires (the first back ends' guarantee: code
+    // for the max is right for any smaller size). Beyond axis 0 the ops'
+    // rules alone decide (SymbolicShapeOpInterface).
+    auto keepsSamples = [&](Operation *op, const SymDim &dim,
+                            function_ref<bool(Value)> carries) {
+      llvm::DenseSet<Value> batched;
+      for (Value v : op->getOperands())
+        if (carries(v))
+          batched.insert(v);
+      auto size = [&](StringAttr d) {
+        return symbols.lookup<DimOp>(d.getValue()).getMax();
+      };
+      return mixesSamples(op, batched, dim.eval(size));
+    };
+    FailureOr<SymbolicShapes> shapes =
+        inferSymbolicShapes(function, /*emitErrors=*/true,
+                            LeadingCheck(keepsSamples));
+    if (failed(shapes))
+      return failure();
+    if (shapes->shapes.empty())
       return success();
-    int64_t max = symbols.lookup<DimOp>(name.getValue()).getMax();
-
-    for (Operation &op : function.getBody().front()) {
-      bool reads = llvm::any_of(op.getOperands(),
-                                [&](Value v) { return carrying.contains(v); });
-      if (!reads)
+    Builder b(&getContext());
+    // Each output axis names its dimension; a reshape its grouping, so
+    // that it stays exact at any size (specializeDims).
+    auto dimsAttr = [&](const SymShape &shape) {
+      SmallVector<Attribute> dims;
+      for (const SymDim &d : shape)
+        dims.push_back(b.getStringAttr(d.isStatic() ? "" : d.str()));
+      return b.getArrayAttr(dims);
+    };
+    function.walk([&](ReshapeOp reshape) {
+      if (const SymShape *shape = shapes->lookup(reshape.getResult()))
+        reshape->setAttr(kDimsAttrName, dimsAttr(*shape));
+    });
+    auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
+    for (auto [index, v] : llvm::enumerate(ret.getOperands())) {
+      const SymShape *shape = shapes->lookup(v);
+      if (!shape)
         continue;
-      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-        Builder b(&getContext());
-        for (auto [index, v] : llvm::enumerate(ret.getOperands())) {
-          if (!carrying.contains(v))
-            continue;
-          SmallVector<Attribute> dims(
-              cast<RankedTensorType>(v.getType()).getRank(),
-              b.getStringAttr(""));
-          dims[0] = name;
-          function.setResultAttr(index, kDimsAttrName, b.getArrayAttr(dims));
-        }
-        continue;
-      }
-      std::string reason =
-          op.getNumResults() != 1
-              ? std::string("it does not have exactly one result")
-              : mixesSamples(&op, carrying, max);
-      if (!reason.empty())
-        return op.emitError("dynamic dimension '")
-               << name.getValue() << "' (axis 0, up to " << max
-               << ") cannot flow through '" << op.getName() << "': " << reason
-               << "; not supported yet";
-      carrying.insert(op.getResult(0));
+      for (auto [axis, dim] : llvm::enumerate(*shape))
+        if (!dim.isStatic() && (dim.coef != 1 || dim.dims.size() != 1))
+          return ret.emitError("result #")
+                 << index << " of '" << function.getSymName() << "' has size "
+                 << dim.str() << " at axis " << axis
+                 << "; an output's dynamic axis must be one dimension; not "
+                    "supported yet";
+      function.setResultAttr(index, kDimsAttrName, dimsAttr(*shape));
     }
     return success();
   }

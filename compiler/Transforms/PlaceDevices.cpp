@@ -401,8 +401,8 @@ static LogicalResult checkTransferDevices(ModuleOp module,
 /// Dynamic dimensions (docs/dynamic.md): a copy of `module` with each
 /// dimension at the size placement aims at, or null when the types hold
 /// them there already; `aims` says which ("batch 16").
-static OwningOpRef<ModuleOp> atPlacementSizes(ModuleOp module,
-                                              std::string &aims) {
+static FailureOr<OwningOpRef<ModuleOp>> atPlacementSizes(ModuleOp module,
+                                                         std::string &aims) {
   // Dynamic dimensions (docs/dynamic.md): the types hold each at its max;
   // placement aims at its `opt` size. The task graph is built from a copy
   // with every dimension at its opt, and the devices chosen there go to the
@@ -415,11 +415,12 @@ static OwningOpRef<ModuleOp> atPlacementSizes(ModuleOp module,
   auto heldSize = [&](StringRef name) -> int64_t {
     for (auto function : module.getOps<func::FuncOp>())
       for (unsigned i = 0; i < function.getNumArguments(); ++i)
-        if (auto dims = function.getArgAttrOfType<ArrayAttr>(i, kDimsAttrName);
-            dims && !dims.empty() && isa<StringAttr>(dims[0]) &&
-            cast<StringAttr>(dims[0]).getValue() == name)
-          return cast<RankedTensorType>(function.getArgumentTypes()[i])
-              .getDimSize(0);
+        if (auto dims = function.getArgAttrOfType<ArrayAttr>(i, kDimsAttrName))
+          for (auto [axis, dim] : llvm::enumerate(dims))
+            if (auto text = dyn_cast<StringAttr>(dim);
+                text && text.getValue() == name)
+              return cast<RankedTensorType>(function.getArgumentTypes()[i])
+                  .getDimSize(axis);
     return -1;
   };
   for (DimOp dim : module.getOps<DimOp>()) {
@@ -431,12 +432,13 @@ static OwningOpRef<ModuleOp> atPlacementSizes(ModuleOp module,
     if (held > 0 && aim != held) {
       if (!atOpt)
         atOpt = module.clone();
-      specializeDim(*atOpt, dim.getSymName(), aim);
+      if (failed(specializeDim(*atOpt, dim.getSymName(), aim)))
+        return failure();
       aims += (aims.empty() ? "" : ", ") + dim.getSymName().str() + " " +
               std::to_string(aim);
     }
   }
-  return atOpt;
+  return std::move(atOpt);
 }
 
 /// Places `function` with its task graph built from `sizedFunction` (the
@@ -521,7 +523,11 @@ void PlaceDevicesPass::runOnOperation() {
   if (failed(checkTransferDevices(module, *t)))
     return signalPassFailure();
   std::string aims;
-  OwningOpRef<ModuleOp> atOpt = atPlacementSizes(module, aims);
+  FailureOr<OwningOpRef<ModuleOp>> specialized =
+      atPlacementSizes(module, aims);
+  if (failed(specialized))
+    return signalPassFailure();
+  OwningOpRef<ModuleOp> atOpt = std::move(*specialized);
   ModuleOp sized = atOpt ? *atOpt : module;
   for (auto [function, sizedFunction] :
        llvm::zip(module.getOps<func::FuncOp>(), sized.getOps<func::FuncOp>())) {

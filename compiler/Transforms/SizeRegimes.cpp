@@ -105,7 +105,9 @@ struct SizeRegimesPass : modelc::impl::SizeRegimesPassBase<SizeRegimesPass> {
         d.setMaxAttr(b.getI64IntegerAttr(size));
         d.setOptAttr(b.getI64IntegerAttr(size));
       }
-    specializeDim(*copy, dim.getSymName(), size);
+    // (modelc-check-dynamic-dims inferred these shapes before.)
+    if (failed(specializeDim(*copy, dim.getSymName(), size)))
+      return Trial{};
     if (pins) {
       size_t next = 0;
       for (auto function : copy->getOps<func::FuncOp>())

@@ -67,17 +67,87 @@ func.func @paired(%x: tensor<4x2x3xf32> {graph.dims = ["batch", "", ""]}, %w: te
 
 // -----
 
-graph.dim @seq 1 to 16 at 16
-// expected-error @+1 {{argument #0 of 'f' has dynamic dimension 'seq' at axis 1; only the first axis may be dynamic yet}}
-func.func @f(%x: tensor<2x16xf32> {graph.dims = ["", "seq"]}) -> tensor<2x16xf32> {
-  return %x : tensor<2x16xf32>
+// A dynamic sequence beyond axis 0 and a dynamic batch: attention. The
+// sizes are inferred per axis (SymbolicShape.h): a reshape records its
+// grouping, outputs name their dimensions.
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: -> (tensor<4x16x8xf32> {graph.dims = ["batch", "seq", ""]})
+// CHECK: graph.reshape %{{.*}} to [4, 16, 2, 4] {graph.dims = ["batch", "seq", "", ""]}
+// CHECK: graph.reshape %{{.*}} to [64, 8] {graph.dims = ["batch*seq", ""]}
+graph.dim @batch 1 to 4 at 4
+graph.dim @seq 1 to 16 at 8
+graph.weight @w : tensor<8x8xf32>
+func.func @attention(%x: tensor<4x16x8xf32> {graph.dims = ["batch", "seq", ""]}) -> tensor<4x16x8xf32> {
+  %w = graph.weight_ref @w : tensor<8x8xf32>
+  %h = graph.linear %x, %w : tensor<4x16x8xf32>, tensor<8x8xf32>
+  %q = graph.reshape %h to [4, 16, 2, 4] : tensor<4x16x8xf32>
+  %qt = graph.transpose %q perm [0, 2, 1, 3] : tensor<4x16x2x4xf32>
+  %kt = graph.transpose %q perm [0, 2, 3, 1] : tensor<4x16x2x4xf32>
+  %s = graph.matmul %qt, %kt : tensor<4x2x16x4xf32>, tensor<4x2x4x16xf32>
+  %p = graph.softmax %s : tensor<4x2x16x16xf32>
+  %o = graph.matmul %p, %qt : tensor<4x2x16x16xf32>, tensor<4x2x16x4xf32>
+  %o1 = graph.transpose %o perm [0, 2, 1, 3] : tensor<4x2x16x4xf32>
+  %o2 = graph.reshape %o1 to [4, 16, 8] : tensor<4x16x2x4xf32>
+  %y = graph.layer_norm %o2 : tensor<4x16x8xf32>
+  %flat = graph.reshape %y to [64, 8] : tensor<4x16x8xf32>
+  %z = graph.relu %flat : tensor<64x8xf32>
+  return %y : tensor<4x16x8xf32>
 }
 
 // -----
 
+// An output's axis must be one dimension (the runtime sizes outputs by name).
 graph.dim @batch 1 to 4 at 4
-graph.dim @other 1 to 4 at 4
-// expected-error @+1 {{argument #1 of 'f' has dynamic dimension 'other' and an earlier one 'batch'; one dynamic dimension per entry point is supported yet}}
-func.func @f(%x: tensor<4x2xf32> {graph.dims = ["batch", ""]}, %y: tensor<4x2xf32> {graph.dims = ["other", ""]}) -> tensor<4x2xf32> {
-  return %x : tensor<4x2xf32>
+graph.dim @seq 1 to 16 at 8
+func.func @merged(%x: tensor<4x16xf32> {graph.dims = ["batch", "seq"]}) -> tensor<64xf32> {
+  %y = graph.reshape %x to [64] : tensor<4x16xf32>
+  // expected-error @+1 {{result #0 of 'merged' has size batch*seq at axis 0; an output's dynamic axis must be one dimension; not supported yet}}
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+// A contracted axis that is dynamic.
+graph.dim @seq 1 to 16 at 16
+graph.weight @w : tensor<4x16xf32>
+func.func @contracted(%x: tensor<2x16xf32> {graph.dims = ["", "seq"]}) -> tensor<2x4xf32> {
+  %w = graph.weight_ref @w : tensor<4x16xf32>
+  // expected-error @+1 {{dynamic dimensions cannot flow through 'graph.linear': the contracted axis is dynamic (seq); not supported yet}}
+  %y = graph.linear %x, %w : tensor<2x16xf32>, tensor<4x16xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// A sequence against a static size it cannot be proved equal to.
+graph.dim @seq 1 to 16 at 16
+graph.weight @pos : tensor<16x8xf32>
+func.func @positions(%x: tensor<2x16x8xf32> {graph.dims = ["", "seq", ""]}) -> tensor<2x16x8xf32> {
+  %p = graph.weight_ref @pos : tensor<16x8xf32>
+  // expected-error @+1 {{dynamic dimensions cannot flow through 'graph.add': sizes seq and 16 (axis 1 of the result) cannot be proved equal; not supported yet}}
+  %y = graph.add %x, %p : tensor<2x16x8xf32>, tensor<16x8xf32>
+  return %y : tensor<2x16x8xf32>
+}
+
+// -----
+
+// Two dimensions in a normalized axis.
+graph.dim @seq 1 to 16 at 16
+func.func @normalized(%x: tensor<2x16xf32> {graph.dims = ["", "seq"]}) -> tensor<2x16xf32> {
+  // expected-error @+1 {{dynamic dimensions cannot flow through 'graph.layer_norm': the normalized axis 1 is dynamic (seq); not supported yet}}
+  %y = graph.layer_norm %x : tensor<2x16xf32>
+  return %y : tensor<2x16xf32>
+}
+
+// -----
+
+// Several dimensions in one entry point, each at axis 0 of its input.
+// CHECK-LABEL: func.func @two
+// CHECK-SAME: -> (tensor<4x2xf32> {graph.dims = ["batch", ""]}, tensor<3x2xf32> {graph.dims = ["other", ""]})
+graph.dim @batch 1 to 4 at 4
+graph.dim @other 1 to 3 at 3
+func.func @two(%x: tensor<4x2xf32> {graph.dims = ["batch", ""]}, %y: tensor<3x2xf32> {graph.dims = ["other", ""]}) -> (tensor<4x2xf32>, tensor<3x2xf32>) {
+  %a = graph.relu %x : tensor<4x2xf32>
+  %b = graph.relu %y : tensor<3x2xf32>
+  return %a, %b : tensor<4x2xf32>, tensor<3x2xf32>
 }

@@ -498,11 +498,15 @@ bool compareWithReference(const Options &o, const modelc::Model &model,
   if (mlir::failed(pm.run(*module)))
     throw modelc::Error("the reference IR '" + o.reference + "' is invalid");
   // Dynamic dimensions: the IR at this run's sizes.
+  std::vector<std::pair<llvm::StringRef, int64_t>> sizes;
   for (std::size_t i = 0; i < entry.inputs.size() && i < inputs.size(); ++i)
     for (std::size_t a = 0; a < entry.inputs[i].dims.size(); ++a)
       if (!entry.inputs[i].dims[a].empty())
-        modelc::specializeDim(*module, entry.inputs[i].dims[a],
-                              inputs[i].shape()[a]);
+        sizes.emplace_back(entry.inputs[i].dims[a], inputs[i].shape()[a]);
+  if (!sizes.empty() &&
+      mlir::failed(modelc::graph::specializeDims(*module, sizes)))
+    throw modelc::Error("the reference IR '" + o.reference +
+                        "' cannot be evaluated at this run's sizes");
   auto function = module->lookupSymbol<mlir::func::FuncOp>(entry.name);
   if (!function)
     throw modelc::Error("the reference IR has no entry point '" + entry.name +

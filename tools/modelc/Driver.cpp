@@ -544,8 +544,10 @@ LogicalResult Driver::applyDims() {
                   ")");
     }
     // The IR holds the dimension at its max: a new max rewrites it.
-    if (static_cast<int64_t>(decl.getMax()) != max)
-      modelc::specializeDim(*module, name, max);
+    if (static_cast<int64_t>(decl.getMax()) != max &&
+        failed(modelc::specializeDim(*module, name, max)))
+      return fail("--dim " + spec + ": the model's shapes cannot be given "
+                  "a new max (the error above)");
     if (min == max) {
       // One size: a static model (every plan and flag applies).
       for (auto function : module->getOps<func::FuncOp>())
@@ -814,8 +816,9 @@ LogicalResult Driver::place() {
       OwningOpRef<ModuleOp> base(module->clone());
       // Its types hold its own max: memory planned for the regime (the
       // graph.dim keeps the whole range, for the descriptor).
-      if (max < static_cast<int64_t>(dim.getMax()))
-        modelc::specializeDim(*base, dim.getSymName(), max);
+      if (max < static_cast<int64_t>(dim.getMax()) &&
+          failed(modelc::specializeDim(*base, dim.getSymName(), max)))
+        return failure();
       OpBuilder b(&context);
       (*base)->setAttr("device.regime_at",
                        b.getDictionaryAttr(b.getNamedAttr(

@@ -47,6 +47,30 @@ def Graph_BatchSplitOpInterface : OpInterface<"BatchSplitOpInterface"> {
   ];
 }
 
+def Graph_SymbolicShapeOpInterface : OpInterface<"SymbolicShapeOpInterface"> {
+  let cppNamespace = "::modelc::graph";
+  let description = [{
+    How the op's result size follows from its operands' when some sizes
+    are dynamic dimensions (docs/dynamic.md; SymbolicShape.h): each axis a
+    product of a constant and dimensions. inferSymbolicShapes asks it of
+    an op that reads a value with dimensions; an elementwise op needs no
+    rule of its own (numpy broadcasting). An op without either carries a
+    dimension 0 to its result's dimension 0 only, and only where the
+    dimension keeps samples apart (BatchSplitOpInterface).
+  }];
+  let methods = [
+    InterfaceMethod<[{
+      The result's symbolic shape given each operand's (static operands as
+      their sizes): "" and `result` set, or why the op cannot take these
+      dimensions (a contracted or normalized axis that is dynamic, sizes
+      that cannot be proved equal).
+    }], "std::string", "inferSymbolicShape",
+    (ins "::llvm::ArrayRef<::modelc::graph::SymShape>":$operands,
+         "::llvm::function_ref<int64_t(::mlir::StringAttr)>":$size,
+         "::modelc::graph::SymShape &":$result)>
+  ];
+}
+
 def Graph_GradientOpInterface : OpInterface<"GradientOpInterface"> {
   let cppNamespace = "::modelc::graph";
   let description = [{
@@ -78,6 +102,9 @@ def Graph_GradientOpInterface : OpInterface<"GradientOpInterface"> {
 def Graph_OwnCost : DeclareOpInterfaceMethods<Graph_CostOpInterface>;
 def Graph_SplitPerSample : DeclareOpInterfaceMethods<Graph_BatchSplitOpInterface>;
 def Graph_OwnGradient : DeclareOpInterfaceMethods<Graph_GradientOpInterface>;
+// That it says how its result's symbolic shape follows (inferSymbolicShape).
+def Graph_OwnSymbolicShape
+    : DeclareOpInterfaceMethods<Graph_SymbolicShapeOpInterface>;
 def Graph_SplitWhen
     : DeclareOpInterfaceMethods<Graph_BatchSplitOpInterface, ["whyNotSplit"]>;
 

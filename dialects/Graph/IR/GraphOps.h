@@ -4,6 +4,7 @@
 #define MODELC_DIALECTS_GRAPH_IR_GRAPHOPS_H
 
 #include "dialects/Graph/IR/GraphDialect.h"
+#include "dialects/Graph/IR/SymbolicShape.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"

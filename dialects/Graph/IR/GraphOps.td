@@ -551,7 +551,7 @@ def Graph_CastOp : Graph_Op<"cast", [Pure, Graph_InferTypeFromProperties,
 //===----------------------------------------------------------------------===//
 
 def Graph_MatmulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor,
-    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
+    Graph_OwnSymbolicShape, Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "Matrix product with broadcast batch dimensions (numpy matmul).";
   let description = [{
     `[..., M, K] x [..., K, N] -> [..., M, N]`; the batch dimensions
@@ -572,7 +572,7 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor,
 }
 
 def Graph_LinearOp : Graph_Op<"linear", [Pure, InferTypeOpAdaptor,
-    Graph_OwnCost, Graph_SplitPerSample, Graph_OwnGradient]> {
+    Graph_OwnSymbolicShape, Graph_OwnCost, Graph_SplitPerSample, Graph_OwnGradient]> {
   let summary = "Affine map y = x W^T + b, as torch.nn.Linear.";
   let description = [{
     `x: [..., K]`, `weight: [N, K]`, optional `bias: [N]`; the result is
@@ -627,7 +627,7 @@ def Graph_GemmOp : Graph_Op<"gemm", [Pure, Graph_InferTypeFromProperties,
 
 class Graph_SoftmaxLikeOp<string mnemonic, string formula>
     : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType,
-    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
+    Graph_OwnSymbolicShape, Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = formula # " along one axis.";
   let description = [{
     Computed along `axis` (default -1, the last; negative counts from the
@@ -658,7 +658,7 @@ def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax", "Log of softmax">;
 
 def Graph_LayerNormOp : Graph_Op<"layer_norm",
     [Pure, Graph_InferTypeFromProperties, AttrSizedOperandSegments,
-    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
+    Graph_OwnSymbolicShape, Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "Layer normalization over the trailing dimensions.";
   let description = [{
     Normalizes over dimensions `[axis, rank)` (default `axis = -1`):
@@ -929,7 +929,7 @@ def Graph_GlobalAvgPoolOp : Graph_Op<"global_avg_pool", [Pure, InferTypeOpAdapto
 //===----------------------------------------------------------------------===//
 
 def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, Graph_InferTypeFromProperties,
-    Graph_SplitWhen, Graph_OwnGradient]> {
+    Graph_OwnSymbolicShape, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "Same elements, new shape.";
   let description = [{
     Row-major reinterpretation. One entry of `shape` may be -1: it is
@@ -975,7 +975,7 @@ def Graph_FlattenOp : Graph_Op<"flatten", [Pure, Graph_InferTypeFromProperties,
 }
 
 def Graph_TransposeOp : Graph_Op<"transpose", [Pure, Graph_InferTypeFromProperties,
-    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
+    Graph_OwnSymbolicShape, Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "Permutes dimensions.";
   let description = [{
     Result dimension `i` is input dimension `perm[i]`.
@@ -996,7 +996,7 @@ def Graph_TransposeOp : Graph_Op<"transpose", [Pure, Graph_InferTypeFromProperti
 }
 
 def Graph_ConcatOp : Graph_Op<"concat", [Pure, Graph_InferTypeFromProperties,
-    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
+    Graph_OwnSymbolicShape, Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "Joins tensors along one axis.";
   let description = [{
     Verifier: at least one input; same element type and rank; `axis` in
@@ -1022,7 +1022,7 @@ def Graph_ConcatOp : Graph_Op<"concat", [Pure, Graph_InferTypeFromProperties,
 }
 
 def Graph_SliceOp : Graph_Op<"slice", [Pure, Graph_InferTypeFromProperties,
-    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
+    Graph_OwnSymbolicShape, Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "A strided window of a tensor (ONNX Slice).";
   let description = [{
     For each listed axis (default: all, in order) take `starts[i]` up to but
