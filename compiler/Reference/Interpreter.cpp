@@ -236,6 +236,19 @@ modelc::interpret(func::FuncOp function, const std::vector<RefTensor> &inputs,
   if (inputs.size() != function.getNumArguments())
     return function.emitError("expected ")
            << function.getNumArguments() << " inputs, got " << inputs.size();
+  for (auto [index, input] : llvm::enumerate(inputs)) {
+    auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
+    if (ArrayRef<int64_t>(input.shape) != type.getShape() ||
+        static_cast<int64_t>(input.data.size()) != type.getNumElements()) {
+      std::string given;
+      for (int64_t d : input.shape)
+        given += (given.empty() ? "" : "x") + std::to_string(d);
+      return function.emitError("input #")
+             << index << " has shape " << (given.empty() ? "[]" : given)
+             << " (" << input.data.size() << " values); '"
+             << function.getSymName() << "' takes " << type;
+    }
+  }
   Interpreter interpreter(weights, roundResults);
   return interpreter.run(function, inputs);
 }

@@ -73,6 +73,11 @@ public:
       : function(function), checked(checked), reluEpilogue(reluEpilogue) {
     for (Operation &op : function.getBody().front())
       position[&op] = static_cast<int64_t>(position.size());
+    // (modelc-check-dynamic-dims reported any shape that does not follow.)
+    FailureOr<graph::SymbolicShapes> shapes =
+        graph::inferSymbolicShapes(function, /*emitErrors=*/false);
+    if (succeeded(shapes))
+      symbolic = std::move(*shapes);
   }
 
   void run() {
@@ -87,6 +92,8 @@ public:
   }
 
 private:
+  graph::SymbolicShapes symbolic;
+
   /// A residual connection after a linear layer (x + linear(h)): cuBLASLt
   /// adds x (C, beta 1) while it writes the sum, when x is there before the
   /// linear runs. Not in checked plans, whose check callback sees each
@@ -133,6 +140,13 @@ private:
       Type element = tensorType(op.getResult(0)).getElementType();
       bool gpu = onGpu(&op), host = onHost(&op);
       if (!(gpu ? isa<FloatType>(element) : host && element.isF32()))
+        continue;
+      // A view's strides are sizes at the max: right at every size only
+      // while no axis beyond 0 is dynamic (docs/dynamic.md).
+      if (llvm::any_of(op.getOperands(), [&](Value v) {
+            const graph::SymShape *shape = symbolic.lookup(v);
+            return shape && !graph::onlyLeading(*shape);
+          }))
         continue;
       auto foldable = [&](Operation *o) {
         return deviceOf(o) == deviceOf(&op) && !folded.count(o);

@@ -193,6 +193,26 @@ func.func @strided_views_on_host(%x: tensor<8x16xf32>, %w: tensor<16x48xf32>, %y
 
 // -----
 
+// The same on the host with a dynamic sequence: the views' strides and
+// sizes would be the max's, so the operands are not folded (docs/dynamic.md).
+// CHECK-LABEL: func.func @dynamic_sequence_on_host
+// CHECK-NOT: sched.gemm
+// CHECK: return
+graph.dim @seq 1 to 8 at 8
+func.func @dynamic_sequence_on_host(%x: tensor<8x16xf32> {graph.dims = ["seq", ""]}, %w: tensor<16x48xf32>) -> tensor<4x8x8xf32> {
+  %qkv = graph.matmul %x, %w {device = #device.dev<cpu>} : tensor<8x16xf32>, tensor<16x48xf32>
+  %q = graph.slice %qkv {axes = array<i64: 1>, starts = array<i64: 0>, ends = array<i64: 16>, device = #device.dev<cpu>} : tensor<8x48xf32>
+  %k = graph.slice %qkv {axes = array<i64: 1>, starts = array<i64: 16>, ends = array<i64: 32>, device = #device.dev<cpu>} : tensor<8x48xf32>
+  %q4 = graph.reshape %q to [8, 4, 4] {device = #device.dev<cpu>} : tensor<8x16xf32>
+  %qh = graph.transpose %q4 perm [1, 0, 2] {device = #device.dev<cpu>} : tensor<8x4x4xf32>
+  %k4 = graph.reshape %k to [8, 4, 4] {device = #device.dev<cpu>} : tensor<8x16xf32>
+  %kt = graph.transpose %k4 perm [1, 2, 0] {device = #device.dev<cpu>} : tensor<8x4x4xf32>
+  %s = graph.matmul %qh, %kt {device = #device.dev<cpu>} : tensor<4x8x4xf32>, tensor<4x4x8xf32>
+  return %s : tensor<4x8x8xf32>
+}
+
+// -----
+
 // A slice read through a reshape only by a transpose on the same GPU is done
 // by the transpose's kernel.
 // CHECK-LABEL: func.func @sliced_transpose

@@ -132,6 +132,11 @@ MODELS = {
     "cnn": (cnn, (1, 3, 32, 32), [CPU, SIM, SIM_ALL], 1e-4),
     "transformer": (transformer, (1, 128, 512), [CPU, SIM], 1e-4),
     "resnet18": (resnet18, (1, 3, 224, 224), [CPU, SIM], 1e-4),
+    # Dynamic batch and sequence (docs/dynamic.md): one model.so, run at
+    # the smallest sizes, two in between and the max.
+    "transformer_dynamic": (transformer, [(1, 1, 512), (3, 17, 512),
+                                          (2, 64, 512), (4, 128, 512)],
+                            [CPU, SIM], 1e-4),
 }
 
 
@@ -166,6 +171,7 @@ def placement_summary(verbose_output):
 
 
 def check_model(name, tools, checker, seed):
+    """`name`'s module against the model at each of its input shapes."""
     make_module, input_shape, configs, tolerance = MODELS[name]
     ir = os.path.join(EXAMPLES, f"{name}.ir")
     module = build(make_module, seed)
@@ -184,18 +190,26 @@ def check_model(name, tools, checker, seed):
     write_safetensors(weights_file, weights)
 
     rng = np.random.default_rng(seed)
-    x = rng.uniform(-1.0, 1.0, input_shape).astype(np.float32)
-    with torch.no_grad():
-        want = module(torch.from_numpy(x)).numpy()
-    atol = tolerance * float(np.abs(want).max())
+    shapes = input_shape if isinstance(input_shape, list) else [input_shape]
+    cases = []
+    for shape in shapes:
+        x = rng.uniform(-1.0, 1.0, shape).astype(np.float32)
+        with torch.no_grad():
+            want = module(torch.from_numpy(x)).numpy()
+        cases.append((x, want))
     (entry,) = read_entries(ir)
     for tag, flags in configs:
         so, placement = tools.compile(
             ir, f"{name}-{tag}.so", ["--weights", weights_file, *flags, "-v"])
         if tag != "cpu":
             print(f"{name} {tag}: placement {placement_summary(placement)}")
-        got = tools.run(so, entry, {"x": x}, ["output0"], tag)["output0"]
-        checker.compare(f"{name} {tag} output0", got, want, tolerance, atol)
+        for x, want in cases:
+            atol = tolerance * float(np.abs(want).max())
+            got = tools.run(so, entry, {"x": x}, ["output0"], tag)["output0"]
+            label = f"{name} {tag} output0"
+            if len(cases) > 1:
+                label = f"{name} {tag} {'x'.join(map(str, x.shape))} output0"
+            checker.compare(label, got, want, tolerance, atol)
 
 
 def main():

@@ -550,14 +550,29 @@ LogicalResult Driver::applyDims() {
                   "a new max (the error above)");
     if (min == max) {
       // One size: a static model (every plan and flag applies).
+      // Its axes become static; other dimensions keep theirs.
+      Builder b(&context);
       for (auto function : module->getOps<func::FuncOp>())
         for (unsigned i = 0; i < function.getNumArguments(); ++i)
           if (auto dims = function.getArgAttrOfType<ArrayAttr>(
-                  i, modelc::graph::kDimsAttrName);
-              dims && llvm::any_of(dims, [&](Attribute d) {
-                return cast<StringAttr>(d).getValue() == name;
-              }))
-            function.removeArgAttr(i, modelc::graph::kDimsAttrName);
+                  i, modelc::graph::kDimsAttrName)) {
+            SmallVector<Attribute> kept;
+            bool any = false;
+            for (Attribute d : dims) {
+              bool it = cast<StringAttr>(d).getValue() == name;
+              kept.push_back(it ? b.getStringAttr("") : d);
+              any |= !it && !cast<StringAttr>(d).getValue().empty();
+            }
+            if (any)
+              function.setArgAttr(i, modelc::graph::kDimsAttrName,
+                                  b.getArrayAttr(kept));
+            else
+              function.removeArgAttr(i, modelc::graph::kDimsAttrName);
+          }
+      // A reshape's grouping names it too (specializeDims wrote it).
+      module->walk([&](modelc::graph::ReshapeOp reshape) {
+        reshape->removeAttr(modelc::graph::kDimsAttrName);
+      });
       decl.erase();
       continue;
     }
