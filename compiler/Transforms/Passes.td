@@ -34,42 +34,60 @@ def VerifyModelPass : Pass<"modelc-verify-model", "::mlir::ModuleOp"> {
 
 def CheckDynamicDimsPass
     : Pass<"modelc-check-dynamic-dims", "::mlir::ModuleOp"> {
-  let summary = "Follows each dynamic dimension from the inputs to the "
-                "outputs and rejects what is not supported yet.";
+  let summary = "Infers each value's symbolic shape from the inputs' dynamic "
+                "dimensions and rejects what is not supported yet.";
   let description = [{
-    An entry point whose arguments name a `graph.dim` in `graph.dims`
-    (docs/dynamic.md) runs at any size of that dimension in its range; the
-    IR holds it at its max. This pass follows the dimension through the
-    body: every op that reads a value carrying it must keep its samples
-    apart and carry it as dimension 0 of its result (the condition
-    modelc-data-parallel splits a batch under: the ops' BatchSplitOpInterface
-    and the Elementwise trait), so that the code generated for the max is
-    correct for any smaller size given at run time. It writes `graph.dims`
-    on each result that carries the dimension, which the descriptor
-    gives the runtime (it sizes the outputs from it).
+    An entry point whose arguments name `graph.dim`s in `graph.dims`
+    (docs/dynamic.md) runs at any sizes of those dimensions in their
+    ranges; the IR holds each at its max. This pass infers every value's
+    symbolic shape (per axis a product of a constant and dimensions:
+    `batch`, `seq`, `batch*8`; graph::inferSymbolicShapes, from each op's
+    SymbolicShapeOpInterface, the Elementwise trait, or a dimension 0
+    carried to the result's dimension 0). Where only dimensions 0 flow
+    through an op, the op must also keep its samples apart (the condition
+    modelc-data-parallel splits a batch under: BatchSplitOpInterface and
+    the Elementwise trait), so that the code for the max computes any
+    smaller size's samples. It writes `graph.dims` on each output that has
+    a dimension, which the descriptor gives the runtime (it sizes the
+    outputs from it), and on each reshape that regroups one (its grouping,
+    exact at any size).
 
-    Not supported yet, each an error at the culprit: a dynamic axis other
-    than the first, two dimension names in one entry point, an op that
-    mixes the samples (a reduction over the dimension, a reshape or
-    transpose that moves it, a loss), an op with several results or none
-    reading the dimension, training entry points.
+    Not supported yet, each an error at the culprit: a contracted,
+    normalized, sliced or joined axis that is dynamic, sizes that cannot
+    be proved equal (`seq` against a static `128`), an op that mixes the
+    samples of a lone dimension 0 (a reduction over it, a transpose that
+    moves it, a loss), an op with several results or none reading a
+    dimension, an output axis whose size is a product (`batch*seq`),
+    training entry points.
 
     Before:
     ```mlir
-    graph.dim @batch 1 to 64 at 8
-    func.func @f(%x: tensor<64x4xf32> {graph.dims = ["batch", ""]})
-        -> tensor<64x4xf32> {
-      %y = graph.relu %x : tensor<64x4xf32>
-      return %y : tensor<64x4xf32>
+    graph.dim @batch 1 to 4 at 4
+    graph.dim @seq 1 to 16 at 8
+    func.func @f(%x: tensor<4x16x8xf32> {graph.dims = ["batch", "seq", ""]})
+        -> tensor<4x16x8xf32> {
+      %h = graph.reshape %x to [4, 16, 2, 4] : tensor<4x16x8xf32>
+      %t = graph.transpose %h perm [0, 2, 1, 3] : tensor<4x16x2x4xf32>
+      %s = graph.softmax %t : tensor<4x2x16x4xf32>
+      %u = graph.transpose %s perm [0, 2, 1, 3] : tensor<4x2x16x4xf32>
+      %y = graph.reshape %u to [4, 16, 8] : tensor<4x16x2x4xf32>
+      return %y : tensor<4x16x8xf32>
     }
     ```
     After:
     ```mlir
-    graph.dim @batch 1 to 64 at 8
-    func.func @f(%x: tensor<64x4xf32> {graph.dims = ["batch", ""]})
-        -> (tensor<64x4xf32> {graph.dims = ["batch", ""]}) {
-      %y = graph.relu %x : tensor<64x4xf32>
-      return %y : tensor<64x4xf32>
+    graph.dim @batch 1 to 4 at 4
+    graph.dim @seq 1 to 16 at 8
+    func.func @f(%x: tensor<4x16x8xf32> {graph.dims = ["batch", "seq", ""]})
+        -> (tensor<4x16x8xf32> {graph.dims = ["batch", "seq", ""]}) {
+      %h = graph.reshape %x to [4, 16, 2, 4]
+          {graph.dims = ["batch", "seq", "", ""]} : tensor<4x16x8xf32>
+      %t = graph.transpose %h perm [0, 2, 1, 3] : tensor<4x16x2x4xf32>
+      %s = graph.softmax %t : tensor<4x2x16x4xf32>
+      %u = graph.transpose %s perm [0, 2, 1, 3] : tensor<4x2x16x4xf32>
+      %y = graph.reshape %u to [4, 16, 8]
+          {graph.dims = ["batch", "seq", ""]} : tensor<4x16x2x4xf32>
+      return %y : tensor<4x16x8xf32>
     }
     ```
   }];

@@ -11,7 +11,10 @@ naming dimension 0 'batch' and PyTorch's outputs at several batch sizes
   flatview.onnx  a CNN flattening with x.view(x.size(0), -1): the exporter
                  reads the batch with Shape and Gather; batches 1, 2, 5
   batcharith.onnx  x.view(x.size(0) * 2, -1): arithmetic on the batch's
-                 size (not supported yet)
+                 size, an output of 2*batch rows (not supported yet)
+  encoder.onnx   nn.TransformerEncoderLayer(64, 4, 128, batch_first=True),
+                 dynamic batch and sequence (the attention's shapes
+                 computed from both); (batch, seq) 1x1, 3x17, 4x32
   fixedreshape.onnx  (onnx.helper) a Reshape of a dynamic batch to the
                  constant shape [4, -1]
 """
@@ -56,6 +59,26 @@ class BatchArith(nn.Module):
         return x.view(x.size(0) * 2, -1) + 1
 
 
+def export_encoder(out):
+    """nn.TransformerEncoderLayer(64, 4, 128, batch_first=True) in eval
+    mode, exported with a dynamic batch and sequence: the attention's
+    shapes are computed from both with Shape, Gather, Mul and Div."""
+    torch.manual_seed(3)
+    layer = nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0,
+                                       batch_first=True).eval()
+    torch.onnx.export(layer, (torch.randn(2, 16, 64),),
+                      os.path.join(out, "encoder.onnx"),
+                      input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "batch", 1: "seq"},
+                                    "y": {0: "batch", 1: "seq"}})
+    for n, s in ((1, 1), (3, 17), (4, 32)):
+        x = torch.randn(n, s, 64)
+        np.save(os.path.join(out, "encoder.x%d_%d.npy" % (n, s)), x.numpy())
+        with torch.no_grad():
+            np.save(os.path.join(out, "encoder.y%d_%d.npy" % (n, s)),
+                    layer(x).numpy())
+
+
 def main():
     import torchvision
     out = sys.argv[1]
@@ -75,6 +98,7 @@ def main():
            shape=(3, 8, 8))
     export(out, "batcharith", BatchArith(), torch.randn(2, 4), (2,),
            shape=(4,))
+    export_encoder(out)
     from onnx import TensorProto, helper, save
     graph = helper.make_graph(
         [helper.make_node("Reshape", ["x", "shape"], ["y"])], "fixed",

@@ -11,6 +11,7 @@
 #define MODELC_COMPILER_IMPORT_ONNX_IMPORTER_H
 
 #include "compiler/Import/Onnx/OnnxImport.h"
+#include "dialects/Graph/IR/SymbolicShape.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -148,6 +149,10 @@ public:
   /// The dynamic dimension (docs/dynamic.md) value `name` carries, or ""
   /// where it is computed without one.
   std::string dynamicDimOf(const std::string &name);
+  /// The symbolic shape (SymbolicShape.h) of the value `name` (a static
+  /// shape for a constant); nullopt when the sizes of the function built
+  /// so far do not follow from its inputs' dynamic dimensions.
+  std::optional<graph::SymShape> symbolicShapeOf(const std::string &name);
   /// After `node` was converted (its ops follow `before`, or start the
   /// block when it is null): when every input is a constant (not an
   /// initializer), evaluates the ops with the reference interpreter and
@@ -186,9 +191,6 @@ private:
   /// data movement (Gather, Concat, Unsqueeze, Slice, ...) may fold such a
   /// value, and only a Reshape may read it, where it keeps the dimension.
   llvm::StringMap<llvm::SmallVector<std::string>> symbolicInts;
-  /// The first dynamic dimension any input of `node` has a symbolic
-  /// element of, or "".
-  std::string symbolicInput(const onnx::NodeProto &node) const;
   /// addInputs: the ONNX dimension names (dim_param) --input-shape gives
   /// a size (`named`: size and input) or a dynamic dimension
   /// (`dynamicNames`); an error where it gives one name both, or two sizes.
@@ -214,11 +216,17 @@ private:
   /// result: `folded`); false after an error at `n`.
   bool moveSymbols(const onnx::NodeProto &n,
                    const llvm::SmallVector<IntTensor> &in, bool folded);
+  /// moveSymbols of Mul and Div: products and exact quotients of sizes.
+  bool multiplySymbols(const onnx::NodeProto &n,
+                       const llvm::SmallVector<IntTensor> &in, bool folded);
   /// Set by tryFold when it reported an error (a computation on the size
   /// of a dynamic dimension).
   bool foldError = false;
 
 public:
+  /// The first dynamic dimension any input of `node` has a symbolic
+  /// element of, or "".
+  std::string symbolicInput(const onnx::NodeProto &node) const;
   /// The symbolic elements of the constant `name` (empty: none).
   llvm::ArrayRef<std::string> symbolsOf(const std::string &name) const {
     auto it = symbolicInts.find(name);

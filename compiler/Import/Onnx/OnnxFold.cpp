@@ -380,6 +380,8 @@ bool Importer::moveSymbols(const NodeProto &n, const SmallVector<IntTensor> &in,
   if (dim.empty())
     return true;
   const std::string &type = n.op_type();
+  if ((type == "Mul" || type == "Div") && in.size() == 2)
+    return multiplySymbols(n, in, folded);
   static const llvm::StringSet<> moves = {"Identity", "Cast",      "Unsqueeze",
                                           "Squeeze",  "Concat",    "Gather",
                                           "Slice",    "Transpose", "Reshape"};
@@ -419,25 +421,97 @@ bool Importer::moveSymbols(const NodeProto &n, const SmallVector<IntTensor> &in,
   return true;
 }
 
+/// Mul and Div of sizes (symbolicInts): a product of dimensions and
+/// constants stays one (`batch * 8`, `batch*8 / 2`); a division that
+/// does not come out exact in every size is an error at `n`.
+bool Importer::multiplySymbols(const NodeProto &n,
+                               const SmallVector<IntTensor> &in, bool folded) {
+  auto symbolAt = [&](int input, size_t k) {
+    ArrayRef<std::string> symbols = symbolsOf(n.input(input));
+    const IntTensor &t = in[input];
+    size_t at = t.data.size() == 1 ? 0 : k;
+    if (!symbols.empty() && !symbols[at].empty())
+      return graph::SymDim::parse(&context, symbols[at]);
+    return std::optional<graph::SymDim>(graph::SymDim::of(t.data[at]));
+  };
+  size_t count = std::max(in[0].data.size(), in[1].data.size());
+  bool div = n.op_type() == "Div";
+  SmallVector<std::string> symbols;
+  for (size_t k = 0; k < count && folded; ++k) {
+    std::optional<graph::SymDim> a = symbolAt(0, k), b = symbolAt(1, k);
+    std::optional<graph::SymDim> r;
+    if (a && b && !div && a->coef > 0 && b->coef > 0) {
+      r = *a * *b;
+    } else if (a && b && div && b->coef > 0 && a->coef % b->coef == 0) {
+      // Exact when b's dimensions are among a's.
+      graph::SymDim q = graph::SymDim::of(a->coef / b->coef);
+      SmallVector<StringAttr, 2> left(a->dims.begin(), a->dims.end());
+      bool exact = true;
+      for (StringAttr d : b->dims) {
+        auto *it = llvm::find(left, d);
+        if (it == left.end())
+          exact = false;
+        else
+          left.erase(it);
+      }
+      if (exact) {
+        q.dims.assign(left.begin(), left.end());
+        r = q;
+      }
+    }
+    if (!r) {
+      error(n) << "computes with the size of dynamic dimension '"
+               << symbolicInput(n) << "' (from a Shape node): "
+               << (div ? "a division that is not exact at every size"
+                       : "a product of a size that is not positive")
+               << "; not supported yet (give --input-shape for a static "
+                  "build)";
+      foldError = true;
+      return false;
+    }
+    symbols.push_back(r->isStatic() ? "" : r->str());
+  }
+  if (folded &&
+      llvm::any_of(symbols, [](const std::string &s) { return !s.empty(); }))
+    symbolicInts[n.output(0)] = symbols;
+  return true;
+}
+
 bool Importer::tryFold(const NodeProto &n) {
   const std::string &type = n.op_type();
   std::optional<IntTensor> out;
   if (type == "Shape") {
     out = shapeOf(*this, n);
-    // Axis 0 of a value with a dynamic dimension is that dimension (the
-    // IR holds its max; modelc-check-dynamic-dims keeps it at axis 0).
-    std::string dim = dynamicDimOf(n.input(0));
+    // The sizes of a value with dynamic dimensions are their symbolic
+    // sizes (the IR holds each at its max; SymbolicShape.h).
     RankedTensorType type = valueType(n.input(0));
+    std::optional<graph::SymShape> shape = symbolicShapeOf(n.input(0));
+    if (type && !shape) {
+      error(n) << "reads the shape of a value whose sizes do not follow "
+                  "from the dynamic dimensions (modelc-check-dynamic-dims "
+                  "says why); not supported yet";
+      foldError = true;
+      return true;
+    }
+    int64_t rank = type ? type.getRank() : 0;
     int64_t start = intAttr(n, "start", 0);
-    if (type && start < 0) // shapeOf's normalisation: -rank is axis 0
-      start = std::max<int64_t>(0, start + type.getRank());
-    if (out && !dim.empty() && !out->data.empty() && start == 0) {
-      SmallVector<std::string> symbols(out->data.size());
-      symbols[0] = dim;
-      symbolicInts[n.output(0)] = symbols;
+    if (start < 0) // shapeOf's normalisation
+      start = std::max<int64_t>(0, start + rank);
+    start = std::min(start, rank);
+    if (out && shape && graph::hasSymbols(*shape)) {
+      SmallVector<std::string> symbols;
+      for (size_t k = 0; k < out->data.size(); ++k) {
+        const graph::SymDim &d = (*shape)[start + k];
+        symbols.push_back(d.isStatic() ? "" : d.str());
+      }
+      if (llvm::any_of(symbols,
+                       [](const std::string &s) { return !s.empty(); }))
+        symbolicInts[n.output(0)] = symbols;
     }
   } else if (type == "Size") {
     if (std::string dim = dynamicDimOf(n.input(0)); !dim.empty()) {
+      // (The element count is a product of sizes; an output of it would
+      // be the max's.)
       error(n) << "counts the elements of a value with dynamic dimension '"
                << dim
                << "'; not supported yet (give --input-shape for a static "

@@ -781,7 +781,38 @@ std::string Importer::symbolicInput(const onnx::NodeProto &node) const {
   return "";
 }
 
+std::optional<graph::SymShape>
+Importer::symbolicShapeOf(const std::string &name) {
+  Value v = values.lookup(name);
+  if (!v) // a constant
+    if (RankedTensorType type = valueType(name))
+      return graph::staticShape(type.getShape());
+  auto type = v ? dyn_cast<RankedTensorType>(v.getType()) : nullptr;
+  if (!type)
+    return std::nullopt;
+  Region *region = v.getParentRegion();
+  auto function = region ? dyn_cast<func::FuncOp>(region->getParentOp())
+                          : func::FuncOp();
+  if (!function)
+    return graph::staticShape(type.getShape());
+  // The function built so far (a few Shape nodes per model: not cached,
+  // as foldConverted erases ops).
+  FailureOr<graph::SymbolicShapes> shapes =
+      graph::inferSymbolicShapes(function, /*emitErrors=*/false);
+  if (failed(shapes))
+    return std::nullopt;
+  if (const graph::SymShape *shape = shapes->lookup(v))
+    return *shape;
+  return graph::staticShape(type.getShape());
+}
+
 std::string Importer::dynamicDimOf(const std::string &name) {
+  if (std::optional<graph::SymShape> shape = symbolicShapeOf(name)) {
+    for (const graph::SymDim &d : *shape)
+      if (!d.isStatic())
+        return d.str();
+    return "";
+  }
   Value root = values.lookup(name);
   if (!root)
     return ""; // a constant

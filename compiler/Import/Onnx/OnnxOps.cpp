@@ -10,6 +10,8 @@
 
 #include "compiler/Import/Onnx/NodeBuilder.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include <cmath>
 #include <cstdio>
 
@@ -554,27 +556,7 @@ LogicalResult reshape(Importer &im, const NodeProto &n) {
   }
   bool allowZero = Importer::intAttr(n, "allowzero", 0) != 0;
   ArrayRef<int64_t> in = typeOf(x).getShape();
-  // A dynamic dimension (docs/dynamic.md) stays dimension 0: the shape
-  // takes it from the input (0), infers it (-1), or is its size read with
-  // Shape (a symbolic element, which the constant holds at the max).
-  std::string dim = im.dynamicDimOf(n.input(0));
-  ArrayRef<std::string> symbols = im.symbolsOf(n.input(1));
-  for (auto [i, s] : llvm::enumerate(symbols))
-    if (!s.empty() && (i != 0 || s != dim)) {
-      im.error(n) << "puts the size of dynamic dimension '" << s << "' at axis "
-                  << i << " of a value "
-                  << (dim.empty() ? std::string("without it")
-                                  : "whose dimension 0 is '" + dim + "'")
-                  << "; only dimension 0 may be dynamic yet";
-      return failure();
-    }
-  if (!dim.empty() && (symbols.empty() || symbols[0].empty()) &&
-      !shape->empty() && (*shape)[0] != -1 && ((*shape)[0] != 0 || allowZero)) {
-    im.error(n) << "reshapes dynamic dimension '" << dim
-                << "' to the fixed size " << (*shape)[0]
-                << "; a shape that keeps it takes it with Shape, 0 or -1";
-    return failure();
-  }
+  const SmallVector<int64_t> raw = *shape; // before the copies (0)
   for (auto [i, d] : llvm::enumerate(*shape))
     if (d == 0 && !allowZero) {
       if (i >= in.size()) {
@@ -584,7 +566,89 @@ LogicalResult reshape(Importer &im, const NodeProto &n) {
       }
       d = in[i];
     }
-  return At{im, n}.define(reshapeTo(im, n, x, *shape));
+  // Dynamic dimensions (docs/dynamic.md): the shape's sizes are symbolic
+  // where it read them with Shape (symbolicInts: products of dimensions,
+  // folded at the max), copies them (0) or infers them (-1).
+  std::optional<graph::SymShape> input = im.symbolicShapeOf(n.input(0));
+  if (!input || !graph::hasSymbols(*input)) {
+    if (std::string dim = im.symbolicInput(n); !dim.empty()) {
+      im.error(n) << "puts the size of dynamic dimension '" << dim
+                  << "' into the shape of a value without it; not "
+                     "supported yet";
+      return failure();
+    }
+    return At{im, n}.define(reshapeTo(im, n, x, *shape));
+  }
+  MLIRContext *context = im.builder.getContext();
+  ArrayRef<std::string> symbols = im.symbolsOf(n.input(1));
+  graph::SymShape target;
+  int64_t unknown = -1;
+  graph::SymDim known = graph::SymDim::of(1), total = graph::SymDim::of(1);
+  for (const graph::SymDim &d : *input)
+    total = total * d;
+  for (size_t i = 0; i < shape->size(); ++i) {
+    std::optional<graph::SymDim> d;
+    if (i < symbols.size() && !symbols[i].empty())
+      d = graph::SymDim::parse(context, symbols[i]);
+    else if (raw[i] == 0 && !allowZero)
+      d = (*input)[i];
+    else if (raw[i] == -1)
+      unknown = i;
+    else
+      d = graph::SymDim::of((*shape)[i]);
+    target.push_back(d.value_or(graph::SymDim::of(1)));
+    if (d)
+      known = known * *d;
+  }
+  // -1: the input's elements over the others', exact at every size.
+  auto quotient = [](graph::SymDim a,
+                     const graph::SymDim &b) -> std::optional<graph::SymDim> {
+    if (b.coef <= 0 || a.coef % b.coef != 0)
+      return std::nullopt;
+    a.coef /= b.coef;
+    for (StringAttr d : b.dims) {
+      auto *it = llvm::find(a.dims, d);
+      if (it == a.dims.end())
+        return std::nullopt;
+      a.dims.erase(it);
+    }
+    return a;
+  };
+  if (unknown >= 0) {
+    std::optional<graph::SymDim> q = quotient(total, known);
+    if (!q) {
+      SmallVector<std::string> given;
+      for (auto [i, d] : llvm::enumerate(target))
+        given.push_back(static_cast<int64_t>(i) == unknown ? "-1" : d.str());
+      im.error(n) << "reshapes " << graph::describe(*input) << " to ["
+                  << llvm::join(given, ", ") << "]: the -1 would be "
+                  << total.str() << " / " << known.str()
+                  << ", not exact at every size of the dynamic dimensions (a "
+                     "fixed size where a dimension should be? a shape that "
+                     "keeps it takes it with Shape, 0 or -1)";
+      return failure();
+    }
+    target[unknown] = *q;
+    known = known * *q;
+  }
+  if (known != total) {
+    im.error(n) << "reshapes " << graph::describe(*input) << " to "
+                << graph::describe(target)
+                << ", which has other elements at other sizes of the "
+                   "dynamic dimensions (a fixed size where the dimension "
+                   "should be: a shape that keeps it takes it with Shape, 0 "
+                   "or -1)";
+    return failure();
+  }
+  Value y = reshapeTo(im, n, x, *shape);
+  if (auto reshape = y ? y.getDefiningOp<ReshapeOp>() : ReshapeOp()) {
+    // Its grouping, exact at every size (SymbolicShape.h).
+    SmallVector<Attribute> dims;
+    for (const graph::SymDim &d : target)
+      dims.push_back(im.builder.getStringAttr(d.isStatic() ? "" : d.str()));
+    reshape->setAttr(graph::kDimsAttrName, im.builder.getArrayAttr(dims));
+  }
+  return At{im, n}.define(y);
 }
 
 LogicalResult flatten(Importer &im, const NodeProto &n) {

@@ -1162,7 +1162,8 @@ def Graph_ScatterNdOp : Graph_Op<"scatter_nd", [Pure,
 class Graph_ReduceOp<string mnemonic, string semantics,
                      list<Trait> traits = []>
     : Graph_Op<mnemonic, !listconcat(traits, [Pure,
-    Graph_InferTypeFromProperties, Graph_OwnCost, Graph_SplitWhen])> {
+    Graph_InferTypeFromProperties, Graph_OwnSymbolicShape, Graph_OwnCost,
+    Graph_SplitWhen])> {
   let summary = semantics # " over the given axes.";
   let description = [{
     Reduces over `axes` (default: all); `keepdims` (default false, as

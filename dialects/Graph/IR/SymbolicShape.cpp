@@ -327,6 +327,43 @@ std::string SliceOp::inferSymbolicShape(ArrayRef<SymShape> operands,
   return "";
 }
 
+namespace {
+/// A reduction's result: the kept axes, the reduced ones dropped or 1.
+template <typename ReduceOpTy>
+std::string reduceSymbolic(ReduceOpTy op, ArrayRef<SymShape> operands,
+                           SymShape &result) {
+  llvm::SmallBitVector reduced = op.getReducedDims();
+  result.clear();
+  for (auto [axis, dim] : llvm::enumerate(operands[0]))
+    if (!reduced[axis])
+      result.push_back(dim);
+    else if (op.getKeepdims())
+      result.push_back(SymDim::of(1));
+  return "";
+}
+} // namespace
+
+std::string ReduceSumOp::inferSymbolicShape(ArrayRef<SymShape> operands,
+                                            function_ref<int64_t(StringAttr)>,
+                                            SymShape &result) {
+  return reduceSymbolic(*this, operands, result);
+}
+std::string ReduceMeanOp::inferSymbolicShape(ArrayRef<SymShape> operands,
+                                             function_ref<int64_t(StringAttr)>,
+                                             SymShape &result) {
+  return reduceSymbolic(*this, operands, result);
+}
+std::string ReduceMaxOp::inferSymbolicShape(ArrayRef<SymShape> operands,
+                                            function_ref<int64_t(StringAttr)>,
+                                            SymShape &result) {
+  return reduceSymbolic(*this, operands, result);
+}
+std::string ReduceProdOp::inferSymbolicShape(ArrayRef<SymShape> operands,
+                                             function_ref<int64_t(StringAttr)>,
+                                             SymShape &result) {
+  return reduceSymbolic(*this, operands, result);
+}
+
 //===----------------------------------------------------------------------===//
 // inferSymbolicShapes
 //===----------------------------------------------------------------------===//
@@ -427,27 +464,45 @@ struct Inference {
     SmallVector<SymShape> operands;
     for (Value v : op->getOperands())
       operands.push_back(shapeOf(v));
-    // Where only dimensions 0 flow, the check of the first back ends comes
-    // first (its reasons name the batch).
-    if (leadingDim && leading)
-      if (std::string why = (*leading)(op, *leadingDim, carries); !why.empty())
-        return fail(op, what + why + "; not supported yet");
+    // Where only dimensions 0 flow in and out, the first back ends'
+    // condition holds too: the op keeps samples apart (its reasons name
+    // the batch, and come first where the op's rule fails as well).
+    auto leadingCheck = [&]() -> std::string {
+      if (!leadingDim || !leading)
+        return "";
+      return (*leading)(op, *leadingDim, carries);
+    };
+    auto ruleFailed = [&](const std::string &why) {
+      std::string first = leadingCheck();
+      return fail(op, what + (first.empty() ? why : first) +
+                          "; not supported yet");
+    };
     SymShape result;
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    bool ruled = true;
     if (auto rule = dyn_cast<SymbolicShapeOpInterface>(op)) {
       if (std::string why = rule.inferSymbolicShape(operands, size, result);
           !why.empty())
-        return fail(op, what + why + "; not supported yet");
+        return ruleFailed(why);
     } else if (op->hasTrait<OpTrait::SameOperandsAndResultType>() ||
-               op->hasTrait<OpTrait::SameOperandsAndResultShape>()) {
-      // (device.transfer, unary ops): the operands' shape, which they
-      // share.
+               op->hasTrait<OpTrait::SameOperandsAndResultShape>() ||
+               op->hasTrait<Elementwise>()) {
+      // (Elementwise ops; device.transfer and unary ops share their
+      // operands' shape.)
       if (std::string why = broadcastSymbolic(operands, result); !why.empty())
-        return fail(op, what + why + "; not supported yet");
-    } else if (op->hasTrait<Elementwise>()) {
-      if (std::string why = broadcastSymbolic(operands, result); !why.empty())
-        return fail(op, what + why + "; not supported yet");
+        return ruleFailed(why);
     } else {
+      ruled = false;
+    }
+    if (ruled) {
+      // A result with a dimension beyond axis 0 is computed at the run's
+      // sizes throughout (the back ends' second path).
+      if (onlyLeading(result))
+        if (std::string why = leadingCheck(); !why.empty())
+          return fail(op, what + why + "; not supported yet");
+    } else {
+      if (std::string why = leadingCheck(); !why.empty())
+        return fail(op, what + why + "; not supported yet");
       // No rule: only a dimension 0, carried to the result's.
       std::optional<SymDim> dim;
       for (const SymShape &shape : operands)
