@@ -151,3 +151,24 @@ func.func @two(%x: tensor<4x2xf32> {graph.dims = ["batch", ""]}, %y: tensor<3x2x
   %b = graph.relu %y : tensor<3x2xf32>
   return %a, %b : tensor<4x2xf32>, tensor<3x2xf32>
 }
+
+// -----
+
+// A reshape's own graph.dims must be sizes and names, with the operand's
+// elements.
+graph.dim @seq 1 to 16 at 16
+func.func @bad_grouping(%x: tensor<2x16xf32> {graph.dims = ["", "seq"]}) -> tensor<32xf32> {
+  // expected-error @+1 {{dynamic dimensions cannot flow through 'graph.reshape': its graph.dims [seq*4, 8] has other elements (seq*32) than its operand [2, seq] (seq*2); not supported yet}}
+  %y = graph.reshape %x to [4, 8] {graph.dims = ["seq*4", ""]} : tensor<2x16xf32>
+  %z = graph.reshape %y to [32] : tensor<4x8xf32>
+  return %z : tensor<32xf32>
+}
+
+// -----
+
+graph.dim @seq 1 to 16 at 16
+func.func @not_a_size(%x: tensor<2x16xf32> {graph.dims = ["", "seq"]}) -> tensor<2x16xf32> {
+  // expected-error @+1 {{dynamic dimensions cannot flow through 'graph.reshape': its graph.dims entry 1 is not a product of sizes and dimension names; not supported yet}}
+  %y = graph.reshape %x to [2, 16] {graph.dims = ["", "seq*-1"]} : tensor<2x16xf32>
+  return %y : tensor<2x16xf32>
+}

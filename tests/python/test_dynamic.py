@@ -105,3 +105,37 @@ def test_size_regimes(modelc_tool, workdir):
         np.testing.assert_allclose(model.run(x), e / e.sum(axis=1,
                                                            keepdims=True),
                                    rtol=1e-4, atol=1e-6)
+
+
+def test_batch_and_sequence_against_pytorch(modelc_tool, workdir):
+    """examples/transformer_dynamic.ir (docs/dynamic.md: a dynamic batch
+    and sequence) with the weights of nn.TransformerEncoderLayer: several
+    (batch, sequence) pairs in one process against the PyTorch module."""
+    torch = pytest.importorskip("torch")
+    from conftest import ROOT, write_safetensors
+    import os
+    torch.manual_seed(5)
+    layer = torch.nn.TransformerEncoderLayer(
+        d_model=512, nhead=8, dim_feedforward=2048, dropout=0.0,
+        activation="gelu", batch_first=True, norm_first=True).eval()
+    weights = str(workdir / "encoder.safetensors")
+    write_safetensors(weights, {k: v.detach().numpy()
+                                for k, v in layer.state_dict().items()})
+    path = modelc.compile(
+        os.path.join(ROOT, "examples", "transformer_dynamic.ir"),
+        output=str(workdir / "encoder_dyn.so"), target="cpu", weights=weights)
+    model = modelc.load(path)
+    assert model.inputs()[0].shape == ("batch", "seq", 512)
+    assert model.info()["dims"]["seq"] == {"min": 1, "max": 128, "opt": 64}
+    for n, s in ((2, 5), (1, 128), (4, 1), (2, 5)):
+        x = torch.rand(n, s, 512) * 2 - 1
+        with torch.no_grad():
+            want = layer(x).numpy()
+        got = model.run(x.numpy())
+        assert got.shape == (n, s, 512)
+        np.testing.assert_allclose(got, want, rtol=1e-4,
+                                   atol=1e-4 * np.abs(want).max())
+    with pytest.raises(modelc.Error,
+                       match=r"dimension 'seq' \(axis 1\) is 129, outside "
+                             r"its range 1\.\.128"):
+        model.run(np.zeros((1, 129, 512), np.float32))

@@ -4,7 +4,8 @@
 #     e2e runs of the examples and every entry of tests/e2e/Inputs/ops.ir
 #     and tests/e2e/Inputs/dtypes.ir (the 8/16-bit, unsigned and f64 kernels)
 #     on cpu and checked cpu+sim2 plans, a dynamic batch below its max
-#     (examples/mlp_dynamic.ir, the CNN), both size regimes of
+#     (examples/mlp_dynamic.ir, the CNN), a dynamic batch and sequence
+#     (examples/transformer_dynamic.ir), both size regimes of
 #     tests/e2e/Inputs/regimes.ir, and 3 training steps of a CNN, an
 #     embedding LM (tests/training/Inputs/torch_train.py) and an MLP with
 #     dropout fed by --data, exported by PyTorch, through an instrumented
@@ -126,6 +127,31 @@ echo "ASan+UBSan: dynamic batches 1 and 5 ran clean and matched the plain build"
 prepare regimes "tests/e2e/Inputs/regimes.ir" --target=cpu+sim2 --checked
 run_sizes regimes 6 600
 echo "ASan+UBSan: both size regimes ran clean and matched the plain build"
+# A dynamic batch and sequence (examples/transformer_dynamic.ir): every
+# size beyond axis 0 from the run's dimensions (attention's products,
+# softmax rows, transposes, broadcast offsets), below the max in both.
+# run_dims NAME SPEC...: as run_sizes, each SPEC "batch=2,seq=17".
+run_dims() {
+  local name=$1 spec; shift
+  for spec in "$@"; do
+    local dims=() tag=${spec//[=,]/_}
+    for d in ${spec//,/ }; do dims+=(--dim "$d"); done
+    "$run" "$work/$name.so" --random-inputs --seed 7 "${dims[@]}" \
+      --output-dir "$work/$name-$tag" >/dev/null
+    if ! build-asan/bin/modelc-run-lite "$work/$name-asan.so" --random-inputs \
+        --seed 7 "${dims[@]}" --bench 2 \
+        --expect "output0=$work/$name-$tag/output0.npy" > "$work/out.txt" 2>&1; then
+      echo "ASan+UBSan: $name at $spec failed:"; cat "$work/out.txt"; exit 1
+    fi
+  done
+}
+for target in cpu cpu+sim2; do
+  flags=(--target=$target); [ $target = cpu ] || flags+=(--checked)
+  name=transformer_dynamic-${target/+/_}
+  prepare "$name" examples/transformer_dynamic.ir "${flags[@]}"
+  run_dims "$name" batch=1,seq=1 batch=3,seq=17
+done
+echo "ASan+UBSan: a dynamic batch and sequence ran clean and matched the plain build"
 
 echo "== ASan+UBSan: a training step, generated code instrumented"
 # The backward's kernels (transposed convolutions as GEMM and col2im,
