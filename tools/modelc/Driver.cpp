@@ -569,9 +569,31 @@ LogicalResult Driver::applyDims() {
             else
               function.removeArgAttr(i, modelc::graph::kDimsAttrName);
           }
-      // A reshape's grouping names it too (specializeDims wrote it).
+      // A reshape's grouping names it too (the importer or specializeDims
+      // wrote it): its size there.
       module->walk([&](modelc::graph::ReshapeOp reshape) {
-        reshape->removeAttr(modelc::graph::kDimsAttrName);
+        auto dims =
+            reshape->getAttrOfType<ArrayAttr>(modelc::graph::kDimsAttrName);
+        if (!dims)
+          return;
+        SmallVector<Attribute> sizes;
+        for (Attribute d : dims) {
+          auto text = dyn_cast<StringAttr>(d);
+          std::optional<modelc::graph::SymDim> sym =
+              text && !text.empty()
+                  ? modelc::graph::SymDim::parse(&context, text.getValue())
+                  : std::nullopt;
+          if (!sym) {
+            sizes.push_back(d);
+            continue;
+          }
+          modelc::graph::SymDim left = modelc::graph::SymDim::of(sym->coef);
+          for (StringAttr n : sym->dims)
+            left = n.getValue() == name ? left * modelc::graph::SymDim::of(max)
+                                        : left * modelc::graph::SymDim::named(n);
+          sizes.push_back(b.getStringAttr(left.isStatic() ? "" : left.str()));
+        }
+        reshape->setAttr(modelc::graph::kDimsAttrName, b.getArrayAttr(sizes));
       });
       decl.erase();
       continue;

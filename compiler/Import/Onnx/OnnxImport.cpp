@@ -712,6 +712,14 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
             : dynamicNames.count(d.dim_param()) ? dynamicNames[d.dim_param()]
             : options.dims.count(d.dim_param()) ? d.dim_param()
                                                 : std::string();
+        if (!dynamicName.empty() &&
+            options.dims.lookup(dynamicName).min ==
+                options.dims.lookup(dynamicName).max) {
+          // --dim NAME=N..N: one size, a static axis.
+          usedDims.insert(dynamicName);
+          shape.push_back(options.dims.lookup(dynamicName).max);
+          continue;
+        }
         if (!dynamicName.empty()) {
           inputDims.resize(t.shape().dim_size());
           inputDims[shape.size()] = dynamicName;
@@ -753,7 +761,8 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
   builder.setInsertionPointToEnd(module.getBody());
   // The dynamic dimensions the inputs name, declared in --dim's order.
   for (const auto &dim : options.dims)
-    if (usedDims.contains(dim.getKey()))
+    if (usedDims.contains(dim.getKey()) &&
+        dim.getValue().min != dim.getValue().max)
       graph::DimOp::create(
           builder, NameLoc::get(StringAttr::get(&context, path)), dim.getKey(),
           dim.getValue().min, dim.getValue().max, dim.getValue().opt);

@@ -468,7 +468,9 @@ struct Inference {
     // condition holds too: the op keeps samples apart (its reasons name
     // the batch, and come first where the op's rule fails as well).
     auto leadingCheck = [&]() -> std::string {
-      if (!leadingDim || !leading)
+      // A reshape is a view: whatever product of dimensions its dimension
+      // 0 becomes, every size of it stays proportional to that.
+      if (!leadingDim || !leading || isa<ReshapeOp>(op))
         return "";
       return (*leading)(op, *leadingDim, carries);
     };
