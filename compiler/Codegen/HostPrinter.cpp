@@ -359,6 +359,15 @@ private:
   /// static one, or a local written to `os` (call it before the
   /// statement that uses it).
   std::string runArray(Value v, size_t from, size_t to);
+  /// `values` (C++ int64_t expressions) as a local array written to `os`
+  /// ("nullptr"-safe: an empty list is one 0).
+  std::string localArray(ArrayRef<std::string> values) {
+    std::string local = newGlobal("run_dims");
+    os << "  const int64_t " << local << "[] = {"
+       << (values.empty() ? std::string("0") : llvm::join(values, ", "))
+       << "};\n";
+    return local;
+  }
   /// `v`'s symbolic shape (its static one when it has no dimension).
   graph::SymShape symShape(Value v) const {
     if (const graph::SymShape *shape = symbolic.lookup(v))
@@ -591,8 +600,9 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
     bool supported =
         !onGpu &&
         (isa<sched::FusedOp, LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp,
-             LayerNormOp, TransposeOp, ConcatOp, SliceOp, func::ReturnOp>(
-             op) ||
+             LayerNormOp, TransposeOp, ConcatOp, SliceOp, GatherOp,
+             ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp,
+             func::ReturnOp>(op) ||
          (isAlias(op) && *getViewOffset(op) == 0) ||
          (isa<sched::PackedProductOp>(op) && !isa<Conv2dOp>(named)));
     if (supported)
@@ -1275,10 +1285,9 @@ LogicalResult FunctionEmitter::emitGather(GatherOp gather) {
   os << "  if (modelc_cpu::gather<" << typeName(gather.getData()) << ", "
      << typeName(gather.getIndices()) << ">(ctx, " << in(op, 0) << ", "
      << in(op, 1) << ", " << out(op) << ", "
-     << sized(product(data.take_front(axis)), gather.getData()) << ", "
-     << data[axis] << ", " << product(data.drop_front(axis + 1)) << ", "
-     << sized(tensorType(gather.getIndices()).getNumElements(),
-              gather.getIndices())
+     << runExtent(gather.getData(), 0, axis) << ", " << data[axis] << ", "
+     << runExtent(gather.getData(), axis + 1, data.size()) << ", "
+     << runExtent(gather.getIndices(), 0, shapeOf(gather.getIndices()).size())
      << ", " << cString(describeOp(op)) << "))\n    return 1;\n";
   return success();
 }
@@ -1366,14 +1375,32 @@ LogicalResult FunctionEmitter::emitReduce(OpTy reduce) {
              : isa<ReduceMeanOp>(op) ? 1
              : isa<ReduceMaxOp>(op)  ? 2
                                      : 3;
-  std::string kept = leadingArray(keptDims, reduce.getInput());
+  std::string kept;
+  std::string keptStridesArray = staticArray(keptStrides),
+              redDimsArray = staticArray(redDims),
+              redStridesArray = staticArray(redStrides);
+  if (hasInnerDynamic(reduce.getInput())) {
+    // Sizes and strides at the run's.
+    Value input = reduce.getInput();
+    SmallVector<std::string> runKept, runKeptStrides, runRed, runRedStrides;
+    for (size_t d = 0; d < x.size(); ++d) {
+      (reduced[d] ? runRed : runKept).push_back(runExtent(input, d, d + 1));
+      (reduced[d] ? runRedStrides : runKeptStrides)
+          .push_back(runExtent(input, d + 1, x.size()));
+    }
+    kept = localArray(runKept);
+    keptStridesArray = localArray(runKeptStrides);
+    redDimsArray = localArray(runRed);
+    redStridesArray = localArray(runRedStrides);
+  } else {
+    kept = leadingArray(keptDims, reduce.getInput());
+  }
   // f16/bf16 inputs arrive converted to f32 (emitWithConversions).
   os << "  modelc_cpu::reduce<"
      << computeType(tensorType(reduce.getInput()).getElementType()) << ">(ctx, "
      << in(op, 0) << ", " << out(op) << ", " << keptDims.size() << ", " << kept
-     << ", " << staticArray(keptStrides) << ", " << redDims.size() << ", "
-     << staticArray(redDims) << ", " << staticArray(redStrides) << ", " << kind
-     << ");\n";
+     << ", " << keptStridesArray << ", " << redDims.size() << ", "
+     << redDimsArray << ", " << redStridesArray << ", " << kind << ");\n";
   return success();
 }
 

@@ -1055,7 +1055,7 @@ def Graph_SliceOp : Graph_Op<"slice", [Pure, Graph_InferTypeFromProperties,
 }
 
 def Graph_GatherOp : Graph_Op<"gather", [Pure, Graph_InferTypeFromProperties,
-    Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
+    Graph_OwnSymbolicShape, Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "Takes slices along an axis at given indices (embedding lookup).";
   let description = [{
     Result shape: `data.shape[:axis] + indices.shape + data.shape[axis+1:]`

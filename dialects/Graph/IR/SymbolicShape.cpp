@@ -327,6 +327,20 @@ std::string SliceOp::inferSymbolicShape(ArrayRef<SymShape> operands,
   return "";
 }
 
+std::string GatherOp::inferSymbolicShape(ArrayRef<SymShape> operands,
+                                         function_ref<int64_t(StringAttr)>,
+                                         SymShape &result) {
+  const SymShape &data = operands[0], &indices = operands[1];
+  int64_t axis = getNormalizedAxis();
+  if (std::string why = needStatic(data[axis], "the gathered axis");
+      !why.empty())
+    return why;
+  result.assign(data.begin(), data.begin() + axis);
+  result.append(indices.begin(), indices.end());
+  result.append(data.begin() + axis + 1, data.end());
+  return "";
+}
+
 namespace {
 /// A reduction's result: the kept axes, the reduced ones dropped or 1.
 template <typename ReduceOpTy>
