@@ -528,12 +528,10 @@ std::string FunctionEmitter::runArray(Value v, size_t from, size_t to) {
   ArrayRef<int64_t> sizes = shapeOf(v);
   if (!isDynamic(v) || from >= to)
     return staticArray(sizes.slice(from, to - from));
-  std::string local = newGlobal("run_dims");
-  os << "  const int64_t " << local << "[] = {";
+  SmallVector<std::string> extents;
   for (size_t axis = from; axis < to; ++axis)
-    os << (axis == from ? "" : ", ") << runExtent(v, axis, axis + 1);
-  os << "};\n";
-  return local;
+    extents.push_back(runExtent(v, axis, axis + 1));
+  return localArray(extents);
 }
 
 std::string FunctionEmitter::runBroadcastStrides(ArrayRef<graph::SymDim> in,
@@ -553,11 +551,7 @@ std::string FunctionEmitter::runBroadcastStrides(ArrayRef<graph::SymDim> in,
       values.push_back(std::stoll(text));
     return staticArray(values);
   }
-  std::string local = newGlobal("run_strides");
-  os << "  const int64_t " << local << "[] = {"
-     << (strides.empty() ? std::string("0") : llvm::join(strides, ", "))
-     << "};\n";
-  return local;
+  return localArray(strides);
 }
 
 std::string FunctionEmitter::leadingArray(ArrayRef<int64_t> values, Value v) {
@@ -571,29 +565,26 @@ std::string FunctionEmitter::leadingArray(ArrayRef<int64_t> values, Value v) {
   return local;
 }
 
-bool FunctionEmitter::touchesDynamic(Operation *op) {
-  bool dynamic = false;
+/// Whether `op` or an op in its regions reads or writes a value for
+/// which `pred` holds.
+static bool anyValueOf(Operation *op, function_ref<bool(Value)> pred) {
+  bool found = false;
   op->walk([&](Operation *inner) {
-    for (Value v : inner->getOperands())
-      dynamic |= isDynamic(v);
-    for (Value v : inner->getResults())
-      dynamic |= isDynamic(v);
+    found |= llvm::any_of(inner->getOperands(), pred) ||
+             llvm::any_of(inner->getResults(), pred);
   });
-  return dynamic;
+  return found;
+}
+
+bool FunctionEmitter::touchesDynamic(Operation *op) {
+  return anyValueOf(op, [&](Value v) { return isDynamic(v); });
 }
 
 LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
                                                      bool onGpu) {
   if (!touchesDynamic(op))
     return success();
-  bool inner = false;
-  op->walk([&](Operation *nested) {
-    for (Value v : nested->getOperands())
-      inner |= hasInnerDynamic(v);
-    for (Value v : nested->getResults())
-      inner |= hasInnerDynamic(v);
-  });
-  if (inner) {
+  if (anyValueOf(op, [&](Value v) { return hasInnerDynamic(v); })) {
     // Dimensions beyond axis 0: the ops whose code asks runExtent for
     // every size (CPU only so far).
     Operation *named = namedOp(op);
@@ -1229,9 +1220,7 @@ LogicalResult FunctionEmitter::emitTranspose(TransposeOp transpose) {
     SmallVector<std::string> run;
     for (int64_t p : transpose.getPerm())
       run.push_back(runExtent(transpose.getInput(), p + 1, x.size()));
-    stridesArray = newGlobal("run_strides");
-    os << "  const int64_t " << stridesArray << "[] = {"
-       << llvm::join(run, ", ") << "};\n";
+    stridesArray = localArray(run);
   }
   os << "  modelc_cpu::transpose<" << typeName(transpose.getInput())
      << ">(ctx, " << in(op, 0) << ", " << out(op) << ", " << y.size() << ", "
