@@ -509,9 +509,9 @@ std::string FunctionEmitter::sized(int64_t count, Value v) {
                              "dynamic dimension beyond axis 0 that is not "
                              "proportional to its elements");
   std::string all = runExtent(v, 0, sizes.size());
-  return count == elements ? all
-                           : "(" + all + " * " +
-                                 std::to_string(count / elements) + ")";
+  return count == elements
+             ? all
+             : "(" + all + " * " + std::to_string(count / elements) + ")";
 }
 
 std::string FunctionEmitter::shapeList(Value v) {
@@ -591,9 +591,8 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
     bool supported =
         !onGpu &&
         (isa<sched::FusedOp, LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp,
-             LayerNormOp, TransposeOp, ConcatOp, SliceOp, GatherOp,
-             ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp,
-             func::ReturnOp>(op) ||
+             LayerNormOp, TransposeOp, ConcatOp, SliceOp, GatherOp, ReduceSumOp,
+             ReduceMeanOp, ReduceMaxOp, ReduceProdOp, func::ReturnOp>(op) ||
          (isAlias(op) && *getViewOffset(op) == 0) ||
          (isa<sched::PackedProductOp>(op) && !isa<Conv2dOp>(named)));
     if (supported)
@@ -719,7 +718,8 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
       auto unit = [](const graph::SymDim &d) {
         return d.isStatic() && d.coef == 1;
       };
-      ArrayRef<graph::SymDim> kept = ArrayRef<graph::SymDim>(in).drop_while(unit);
+      ArrayRef<graph::SymDim> kept =
+          ArrayRef<graph::SymDim>(in).drop_while(unit);
       if (in == out) {
         index = "i";
       } else if (type.getNumElements() == 1) {
@@ -911,8 +911,8 @@ FunctionEmitter::emitPackedProduct(sched::PackedProductOp packed) {
     if (isConv)
       os << "  " << local << ".conv[0] = " << sized(shapeOf(x)[0], x) << ";\n";
     else
-      os << "  " << local << ".m = "
-         << runExtent(x, 0, shapeOf(x).size() - 1) << ";\n";
+      os << "  " << local << ".m = " << runExtent(x, 0, shapeOf(x).size() - 1)
+         << ";\n";
     desc = local;
   }
   os << "  ctx->api->product(ctx, &" << desc << ", " << name(x) << ", "
@@ -938,18 +938,18 @@ LogicalResult FunctionEmitter::emitMatmul(MatmulOp matmul) {
   std::string rows, batchDims;
   std::string n = std::to_string(b.back()), k = std::to_string(a.back());
   std::string stridesA, stridesB;
-  if (hasInnerDynamic(matmul.getResult()) ||
-      hasInnerDynamic(matmul.getLhs()) || hasInnerDynamic(matmul.getRhs())) {
+  if (hasInnerDynamic(matmul.getResult()) || hasInnerDynamic(matmul.getLhs()) ||
+      hasInnerDynamic(matmul.getRhs())) {
     // Every size at the run's (batch strides count whole matrices).
     Value lhs = matmul.getLhs(), rhs = matmul.getRhs(), y = matmul.getResult();
     rows = runExtent(lhs, a.size() - 2, a.size() - 1);
     k = runExtent(lhs, a.size() - 1, a.size());
     n = runExtent(rhs, b.size() - 1, b.size());
     batchDims = runArray(y, 0, batch.size());
-    stridesA = runBroadcastStrides(ArrayRef(symShape(lhs)).drop_back(2),
-                                   batch.size());
-    stridesB = runBroadcastStrides(ArrayRef(symShape(rhs)).drop_back(2),
-                                   batch.size());
+    stridesA =
+        runBroadcastStrides(ArrayRef(symShape(lhs)).drop_back(2), batch.size());
+    stridesB =
+        runBroadcastStrides(ArrayRef(symShape(rhs)).drop_back(2), batch.size());
   } else {
     rows = batch.empty() ? sized(a[a.size() - 2], matmul.getResult())
                          : std::to_string(a[a.size() - 2]);
@@ -1068,9 +1068,8 @@ LogicalResult FunctionEmitter::emitSoftmax(OpTy softmax) {
   ArrayRef<int64_t> x = shapeOf(softmax.getInput());
   int64_t axis = softmax.getNormalizedAxis();
   os << "  modelc_cpu::softmax<" << storageOf(op) << ">(ctx, " << in(op, 0)
-     << ", " << out(op) << ", "
-     << runExtent(softmax.getInput(), 0, axis) << ", "
-     << runExtent(softmax.getInput(), axis, axis + 1) << ", "
+     << ", " << out(op) << ", " << runExtent(softmax.getInput(), 0, axis)
+     << ", " << runExtent(softmax.getInput(), axis, axis + 1) << ", "
      << runExtent(softmax.getInput(), axis + 1, x.size()) << ", "
      << (isa<LogSoftmaxOp>(op) ? "true" : "false") << ");\n";
   return success();
@@ -1082,8 +1081,7 @@ LogicalResult FunctionEmitter::emitLayerNorm(LayerNormOp norm) {
   int64_t axis = norm.getNormalizedAxis();
   os << "  modelc_cpu::layer_norm<" << storageOf(op) << ">(ctx, " << in(op, 0)
      << ", " << nullable(norm.getScale()) << ", " << nullable(norm.getBias())
-     << ", " << out(op) << ", "
-     << runExtent(norm.getInput(), 0, axis) << ", "
+     << ", " << out(op) << ", " << runExtent(norm.getInput(), 0, axis) << ", "
      << product(x.drop_front(axis)) << ", "
      << floatLiteral(norm.getEpsilon().convertToDouble()) << ");\n";
   return success();

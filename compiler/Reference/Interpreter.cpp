@@ -244,9 +244,9 @@ modelc::interpret(func::FuncOp function, const std::vector<RefTensor> &inputs,
       for (int64_t d : input.shape)
         given += (given.empty() ? "" : "x") + std::to_string(d);
       return function.emitError("input #")
-             << index << " has shape " << (given.empty() ? "[]" : given)
-             << " (" << input.data.size() << " values); '"
-             << function.getSymName() << "' takes " << type;
+             << index << " has shape " << (given.empty() ? "[]" : given) << " ("
+             << input.data.size() << " values); '" << function.getSymName()
+             << "' takes " << type;
     }
   }
   Interpreter interpreter(weights, roundResults);

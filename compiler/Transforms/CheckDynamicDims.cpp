@@ -2,8 +2,8 @@
 
 #include "compiler/Transforms/BatchValues.h"
 #include "compiler/Transforms/Passes.h"
-#include "dialects/Graph/IR/SymbolicShape.h"
 #include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Graph/IR/SymbolicShape.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -46,9 +46,8 @@ struct CheckDynamicDimsPass
       };
       return mixesSamples(op, batched, dim.eval(size));
     };
-    FailureOr<SymbolicShapes> shapes =
-        inferSymbolicShapes(function, /*emitErrors=*/true,
-                            LeadingCheck(keepsSamples));
+    FailureOr<SymbolicShapes> shapes = inferSymbolicShapes(
+        function, /*emitErrors=*/true, LeadingCheck(keepsSamples));
     if (failed(shapes))
       return failure();
     if (shapes->shapes.empty())

@@ -523,8 +523,7 @@ void PlaceDevicesPass::runOnOperation() {
   if (failed(checkTransferDevices(module, *t)))
     return signalPassFailure();
   std::string aims;
-  FailureOr<OwningOpRef<ModuleOp>> specialized =
-      atPlacementSizes(module, aims);
+  FailureOr<OwningOpRef<ModuleOp>> specialized = atPlacementSizes(module, aims);
   if (failed(specialized))
     return signalPassFailure();
   OwningOpRef<ModuleOp> atOpt = std::move(*specialized);

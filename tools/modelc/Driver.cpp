@@ -546,7 +546,8 @@ LogicalResult Driver::applyDims() {
     // The IR holds the dimension at its max: a new max rewrites it.
     if (static_cast<int64_t>(decl.getMax()) != max &&
         failed(modelc::specializeDim(*module, name, max)))
-      return fail("--dim " + spec + ": the model's shapes cannot be given "
+      return fail("--dim " + spec +
+                  ": the model's shapes cannot be given "
                   "a new max (the error above)");
     if (min == max) {
       // One size: a static model (every plan and flag applies).
@@ -589,8 +590,9 @@ LogicalResult Driver::applyDims() {
           }
           modelc::graph::SymDim left = modelc::graph::SymDim::of(sym->coef);
           for (StringAttr n : sym->dims)
-            left = n.getValue() == name ? left * modelc::graph::SymDim::of(max)
-                                        : left * modelc::graph::SymDim::named(n);
+            left = n.getValue() == name
+                       ? left * modelc::graph::SymDim::of(max)
+                       : left * modelc::graph::SymDim::named(n);
           sizes.push_back(b.getStringAttr(left.isStatic() ? "" : left.str()));
         }
         reshape->setAttr(modelc::graph::kDimsAttrName, b.getArrayAttr(sizes));

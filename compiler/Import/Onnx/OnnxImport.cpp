@@ -712,9 +712,8 @@ LogicalResult Importer::addInputs(const ImportOptions &options,
             : dynamicNames.count(d.dim_param()) ? dynamicNames[d.dim_param()]
             : options.dims.count(d.dim_param()) ? d.dim_param()
                                                 : std::string();
-        if (!dynamicName.empty() &&
-            options.dims.lookup(dynamicName).min ==
-                options.dims.lookup(dynamicName).max) {
+        if (!dynamicName.empty() && options.dims.lookup(dynamicName).min ==
+                                        options.dims.lookup(dynamicName).max) {
           // --dim NAME=N..N: one size, a static axis.
           usedDims.insert(dynamicName);
           shape.push_back(options.dims.lookup(dynamicName).max);
@@ -800,8 +799,8 @@ Importer::symbolicShapeOf(const std::string &name) {
   if (!type)
     return std::nullopt;
   Region *region = v.getParentRegion();
-  auto function = region ? dyn_cast<func::FuncOp>(region->getParentOp())
-                          : func::FuncOp();
+  auto function =
+      region ? dyn_cast<func::FuncOp>(region->getParentOp()) : func::FuncOp();
   if (!function)
     return graph::staticShape(type.getShape());
   // The function built so far (a few Shape nodes per model: not cached,

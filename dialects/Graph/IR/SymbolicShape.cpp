@@ -119,8 +119,8 @@ std::string reshapeSymbolic(ArrayRef<SymDim> input, ArrayRef<int64_t> shape,
       ++i;
     // A dimension at size 1 (a max of 1, or a size evaluated) goes to the
     // axis of size 1 where it stands, not into the next group.
-    if (i < input.size() && !input[i].isStatic() &&
-        input[i].eval(size) == 1 && j < shape.size() && shape[j] == 1) {
+    if (i < input.size() && !input[i].isStatic() && input[i].eval(size) == 1 &&
+        j < shape.size() && shape[j] == 1) {
       result[j++] = input[i++];
       continue;
     }
@@ -150,9 +150,8 @@ std::string reshapeSymbolic(ArrayRef<SymDim> input, ArrayRef<int64_t> shape,
       SmallVector<SmallVector<StringAttr, 2>> given(j1 - j);
       for (StringAttr dim : order) {
         int64_t value = size(dim);
-        auto *it = llvm::find_if(left, [&](int64_t s) {
-          return value > 0 && s % value == 0;
-        });
+        auto *it = llvm::find_if(
+            left, [&](int64_t s) { return value > 0 && s % value == 0; });
         if (it == left.end())
           return "dimension '" + dim.getValue().str() +
                  "' divides no axis of its shape's group";
@@ -238,8 +237,8 @@ std::string LayerNormOp::inferSymbolicShape(ArrayRef<SymShape> operands,
                                             SymShape &result) {
   const SymShape &x = operands[0];
   for (size_t axis = getNormalizedAxis(); axis < x.size(); ++axis)
-    if (std::string why = needStatic(x[axis], "the normalized axis " +
-                                                  std::to_string(axis));
+    if (std::string why =
+            needStatic(x[axis], "the normalized axis " + std::to_string(axis));
         !why.empty())
       return why;
   result = x;
@@ -255,9 +254,10 @@ std::string TransposeOp::inferSymbolicShape(ArrayRef<SymShape> operands,
   return "";
 }
 
-std::string ReshapeOp::inferSymbolicShape(
-    ArrayRef<SymShape> operands, function_ref<int64_t(StringAttr)> size,
-    SymShape &result) {
+std::string
+ReshapeOp::inferSymbolicShape(ArrayRef<SymShape> operands,
+                              function_ref<int64_t(StringAttr)> size,
+                              SymShape &result) {
   ArrayRef<int64_t> shape = getResult().getType().getShape();
   // The grouping written by an earlier inference (or the model): exact at
   // every size, where the regrouping by sizes can be ambiguous.
@@ -318,8 +318,8 @@ std::string SliceOp::inferSymbolicShape(ArrayRef<SymShape> operands,
   NormalizedSlice slice = getNormalizedSlice();
   result = operands[0];
   for (int64_t axis : slice.axes) {
-    if (std::string why = needStatic(result[axis], "the sliced axis " +
-                                                       std::to_string(axis));
+    if (std::string why =
+            needStatic(result[axis], "the sliced axis " + std::to_string(axis));
         !why.empty())
       return why;
     result[axis] = SymDim::of(slice.sizes[axis]);
@@ -490,8 +490,8 @@ struct Inference {
     };
     auto ruleFailed = [&](const std::string &why) {
       std::string first = leadingCheck();
-      return fail(op, what + (first.empty() ? why : first) +
-                          "; not supported yet");
+      return fail(op,
+                  what + (first.empty() ? why : first) + "; not supported yet");
     };
     SymShape result;
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
@@ -524,19 +524,17 @@ struct Inference {
       for (const SymShape &shape : operands)
         if (hasSymbols(shape)) {
           if (!onlyLeading(shape) || (dim && *dim != shape[0]))
-            return fail(op, what +
-                                "modelc does not know how it treats "
-                                "dimensions beyond axis 0 yet; not "
-                                "supported yet");
+            return fail(op, what + "modelc does not know how it treats "
+                                   "dimensions beyond axis 0 yet; not "
+                                   "supported yet");
           dim = shape[0];
         }
       if (!dim)
         return fail(op, what + "it reads them inside a region; not supported "
                                "yet");
       if (type.getRank() == 0 || type.getDimSize(0) != dim->eval(size))
-        return fail(op, what +
-                            "its result does not keep the dimension as its "
-                            "dimension 0; not supported yet");
+        return fail(op, what + "its result does not keep the dimension as its "
+                               "dimension 0; not supported yet");
       result = staticShape(type.getShape());
       result[0] = *dim;
       return record(op, op->getResult(0), result);
@@ -547,10 +545,9 @@ struct Inference {
 
 } // namespace
 
-FailureOr<SymbolicShapes> inferSymbolicShapes(func::FuncOp function,
-                                              bool emitErrors,
-                                              std::optional<LeadingCheck>
-                                                  leading) {
+FailureOr<SymbolicShapes>
+inferSymbolicShapes(func::FuncOp function, bool emitErrors,
+                    std::optional<LeadingCheck> leading) {
   SymbolicShapes state;
   if (function.isExternal())
     return state;
@@ -588,9 +585,8 @@ FailureOr<SymbolicShapes> inferSymbolicShapes(func::FuncOp function,
   return state;
 }
 
-LogicalResult
-specializeDims(ModuleOp module,
-               ArrayRef<std::pair<StringRef, int64_t>> sizes) {
+LogicalResult specializeDims(ModuleOp module,
+                             ArrayRef<std::pair<StringRef, int64_t>> sizes) {
   for (auto function : module.getOps<func::FuncOp>()) {
     if (function.isExternal())
       continue;
@@ -619,8 +615,8 @@ specializeDims(ModuleOp module,
           if (auto reshape = dyn_cast<ReshapeOp>(op)) {
             SmallVector<Attribute> dims;
             for (const SymDim &d : *shape)
-              dims.push_back(builder.getStringAttr(d.isStatic() ? ""
-                                                                : d.str()));
+              dims.push_back(
+                  builder.getStringAttr(d.isStatic() ? "" : d.str()));
             reshape->setAttr(kDimsAttrName, builder.getArrayAttr(dims));
           }
           retype(result, *shape);

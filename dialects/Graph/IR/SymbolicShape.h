@@ -1,4 +1,5 @@
-//===- SymbolicShape.h - sizes as products of dynamic dimensions -*- C++ -*-===//
+//===- SymbolicShape.h - sizes as products of dynamic dimensions -*- C++
+//-*-===//
 //
 // A model with dynamic dimensions (docs/dynamic.md) holds every one at its
 // max in the IR's types; what a size *is* in terms of the dimensions is a
