@@ -17,6 +17,8 @@ naming dimension 0 'batch' and PyTorch's outputs at several batch sizes
                  computed from both); (batch, seq) 1x1, 3x17, 4x32
   fixedreshape.onnx  (onnx.helper) a Reshape of a dynamic batch to the
                  constant shape [4, -1]
+  halfbatch.onnx, othervalue.onnx  (onnx.helper) the batch's size halved,
+                 and given to the Reshape of an input without it
 """
 import os
 import sys
@@ -107,6 +109,37 @@ def main():
         [helper.make_tensor("shape", TensorProto.INT64, [2], [4, -1])])
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
          os.path.join(out, "fixedreshape.onnx"))
+    # Sizes used wrongly: batch / 2 (not exact at every size), and the
+    # batch's size in the shape of a value without it.
+    def size_of_batch():
+        return [helper.make_node("Shape", ["x"], ["s"]),
+                helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+                helper.make_node("Unsqueeze", ["n", "zero1"], ["n1"])]
+    consts = [helper.make_tensor("zero", TensorProto.INT64, [], [0]),
+              helper.make_tensor("zero1", TensorProto.INT64, [1], [0]),
+              helper.make_tensor("two", TensorProto.INT64, [1], [2]),
+              helper.make_tensor("rest", TensorProto.INT64, [1], [-1])]
+    x6 = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 6])
+    graph = helper.make_graph(
+        size_of_batch() + [
+            helper.make_node("Div", ["n1", "two"], ["h"]),
+            helper.make_node("Concat", ["h", "rest"], ["shape"], axis=0),
+            helper.make_node("Reshape", ["x", "shape"], ["y"])], "halfbatch",
+        [x6], [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                             [None, None])], consts)
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+         os.path.join(out, "halfbatch.onnx"))
+    graph = helper.make_graph(
+        size_of_batch() + [
+            helper.make_node("Concat", ["n1", "rest"], ["shape"], axis=0),
+            helper.make_node("Reshape", ["z", "shape"], ["y"]),
+            helper.make_node("Relu", ["x"], ["r"])], "othervalue",
+        [x6, helper.make_tensor_value_info("z", TensorProto.FLOAT, [4, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, None]),
+         helper.make_tensor_value_info("r", TensorProto.FLOAT, ["batch", 6])],
+        consts)
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+         os.path.join(out, "othervalue.onnx"))
     # The shape itself as an output, read from axis -2 (that is, 0).
     graph = helper.make_graph(
         [helper.make_node("Shape", ["x"], ["s"], start=-2),
