@@ -19,6 +19,7 @@ naming dimension 0 'batch' and PyTorch's outputs at several batch sizes
                  constant shape [4, -1]
   halfbatch.onnx, othervalue.onnx  (onnx.helper) the batch's size halved,
                  and given to the Reshape of an input without it
+  contracted.onnx  (onnx.helper) Shape of a product over a dynamic sequence
 """
 import os
 import sys
@@ -140,6 +141,16 @@ def main():
         consts)
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
          os.path.join(out, "othervalue.onnx"))
+    # The shape of a value whose sizes do not follow (a product over the
+    # dynamic sequence against a weight of 16 rows).
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["m"]),
+         helper.make_node("Shape", ["m"], ["s"])], "contracted",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, "seq"])],
+        [helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+        [helper.make_tensor("w", TensorProto.FLOAT, [16, 4], [0.0] * 64)])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+         os.path.join(out, "contracted.onnx"))
     # The shape itself as an output, read from axis -2 (that is, 0).
     graph = helper.make_graph(
         [helper.make_node("Shape", ["x"], ["s"], start=-2),

@@ -488,8 +488,10 @@ bool Importer::tryFold(const NodeProto &n) {
     std::optional<graph::SymShape> shape = symbolicShapeOf(n.input(0));
     if (type && !shape) {
       error(n) << "reads the shape of a value whose sizes do not follow "
-                  "from the dynamic dimensions (modelc-check-dynamic-dims "
-                  "says why); not supported yet";
+                  "from the dynamic dimensions (an op before it takes them "
+                  "in a way not supported yet: a dynamic axis it contracts, "
+                  "normalizes or compares with a fixed size); not supported "
+                  "yet (give --input-shape for a static build)";
       foldError = true;
       return true;
     }
