@@ -15,13 +15,18 @@ OpWork modelc::estimateOpWork(Operation *op) {
       op->getNumResults() == 0)
     return {};
   OpWork work;
-  for (Value operand : op->getOperands())
-    work.bytes += valueBytes(operand);
-  for (Value result : op->getResults())
-    work.bytes += valueBytes(result);
+  auto cost = dyn_cast<CostOpInterface>(op);
+  if (double bytes = cost ? cost.getBytes() : -1; bytes >= 0) {
+    work.bytes = bytes;
+  } else {
+    for (Value operand : op->getOperands())
+      work.bytes += valueBytes(operand);
+    for (Value result : op->getResults())
+      work.bytes += valueBytes(result);
+  }
   // The op's own count (GraphInterfaces.td), else one operation per result
   // element, several multiply-adds for a transcendental.
-  if (auto cost = dyn_cast<CostOpInterface>(op)) {
+  if (cost) {
     work.flops = cost.getFlops();
   } else {
     auto type = cast<RankedTensorType>(op->getResult(0).getType());

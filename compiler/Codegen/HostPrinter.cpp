@@ -197,6 +197,7 @@ private:
   LogicalResult emitTranspose(TransposeOp transpose);
   LogicalResult emitConcat(ConcatOp concat);
   LogicalResult emitSlice(SliceOp slice);
+  LogicalResult emitBatchPart(BatchPartOp part);
   LogicalResult emitGather(GatherOp gather);
   LogicalResult emitGatherGrad(GatherGradOp grad);
   LogicalResult emitScatterNd(ScatterNdOp scatter);
@@ -472,9 +473,23 @@ std::string FunctionEmitter::runDim(const graph::SymDim &dim) {
   if (dim.isStatic())
     return std::to_string(dim.coef);
   std::string text;
-  for (StringAttr d : dim.dims)
-    text += (text.empty() ? "ctx->dims[" : " * ctx->dims[") +
-            std::to_string(dimIndex.lookup(d)) + "]";
+  for (StringAttr d : dim.dims) {
+    std::string size;
+    if (std::optional<graph::DimPart> part = graph::parseDimPart(d)) {
+      // A replica's part of the batch (modelc-data-parallel): balanced.
+      std::string whole =
+          "ctx->dims[" +
+          std::to_string(dimIndex.lookup(
+              StringAttr::get(d.getContext(), part->base))) +
+          "]";
+      std::string parts = std::to_string(part->parts);
+      size = "(" + whole + " / " + parts + " + (" + whole + " % " + parts +
+             " > " + std::to_string(part->index) + " ? 1 : 0))";
+    } else {
+      size = "ctx->dims[" + std::to_string(dimIndex.lookup(d)) + "]";
+    }
+    text += (text.empty() ? "" : " * ") + size;
+  }
   if (dim.coef != 1)
     text += " * " + std::to_string(dim.coef);
   return "(" + text + ")";
@@ -591,8 +606,9 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
     bool supported =
         !onGpu &&
         (isa<sched::FusedOp, LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp,
-             LayerNormOp, TransposeOp, ConcatOp, SliceOp, GatherOp, ReduceSumOp,
-             ReduceMeanOp, ReduceMaxOp, ReduceProdOp, func::ReturnOp>(op) ||
+             LayerNormOp, TransposeOp, ConcatOp, SliceOp, BatchPartOp,
+             GatherOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp,
+             func::ReturnOp>(op) ||
          (isAlias(op) && *getViewOffset(op) == 0) ||
          (isa<sched::PackedProductOp>(op) && !isa<Conv2dOp>(named)));
     if (supported)
@@ -626,8 +642,8 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
   bool supported =
       isa<sched::FusedOp, sched::GemmOp, LinearOp, GemmOp, SoftmaxOp,
           LogSoftmaxOp, LayerNormOp, BatchNormOp, MaxPool2dOp, AvgPool2dOp,
-          GlobalAvgPoolOp, TransposeOp, ConcatOp, SliceOp, GatherOp,
-          ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp, CumsumOp,
+          GlobalAvgPoolOp, TransposeOp, ConcatOp, SliceOp, BatchPartOp,
+          GatherOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp, CumsumOp,
           Conv2dOp, ConvTranspose2dOp, func::ReturnOp>(op) ||
       (isAlias(op) && *getViewOffset(op) == 0);
   // Half precision: conversions to and from f32 scratch, products through
@@ -801,7 +817,6 @@ LogicalResult FunctionEmitter::emitLinear(LinearOp linear) {
   Operation *op = linear;
   ArrayRef<int64_t> x = shapeOf(linear.getInput());
   int64_t k = x.back(), n = shapeOf(linear.getWeight())[0];
-  int64_t m = product(x) / std::max<int64_t>(k, 1);
   // A constant weight is a sched.packed_product (modelc-fold-cpu-products).
   os << "  modelc_cpu::linear(ctx, " << in(op, 0) << ", " << in(op, 1) << ", "
      << nullable(linear.getBias()) << ", " << out(op) << ", "
@@ -1265,6 +1280,30 @@ LogicalResult FunctionEmitter::emitSlice(SliceOp slice) {
   return success();
 }
 
+LogicalResult FunctionEmitter::emitBatchPart(BatchPartOp part) {
+  Operation *op = part;
+  Value x = part.getInput();
+  size_t rank = shapeOf(x).size();
+  int64_t index = part.getPart(), parts = part.getParts();
+  // The run's rows of the input, and the first of this part's.
+  std::string rows = runExtent(x, 0, 1), first;
+  int64_t n;
+  if (!StringRef(rows).getAsInteger(10, n))
+    first = std::to_string(graph::partOffset(n, index, parts));
+  else
+    first = "(" + std::to_string(index) + " * (" + rows + " / " +
+            std::to_string(parts) + ") + std::min<int64_t>(" +
+            std::to_string(index) + ", " + rows + " % " +
+            std::to_string(parts) + "))";
+  std::string rowBytes =
+      runExtent(x, 1, rank) + " * " +
+      std::to_string(elementBytes(tensorType(x).getElementType()));
+  os << "  std::memcpy(" << out(op) << ", reinterpret_cast<const char *>("
+     << in(op, 0) << ") + " << first << " * " << rowBytes << ", "
+     << runBytes(part.getResult()) << ");\n";
+  return success();
+}
+
 LogicalResult FunctionEmitter::emitGather(GatherOp gather) {
   Operation *op = gather;
   ArrayRef<int64_t> data = shapeOf(gather.getData());
@@ -1469,6 +1508,7 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
         .add<TransposeOp>(&E::emitTranspose)
         .add<ConcatOp>(&E::emitConcat)
         .add<SliceOp>(&E::emitSlice)
+        .add<BatchPartOp>(&E::emitBatchPart)
         .add<GatherOp>(&E::emitGather)
         .add<ScatterNdOp>(&E::emitScatterNd, anyTypes, f32)
         .add<ReduceSumOp>(&E::emitReduce<ReduceSumOp>, anyTypes, f32)

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Reference/Evaluate.h"
+#include "dialects/Graph/IR/SymbolicShape.h"
 
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -85,6 +86,16 @@ static RefTensor evaluate(SliceOp op, const Values &values) {
       offset += (slice.starts[d] + c[d] * slice.steps[d]) * strides[d];
     y.data[i] = x.data[offset];
   }
+  return y;
+}
+
+static RefTensor evaluate(BatchPartOp op, const Values &values) {
+  const RefTensor &x = values.get(op.getInput());
+  RefTensor y = make(shapeOf(op.getResult()));
+  int64_t row = x.shape[0] ? x.numel() / x.shape[0] : 0;
+  int64_t first = partOffset(x.shape[0], op.getPart(), op.getParts());
+  for (int64_t i = 0; i < y.numel(); ++i)
+    y.data[i] = x.data[first * row + i];
   return y;
 }
 
@@ -310,6 +321,7 @@ void modelc::reference::addShapeEvaluators(Evaluators &evaluators) {
   evaluators.add<TransposeOp>(evaluate);
   evaluators.add<ConcatOp>(evaluate);
   evaluators.add<SliceOp>(evaluate);
+  evaluators.add<BatchPartOp>(evaluate);
   evaluators.add<GatherOp>(evaluate);
   evaluators.add<ReduceSumOp>(evaluate);
   evaluators.add<ReduceMeanOp>(evaluate);

@@ -4,10 +4,12 @@
 #include "compiler/Transforms/BatchValues.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Graph/IR/SymbolicShape.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace modelc {
@@ -26,7 +28,7 @@ namespace {
 /// that carry it, after checking that it splits into `parts` and that every
 /// op keeps samples apart; an error at the culprit otherwise.
 FailureOr<std::pair<int64_t, llvm::DenseSet<Value>>>
-batchedValues(func::FuncOp function, int64_t parts) {
+batchedValues(func::FuncOp function, int64_t parts, bool even = true) {
   Block &body = function.getBody().front();
   if (function.getNumArguments() == 0)
     return function.emitError("data parallelism needs inputs to split");
@@ -42,7 +44,7 @@ batchedValues(func::FuncOp function, int64_t parts) {
              << function.getSymName()
              << "' do not share a dimension 0 (the batch)";
   }
-  if (batch % parts != 0)
+  if (even && batch % parts != 0)
     return function.emitError("cannot split a batch of ")
            << batch << " over " << parts << " accelerators evenly";
 
@@ -69,6 +71,63 @@ batchedValues(func::FuncOp function, int64_t parts) {
   }
 
   return std::make_pair(batch, std::move(batched));
+}
+
+/// The dynamic dimension at axis 0 of `function`'s arguments (a null
+/// attribute when the batch is static); an error when only some have it.
+FailureOr<StringAttr> dynamicBatch(func::FuncOp function) {
+  StringAttr batch;
+  bool first = true;
+  for (BlockArgument arg : function.getArguments()) {
+    StringAttr name;
+    if (auto dims = function.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(),
+                                                         kDimsAttrName);
+        dims && !dims.empty())
+      if (auto text = dyn_cast<StringAttr>(dims[0]); text && !text.empty())
+        name = text;
+    if (!first && name != batch)
+      return emitError(arg.getLoc())
+             << "cannot split the batch: the inputs of '"
+             << function.getSymName()
+             << "' do not share a dynamic dimension 0 ('"
+             << (batch ? batch.getValue() : "") << "' and '"
+             << (name ? name.getValue() : "") << "')";
+    batch = name;
+    first = false;
+  }
+  return batch;
+}
+
+/// The smallest size of dimension `name` a run of this plan sees: the
+/// graph.dim's min, or the size regime's (device.regime_min).
+int64_t smallestSize(ModuleOp module, StringAttr name) {
+  int64_t min = 1;
+  if (auto dim = SymbolTable::lookupSymbolIn(module, name))
+    if (auto decl = dyn_cast<DimOp>(dim))
+      min = decl.getMin();
+  if (auto regime = module->getAttrOfType<DictionaryAttr>("device.regime_min"))
+    if (auto at = regime.getAs<IntegerAttr>(name))
+      min = std::max(min, at.getInt());
+  return min;
+}
+
+/// `dims` (a reshape's graph.dims) with `from` renamed `to` in each size.
+ArrayAttr renameDim(ArrayAttr dims, StringAttr from, StringAttr to) {
+  Builder b(dims.getContext());
+  SmallVector<Attribute> renamed;
+  for (Attribute a : dims) {
+    auto text = cast<StringAttr>(a);
+    std::optional<SymDim> d = SymDim::parse(b.getContext(), text.getValue());
+    if (!d || text.empty()) {
+      renamed.push_back(a);
+      continue;
+    }
+    SymDim out = SymDim::of(d->coef);
+    for (StringAttr name : d->dims)
+      out = out * SymDim::named(name == from ? to : name);
+    renamed.push_back(b.getStringAttr(out.str()));
+  }
+  return b.getArrayAttr(renamed);
 }
 
 struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
@@ -101,6 +160,11 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
     Block &body = function.getBody().front();
     if (llvm::hasSingleElement(body))
       return success();
+    FailureOr<StringAttr> dynamic = dynamicBatch(function);
+    if (failed(dynamic))
+      return failure();
+    if (*dynamic)
+      return splitDynamic(function, *dynamic, accelerators);
     FailureOr<std::pair<int64_t, llvm::DenseSet<Value>>> found =
         batchedValues(function, replicas);
     if (failed(found))
@@ -137,14 +201,93 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
       for (auto [i, v] : llvm::enumerate(returnOp.getOperands()))
         outputs[i].push_back(mapping.lookup(v));
     }
+    // The original body is dead now: replace the outputs and erase it.
+    return joinOutputs(returnOp, outputs, original, host);
+  }
+
+  /// A dynamic batch `dim`: replica r runs on graph.batch_part r of the
+  /// inputs, its values' dimension 0 the dimension `dim[r/N]`.
+  LogicalResult splitDynamic(func::FuncOp function, StringAttr dim,
+                             const std::vector<std::string> &accelerators) {
+    int64_t replicas = accelerators.size();
+    ModuleOp module = function->getParentOfType<ModuleOp>();
+    int64_t min = smallestSize(module, dim);
+    if (min < replicas)
+      return function.emitError("cannot split the dynamic batch '")
+             << dim.getValue() << "' over " << replicas
+             << " accelerators: a batch of " << min
+             << " (the smallest it takes) leaves an accelerator without a "
+                "sample (size regimes run the small sizes unsplit: modelc "
+                "--regimes=2 or more; or a range that starts at "
+             << replicas << " or more)";
+    FailureOr<std::pair<int64_t, llvm::DenseSet<Value>>> found =
+        batchedValues(function, replicas, /*even=*/false);
+    if (failed(found))
+      return failure();
+    int64_t max = found->first;
+    llvm::DenseSet<Value> &batched = found->second;
+    // The batch must stay dimension 0, whole: each replica's values then
+    // hold its part there.
+    FailureOr<SymbolicShapes> shapes = inferSymbolicShapes(function);
+    if (failed(shapes))
+      return failure();
+    Block &body = function.getBody().front();
+    for (Operation &op : body.without_terminator())
+      for (Value result : op.getResults())
+        if (const SymShape *shape = shapes->lookup(result))
+          for (auto [axis, d] : llvm::enumerate(*shape))
+            if (llvm::is_contained(d.dims, dim) &&
+                (axis != 0 || d != SymDim::named(dim)))
+              return op.emitError("cannot split the dynamic batch '")
+                     << dim.getValue() << "': this op's result is "
+                     << describe(*shape)
+                     << ", the batch other than as dimension 0 (not "
+                        "supported yet)";
+
+    SmallVector<Operation *> original;
+    for (Operation &op : body.without_terminator())
+      original.push_back(&op);
+    OpBuilder builder(function.getContext());
+    auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+    builder.setInsertionPoint(returnOp);
+    StringAttr host = builder.getStringAttr("cpu");
+    SmallVector<SmallVector<Value>> outputs(returnOp.getNumOperands());
+    for (int64_t r = 0; r < replicas; ++r) {
+      IRMapping mapping;
+      StringAttr device = builder.getStringAttr(accelerators[r]);
+      StringAttr partDim = builder.getStringAttr(
+          dimPartName(dim.getValue(), r, replicas));
+      for (BlockArgument arg : function.getArguments()) {
+        auto part = BatchPartOp::create(builder, arg.getLoc(), arg, r, replicas);
+        part->setAttr(kDeviceAttrName, host);
+        mapping.map(arg, part.getResult());
+      }
+      for (Operation *op : original) {
+        Operation *clone = cloneWithPart(builder, *op, mapping, batched,
+                                         partSize(max, r, replicas));
+        clone->setAttr(kDeviceAttrName, device);
+        if (auto dims = clone->getAttrOfType<ArrayAttr>(kDimsAttrName))
+          clone->setAttr(kDimsAttrName, renameDim(dims, dim, partDim));
+      }
+      for (auto [i, v] : llvm::enumerate(returnOp.getOperands()))
+        outputs[i].push_back(mapping.lookup(v));
+    }
+    return joinOutputs(returnOp, outputs, original, host);
+  }
+
+  /// Returns the concatenation of each output's parts (on the host) and
+  /// erases the replicated original body.
+  LogicalResult joinOutputs(func::ReturnOp returnOp,
+                            ArrayRef<SmallVector<Value>> outputs,
+                            ArrayRef<Operation *> original, StringAttr host) {
+    OpBuilder builder(returnOp);
     SmallVector<Value> results;
-    for (auto [i, parts] : llvm::enumerate(outputs)) {
+    for (const SmallVector<Value> &parts : outputs) {
       auto concat = ConcatOp::create(builder, returnOp.getLoc(), parts,
                                      builder.getI64IntegerAttr(0));
       concat->setAttr(kDeviceAttrName, host);
       results.push_back(concat.getResult());
     }
-    // The original body is dead now: replace the outputs and erase it.
     returnOp->setOperands(results);
     for (Operation *op : llvm::reverse(original)) {
       if (!op->use_empty())

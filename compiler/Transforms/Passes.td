@@ -675,9 +675,19 @@ def SizeRegimesPass : Pass<"modelc-size-regimes", "::mlir::ModuleOp"> {
     placed at its `at` size: opt when inside and placed so, else its largest
     sample placed so, else the sample where its placement was found.
 
+    With `data-parallel=consider` (the driver's default for a target with
+    several accelerators), each sample of at least as many samples as the
+    target has accelerators is also placed split (modelc-data-parallel,
+    then modelc-place): the split is one more candidate, `data parallel
+    over cuda:0, cuda:1 (...)`. With `data-parallel=always` (modelc
+    --data-parallel) every size that can be split is split, the smaller
+    ones placed unsplit; `never` places every size unsplit.
+
     The module gets `device.regimes`, one dictionary per range in order:
     `min`, `max`, `at`, `placement` (the devices and their op counts at
-    `at`), `estimated_s` (at `at`) and, from the second range on, `why`: the
+    `at`), `data_parallel` (whether the range is split over the
+    accelerators), `estimated_s` (at `at`) and, from the second range on,
+    `why`: the
     estimates of the two neighbours' placements on both sides of the cut.
     One range (a single-device target, or a placement that never changes)
     gives no attribute. `report` writes the samples, the ranges and the cuts
@@ -716,6 +726,10 @@ def SizeRegimesPass : Pass<"modelc-size-regimes", "::mlir::ModuleOp"> {
            "As modelc-place's place-all">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Write the samples, ranges and cuts (JSON) to this file">,
+    Option<"dataParallel", "data-parallel", "std::string",
+           /*default=*/"\"never\"",
+           "Whether sizes are also placed split over the accelerators: "
+           "never, consider (a candidate), always (every size that splits)">,
   ];
 }
 
@@ -733,6 +747,15 @@ def DataParallelPass : Pass<"modelc-data-parallel", "::mlir::ModuleOp"> {
     number of accelerators), and no op mixes samples. A reduction over the
     batch, a reshape or transpose that moves it, a mean or sum loss, or an
     output without it is an error at that op.
+
+    A dynamic batch (the inputs' dimension 0 is a `graph.dim`,
+    docs/dynamic.md) splits at run time: replica `r` takes
+    `graph.batch_part` `r` of the input, whose dimension 0 is the dimension
+    `batch[r/N]` (a balanced part of the run's batch: 7 over 2 is 4 and 3),
+    and the outputs' parts join back into `batch`. Every run must give each
+    accelerator a sample: the dimension's minimum (or the size regime's,
+    `device.regime_min`) must be at least the number of accelerators, and
+    the batch must stay dimension 0 of every value that has it.
 
     Before (target cpu+sim2):
     ```mlir

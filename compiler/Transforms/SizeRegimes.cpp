@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Target/Target.h"
 #include "compiler/Transforms/BatchValues.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Device/IR/DeviceOps.h"
@@ -36,8 +37,17 @@ using namespace modelc::graph;
 
 namespace {
 
-/// The devices modelc-place chose, one per placed op in program order.
-using Placement = std::vector<Attribute>;
+/// The devices modelc-place chose, one per placed op in program order; or
+/// the batch split over the accelerators (modelc-data-parallel, whose
+/// replicas are pinned: one split placement per size).
+struct Placement {
+  bool split = false;
+  std::vector<Attribute> devices;
+  bool empty() const { return devices.empty(); }
+  bool operator==(const Placement &other) const {
+    return split == other.split && (split || devices == other.devices);
+  }
+};
 
 /// Ops modelc-place gives a device of its own (weights and constants
 /// follow their users).
@@ -48,7 +58,7 @@ bool placedItself(Operation &op) {
 /// "cpu 3 ops, cuda:0 1 op": where a placement puts the ops.
 std::string describe(const Placement &placement) {
   std::vector<std::pair<std::string, unsigned>> counts;
-  for (Attribute d : placement) {
+  for (Attribute d : placement.devices) {
     std::string name = isa<StringAttr>(d) ? cast<StringAttr>(d).str()
                                           : cast<device::DeviceAttr>(d).str();
     auto it = llvm::find_if(counts, [&](auto &c) { return c.first == name; });
@@ -57,11 +67,18 @@ std::string describe(const Placement &placement) {
     else
       ++it->second;
   }
-  std::string text;
-  for (auto &[name, count] : counts)
+  std::string text, accelerators;
+  for (auto &[name, count] : counts) {
     text += (text.empty() ? "" : ", ") + name + " " + std::to_string(count) +
             (count == 1 ? " op" : " ops");
-  return text.empty() ? "no ops" : text;
+    if (name != "cpu")
+      accelerators += (accelerators.empty() ? "" : ", ") + name;
+  }
+  if (text.empty())
+    return "no ops";
+  if (placement.split)
+    return "data parallel over " + accelerators + " (" + text + ")";
+  return text;
 }
 
 /// The least share of the estimated time over a cut's samples that keeps
@@ -90,13 +107,20 @@ struct SizeRegimesPass : modelc::impl::SizeRegimesPassBase<SizeRegimesPass> {
 
   ModuleOp module;
   DimOp dim;
-  std::map<int64_t, Trial> free; ///< placed freely, per size
+  /// The target's accelerators: the smallest size that splits.
+  int64_t accelerators = 0;
+  bool considerSplit = false, alwaysSplit = false;
+  std::map<int64_t, Trial> free;  ///< placed freely, per size
+  std::map<int64_t, Trial> whole; ///< placed freely without a split
+  std::map<int64_t, Trial> split; ///< placed split, per size
   std::map<std::pair<int64_t, size_t>, double> pinnedTimes;
   std::vector<Placement> known; ///< pinned placements seen
 
   /// modelc-place on a copy with the dimension at `size` (static there),
-  /// pinned to `pins` when given. A copy that does not fit costs infinity.
-  Trial place(int64_t size, const Placement *pins) {
+  /// pinned to `pins` when given, split over the accelerators first when
+  /// `dataParallel`. A copy that does not fit (or split) costs infinity.
+  Trial place(int64_t size, const Placement *pins, bool dataParallel = false,
+              bool quiet = true) {
     OwningOpRef<ModuleOp> copy(module.clone());
     for (DimOp d : copy->getOps<DimOp>())
       if (d.getSymName() == dim.getSymName()) {
@@ -113,43 +137,85 @@ struct SizeRegimesPass : modelc::impl::SizeRegimesPassBase<SizeRegimesPass> {
       for (auto function : copy->getOps<func::FuncOp>())
         if (!function.isExternal())
           for (Operation &op : function.getBody().front())
-            if (placedItself(op) && next < pins->size())
-              op.setAttr(kDeviceAttrName, (*pins)[next++]);
+            if (placedItself(op) && next < pins->devices.size())
+              op.setAttr(kDeviceAttrName, pins->devices[next++]);
     }
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
+    if (dataParallel) {
+      DataParallelPassOptions split;
+      split.target = target;
+      pm.addPass(createDataParallelPass(split));
+    }
     PlaceDevicesPassOptions options;
     options.target = target;
     options.placeAll = placeAll;
     pm.addPass(createPlaceDevicesPass(options));
     Trial trial;
     {
-      ScopedDiagnosticHandler silence(module.getContext(),
-                                      [](Diagnostic &) { return success(); });
+      std::optional<ScopedDiagnosticHandler> silence;
+      if (quiet)
+        silence.emplace(module.getContext(),
+                        [](Diagnostic &) { return success(); });
       if (failed(pm.run(*copy)))
         return trial;
     }
+    trial.placement.split = dataParallel;
     for (auto function : copy->getOps<func::FuncOp>())
       if (!function.isExternal())
         for (Operation &op : function.getBody().front())
           if (placedItself(op))
-            trial.placement.push_back(op.getAttr(kDeviceAttrName));
+            trial.placement.devices.push_back(op.getAttr(kDeviceAttrName));
     if (auto time =
             (*copy)->getAttrOfType<FloatAttr>("device.estimated_makespan"))
       trial.seconds = time.getValueAsDouble();
     return trial;
   }
 
-  /// The placement modelc-place chooses at `size` (cached).
+  /// modelc-place's placement at `size` without a split (cached).
+  const Trial &wholeAt(int64_t size) {
+    auto it = whole.find(size);
+    if (it == whole.end())
+      it = whole.emplace(size, place(size, nullptr)).first;
+    return it->second;
+  }
+
+  /// The batch split at `size` (cached): infinity where it cannot be.
+  const Trial &splitAt(int64_t size) {
+    auto it = split.find(size);
+    if (it == split.end())
+      it = split
+               .emplace(size, size < accelerators
+                                  ? Trial{}
+                                  : place(size, nullptr, /*dataParallel=*/true))
+               .first;
+    return it->second;
+  }
+
+  /// The placement chosen at `size` (cached): modelc-place's, or the
+  /// split where it is considered and estimated faster, or where it is
+  /// always taken.
   const Trial &freeAt(int64_t size) {
     auto it = free.find(size);
-    if (it == free.end())
-      it = free.emplace(size, place(size, nullptr)).first;
-    return it->second;
+    if (it != free.end())
+      return it->second;
+    Trial choice = wholeAt(size);
+    if ((considerSplit || alwaysSplit) && size >= accelerators) {
+      const Trial &parts = splitAt(size);
+      if (!parts.placement.empty() &&
+          (alwaysSplit || parts.seconds < choice.seconds))
+        choice = parts;
+    }
+    return free.emplace(size, choice).first->second;
   }
 
   /// The estimated time of `placement` at `size` (cached).
   double timeOf(const Placement &placement, int64_t size) {
-    if (const Trial &own = freeAt(size); own.placement == placement)
+    if (placement.split)
+      return splitAt(size).seconds;
+    // With data-parallel=always, a size that splits is never run whole.
+    if (alwaysSplit && size >= accelerators)
+      return std::numeric_limits<double>::infinity();
+    if (const Trial &own = wholeAt(size); own.placement == placement)
       return own.seconds;
     size_t index = llvm::find(known, placement) - known.begin();
     if (index == known.size())
@@ -327,6 +393,7 @@ LogicalResult SizeRegimesPass::writeReport(const std::vector<int64_t> &samples,
                          {"max", r.max},
                          {"at", r.at},
                          {"placement", describe(r.placement)},
+                         {"data_parallel", r.placement.split},
                          {"estimated_s", timeOf(r.placement, r.at)}};
     if (!r.why.empty())
       o["why"] = r.why;
@@ -360,6 +427,23 @@ void SizeRegimesPass::runOnOperation() {
     return signalPassFailure();
   }
   dim = dims.front();
+  StringRef mode = dataParallel.getValue();
+  if (mode != "never" && mode != "consider" && mode != "always") {
+    module.emitError("modelc-size-regimes: data-parallel is '")
+        << mode << "'; expected never, consider or always";
+    return signalPassFailure();
+  }
+  considerSplit = mode == "consider";
+  alwaysSplit = mode == "always";
+  if (considerSplit || alwaysSplit) {
+    std::optional<TargetDescription> t = loadTarget(target, module);
+    if (!t)
+      return signalPassFailure();
+    accelerators = llvm::count_if(
+        t->devices, [](const DeviceDesc &d) { return !d.isHost(); });
+    if (accelerators < 2)
+      considerSplit = alwaysSplit = false;
+  }
   int64_t min = dim.getMin(), max = dim.getMax();
   if (min == max || regimes.getValue() <= 1)
     return;
@@ -368,6 +452,10 @@ void SizeRegimesPass::runOnOperation() {
   for (int64_t p = 1; p < max; p *= 2)
     if (p > min)
       samples.push_back(p);
+  // The first size that splits, where a split is an option.
+  if ((considerSplit || alwaysSplit) && accelerators > min &&
+      accelerators <= max)
+    samples.push_back(accelerators);
   llvm::sort(samples);
   samples.erase(std::unique(samples.begin(), samples.end()), samples.end());
   for (int64_t s : samples)
@@ -377,6 +465,11 @@ void SizeRegimesPass::runOnOperation() {
           << " (modelc-place fails there; --regimes=1 builds one plan)";
       return signalPassFailure();
     }
+  // Always split: a model that cannot be split says why, at its op.
+  if (alwaysSplit && max >= accelerators &&
+      place(max, nullptr, /*dataParallel=*/true, /*quiet=*/false)
+          .placement.empty())
+    return signalPassFailure();
   std::vector<Range> ranges = cut(samples);
   merge(ranges, samples);
   for (size_t i = 1; i < ranges.size(); ++i)
@@ -393,6 +486,7 @@ void SizeRegimesPass::runOnOperation() {
         b.getNamedAttr("max", b.getI64IntegerAttr(r.max)),
         b.getNamedAttr("at", b.getI64IntegerAttr(r.at)),
         b.getNamedAttr("placement", b.getStringAttr(describe(r.placement))),
+        b.getNamedAttr("data_parallel", b.getBoolAttr(r.placement.split)),
         b.getNamedAttr("estimated_s",
                        b.getF64FloatAttr(timeOf(r.placement, r.at)))};
     if (!r.why.empty())

@@ -12,8 +12,8 @@
 // at its largest sample, and `why` gives both placements' estimates on
 // both sides of the cut.
 // SIM: module attributes {device.regimes = [
-// SIM-SAME: {at = 512 : i64, estimated_s = {{.*}} : f64, max = 520 : i64, min = 1 : i64, placement = "cpu 4 ops"},
-// SIM-SAME: {at = 4096 : i64, estimated_s = {{.*}} : f64, max = 4096 : i64, min = 521 : i64, placement = "sim:0 4 ops",
+// SIM-SAME: {at = 512 : i64, data_parallel = false, estimated_s = {{.*}} : f64, max = 520 : i64, min = 1 : i64, placement = "cpu 4 ops"},
+// SIM-SAME: {at = 4096 : i64, data_parallel = false, estimated_s = {{.*}} : f64, max = 4096 : i64, min = 521 : i64, placement = "sim:0 4 ops",
 // SIM-SAME: why = "from 521 the placement at 4096 (sim:0 4 ops) is estimated {{.*}} us against {{.*}} us for the placement at 512 (cpu 4 ops); at 520, {{.*}} us against {{.*}} us"}]}
 // H200: module attributes {device.regimes = [
 // H200-SAME: {at = 256 : i64, {{.*}}, max = 415 : i64, min = 1 : i64, placement = "cpu 4 ops"},

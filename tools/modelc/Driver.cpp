@@ -623,9 +623,6 @@ LogicalResult Driver::checkDynamicBuild() {
     return fail("--train with a dynamic dimension is not supported yet: "
                 "training builds have static shapes (give the inputs' sizes "
                 "with --input-shape, or fix the graph.dims)");
-  if (options.dataParallel)
-    return fail("--data-parallel with a dynamic dimension is not supported "
-                "yet");
   return success();
 }
 
@@ -816,9 +813,9 @@ LogicalResult Driver::place() {
   svgTool = dot;
   for (const std::string &target : targetNames) {
     bool split = options.dataParallel && target != "cpu";
-    // A dynamic batch is not split: the parts' sizes would be fixed
-    // (docs/dynamic.md).
-    if (!options.dataParallel && target != "cpu" && !dynamic) {
+    // (A dynamic batch splits where every run has a sample per
+    // accelerator; size regimes choose per size below.)
+    if (!options.dataParallel && target != "cpu") {
       OwningOpRef<ModuleOp> normal = placeOnce(target, false, true, "", "");
       OwningOpRef<ModuleOp> parallel = placeOnce(target, true, true, "", "");
       if (normal && parallel &&
@@ -862,7 +859,13 @@ LogicalResult Driver::place() {
       (*base)->setAttr("device.regime_at",
                        b.getDictionaryAttr(b.getNamedAttr(
                            dim.getSymName(), b.getI64IntegerAttr(at))));
-      if (failed(placeAndKeep(target, false,
+      // A split regime's smallest run (modelc-data-parallel checks that it
+      // gives every accelerator a sample).
+      (*base)->setAttr("device.regime_min",
+                       b.getDictionaryAttr(b.getNamedAttr(
+                           dim.getSymName(), b.getI64IntegerAttr(min))));
+      auto dataParallel = r.getAs<BoolAttr>("data_parallel");
+      if (failed(placeAndKeep(target, dataParallel && dataParallel.getValue(),
                               dim.getSymName().str() + std::to_string(min) +
                                   "-" + std::to_string(max),
                               *base, dimIndex, min, max)))
@@ -931,6 +934,7 @@ FailureOr<ArrayAttr> Driver::sizeRegimes(const std::string &target) {
   regimeOptions.regimes = options.regimes;
   regimeOptions.placeAll =
       placeAllTargets.count(target) ? options.placeAll : "";
+  regimeOptions.dataParallel = options.dataParallel ? "always" : "consider";
   regimeOptions.report =
       options.placementReport.empty()
           ? std::string()

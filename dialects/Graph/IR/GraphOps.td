@@ -1054,6 +1054,32 @@ def Graph_SliceOp : Graph_Op<"slice", [Pure, Graph_InferTypeFromProperties,
   }];
 }
 
+def Graph_BatchPartOp : Graph_Op<"batch_part", [Pure,
+    Graph_InferTypeFromProperties, Graph_OwnSymbolicShape,
+    Graph_OwnCostAndBytes]> {
+  let summary = "One replica's share of the batch (data parallelism).";
+  let description = [{
+    Part `part` of `parts` balanced parts of dimension 0: the rows from
+    `part * (n / parts) + min(part, n % parts)`, `n / parts` of them plus
+    one for the first `n % parts` parts, where `n` is the input's dimension
+    0 (a split of 7 rows in 3 is 3, 2, 2). modelc-data-parallel writes it
+    where a dynamic batch is split over accelerators: the input's dimension
+    0 is the dimension `batch`, the result's is the dimension
+    `batch[part/parts]`, whose size follows from the run's (docs/dynamic.md);
+    the result type holds the part at the input's size.
+
+    ```mlir
+    %p = graph.batch_part %x {part = 1, parts = 2} : tensor<63x784xf32>
+    // %p : tensor<31x784xf32>
+    ```
+
+    Verifier: a ranked input of rank >= 1; 0 <= part < parts.
+  }];
+  let arguments = (ins Graph_Tensor:$input, I64Attr:$part, I64Attr:$parts);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 def Graph_GatherOp : Graph_Op<"gather", [Pure, Graph_InferTypeFromProperties,
     Graph_OwnSymbolicShape, Graph_OwnCost, Graph_SplitWhen, Graph_OwnGradient]> {
   let summary = "Takes slices along an axis at given indices (embedding lookup).";

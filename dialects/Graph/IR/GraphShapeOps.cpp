@@ -2,6 +2,7 @@
 
 #include "dialects/Graph/IR/GraphOpUtils.h"
 #include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Graph/IR/SymbolicShape.h"
 
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -219,6 +220,30 @@ modelc::graph::normalizeSlice(ArrayRef<int64_t> shape, ArrayRef<int64_t> starts,
   return slice;
 }
 
+LogicalResult BatchPartOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredTypes) {
+  OpDiagnostics diag(location, getOperationName());
+  FailureOr<RankedTensorType> input =
+      diag.tensor(adaptor.getInput().getType(), "input");
+  if (failed(input))
+    return failure();
+  if (failed(diag.required(adaptor.getPartAttr(), "part")) ||
+      failed(diag.required(adaptor.getPartsAttr(), "parts")))
+    return failure();
+  if (input->getRank() < 1)
+    return diag.fail("needs an input with a dimension 0 (the batch)");
+  int64_t part = adaptor.getPart(), parts = adaptor.getParts();
+  if (parts < 1 || part < 0 || part >= parts)
+    return diag.fail("part ", part, " of ", parts,
+                     ": needs 0 <= part < parts");
+  SmallVector<int64_t> shape(input->getShape());
+  shape[0] = partSize(shape[0], part, parts);
+  inferredTypes.push_back(
+      RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
 NormalizedSlice SliceOp::getNormalizedSlice() {
   return normalizeSlice(getInput().getType().getShape(), getStarts(), getEnds(),
                         getAxes(), getSteps());
@@ -429,6 +454,9 @@ std::optional<int64_t> modelc::graph::getViewOffset(Operation *op) {
 double TransposeOp::getFlops() { return 0; }
 double ConcatOp::getFlops() { return 0; }
 double SliceOp::getFlops() { return 0; }
+double BatchPartOp::getFlops() { return 0; }
+// Its rows of the input, copied.
+double BatchPartOp::getBytes() { return 2.0 * valueBytes(getResult()); }
 double GatherOp::getFlops() { return 0; }
 double ScatterNdOp::getFlops() {
   return static_cast<double>(getNumRows() * getSliceElements());

@@ -7,6 +7,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <functional>
+
 using namespace mlir;
 
 namespace modelc::graph {
@@ -58,6 +60,43 @@ std::optional<SymDim> SymDim::parse(MLIRContext *context, StringRef text) {
     }
   }
   return result;
+}
+
+std::string dimPartName(StringRef base, int64_t index, int64_t parts) {
+  return (base + "[" + Twine(index) + "/" + Twine(parts) + "]").str();
+}
+
+std::optional<DimPart> parseDimPart(StringRef name) {
+  if (!name.ends_with("]"))
+    return std::nullopt;
+  size_t open = name.rfind('[');
+  if (open == StringRef::npos || open == 0)
+    return std::nullopt;
+  auto [index, parts] = name.slice(open + 1, name.size() - 1).split('/');
+  DimPart part;
+  part.base = name.take_front(open);
+  if (index.getAsInteger(10, part.index) ||
+      parts.getAsInteger(10, part.parts) || part.parts < 1 ||
+      part.index < 0 || part.index >= part.parts)
+    return std::nullopt;
+  return part;
+}
+
+int64_t partSize(int64_t size, int64_t index, int64_t parts) {
+  return size / parts + (index < size % parts ? 1 : 0);
+}
+
+int64_t partOffset(int64_t size, int64_t index, int64_t parts) {
+  return index * (size / parts) + std::min(index, size % parts);
+}
+
+int64_t SymbolicShapes::sizeOf(StringAttr dim) const {
+  if (auto it = sizes.find(dim); it != sizes.end())
+    return it->second;
+  if (std::optional<DimPart> part = parseDimPart(dim.getValue()))
+    return partSize(sizeOf(StringAttr::get(dim.getContext(), part->base)),
+                    part->index, part->parts);
+  return 0;
 }
 
 SymShape staticShape(ArrayRef<int64_t> shape) {
@@ -180,6 +219,27 @@ std::string reshapeSymbolic(ArrayRef<SymDim> input, ArrayRef<int64_t> shape,
 
 namespace {
 /// Why `dim`, which `what` needs static, is not; "" when it is.
+/// The dimension whose parts `operands` hold at `axis`, each once and in
+/// order ("batch[0/2]", "batch[1/2]" join into "batch"); else nullopt.
+std::optional<SymDim> joinedParts(ArrayRef<SymShape> operands, int64_t axis) {
+  std::optional<StringRef> base;
+  for (auto [index, shape] : llvm::enumerate(operands)) {
+    const SymDim &d = shape[axis];
+    if (d.coef != 1 || d.dims.size() != 1)
+      return std::nullopt;
+    std::optional<DimPart> part = parseDimPart(d.dims[0].getValue());
+    if (!part || part->index != static_cast<int64_t>(index) ||
+        part->parts != static_cast<int64_t>(operands.size()) ||
+        (base && *base != part->base))
+      return std::nullopt;
+    base = part->base;
+  }
+  if (!base)
+    return std::nullopt;
+  return SymDim::named(
+      StringAttr::get(operands[0][axis].dims[0].getContext(), *base));
+}
+
 std::string needStatic(const SymDim &dim, StringRef what) {
   if (dim.isStatic())
     return "";
@@ -297,6 +357,17 @@ std::string ConcatOp::inferSymbolicShape(ArrayRef<SymShape> operands,
                                          SymShape &result) {
   int64_t axis = getNormalizedAxis();
   result = operands[0];
+  // The parts of a dimension, all in order (modelc-data-parallel's
+  // outputs), join into the dimension.
+  if (std::optional<SymDim> whole = joinedParts(operands, axis)) {
+    for (const SymShape &shape : operands)
+      for (size_t a = 0; a < shape.size(); ++a)
+        if (static_cast<int64_t>(a) != axis && shape[a] != result[a])
+          return "sizes " + result[a].str() + " and " + shape[a].str() +
+                 " (axis " + std::to_string(a) + ") cannot be proved equal";
+    result[axis] = *whole;
+    return "";
+  }
   int64_t joined = 0;
   for (const SymShape &shape : operands) {
     if (std::string why = needStatic(shape[axis], "the joined axis");
@@ -324,6 +395,24 @@ std::string SliceOp::inferSymbolicShape(ArrayRef<SymShape> operands,
       return why;
     result[axis] = SymDim::of(slice.sizes[axis]);
   }
+  return "";
+}
+
+std::string BatchPartOp::inferSymbolicShape(ArrayRef<SymShape> operands,
+                                            function_ref<int64_t(StringAttr)>,
+                                            SymShape &result) {
+  result = operands[0];
+  const SymDim &batch = result[0];
+  if (batch.isStatic()) {
+    result[0] = SymDim::of(partSize(batch.coef, getPart(), getParts()));
+    return "";
+  }
+  if (batch.coef != 1 || batch.dims.size() != 1)
+    return "dimension 0 (" + batch.str() +
+           ") is not one dimension, which a part of the batch needs";
+  result[0] = SymDim::named(StringAttr::get(
+      getContext(), dimPartName(batch.dims[0].getValue(), getPart(),
+                                getParts())));
   return "";
 }
 
@@ -595,10 +684,14 @@ LogicalResult specializeDims(ModuleOp module,
       return failure();
     if (shapes->shapes.empty())
       continue;
-    auto size = [&](StringAttr dim) {
+    std::function<int64_t(StringAttr)> size = [&](StringAttr dim) {
       for (auto [name, value] : sizes)
         if (name == dim.getValue())
           return value;
+      if (std::optional<DimPart> part = parseDimPart(dim.getValue()))
+        return partSize(
+            size(StringAttr::get(module.getContext(), part->base)),
+            part->index, part->parts);
       return shapes->sizeOf(dim);
     };
     Builder builder(module.getContext());

@@ -59,6 +59,23 @@ struct SymDim {
 
 using SymShape = llvm::SmallVector<SymDim, 4>;
 
+/// A dimension split over replicas (modelc-data-parallel of a dynamic
+/// batch): "batch[1/2]" is the second of two balanced parts of `batch`,
+/// a dimension of its own whose size follows from the run's `batch`.
+struct DimPart {
+  llvm::StringRef base;
+  int64_t index = 0, parts = 1;
+};
+/// "batch[1/2]" for part 1 of 2 of `batch`.
+std::string dimPartName(llvm::StringRef base, int64_t index, int64_t parts);
+/// The part `name` names, or nullopt for a dimension of its own.
+std::optional<DimPart> parseDimPart(llvm::StringRef name);
+/// The balanced split of `size` into `parts`: the first size % parts
+/// parts have one more element than the others; partOffset is where part
+/// `index` starts.
+int64_t partSize(int64_t size, int64_t index, int64_t parts);
+int64_t partOffset(int64_t size, int64_t index, int64_t parts);
+
 /// A static shape as a symbolic one.
 SymShape staticShape(llvm::ArrayRef<int64_t> shape);
 /// Whether any axis of `shape` has a dimension.
@@ -95,7 +112,8 @@ struct SymbolicShapes {
     auto it = shapes.find(v);
     return it == shapes.end() ? nullptr : &it->second;
   }
-  int64_t sizeOf(mlir::StringAttr dim) const { return sizes.lookup(dim); }
+  /// The current size of `dim` (a part's from its base's).
+  int64_t sizeOf(mlir::StringAttr dim) const;
 };
 
 /// Why an op whose operands have dimensions only at axis 0 and that has
