@@ -623,6 +623,12 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
     // The CUDA printer's kernels and products that take the run's size
     // (CudaPrinter.cpp: runSize, Gemm::mRun); f16 and bf16 included.
     Operation *named = namedOp(op);
+    // Its concat joins at static offsets: not a dynamic axis.
+    if (auto concat = dyn_cast<ConcatOp>(named))
+      for (Value input : concat.getInputs())
+        if (!symShape(input)[concat.getNormalizedAxis()].isStatic())
+          return op->emitError("'graph.concat' along a dynamic dimension is "
+                               "not supported yet on a GPU (docs/dynamic.md)");
     bool supported =
         isa<sched::FusedOp>(op) ||
         (isa<LinearOp, MatmulOp, GemmOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,

@@ -9,6 +9,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <functional>
+
 namespace modelc {
 #define GEN_PASS_DEF_CHECKDYNAMICDIMSPASS
 #include "compiler/Transforms/Passes.h.inc"
@@ -41,8 +43,12 @@ struct CheckDynamicDimsPass
       for (Value v : op->getOperands())
         if (carries(v))
           batched.insert(v);
-      auto size = [&](StringAttr d) {
-        return symbols.lookup<DimOp>(d.getValue()).getMax();
+      std::function<int64_t(StringAttr)> size = [&](StringAttr d) {
+        if (std::optional<DimPart> part = parseDimPart(d.getValue()))
+          return partSize(size(StringAttr::get(d.getContext(), part->base)),
+                          part->index, part->parts);
+        DimOp decl = symbols.lookup<DimOp>(d.getValue());
+        return decl ? static_cast<int64_t>(decl.getMax()) : int64_t(0);
       };
       return mixesSamples(op, batched, dim.eval(size));
     };

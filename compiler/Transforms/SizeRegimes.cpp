@@ -367,6 +367,12 @@ void SizeRegimesPass::merge(std::vector<Range> &ranges,
 /// two sides of the cut.
 std::string SizeRegimesPass::why(const Range &left, const Range &right) {
   int64_t before = right.min - 1, at = right.min;
+  if (alwaysSplit && right.placement.split && at == accelerators)
+    return llvm::formatv("from {0} the batch is split over the {0} "
+                         "accelerators (modelc --data-parallel): {1} "
+                         "there; a smaller batch leaves one without a sample",
+                         at, microseconds(timeOf(right.placement, at)))
+        .str();
   return llvm::formatv("from {0} the placement at {1} ({2}) is estimated "
                        "{3} against {4} for the placement at {5} ({6}); at "
                        "{7}, {8} against {9}",

@@ -172,3 +172,32 @@ func.func @not_a_size(%x: tensor<2x16xf32> {graph.dims = ["", "seq"]}) -> tensor
   %y = graph.reshape %x to [2, 16] {graph.dims = ["", "seq*-1"]} : tensor<2x16xf32>
   return %y : tensor<2x16xf32>
 }
+
+// -----
+
+// The parts of a split batch (modelc-data-parallel): graph.batch_part r of
+// `batch` has dimension batch[r/2] (its size follows from the run's
+// batch); the parts, joined in order, are the batch again.
+// CHECK-LABEL: func.func @parts
+// CHECK-SAME: -> (tensor<7x3xf32> {graph.dims = ["batch", ""]})
+graph.dim @batch 2 to 7 at 7
+func.func @parts(%x: tensor<7x3xf32> {graph.dims = ["batch", ""]}) -> tensor<7x3xf32> {
+  %a = graph.batch_part %x {part = 0, parts = 2} : tensor<7x3xf32>
+  %b = graph.batch_part %x {part = 1, parts = 2} : tensor<7x3xf32>
+  %ra = graph.relu %a : tensor<4x3xf32>
+  %rb = graph.relu %b : tensor<3x3xf32>
+  %y = graph.concat %ra, %rb {axis = 0} : tensor<4x3xf32>, tensor<3x3xf32>
+  return %y : tensor<7x3xf32>
+}
+
+// -----
+
+// Parts joined out of order are no size the runtime knows.
+graph.dim @batch 2 to 7 at 7
+func.func @parts_swapped(%x: tensor<7x3xf32> {graph.dims = ["batch", ""]}) -> tensor<7x3xf32> {
+  %a = graph.batch_part %x {part = 0, parts = 2} : tensor<7x3xf32>
+  %b = graph.batch_part %x {part = 1, parts = 2} : tensor<7x3xf32>
+  // expected-error @+1 {{dynamic dimension 'batch[1/2]' (axis 0, up to 3) cannot flow through 'graph.concat': its result does not keep the batch as dimension 0; not supported yet}}
+  %y = graph.concat %b, %a {axis = 0} : tensor<3x3xf32>, tensor<4x3xf32>
+  return %y : tensor<7x3xf32>
+}

@@ -572,8 +572,13 @@ struct Inference {
     // the batch, and come first where the op's rule fails as well).
     auto leadingCheck = [&]() -> std::string {
       // A reshape is a view: whatever product of dimensions its dimension
-      // 0 becomes, every size of it stays proportional to that.
-      if (!leadingDim || !leading || isa<ReshapeOp>(op))
+      // 0 becomes, every size of it stays proportional to that. A batch
+      // part's dimension 0 is a dimension of its own (its rule).
+      if (!leadingDim || !leading || isa<ReshapeOp, BatchPartOp>(op))
+        return "";
+      // Neither are the parts of a batch, joined in order.
+      if (auto concat = dyn_cast<ConcatOp>(op);
+          concat && joinedParts(operands, concat.getNormalizedAxis()))
         return "";
       return (*leading)(op, *leadingDim, carries);
     };

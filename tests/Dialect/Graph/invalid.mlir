@@ -811,6 +811,22 @@ func.func @concat_missing_axis(%x: tensor<2x3xf32>) {
 
 // -----
 
+func.func @batch_part_range(%x: tensor<8x3xf32>) {
+  // expected-error @+1 {{'graph.batch_part' op part 2 of 2: needs 0 <= part < parts}}
+  %0 = graph.batch_part %x {part = 2, parts = 2} : tensor<8x3xf32>
+  return
+}
+
+// -----
+
+func.func @batch_part_scalar(%x: tensor<f32>) {
+  // expected-error @+1 {{'graph.batch_part' op needs an input with a dimension 0 (the batch)}}
+  %0 = graph.batch_part %x {part = 0, parts = 2} : tensor<f32>
+  return
+}
+
+// -----
+
 func.func @slice_missing_ends(%x: tensor<2x3xf32>) {
   // expected-error @+1 {{'graph.slice' op requires attribute 'ends'}}
   %0 = graph.slice %x {starts = array<i64: 0>} : tensor<2x3xf32>

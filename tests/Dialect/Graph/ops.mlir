@@ -210,6 +210,16 @@ func.func @shapes(%x: tensor<2x3x4xf32>, %y: tensor<2x5x4xf32>, %table: tensor<1
   return %0, %1, %3, %4, %5, %6, %2 : tensor<6x4xf32>, tensor<2x12xf32>, tensor<4x2x3xf32>, tensor<2x8x4xf32>, tensor<2x1x2xf32>, tensor<2x3x6xf32>, tensor<24xf32>
 }
 
+// A replica's part of the batch: 7 rows in 2 balanced parts are 4 and 3.
+// CHECK-LABEL: func.func @batch_parts
+func.func @batch_parts(%x: tensor<7x3xf32>) -> (tensor<4x3xf32>, tensor<3x3xf32>) {
+  // CHECK: graph.batch_part %{{.*}} {part = 0 : i64, parts = 2 : i64} : tensor<7x3xf32>
+  %0 = graph.batch_part %x {part = 0, parts = 2} : tensor<7x3xf32>
+  // CHECK: graph.batch_part %{{.*}} {part = 1 : i64, parts = 2 : i64} : tensor<7x3xf32>
+  %1 = graph.batch_part %x {part = 1, parts = 2} : tensor<7x3xf32>
+  return %0, %1 : tensor<4x3xf32>, tensor<3x3xf32>
+}
+
 // CHECK-LABEL: func.func @products_and_cumulative_sums
 func.func @products_and_cumulative_sums(%x: tensor<4x10xf32>, %i: tensor<4x10xi64>) -> (tensor<4x1xf32>, tensor<i64>, tensor<4x10xf32>, tensor<4x10xi64>) {
   // CHECK: graph.reduce_prod %{{.*}} {axes = array<i64: 1>, keepdims = true} : tensor<4x10xf32>
