@@ -11,22 +11,17 @@ using namespace modelc;
 using namespace modelc::graph;
 
 OpWork modelc::estimateOpWork(Operation *op) {
-  if (isa<WeightRefOp, ConstantOp>(op) || getViewOffset(op) ||
+  if (isa<WeightRefOp, ConstantOp>(op) || isView(op) ||
       op->getNumResults() == 0)
     return {};
   OpWork work;
-  auto cost = dyn_cast<CostOpInterface>(op);
-  if (double bytes = cost ? cost.getBytes() : -1; bytes >= 0) {
-    work.bytes = bytes;
-  } else {
-    for (Value operand : op->getOperands())
-      work.bytes += valueBytes(operand);
-    for (Value result : op->getResults())
-      work.bytes += valueBytes(result);
-  }
+  for (Value operand : op->getOperands())
+    work.bytes += valueBytes(operand);
+  for (Value result : op->getResults())
+    work.bytes += valueBytes(result);
   // The op's own count (GraphInterfaces.td), else one operation per result
   // element, several multiply-adds for a transcendental.
-  if (cost) {
+  if (auto cost = dyn_cast<CostOpInterface>(op)) {
     work.flops = cost.getFlops();
   } else {
     auto type = cast<RankedTensorType>(op->getResult(0).getType());

@@ -17,8 +17,7 @@ namespace {
 
 /// Ops that need no code of their own.
 bool needsNoCode(Operation *op) {
-  return isa<WeightRefOp, ConstantOp, device::TransferOp>(op) ||
-         getViewOffset(op).has_value();
+  return isa<WeightRefOp, ConstantOp, device::TransferOp>(op) || isView(op);
 }
 
 Type firstElementType(Operation *op) {

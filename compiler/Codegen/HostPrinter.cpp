@@ -74,13 +74,13 @@ std::string modelc::boundaryName(Operation *op, bool isResult, unsigned index) {
 
 namespace {
 
-/// A view of its operand's memory (graph::getViewOffset): no code, no buffer.
-bool isAlias(Operation *op) { return getViewOffset(op).has_value(); }
+/// A view of its operand's memory (graph::isView): no code, no buffer.
+bool isAlias(Operation *op) { return graph::isView(op); }
 
-/// `base` advanced by the view offset of `op`.
-std::string viewOf(Operation *op, const std::string &base) {
-  int64_t offset = *getViewOffset(op);
-  return offset ? "(" + base + " + " + std::to_string(offset) + ")" : base;
+/// A view whose offset is 0 at any size.
+bool isLeadingView(Operation *op) {
+  std::optional<int64_t> offset = getViewOffset(op);
+  return offset && *offset == 0;
 }
 
 /// Whether the op's kernel computes in f32 (its kernel table says so).
@@ -197,7 +197,6 @@ private:
   LogicalResult emitTranspose(TransposeOp transpose);
   LogicalResult emitConcat(ConcatOp concat);
   LogicalResult emitSlice(SliceOp slice);
-  LogicalResult emitBatchPart(BatchPartOp part);
   LogicalResult emitGather(GatherOp gather);
   LogicalResult emitGatherGrad(GatherGradOp grad);
   LogicalResult emitScatterNd(ScatterNdOp scatter);
@@ -389,6 +388,9 @@ private:
   /// staticArray(values), or where `v`'s dimension 0 is dynamic a local
   /// array whose first entry (`v`'s dimension 0) is the run's size.
   std::string leadingArray(ArrayRef<int64_t> values, Value v);
+  /// `base` advanced by the view offset of `op` (a batch part's from the
+  /// run's batch).
+  std::string viewOf(Operation *op, const std::string &base);
   /// Whether `op` reads or writes a value with a dynamic dimension.
   bool touchesDynamic(Operation *op);
   /// An error unless `op`, touching a dynamic dimension, is an op whose
@@ -609,7 +611,7 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
              LayerNormOp, TransposeOp, ConcatOp, SliceOp, BatchPartOp,
              GatherOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp,
              func::ReturnOp>(op) ||
-         (isAlias(op) && *getViewOffset(op) == 0) ||
+         isLeadingView(op) ||
          (isa<sched::PackedProductOp>(op) && !isa<Conv2dOp>(named)));
     if (supported)
       return success();
@@ -651,7 +653,7 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
           GlobalAvgPoolOp, TransposeOp, ConcatOp, SliceOp, BatchPartOp,
           GatherOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp, CumsumOp,
           Conv2dOp, ConvTranspose2dOp, func::ReturnOp>(op) ||
-      (isAlias(op) && *getViewOffset(op) == 0);
+      isLeadingView(op);
   // Half precision: conversions to and from f32 scratch, products through
   // f32 or oneDNN's bf16, all sized like the rest.
   if (isa<sched::PackedProductOp, MatmulOp>(op))
@@ -1286,28 +1288,30 @@ LogicalResult FunctionEmitter::emitSlice(SliceOp slice) {
   return success();
 }
 
-LogicalResult FunctionEmitter::emitBatchPart(BatchPartOp part) {
-  Operation *op = part;
+std::string FunctionEmitter::viewOf(Operation *op, const std::string &base) {
+  auto part = dyn_cast<BatchPartOp>(op);
+  if (!part) {
+    int64_t offset = *getViewOffset(op);
+    return offset ? "(" + base + " + " + std::to_string(offset) + ")" : base;
+  }
+  // A replica's rows of the input: from the first of its part of the
+  // run's rows (graph::partOffset), row after row.
   Value x = part.getInput();
-  size_t rank = shapeOf(x).size();
   int64_t index = part.getPart(), parts = part.getParts();
-  // The run's rows of the input, and the first of this part's.
+  if (index == 0)
+    return base;
   std::string rows = runExtent(x, 0, 1), first;
-  int64_t n;
-  if (!StringRef(rows).getAsInteger(10, n))
+  if (int64_t n; !StringRef(rows).getAsInteger(10, n))
     first = std::to_string(graph::partOffset(n, index, parts));
   else
     first = "(" + std::to_string(index) + " * (" + rows + " / " +
             std::to_string(parts) + ") + std::min<int64_t>(" +
             std::to_string(index) + ", " + rows + " % " +
             std::to_string(parts) + "))";
-  std::string rowBytes =
-      runExtent(x, 1, rank) + " * " +
-      std::to_string(elementBytes(tensorType(x).getElementType()));
-  os << "  std::memcpy(" << out(op) << ", reinterpret_cast<const char *>("
-     << in(op, 0) << ") + " << first << " * " << rowBytes << ", "
-     << runBytes(part.getResult()) << ");\n";
-  return success();
+  if (first == "0")
+    return base;
+  return "(" + base + " + " + first + " * " +
+         runExtent(x, 1, shapeOf(x).size()) + ")";
 }
 
 LogicalResult FunctionEmitter::emitGather(GatherOp gather) {
@@ -1514,7 +1518,6 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
         .add<TransposeOp>(&E::emitTranspose)
         .add<ConcatOp>(&E::emitConcat)
         .add<SliceOp>(&E::emitSlice)
-        .add<BatchPartOp>(&E::emitBatchPart)
         .add<GatherOp>(&E::emitGather)
         .add<ScatterNdOp>(&E::emitScatterNd, anyTypes, f32)
         .add<ReduceSumOp>(&E::emitReduce<ReduceSumOp>, anyTypes, f32)

@@ -79,7 +79,7 @@ private:
         continue;
       if (isa<func::ReturnOp, device::TransferOp, ReplicaAllReduceOp>(user))
         last = end;
-      else if (getViewOffset(user))
+      else if (isView(user))
         last = std::max(last, lastUse(user->getResult(0)));
       else
         last = std::max(last, position[user]);
@@ -112,7 +112,7 @@ private:
             {{valueBytes(op.getResult(0)), 0, end}, &op, false});
         continue;
       }
-      if (op.getNumResults() == 0 || getViewOffset(&op) ||
+      if (op.getNumResults() == 0 || isView(&op) ||
           isa<WeightRefOp, ConstantOp>(op))
         continue;
       device::DeviceAttr device = sched::runningDevice(&op);

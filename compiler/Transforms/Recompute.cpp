@@ -65,7 +65,7 @@ public:
         continue;
       if (isa<func::ReturnOp>(user))
         last = end;
-      else if (getViewOffset(user))
+      else if (isView(user))
         last = std::max(last, lastUse(user->getResult(0)));
       else
         last = std::max(last, at(user));
@@ -77,7 +77,7 @@ public:
   uint64_t peakBytes() const {
     std::vector<int64_t> delta(end + 2, 0);
     for (Operation &op : block) {
-      if (isa<WeightRefOp, ConstantOp>(op) || getViewOffset(&op))
+      if (isa<WeightRefOp, ConstantOp>(op) || isView(&op))
         continue;
       for (Value r : op.getResults()) {
         auto bytes = static_cast<int64_t>(valueBytes(r));
@@ -100,7 +100,7 @@ private:
 /// The value whose memory a view shares.
 Value viewRoot(Value v) {
   while (Operation *def = v.getDefiningOp()) {
-    if (!getViewOffset(def))
+    if (!isView(def))
       break;
     v = def->getOperand(0);
   }
@@ -114,7 +114,7 @@ bool isRecomputable(Operation *op) {
   if (!(op->hasTrait<graph::Elementwise>() || isa<DropoutOp>(op)))
     return false;
   return op->getNumResults() == 1 && op->getNumRegions() == 0 && isPure(op) &&
-         !getViewOffset(op) && !isa<ConstantOp>(op) &&
+         !isView(op) && !isa<ConstantOp>(op) &&
          valueBytes(op->getResult(0)) > 0;
 }
 
@@ -230,7 +230,7 @@ struct RecomputePass : modelc::impl::RecomputePassBase<RecomputePass> {
       Operation *user = block.findAncestorOpInBlock(*use.getOwner());
       // An output, a weight written, or a view (whose readers would have
       // to follow): the value stays.
-      if (isa<func::ReturnOp, AssignOp>(user) || getViewOffset(user))
+      if (isa<func::ReturnOp, AssignOp>(user) || isView(user))
         return 0;
       if (lifetimes.at(user) <= limit)
         continue;

@@ -112,7 +112,7 @@ public:
 private:
   /// The value whose memory a view (reshape) shares.
   static Value viewRoot(Value v) {
-    while (v.getDefiningOp() && getViewOffset(v.getDefiningOp()))
+    while (v.getDefiningOp() && isView(v.getDefiningOp()))
       v = v.getDefiningOp()->getOperand(0);
     return v;
   }
@@ -176,7 +176,7 @@ private:
       return;
     }
     if ((op->getNumResults() != 1 && !isa<AssignOp>(op)) ||
-        isa<WeightRefOp, ConstantOp>(op) || getViewOffset(op))
+        isa<WeightRefOp, ConstantOp>(op) || isView(op))
       return; // no code of its own
     if (isCopyStreamOp(op)) {
       // A copy runs on the destination's copy stream once its source is

@@ -10,9 +10,9 @@
 // cut on, the batch is split over both (modelc-data-parallel: a balanced
 // part per accelerator at run time), estimated faster there.
 // H200: module attributes {device.regimes = [
-// H200-SAME: {at = 32 : i64, data_parallel = false, {{.*}}, max = 57 : i64, min = 1 : i64, placement = "cuda:0 8 ops"},
-// H200-SAME: {at = 1024 : i64, data_parallel = true, {{.*}}, max = 4096 : i64, min = 58 : i64, placement = "data parallel over cuda:0, cuda:1 (cpu 3 ops, cuda:0 8 ops, cuda:1 8 ops)",
-// H200-SAME: why = "from 58 the placement at 1024 (data parallel over cuda:0, cuda:1 {{.*}}) is estimated {{.*}} us against {{.*}} us for the placement at 32 (cuda:0 8 ops); at 57, {{.*}}"}]}
+// H200-SAME: {at = 32 : i64, data_parallel = false, {{.*}}, max = 35 : i64, min = 1 : i64, placement = "cuda:0 8 ops"},
+// H200-SAME: {at = 1024 : i64, data_parallel = true, {{.*}}, max = 4096 : i64, min = 36 : i64, placement = "data parallel over cuda:0, cuda:1 (cpu 3 ops, cuda:0 8 ops, cuda:1 8 ops)",
+// H200-SAME: why = "from 36 the placement at 1024 (data parallel over cuda:0, cuda:1 {{.*}}) is estimated {{.*}} us against {{.*}} us for the placement at 32 (cuda:0 8 ops); at 35, {{.*}}"}]}
 // SIM: module attributes {device.regimes = [
 // SIM-SAME: data_parallel = false, {{.*}}, min = 1 : i64
 // SIM-SAME: data_parallel = true, {{.*}}, max = 4096 : i64, {{.*}}, placement = "data parallel over sim:0, sim:1 (cpu 3 ops, sim:0 8 ops, sim:1 8 ops)"

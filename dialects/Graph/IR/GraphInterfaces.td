@@ -23,11 +23,7 @@ def Graph_CostOpInterface : OpInterface<"CostOpInterface"> {
   let methods = [
     InterfaceMethod<[{
       Arithmetic operations of one execution; a multiply-add counts two.
-    }], "double", "getFlops">,
-    InterfaceMethod<[{
-      The bytes the op reads and writes, where it touches only part of an
-      operand (a negative number: every operand and result, whole).
-    }], "double", "getBytes", (ins), [{}], [{ return -1; }]>
+    }], "double", "getFlops">
   ];
 }
 
@@ -104,8 +100,6 @@ def Graph_GradientOpInterface : OpInterface<"GradientOpInterface"> {
 // What an op declares in its trait list: its own getFlops; that it works on
 // each sample alone; that it says when it can be split (whyNotSplit).
 def Graph_OwnCost : DeclareOpInterfaceMethods<Graph_CostOpInterface>;
-def Graph_OwnCostAndBytes
-    : DeclareOpInterfaceMethods<Graph_CostOpInterface, ["getBytes"]>;
 def Graph_SplitPerSample : DeclareOpInterfaceMethods<Graph_BatchSplitOpInterface>;
 def Graph_OwnGradient : DeclareOpInterfaceMethods<Graph_GradientOpInterface>;
 // That it says how its result's symbolic shape follows (inferSymbolicShape).

@@ -89,6 +89,12 @@ inferElementwiseBinary(std::optional<mlir::Location> location,
 /// the view; nullopt otherwise. Views need no copy.
 std::optional<int64_t> getViewOffset(mlir::Operation *op);
 
+/// Whether `op`'s result is its first operand's memory (no code, no
+/// buffer): the views getViewOffset gives an offset for, and graph.
+/// batch_part, whose rows start where the run's batch says (its printer
+/// computes the offset at run time).
+bool isView(mlir::Operation *op);
+
 /// Where an op came from, as reports, profiles, traces and runtime errors
 /// say it: " (line 12)" for a model.ir, " (node '/10/Gemm')" for an ONNX
 /// node (its NameLoc "file:node 'NAME'"), "" when the location says

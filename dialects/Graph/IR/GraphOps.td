@@ -1055,8 +1055,7 @@ def Graph_SliceOp : Graph_Op<"slice", [Pure, Graph_InferTypeFromProperties,
 }
 
 def Graph_BatchPartOp : Graph_Op<"batch_part", [Pure,
-    Graph_InferTypeFromProperties, Graph_OwnSymbolicShape,
-    Graph_OwnCostAndBytes]> {
+    Graph_InferTypeFromProperties, Graph_OwnSymbolicShape]> {
   let summary = "One replica's share of the batch (data parallelism).";
   let description = [{
     Part `part` of `parts` balanced parts of dimension 0: the rows from

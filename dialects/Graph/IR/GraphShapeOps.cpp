@@ -408,6 +408,10 @@ LogicalResult CumsumOp::verify() {
                    getInput().getType().getRank());
 }
 
+bool modelc::graph::isView(Operation *op) {
+  return isa<BatchPartOp>(op) || getViewOffset(op).has_value();
+}
+
 std::optional<int64_t> modelc::graph::getViewOffset(Operation *op) {
   if (isa<ReshapeOp, FlattenOp>(op))
     return 0;
@@ -454,9 +458,7 @@ std::optional<int64_t> modelc::graph::getViewOffset(Operation *op) {
 double TransposeOp::getFlops() { return 0; }
 double ConcatOp::getFlops() { return 0; }
 double SliceOp::getFlops() { return 0; }
-double BatchPartOp::getFlops() { return 0; }
-// Its rows of the input, copied.
-double BatchPartOp::getBytes() { return 2.0 * valueBytes(getResult()); }
+
 double GatherOp::getFlops() { return 0; }
 double ScatterNdOp::getFlops() {
   return static_cast<double>(getNumRows() * getSliceElements());
