@@ -671,8 +671,10 @@ def SizeRegimesPass : Pass<"modelc-size-regimes", "::mlir::ModuleOp"> {
     where the smaller sample's stops being the best (bisection). Then, while
     there are more than `regimes` ranges, or a cut pays less than 5% of the
     estimated time over its samples, the two neighbours whose merge costs
-    least merge, keeping the better of their placements. Each range is
-    placed at its `at` size: opt when inside and placed so, else its largest
+    least merge, keeping the better of their placements, and each cut moves
+    to where its two neighbours' placements cross (the sample with the
+    least total estimate, then bisection). Each range is placed at its
+    `at` size: opt when inside and placed so, else its largest
     sample placed so, else the sample where its placement was found.
 
     With `data-parallel=consider` (the driver's default for a target with

@@ -237,6 +237,7 @@ struct SizeRegimesPass : modelc::impl::SizeRegimesPassBase<SizeRegimesPass> {
   void runOnOperation() override;
   std::vector<Range> cut(const std::vector<int64_t> &samples);
   void merge(std::vector<Range> &ranges, const std::vector<int64_t> &samples);
+  void recut(std::vector<Range> &ranges, const std::vector<int64_t> &samples);
   std::string why(const Range &left, const Range &right);
   LogicalResult writeReport(const std::vector<int64_t> &samples,
                             const std::vector<Range> &ranges);
@@ -363,6 +364,46 @@ void SizeRegimesPass::merge(std::vector<Range> &ranges,
   }
 }
 
+/// Moves each cut between the two placements left after merging to where
+/// they cross: at the sample where the total estimate over both ranges'
+/// samples is least, then by bisection from the sample before it to the
+/// first size where the right placement is no slower (a merge keeps one
+/// neighbour's placement; its old cut was against another).
+void SizeRegimesPass::recut(std::vector<Range> &ranges,
+                            const std::vector<int64_t> &samples) {
+  for (size_t i = 0; i + 1 < ranges.size(); ++i) {
+    Range &a = ranges[i], &b = ranges[i + 1];
+    std::vector<int64_t> in;
+    for (int64_t s : samples)
+      if (s >= a.min && s <= b.max)
+        in.push_back(s);
+    if (in.size() < 2)
+      continue;
+    double best = std::numeric_limits<double>::infinity();
+    size_t at = 0;
+    for (size_t k = 1; k < in.size(); ++k) {
+      double total = 0;
+      for (size_t j = 0; j < in.size(); ++j)
+        total += timeOf(j < k ? a.placement : b.placement, in[j]);
+      if (total < best) {
+        best = total;
+        at = k;
+      }
+    }
+    if (at == 0)
+      continue;
+    int64_t lo = in[at - 1], hi = in[at];
+    while (hi - lo > 1) {
+      int64_t mid = lo + (hi - lo) / 2;
+      (timeOf(b.placement, mid) <= timeOf(a.placement, mid) ? hi : lo) = mid;
+    }
+    a.max = hi - 1;
+    b.min = hi;
+  }
+  for (Range &r : ranges)
+    r.at = placedAt(r, samples);
+}
+
 /// Why `right` starts where it does: both placements' estimates on the
 /// two sides of the cut.
 std::string SizeRegimesPass::why(const Range &left, const Range &right) {
@@ -478,6 +519,7 @@ void SizeRegimesPass::runOnOperation() {
     return signalPassFailure();
   std::vector<Range> ranges = cut(samples);
   merge(ranges, samples);
+  recut(ranges, samples);
   for (size_t i = 1; i < ranges.size(); ++i)
     ranges[i].why = why(ranges[i - 1], ranges[i]);
   if (!report.empty() && failed(writeReport(samples, ranges)))
