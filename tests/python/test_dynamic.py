@@ -84,8 +84,9 @@ def test_size_regimes(modelc_tool, workdir):
     info = model.info()
     assert info["plan"] == "cpu+sim2"
     assert info["plans"] == ["cpu+sim2"]
-    assert info["regimes"] == [{"dim": "batch", "min": 1, "max": 520},
-                               {"dim": "batch", "min": 521, "max": 4096}]
+    # (The second regime splits the batch over sim:0 and sim:1.)
+    assert info["regimes"] == [{"dim": "batch", "min": 1, "max": 541},
+                               {"dim": "batch", "min": 542, "max": 4096}]
     one = modelc.load(modelc.compile(
         os.path.join(ROOT, "tests", "e2e", "Inputs", "regimes.ir"),
         output=str(workdir / "regimes1.so"), target="cpu+sim2",
@@ -96,9 +97,9 @@ def test_size_regimes(modelc_tool, workdir):
         modelc.compile("model.ir", regimes=0)
     w = {k: np.asarray(v) for k, v in model.state_dict().items()}
     rng = np.random.default_rng(2)
-    for n in (6, 600, 520, 521, 1):
+    for n in (6, 601, 541, 542, 1):
         x = rng.standard_normal((n, 64), dtype=np.float32)
-        assert model.regime_of(x) == (0 if n <= 520 else 1)
+        assert model.regime_of(x) == (0 if n <= 541 else 1)
         h = np.tanh(x @ w["w1"].T + w["b1"])
         logits = h @ w["w2"].T
         e = np.exp(logits - logits.max(axis=1, keepdims=True))
