@@ -151,6 +151,11 @@ for target in cpu cpu+sim2; do
   prepare "$name" examples/transformer_dynamic.ir "${flags[@]}"
   run_dims "$name" batch=1,seq=1 batch=3,seq=17
 done
+# The batch split over sim:0 and sim:1 at run time (odd batches: unequal
+# parts, views of the input's rows).
+prepare transformer_dynamic-dp examples/transformer_dynamic.ir --target=cpu+sim2 \
+  --checked --data-parallel --dim batch=2..4
+run_dims transformer_dynamic-dp batch=3,seq=17 batch=2,seq=1
 echo "ASan+UBSan: a dynamic batch and sequence ran clean and matched the plain build"
 
 echo "== ASan+UBSan: a training step, generated code instrumented"
