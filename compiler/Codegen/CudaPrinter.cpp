@@ -163,6 +163,73 @@ std::string runSize(const GpuOpContext &context, int64_t count, Value v) {
   return text == std::to_string(count) ? std::string() : text;
 }
 
+/// Axes [from, to) of `v` at the run's sizes, a host expression, where a
+/// dimension beyond... any of them is dynamic (docs/dynamic.md); empty when
+/// they are static.
+std::string runExtent(const GpuOpContext &context, Value v, size_t from,
+                      size_t to) {
+  if (!v || !context.extent)
+    return std::string();
+  std::string text = context.extent(v, from, to);
+  int64_t n;
+  return StringRef(text).getAsInteger(10, n) ? text : std::string();
+}
+
+/// Whether an axis of `v` beyond the first is dynamic.
+bool innerDynamic(const GpuOpContext &context, Value v) {
+  int64_t rank = tensorType(v).getRank();
+  for (int64_t d = 1; d < rank; ++d)
+    if (!runExtent(context, v, d, d + 1).empty())
+      return true;
+  return false;
+}
+
+/// The product of two C expressions (literals multiplied here).
+std::string times(const std::string &a, const std::string &b) {
+  int64_t x, y;
+  bool xs = !StringRef(a).getAsInteger(10, x),
+       ys = !StringRef(b).getAsInteger(10, y);
+  if (xs && ys)
+    return std::to_string(x * y);
+  if (xs && x == 1)
+    return b;
+  if (ys && y == 1)
+    return a;
+  return "(" + a + " * " + b + ")";
+}
+
+/// Row-major strides of `dims` (C expressions).
+SmallVector<std::string> stridesOfDims(ArrayRef<std::string> dims) {
+  SmallVector<std::string> strides(dims.size(), "1");
+  std::string stride = "1";
+  for (size_t d = dims.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride = times(stride, dims[d]);
+  }
+  return strides;
+}
+
+/// offsetExpr with sizes and strides as C expressions (kernel parameters
+/// where dynamic).
+std::string offsetExprOf(const std::string &var, ArrayRef<std::string> shape,
+                         ArrayRef<std::string> strides) {
+  SmallVector<std::string> inner = stridesOfDims(shape);
+  std::string sum;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (strides[d] == "0" || shape[d] == "1")
+      continue;
+    std::string term = var;
+    if (inner[d] != "1")
+      term = "(" + term + " / " + inner[d] + ")";
+    if (d != 0)
+      term = "(" + term + " % " + shape[d] + ")";
+    if (strides[d] != "1")
+      term += " * " + strides[d];
+    sum += (sum.empty() ? "" : " + ") + term;
+  }
+  return sum.empty() ? "0" : "(" + sum + ")";
+}
+
 /// Collects the parameters of one kernel and writes its launch.
 class KernelBuilder {
 public:
@@ -189,6 +256,29 @@ public:
     args.push_back(hostExpr);
     return name;
   }
+  /// A size in the kernel: `literal`, or where `hostExpr` (the run's, a
+  /// host expression) is given, an int64_t parameter (one per expression).
+  std::string size(const std::string &hostExpr, int64_t literal) {
+    if (hostExpr.empty())
+      return std::to_string(literal);
+    for (auto &[expr, name] : sizes)
+      if (expr == hostExpr)
+        return name;
+    std::string name = raw("int64_t ", hostExpr);
+    sizes.push_back({hostExpr, name});
+    return name;
+  }
+  /// Each axis of `v` at the run's sizes (size()).
+  SmallVector<std::string> dims(Value v) {
+    SmallVector<std::string> out;
+    ArrayRef<int64_t> shape = tensorType(v).getShape();
+    for (size_t d = 0; d < shape.size(); ++d)
+      out.push_back(size(runExtent(context, v, d, d + 1), shape[d]));
+    return out;
+  }
+  /// The row-major strides of `v` at the run's sizes.
+  SmallVector<std::string> strides(Value v) { return stridesOfDims(dims(v)); }
+
   /// The error word (int *): kernels that check indices report there.
   std::string errorWord() {
     if (errorName.empty()) {
@@ -281,6 +371,7 @@ private:
   std::vector<GpuModule::Param> params;
   std::vector<std::string> args;
   std::vector<std::pair<std::pair<const void *, bool>, std::string>> seen;
+  std::vector<std::pair<std::string, std::string>> sizes;
   std::string errorName;
   std::string name;
 };
@@ -341,10 +432,23 @@ struct Emit {
     /// Host expressions of m and batch at the run's size (a dynamic
     /// dimension 0); empty: the numbers.
     std::string mRun, batchRun;
+    /// Dimensions beyond axis 0: the other sizes at the run's (empty: the
+    /// numbers).
+    std::string nRun, kRun, ldaRun, ldbRun, ldcRun, strideARun, strideBRun,
+        strideCRun;
     std::string a, b, c, bias = "nullptr", cIn = "nullptr";
     int64_t lda = 0, ldb = 0, ldc = 0, strideA = 0, strideB = 0, strideC = 0;
     double alpha = 1.0, beta = 0.0;
   };
+  /// `run` where given, else `value`.
+  static std::string or_(const std::string &run, int64_t value) {
+    return run.empty() ? std::to_string(value) : run;
+  }
+  /// Axis `d` of `v` at the run's size: a host expression or the number.
+  std::string dim(Value v, size_t d) const {
+    std::string run = runExtent(context, v, d, d + 1);
+    return run.empty() ? std::to_string(tensorType(v).getShape()[d]) : run;
+  }
   void gemm(const Gemm &g) {
     module.usesGemm = true;
     unsigned flags = (context.reluEpilogue ? 1u : 0u) |
@@ -358,14 +462,16 @@ struct Emit {
          << "u;\n    g.flags = " << flags << "u;\n"
          << "    g.trans_a = " << g.transA << ";\n    g.trans_b = " << g.transB
          << ";\n    g.m = " << (g.mRun.empty() ? std::to_string(g.m) : g.mRun)
-         << ";\n    g.n = " << g.n << ";\n    g.k = " << g.k
-         << ";\n    g.batch = "
+         << ";\n    g.n = " << or_(g.nRun, g.n) << ";\n    g.k = "
+         << or_(g.kRun, g.k) << ";\n    g.batch = "
          << (g.batchRun.empty() ? std::to_string(g.batch) : g.batchRun)
-         << ";\n    g.a = " << g.a << ";\n    g.lda = " << g.lda
-         << ";\n    g.stride_a = " << g.strideA << ";\n    g.b = " << g.b
-         << ";\n    g.ldb = " << g.ldb << ";\n    g.stride_b = " << g.strideB
-         << ";\n    g.c = " << g.c << ";\n    g.ldc = " << g.ldc
-         << ";\n    g.stride_c = " << g.strideC << ";\n    g.c_in = " << g.cIn
+         << ";\n    g.a = " << g.a << ";\n    g.lda = " << or_(g.ldaRun, g.lda)
+         << ";\n    g.stride_a = " << or_(g.strideARun, g.strideA)
+         << ";\n    g.b = " << g.b << ";\n    g.ldb = " << or_(g.ldbRun, g.ldb)
+         << ";\n    g.stride_b = " << or_(g.strideBRun, g.strideB)
+         << ";\n    g.c = " << g.c << ";\n    g.ldc = " << or_(g.ldcRun, g.ldc)
+         << ";\n    g.stride_c = " << or_(g.strideCRun, g.strideC)
+         << ";\n    g.c_in = " << g.cIn
          << ";\n    g.bias = " << g.bias
          << ";\n    g.alpha = " << floatLiteral(g.alpha)
          << ";\n    g.beta = " << floatLiteral(g.beta)
@@ -421,12 +527,24 @@ LogicalResult emitFused(sched::FusedOp fused, Emit &e) {
     ArrayRef<int64_t> shape = type.getShape();
     extent = std::max(extent, type.getNumElements());
     std::string index;
-    if (shape == outShape)
+    if (shape == outShape) {
       index = "i";
-    else if (type.getNumElements() == 1)
+    } else if (type.getNumElements() == 1) {
       index = "0";
-    else
+    } else if (innerDynamic(e.context, fused.getResult())) {
+      // Broadcast offsets from the run's sizes: an axis of static size 1
+      // broadcasts (right-aligned).
+      SmallVector<std::string> inDims = k.dims(operand),
+                               inStrides = stridesOfDims(inDims),
+                               strides(outShape.size(), "0");
+      size_t shift = outShape.size() - shape.size();
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (inDims[d] != "1")
+          strides[d + shift] = inStrides[d];
+      index = offsetExprOf("i", k.dims(fused.getResult()), strides);
+    } else {
       index = offsetExpr("i", outShape, broadcastStrides(shape, outShape));
+    }
     body += "    const " + computeType(elementType) + " " + local + " = " +
             e.load(operand, source + "[" + index + "]") + ";\n";
     element[argument] = local;
@@ -498,7 +616,9 @@ LogicalResult emitLinear(LinearOp linear, Emit &e) {
   g.k = x.back();
   g.n = tensorType(linear.getWeight()).getShape()[0];
   g.m = product(x) / std::max<int64_t>(g.k, 1);
-  g.mRun = e.run(g.m, linear.getInput());
+  g.mRun = innerDynamic(e.context, linear.getInput())
+               ? runExtent(e.context, linear.getInput(), 0, x.size() - 1)
+               : e.run(g.m, linear.getInput());
   g.transB = true;
   FailureOr<std::string> a = e.pointer(linear, linear.getInput()),
                          b = e.pointer(linear, linear.getWeight());
@@ -631,6 +751,38 @@ LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
   int64_t batches = product(batch);
   std::optional<int64_t> sa = uniformBatchStride(a, batch),
                          sb = uniformBatchStride(b, batch);
+  if (innerDynamic(e.context, matmul.getLhs()) ||
+      innerDynamic(e.context, matmul.getRhs()) ||
+      innerDynamic(e.context, matmul.getResult())) {
+    // Dimensions beyond axis 0: every size at the run's, one strided batch
+    // (operands of the batch's shape or single matrices, dense).
+    if (!sa || !sb || e.context.stridedOperands[0] ||
+        e.context.stridedOperands[1])
+      return matmul.emitError("'graph.matmul' with a dynamic dimension "
+                              "beyond axis 0 and operands broadcast over "
+                              "some batch dimensions, or read as strided "
+                              "views, is not supported yet on a GPU");
+    Value lhs = matmul.getLhs(), rhs = matmul.getRhs(),
+          res = matmul.getResult();
+    g.mRun = e.dim(lhs, a.size() - 2);
+    g.kRun = e.dim(lhs, a.size() - 1);
+    g.nRun = e.dim(rhs, b.size() - 1);
+    g.ldaRun = g.kRun;
+    g.ldbRun = g.nRun;
+    g.ldcRun = g.nRun;
+    g.batch = batches;
+    std::string runBatches =
+        batch.empty() ? std::string() : runExtent(e.context, res, 0, batch.size());
+    g.batchRun = runBatches.empty() ? std::to_string(batches) : runBatches;
+    g.strideARun = *sa ? times(g.mRun, g.kRun) : "0";
+    g.strideBRun = *sb ? times(g.kRun, g.nRun) : "0";
+    g.strideCRun = times(g.mRun, g.nRun);
+    g.a = *pa;
+    g.b = *pb;
+    g.c = pc;
+    e.gemm(g);
+    return success();
+  }
   // A dynamic dimension 0: the rows of one product, or the first batch
   // dimension.
   std::string runRows = batch.empty() ? e.run(g.m, matmul.getResult())
@@ -922,6 +1074,27 @@ LogicalResult emitSoftmax(Operation *op, Value input, int64_t axis, bool log,
           inner = product(x.drop_front(axis + 1));
   KernelBuilder k(e.module, e.context);
   std::string in = k.input(input), out = k.output(op->getResult(0));
+  if (innerDynamic(e.context, input)) {
+    // Dimensions beyond axis 0: the line length, the lines and the stride
+    // between a line's elements at the run's sizes (kernel parameters).
+    int64_t rank = x.size();
+    std::string runLen = k.size(runExtent(e.context, input, axis, axis + 1),
+                                len),
+                runInner = k.size(
+                    runExtent(e.context, input, axis + 1, rank), inner);
+    std::string lines = runExtent(e.context, input, 0, axis),
+                innerLines = runExtent(e.context, input, axis + 1, rank);
+    std::string grid =
+        times(lines.empty() ? std::to_string(outer) : lines,
+              innerLines.empty() ? std::to_string(inner) : innerLines);
+    k.launch(e.task,
+             "  modelc_gpu::softmax_row<" +
+                 tagOf(tensorType(input).getElementType()) + ">(" + in + ", " +
+                 out + ", " + runLen + ", " + runInner + ", " +
+                 (log ? "true" : "false") + ");\n",
+             outer * inner, rowThreads(len), true, grid);
+    return success();
+  }
   if (inner >= 32) { // coalesced: 32 neighbouring lines per block
     k.launch(e.task,
              "  modelc_gpu::softmax_columns<" +
@@ -954,6 +1127,15 @@ LogicalResult emitLayerNorm(LayerNormOp norm, Emit &e) {
   std::string scale = norm.getScale() ? k.input(norm.getScale()) : "nullptr";
   std::string bias = norm.getBias() ? k.input(norm.getBias()) : "nullptr";
   std::string out = k.output(norm.getResult());
+  std::string grid;
+  if (!innerDynamic(e.context, norm.getInput())) {
+    grid = k.runBlocks(rows, norm.getInput());
+  } else {
+    if (!runExtent(e.context, norm.getInput(), axis, x.size()).empty())
+      return norm.emitError("'graph.layer_norm' over a dynamic dimension is "
+                            "not supported yet on a GPU");
+    grid = runExtent(e.context, norm.getInput(), 0, axis);
+  }
   k.launch(
       e.task,
       "  modelc_gpu::layer_norm_row<" +
@@ -962,7 +1144,7 @@ LogicalResult emitLayerNorm(LayerNormOp norm, Emit &e) {
           std::to_string(cols) + ", " +
           floatLiteral(norm.getEpsilon().convertToDouble(), CodeFlavor::Gpu) +
           ");\n",
-      rows, rowThreads(cols), true, k.runBlocks(rows, norm.getInput()));
+      rows, rowThreads(cols), true, grid);
   return success();
 }
 
@@ -1216,7 +1398,27 @@ void emitGatherCopy(Value input, Value result, const std::string &offset,
 
 /// Where element `var` of a slice's result lies in its input: "base +
 /// offset(var)".
-std::string sliceSource(SliceOp slice, const std::string &var) {
+std::string sliceSource(SliceOp slice, const std::string &var,
+                        KernelBuilder &k, const GpuOpContext &context) {
+  if (innerDynamic(context, slice.getInput()) ||
+      innerDynamic(context, slice.getResult())) {
+    // At the run's sizes (the sliced axes themselves are static).
+    SmallVector<std::string> strides = k.strides(slice.getInput()),
+                             stepStrides;
+    NormalizedSlice window = slice.getNormalizedSlice();
+    std::string base = "0";
+    for (size_t d = 0; d < strides.size(); ++d) {
+      if (window.starts[d])
+        base = base == "0"
+                   ? times(std::to_string(window.starts[d]), strides[d])
+                   : "(" + base + " + " +
+                         times(std::to_string(window.starts[d]), strides[d]) +
+                         ")";
+      stepStrides.push_back(times(strides[d], std::to_string(window.steps[d])));
+    }
+    return base + " + " + offsetExprOf(var, k.dims(slice.getResult()),
+                                       stepStrides);
+  }
   ArrayRef<int64_t> x = tensorType(slice.getInput()).getShape();
   ArrayRef<int64_t> y = tensorType(slice.getResult()).getShape();
   SmallVector<int64_t> strides = stridesOf(x);
@@ -1315,7 +1517,17 @@ LogicalResult emitTranspose(TransposeOp transpose, Emit &e) {
   KernelBuilder k(e.module, e.context);
   std::string offset = offsetExpr("i", y, strides);
   auto slice = dyn_cast_or_null<SliceOp>(e.context.foldedSlice);
-  if (!slice && succeeded(emitTiledTranspose(transpose, e, k)))
+  bool dynamic = innerDynamic(e.context, transpose.getInput()) ||
+                 innerDynamic(e.context, transpose.getResult());
+  if (dynamic) {
+    // The input's strides at the run's sizes, permuted (a gather: the
+    // tiles assume the max's sizes).
+    SmallVector<std::string> inRun = k.strides(transpose.getInput()), perm;
+    for (int64_t p : transpose.getPerm())
+      perm.push_back(inRun[p]);
+    offset = offsetExprOf("i", k.dims(transpose.getResult()), perm);
+  }
+  if (!slice && !dynamic && succeeded(emitTiledTranspose(transpose, e, k)))
     return success();
   if (!slice) {
     std::string in = k.input(transpose.getInput());
@@ -1333,7 +1545,8 @@ LogicalResult emitTranspose(TransposeOp transpose, Emit &e) {
   k.launchMap(e.task, count,
               std::max(count, tensorType(slice.getInput()).getNumElements()),
               "    const int64_t l = " + offset + ";\n    " + out +
-                  "[i] = " + in + "[" + sliceSource(slice, "l") + "];\n",
+                  "[i] = " + in + "[" + sliceSource(slice, "l", k, e.context) +
+                  "];\n",
               transpose.getResult());
   return success();
 }
@@ -1341,8 +1554,8 @@ LogicalResult emitTranspose(TransposeOp transpose, Emit &e) {
 LogicalResult emitSlice(SliceOp slice, Emit &e) {
   KernelBuilder k(e.module, e.context);
   std::string in = k.input(slice.getInput());
-  emitGatherCopy(slice.getInput(), slice.getResult(), sliceSource(slice, "i"),
-                 e, k, in);
+  emitGatherCopy(slice.getInput(), slice.getResult(),
+                 sliceSource(slice, "i", k, e.context), e, k, in);
   return success();
 }
 

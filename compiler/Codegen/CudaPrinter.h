@@ -71,6 +71,9 @@ struct GpuOpContext {
   /// the value's dimension 0) at the run's size: the number itself unless
   /// the value's dimension 0 is dynamic (docs/dynamic.md). Unset: static.
   std::function<std::string(int64_t, mlir::Value)> sized;
+  /// A host C++ expression of the product of axes [from, to) of a value at
+  /// the run's sizes (a literal where they are static). Unset: static.
+  std::function<std::string(mlir::Value, size_t, size_t)> extent;
   /// Arena offsets of the op's scratch (gpuScratchBytes), in order.
   std::vector<uint64_t> scratch;
   /// For ops that check indices (gpuOpChecksIndices): a host expression of

@@ -603,10 +603,19 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
     return success();
   if (anyValueOf(op, [&](Value v) { return hasInnerDynamic(v); })) {
     // Dimensions beyond axis 0: the ops whose code asks runExtent for
-    // every size (CPU only so far).
+    // every size (on a GPU: GpuOpContext::extent).
     Operation *named = namedOp(op);
+    if (onGpu) {
+      if (isa<sched::FusedOp>(op) || isLeadingView(op) ||
+          isa<LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
+              TransposeOp, SliceOp>(named))
+        return success();
+      return op->emitError("'")
+             << named->getName()
+             << "' with a dynamic dimension beyond axis 0 is not supported "
+                "yet on a GPU (docs/dynamic.md lists the ops that are)";
+    }
     bool supported =
-        !onGpu &&
         (isa<sched::FusedOp, LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp,
              LayerNormOp, TransposeOp, ConcatOp, SliceOp, BatchPartOp,
              GatherOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp,
@@ -1985,6 +1994,10 @@ LogicalResult FunctionEmitter::emitGpuTask(Operation *op, unsigned d,
   context.sized = [&](int64_t count, Value v) {
     Operation *def = v.getDefiningOp();
     return sized(count, def && def->getParentOp() == op ? result : v);
+  };
+  // (A value of the group's body has its own symbolic shape.)
+  context.extent = [&](Value v, size_t from, size_t to) {
+    return runExtent(v, from, to);
   };
   if (auto it = scratchOffsets.find(op); it != scratchOffsets.end())
     context.scratch.assign(it->second.begin(), it->second.end());

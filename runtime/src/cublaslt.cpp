@@ -170,7 +170,8 @@ void runGemm(const CublasLtApi &lt, const CudaApi &cuda, GemmState &state,
                          alignment(g.a, g.stride_a, elementBytes, g.batch),
                          alignment(cIn, g.stride_c, elementBytes, g.batch),
                          alignment(g.c, g.stride_c, elementBytes, g.batch)};
-  std::tuple<uint32_t, int64_t, int64_t> key(g.site, g.m, g.batch);
+  GemmPlanKey key(g.site, g.m, g.n, g.k, g.batch, g.lda, g.ldb, g.ldc,
+                  g.stride_a, g.stride_b, g.stride_c);
   auto found = state.plans.find(key);
   if (found != state.plans.end() &&
       std::memcmp(found->second.alignment, aligned, sizeof aligned) != 0) {

@@ -80,6 +80,11 @@ struct GemmPlan {
   uint32_t alignment[4] = {}; // of cuBLASLt's A, B, C, D, as planned
 };
 
+/// What a cuBLASLt plan is made for: a call site and its matrices' layout.
+using GemmPlanKey =
+    std::tuple<uint32_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+               int64_t, int64_t, int64_t, int64_t>;
+
 /// Per GPU of a run: the cuBLASLt handle, its workspace and the plans.
 struct GemmState {
   cublasLtHandle handle = nullptr;
@@ -87,7 +92,9 @@ struct GemmState {
   size_t workspaceBytes = 0;
   /// Per call site and size: a dynamic dimension gives one site several
   /// m or batch counts (docs/dynamic.md), each its own plan.
-  std::map<std::tuple<uint32_t, int64_t, int64_t>, GemmPlan> plans;
+  /// Per call site and layout (the sizes, leading dimensions and batch
+  /// strides: a dynamic dimension changes them between runs).
+  std::map<GemmPlanKey, GemmPlan> plans;
 };
 
 /// Issues `g` on `stream` of GPU `device` (its context is current). Throws
