@@ -1564,14 +1564,38 @@ LogicalResult emitConcat(ConcatOp concat, Emit &e) {
   int64_t axis = concat.getNormalizedAxis();
   int64_t yInner = product(y.drop_front(axis));
   KernelBuilder k(e.module, e.context);
-  std::string body = "    const int64_t r = i / " + std::to_string(yInner) +
-                     ", c = i % " + std::to_string(yInner) + ";\n";
-  int64_t offset = 0;
-  std::string out;
   SmallVector<std::string> ins;
   for (Value input : concat.getInputs())
     ins.push_back(k.input(input));
-  out = k.output(concat.getResult());
+  std::string out = k.output(concat.getResult());
+  if (innerDynamic(e.context, concat.getResult())) {
+    // The run's sizes: a row of the result and of each input (the joined
+    // axis is static, checkDynamicSupported).
+    size_t rank = y.size();
+    std::string yRow = k.size(
+        runExtent(e.context, concat.getResult(), axis, rank), yInner);
+    std::string body =
+        "    const int64_t r = i / " + yRow + ", c = i % " + yRow + ";\n";
+    std::string offset = "0";
+    for (auto [index, input] : llvm::enumerate(concat.getInputs())) {
+      std::string xRow =
+          k.size(runExtent(e.context, input, axis, rank),
+                 product(tensorType(input).getShape().drop_front(axis)));
+      std::string end = offset == "0" ? xRow : "(" + offset + " + " + xRow + ")";
+      body += std::string(index ? "    else " : "    ") +
+              (index + 1 < concat.getInputs().size() ? "if (c < " + end + ")\n"
+                                                     : "\n") +
+              "      " + out + "[i] = " + ins[index] + "[r * " + xRow +
+              " + c - " + offset + "];\n";
+      offset = end;
+    }
+    int64_t count = tensorType(concat.getResult()).getNumElements();
+    k.launchMap(e.task, count, count, body, concat.getResult());
+    return success();
+  }
+  std::string body = "    const int64_t r = i / " + std::to_string(yInner) +
+                     ", c = i % " + std::to_string(yInner) + ";\n";
+  int64_t offset = 0;
   for (auto [index, input] : llvm::enumerate(concat.getInputs())) {
     int64_t xInner = product(tensorType(input).getShape().drop_front(axis));
     body += std::string(index ? "    else " : "    ") +
@@ -1598,17 +1622,29 @@ LogicalResult emitGather(GatherOp gather, Emit &e) {
               idx = k.input(gather.getIndices()),
               out = k.output(gather.getResult()), err = k.errorWord();
   auto str = [](int64_t v) { return std::to_string(v); };
+  // The run's sizes where an axis beyond 0 is dynamic (the gathered axis
+  // itself is static).
+  std::string innerText = str(inner), indicesText = str(indices);
+  if (innerDynamic(e.context, gather.getResult())) {
+    int64_t rank = data.size();
+    innerText =
+        k.size(runExtent(e.context, gather.getData(), axis + 1, rank), inner);
+    indicesText = k.size(
+        runExtent(e.context, gather.getIndices(), 0,
+                  tensorType(gather.getIndices()).getRank()),
+        indices);
+  }
   std::string body =
-      "    const int64_t j = i % " + str(inner) + ", r = i / " + str(inner) +
-      ";\n    const int64_t o = r / " + str(indices) + ";\n" +
+      "    const int64_t j = i % " + innerText + ", r = i / " + innerText +
+      ";\n    const int64_t o = r / " + indicesText + ";\n" +
       "    int64_t index = static_cast<int64_t>(" + idx + "[r % " +
-      str(indices) + "]);\n    if (index < -" + str(axisDim) +
+      indicesText + "]);\n    if (index < -" + str(axisDim) +
       " || index >= " + str(axisDim) + ") {\n      modelc_gpu::report_error(" +
       err + ", " + str(e.context.errorCode) + ");\n      " + out +
       "[i] = " + cType(tensorType(gather.getResult()).getElementType()) +
       "(0);\n      continue;\n    }\n    if (index < 0)\n      index += " +
       str(axisDim) + ";\n    " + out + "[i] = " + in + "[(o * " + str(axisDim) +
-      " + index) * " + str(inner) + " + j];\n";
+      " + index) * " + innerText + " + j];\n";
   int64_t count = tensorType(gather.getResult()).getNumElements();
   k.launchMap(e.task, count,
               std::max(count, tensorType(gather.getData()).getNumElements()),
@@ -1846,18 +1882,42 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
   int64_t len = product(redDims);
   KernelBuilder k(e.module, e.context);
   std::string in = k.input(input), out = k.output(op->getResult(0));
-  if (succeeded(emitReduceColumns(op, kind, reduced, e, k, in, out)))
+  bool dynamic = innerDynamic(e.context, input);
+  if (!dynamic && succeeded(emitReduceColumns(op, kind, reduced, e, k, in, out)))
     return success();
+  std::string keptOffset = offsetExpr("r", keptDims, keptStrides),
+              redOffset = offsetExpr("j", redDims, redStrides),
+              lenText = std::to_string(len),
+              lenFloat = floatLiteral(static_cast<double>(len)), grid;
+  if (dynamic) {
+    // A row per kept index, at the run's sizes.
+    SmallVector<std::string> dims = k.dims(input), runStrides = k.strides(input);
+    SmallVector<std::string> kd, ks, rd, rs;
+    grid = "1";
+    for (size_t d = 0; d < x.size(); ++d) {
+      (reduced[d] ? rd : kd).push_back(dims[d]);
+      (reduced[d] ? rs : ks).push_back(runStrides[d]);
+      if (!reduced[d])
+        grid = times(grid, e.dim(input, d));
+    }
+    keptOffset = offsetExprOf("r", kd, ks);
+    redOffset = offsetExprOf("j", rd, rs);
+    lenText = "1";
+    for (const std::string &d : rd)
+      lenText = times(lenText, d);
+    lenFloat = "static_cast<float>(" + lenText + ")";
+  } else {
+    grid = k.runBlocks(product(keptDims), input);
+  }
   std::string body =
       "  const int64_t r = blockIdx.x;\n  const int64_t base = " +
-      offsetExpr("r", keptDims, keptStrides) + ";\n  float acc = " +
+      keptOffset + ";\n  float acc = " +
       (kind == 2   ? "-modelc_gpu::infinity()"
        : kind == 3 ? "1.0f"
                    : "0.0f") +
-      ";\n  for (int64_t j = threadIdx.x; j < " + std::to_string(len) +
+      ";\n  for (int64_t j = threadIdx.x; j < " + lenText +
       "; j += blockDim.x) {\n    const float v = " +
-      e.load(input,
-             in + "[base + " + offsetExpr("j", redDims, redStrides) + "]") +
+      e.load(input, in + "[base + " + redOffset + "]") +
       ";\n    acc = " +
       (kind == 2   ? "modelc_gpu::Max()(acc, v)"
        : kind == 3 ? "acc * v"
@@ -1868,11 +1928,9 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
                    : "Sum") +
       "());\n  if (threadIdx.x == 0)\n    " + out + "[r] = " +
       e.store(op->getResult(0),
-              kind == 1 ? "acc / " + floatLiteral(static_cast<double>(len))
-                        : std::string("acc")) +
+              kind == 1 ? "acc / " + lenFloat : std::string("acc")) +
       ";\n";
-  k.launch(e.task, body, product(keptDims), rowThreads(len), true,
-           k.runBlocks(product(keptDims), input));
+  k.launch(e.task, body, product(keptDims), rowThreads(len), true, grid);
   return success();
 }
 

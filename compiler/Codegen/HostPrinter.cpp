@@ -608,8 +608,17 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
     if (onGpu) {
       if (isa<sched::FusedOp>(op) || isLeadingView(op) ||
           isa<LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-              TransposeOp, SliceOp>(named))
+              TransposeOp, SliceOp, GatherOp, ReduceSumOp, ReduceMeanOp,
+              ReduceMaxOp, ReduceProdOp>(named))
         return success();
+      // A concat joins at static offsets: its joined axis must be static.
+      if (auto concat = dyn_cast<ConcatOp>(named)) {
+        bool joinedStatic = llvm::all_of(concat.getInputs(), [&](Value v) {
+          return symShape(v)[concat.getNormalizedAxis()].isStatic();
+        });
+        if (joinedStatic)
+          return success();
+      }
       return op->emitError("'")
              << named->getName()
              << "' with a dynamic dimension beyond axis 0 is not supported "
