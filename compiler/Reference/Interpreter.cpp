@@ -310,8 +310,10 @@ bool modelc::isFoldableOnConstants(Operation *op, int64_t maxElements) {
       op->getNumRegions() != 0 || !isPure(op) ||
       !isa<GraphDialect>(op->getDialect()))
     return false;
-  // Dropout draws at random; constants and weights are not computations.
-  if (isa<DropoutOp, ConstantOp, WeightRefOp>(op))
+  // Dropout draws at random; constants and weights are not computations;
+  // a slice cut to a dynamic dimension's size (graph.dims) has the run's.
+  if (isa<DropoutOp, ConstantOp, WeightRefOp>(op) ||
+      (isa<SliceOp>(op) && op->hasAttr(kDimsAttrName)))
     return false;
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!type || !type.hasStaticShape() || type.getNumElements() > maxElements)

@@ -227,6 +227,11 @@ public:
   /// The first dynamic dimension any input of `node` has a symbolic
   /// element of, or "".
   std::string symbolicInput(const onnx::NodeProto &node) const;
+  /// A Range from 0 to a dimension's size, or a Slice that ends at one
+  /// (positions and positional tables cut to the sequence): a graph.slice
+  /// with graph.dims; nullopt for any other node.
+  std::optional<mlir::LogicalResult>
+  importCutToSize(const onnx::NodeProto &node);
   /// The symbolic elements of the constant `name` (empty: none).
   llvm::ArrayRef<std::string> symbolsOf(const std::string &name) const {
     auto it = symbolicInts.find(name);

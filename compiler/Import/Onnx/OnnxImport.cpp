@@ -789,6 +789,83 @@ std::string Importer::symbolicInput(const onnx::NodeProto &node) const {
   return "";
 }
 
+std::optional<LogicalResult>
+Importer::importCutToSize(const onnx::NodeProto &node) {
+  const std::string &type = node.op_type();
+  auto symbol = [&](int i) -> std::string {
+    if (!hasInput(node, i))
+      return "";
+    ArrayRef<std::string> symbols = symbolsOf(node.input(i));
+    return symbols.size() == 1 ? symbols[0] : "";
+  };
+  if (type == "Range" && node.input_size() == 3 && !symbol(1).empty()) {
+    // torch.arange(x.size(1)): an iota at the max, cut to the size.
+    std::optional<IntTensor> start = intConstant(node.input(0)),
+                             limit = intConstant(node.input(1)),
+                             delta = intConstant(node.input(2));
+    if (!start || !limit || !delta || start->data.size() != 1 ||
+        delta->data.size() != 1 || !symbol(0).empty() ||
+        !symbol(2).empty() || start->data[0] != 0 || delta->data[0] != 1) {
+      error(node) << "a Range of the size of dynamic dimension '"
+                  << symbol(1)
+                  << "' other than from 0 in steps of 1 is not supported "
+                     "yet (give --input-shape for a static build)";
+      return failure();
+    }
+    int64_t max = limit->data[0];
+    Type element = start->int32 ? builder.getI32Type() : builder.getI64Type();
+    auto iotaType = RankedTensorType::get({max}, element);
+    SmallVector<APInt> iota;
+    for (int64_t i = 0; i < max; ++i)
+      iota.push_back(APInt(start->int32 ? 32 : 64, i, /*isSigned=*/true));
+    Location loc = locationOf(node);
+    Value all = graph::ConstantOp::create(
+        builder, loc, DenseElementsAttr::get(iotaType, iota));
+    auto cut = graph::SliceOp::create(
+        builder, loc, all, builder.getDenseI64ArrayAttr({0}),
+        builder.getDenseI64ArrayAttr({max}), DenseI64ArrayAttr(),
+        DenseI64ArrayAttr());
+    cut->setAttr(graph::kDimsAttrName,
+                 builder.getArrayAttr({builder.getStringAttr(symbol(1))}));
+    define(node, cut.getResult());
+    return success();
+  }
+  if (type == "Slice" && !symbol(2).empty() && symbolsOf(node.input(0)).empty() &&
+      symbol(1).empty() && symbol(3).empty() && symbol(4).empty()) {
+    // x[:, :n.size(1)]: a slice at the max that ends at the size.
+    ArrayRef<std::string> ends = symbolsOf(node.input(2));
+    auto converter = nodeConverters().find("Slice");
+    if (failed(converter->second(*this, node)))
+      return failure();
+    Value result = values.lookup(node.output(0));
+    auto slice = result ? result.getDefiningOp<graph::SliceOp>() : nullptr;
+    if (!slice)
+      return failure();
+    graph::NormalizedSlice window = slice.getNormalizedSlice();
+    std::optional<SmallVector<int64_t>> endsAtMax = constantInts(node, 2);
+    SmallVector<Attribute> dims(slice.getType().getRank(),
+                                builder.getStringAttr(""));
+    for (auto [i, axis] : llvm::enumerate(window.axes)) {
+      if (i >= ends.size() || ends[i].empty())
+        continue;
+      // (An axis shorter than the dimension's max would clamp the end.)
+      if (window.starts[axis] != 0 || window.steps[axis] != 1 || !endsAtMax ||
+          window.sizes[axis] != (*endsAtMax)[i]) {
+        error(node) << "a Slice that ends at the size of dynamic dimension '"
+                    << ends[i]
+                    << "' is supported yet only from 0, in steps of 1, on an "
+                       "axis at least as long as the dimension's max (give "
+                       "--input-shape for a static build)";
+        return failure();
+      }
+      dims[axis] = builder.getStringAttr(ends[i]);
+    }
+    slice->setAttr(graph::kDimsAttrName, builder.getArrayAttr(dims));
+    return success();
+  }
+  return std::nullopt;
+}
+
 std::optional<graph::SymShape>
 Importer::symbolicShapeOf(const std::string &name) {
   Value v = values.lookup(name);
@@ -881,6 +958,14 @@ FailureOr<ImportedModel> Importer::run(const ImportOptions &options) {
           return failedValues.contains(in);
         })) {
       markFailed();
+      continue;
+    }
+    if (std::optional<LogicalResult> cut = importCutToSize(node)) {
+      if (failed(*cut)) {
+        markFailed();
+        if (++failedNodes == maxFailedNodes)
+          return failure();
+      }
       continue;
     }
     if (tryFold(node)) {

@@ -45,7 +45,8 @@ OpFoldResult ConcatOp::fold(FoldAdaptor) {
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor) {
-  if (getInput().getType() == getType())
+  // (Cut to a dimension's size, graph.dims: whole only at the max.)
+  if (getInput().getType() == getType() && !(*this)->hasAttr(kDimsAttrName))
     return getInput();
   return {};
 }

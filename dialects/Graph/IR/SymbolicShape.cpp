@@ -388,7 +388,25 @@ std::string SliceOp::inferSymbolicShape(ArrayRef<SymShape> operands,
                                         SymShape &result) {
   NormalizedSlice slice = getNormalizedSlice();
   result = operands[0];
+  // graph.dims: sliced axes cut to a dimension's size (ONNX's Slice to
+  // `x.size(1)`, Range of it): from 0, step 1, at most the axis's size.
+  auto dims = (*this)->getAttrOfType<ArrayAttr>(kDimsAttrName);
+  if (dims && dims.size() != result.size())
+    return "its graph.dims has " + std::to_string(dims.size()) +
+           " entries for " + std::to_string(result.size()) + " axes";
   for (int64_t axis : slice.axes) {
+    auto text = dims ? dyn_cast<StringAttr>(dims[axis]) : StringAttr();
+    if (text && !text.getValue().empty()) {
+      std::optional<SymDim> d = SymDim::parse(getContext(), text.getValue());
+      if (!d)
+        return "its graph.dims entry " + std::to_string(axis) +
+               " is not a product of sizes and dimension names";
+      if (slice.starts[axis] != 0 || slice.steps[axis] != 1)
+        return "it cuts axis " + std::to_string(axis) + " to " + d->str() +
+               " from another start than 0 or in steps";
+      result[axis] = *d;
+      continue;
+    }
     if (std::string why =
             needStatic(result[axis], "the sliced axis " + std::to_string(axis));
         !why.empty())
@@ -526,7 +544,9 @@ struct Inference {
           leadingOnly &= onlyLeading(*shape);
         }
     });
-    if (!symbolic)
+    // (A slice to a dimension's size, graph.dims, may read a static value:
+    // a positions table cut to the sequence.)
+    if (!symbolic && !(isa<SliceOp>(op) && op->hasAttr(kDimsAttrName)))
       return success();
     auto size = [&](StringAttr d) { return state.sizeOf(d); };
     std::string what = "dynamic dimensions cannot flow through '" +
@@ -716,6 +736,17 @@ LogicalResult specializeDims(ModuleOp module,
               dims.push_back(
                   builder.getStringAttr(d.isStatic() ? "" : d.str()));
             reshape->setAttr(kDimsAttrName, builder.getArrayAttr(dims));
+          }
+          if (auto slice = dyn_cast<SliceOp>(op);
+              slice && slice->hasAttr(kDimsAttrName)) {
+            // Its cut axes end at their new size.
+            NormalizedSlice window = slice.getNormalizedSlice();
+            SmallVector<int64_t> ends(slice.getEnds());
+            auto dims = slice->getAttrOfType<ArrayAttr>(kDimsAttrName);
+            for (auto [i, axis] : llvm::enumerate(window.axes))
+              if (!cast<StringAttr>(dims[axis]).getValue().empty())
+                ends[i] = (*shape)[axis].eval(size);
+            slice.setEnds(ends);
           }
           retype(result, *shape);
           if (auto reshape = dyn_cast<ReshapeOp>(op))
