@@ -201,3 +201,29 @@ func.func @parts_swapped(%x: tensor<7x3xf32> {graph.dims = ["batch", ""]}) -> te
   %y = graph.concat %b, %a {axis = 0} : tensor<3x3xf32>, tensor<4x3xf32>
   return %y : tensor<7x3xf32>
 }
+
+// -----
+
+// A slice cut to a dimension's size (graph.dims; the ONNX importer writes
+// it for torch.arange(seq) and table[:, :seq]): its result has the
+// dimension even where its input is static.
+// CHECK-LABEL: func.func @cut_to_seq
+// CHECK-SAME: -> (tensor<2x16x8xf32> {graph.dims = ["", "seq", ""]})
+graph.dim @seq 1 to 16 at 16
+func.func @cut_to_seq(%x: tensor<2x16x8xf32> {graph.dims = ["", "seq", ""]}) -> tensor<2x16x8xf32> {
+  %table = graph.constant dense<1.0> : tensor<1x32x8xf32>
+  %cut = graph.slice %table {axes = array<i64: 1>, starts = array<i64: 0>, ends = array<i64: 16>, graph.dims = ["", "seq", ""]} : tensor<1x32x8xf32>
+  %y = graph.add %x, %cut : tensor<2x16x8xf32>, tensor<1x16x8xf32>
+  return %y : tensor<2x16x8xf32>
+}
+
+// -----
+
+graph.dim @seq 1 to 16 at 16
+func.func @cut_from_one(%x: tensor<16xf32> {graph.dims = ["seq"]}) -> tensor<16xf32> {
+  %table = graph.constant dense<1.0> : tensor<32xf32>
+  // expected-error @+1 {{dynamic dimensions cannot flow through 'graph.slice': it cuts axis 0 to seq from another start than 0 or in steps; not supported yet}}
+  %cut = graph.slice %table {starts = array<i64: 1>, ends = array<i64: 17>, graph.dims = ["seq"]} : tensor<32xf32>
+  %y = graph.add %x, %cut : tensor<16xf32>, tensor<16xf32>
+  return %y : tensor<16xf32>
+}

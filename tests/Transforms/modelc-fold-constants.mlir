@@ -102,3 +102,16 @@ func.func @heavy() -> tensor<512x512xf32> {
   %y = graph.matmul %a, %a : tensor<512x512xf32>, tensor<512x512xf32>
   return %y : tensor<512x512xf32>
 }
+
+// -----
+
+// A slice of a constant cut to a dynamic dimension's size (graph.dims) has
+// the run's size: never folded.
+// CHECK-LABEL: func.func @cut_to_dimension
+// CHECK: graph.slice {{.*}}graph.dims = ["seq"]
+// CAP-LABEL: func.func @cut_to_dimension
+func.func @cut_to_dimension() -> tensor<3xi64> {
+  %c = graph.constant dense<[0, 1, 2]> : tensor<3xi64>
+  %0 = graph.slice %c {starts = array<i64: 0>, ends = array<i64: 3>, graph.dims = ["seq"]} : tensor<3xi64>
+  return %0 : tensor<3xi64>
+}

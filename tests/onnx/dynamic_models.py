@@ -15,6 +15,11 @@ naming dimension 0 'batch' and PyTorch's outputs at several batch sizes
   encoder.onnx   nn.TransformerEncoderLayer(64, 4, 128, batch_first=True),
                  dynamic batch and sequence (the attention's shapes
                  computed from both); (batch, seq) 1x1, 3x17, 4x32
+  positions.onnx  token embeddings plus embeddings of torch.arange(seq)
+                 plus a positional table cut to seq (table[:, :seq]), a
+                 dynamic batch and sequence; (batch, seq) 1x1, 3x17, 4x32
+  stepped.onnx, offset.onnx  torch.arange(0, seq, 2) and table[:, 1:seq]
+                 (not supported yet)
   fixedreshape.onnx  (onnx.helper) a Reshape of a dynamic batch to the
                  constant shape [4, -1]
   halfbatch.onnx, othervalue.onnx  (onnx.helper) the batch's size halved,
@@ -82,6 +87,55 @@ def export_encoder(out):
                     layer(x).numpy())
 
 
+class Positions(nn.Module):
+    """A GPT-2-style input: token embeddings, embeddings of the positions
+    torch.arange(seq), and a learned table cut to the sequence."""
+    def __init__(self):
+        super().__init__()
+        self.tok = nn.Embedding(100, 16)
+        self.pos = nn.Embedding(32, 16)
+        self.table = nn.Parameter(torch.randn(1, 32, 16))
+
+    def forward(self, ids):
+        pos = torch.arange(ids.size(1))
+        return self.tok(ids) + self.pos(pos) + self.table[:, :ids.size(1)]
+
+
+class Stepped(Positions):
+    def forward(self, ids):
+        return self.pos(torch.arange(0, ids.size(1), 2))
+
+
+class Offset(Positions):
+    def forward(self, ids):
+        return self.table[:, 1:ids.size(1)] * ids.size(0)
+
+
+def export_positions(out):
+    """Positions, Stepped and Offset with a dynamic batch and sequence;
+    Positions' outputs at three sizes."""
+    torch.manual_seed(4)
+    ids = torch.randint(0, 100, (2, 5))
+    for name, cls in (("positions", Positions), ("stepped", Stepped),
+                      ("offset", Offset)):
+        module = cls().eval()
+        axes = {"ids": {0: "batch", 1: "seq"}}
+        if name == "positions":
+            axes["y"] = {0: "batch", 1: "seq"}
+        torch.onnx.export(module, (ids,), os.path.join(out, name + ".onnx"),
+                          input_names=["ids"], output_names=["y"],
+                          dynamic_axes=axes)
+        if name != "positions":
+            continue
+        for n, s in ((1, 1), (3, 17), (4, 32)):
+            x = torch.randint(0, 100, (n, s))
+            np.save(os.path.join(out, "positions.ids%d_%d.npy" % (n, s)),
+                    x.numpy())
+            with torch.no_grad():
+                np.save(os.path.join(out, "positions.y%d_%d.npy" % (n, s)),
+                        module(x).numpy())
+
+
 def main():
     import torchvision
     out = sys.argv[1]
@@ -102,6 +156,7 @@ def main():
     export(out, "batcharith", BatchArith(), torch.randn(2, 4), (2,),
            shape=(4,))
     export_encoder(out)
+    export_positions(out)
     from onnx import TensorProto, helper, save
     graph = helper.make_graph(
         [helper.make_node("Reshape", ["x", "shape"], ["y"])], "fixed",

@@ -135,6 +135,17 @@ func.func @full_slice(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
+// A slice cut to a dynamic dimension (graph.dims) takes everything only at
+// the dimension's max: kept.
+// CHECK-LABEL: func.func @cut_to_dimension_kept
+// CHECK: graph.slice {{.*}}graph.dims = ["", "seq"]
+func.func @cut_to_dimension_kept(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = graph.slice %x {starts = array<i64: 0>, ends = array<i64: 3>, axes = array<i64: 1>, graph.dims = ["", "seq"]} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @partial_slice_kept
 // CHECK: graph.slice
 func.func @partial_slice_kept(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
