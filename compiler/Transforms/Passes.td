@@ -660,8 +660,10 @@ def SizeRegimesPass : Pass<"modelc-size-regimes", "::mlir::ModuleOp"> {
   let description = [{
     Size regimes (docs/dynamic.md): the right device for a model depends on
     the size of its dynamic dimension (a batch of 1 belongs on the CPU next
-    to its data, a batch of 4096 on a GPU). For a module with one dynamic
-    dimension (`graph.dim`, min < max), this pass places a copy of the
+    to its data, a batch of 4096 on a GPU). For a module with a dynamic
+    dimension (`graph.dim`, min < max; with several, the batch: the one at
+    axis 0 of every entry point's first input, the others placed at their
+    opt), this pass places a copy of the
     module with modelc-place on `target` at sample sizes across the range
     (min, the powers of two inside, opt, max). The placements found there
     are the candidates; at each size the best is the one with the lowest
@@ -686,7 +688,7 @@ def SizeRegimesPass : Pass<"modelc-size-regimes", "::mlir::ModuleOp"> {
     ones placed unsplit; `never` places every size unsplit.
 
     The module gets `device.regimes`, one dictionary per range in order:
-    `min`, `max`, `at`, `placement` (the devices and their op counts at
+    `dim` (the dimension cut), `min`, `max`, `at`, `placement` (the devices and their op counts at
     `at`), `data_parallel` (whether the range is split over the
     accelerators), `estimated_s` (at `at`) and, from the second range on,
     `why`: the

@@ -123,7 +123,7 @@ struct SizeRegimesPass : modelc::impl::SizeRegimesPassBase<SizeRegimesPass> {
               bool quiet = true) {
     OwningOpRef<ModuleOp> copy(module.clone());
     for (DimOp d : copy->getOps<DimOp>())
-      if (d.getSymName() == dim.getSymName()) {
+      if (d.getSymName() == dim.getSymName()) { // (the others stay)
         OpBuilder b(d);
         d.setMinAttr(b.getI64IntegerAttr(size));
         d.setMaxAttr(b.getI64IntegerAttr(size));
@@ -466,14 +466,36 @@ void SizeRegimesPass::runOnOperation() {
   SmallVector<DimOp> dims(module.getOps<DimOp>());
   if (dims.empty())
     return;
-  if (dims.size() > 1) {
-    module.emitError("size regimes of ")
-        << dims.size()
-        << " dynamic dimensions are not supported yet (one plan covers "
-           "their ranges: modelc --regimes=1)";
-    return signalPassFailure();
-  }
   dim = dims.front();
+  if (dims.size() > 1) {
+    // Several dimensions: the regimes cut the batch (the dimension at axis
+    // 0 of every entry point's inputs); the others stay dynamic in every
+    // regime's plan, placed at their opt.
+    StringAttr batch;
+    bool agree = true;
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isExternal() || function.getNumArguments() == 0)
+        continue;
+      auto attr = function.getArgAttrOfType<ArrayAttr>(0, kDimsAttrName);
+      auto name = attr && !attr.empty() ? dyn_cast<StringAttr>(attr[0])
+                                        : StringAttr();
+      if (!name || name.getValue().empty() || (batch && batch != name))
+        agree = false;
+      else
+        batch = name;
+    }
+    auto found = llvm::find_if(
+        dims, [&](DimOp d) { return batch && d.getSymNameAttr() == batch; });
+    if (!agree || found == dims.end()) {
+      module.emitError("size regimes of ")
+          << dims.size()
+          << " dynamic dimensions cut the one at axis 0 of every entry "
+             "point's first input (the batch), and these have none in "
+             "common (one plan covers their ranges: modelc --regimes=1)";
+      return signalPassFailure();
+    }
+    dim = *found;
+  }
   StringRef mode = dataParallel.getValue();
   if (mode != "never" && mode != "consider" && mode != "always") {
     module.emitError("modelc-size-regimes: data-parallel is '")
@@ -530,6 +552,7 @@ void SizeRegimesPass::runOnOperation() {
   SmallVector<Attribute> list;
   for (const Range &r : ranges) {
     SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("dim", dim.getSymNameAttr()),
         b.getNamedAttr("min", b.getI64IntegerAttr(r.min)),
         b.getNamedAttr("max", b.getI64IntegerAttr(r.max)),
         b.getNamedAttr("at", b.getI64IntegerAttr(r.at)),

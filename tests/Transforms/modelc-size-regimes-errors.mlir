@@ -1,7 +1,8 @@
 // RUN: not modelc-opt %s --split-input-file --modelc-size-regimes="target=h200x2" 2>&1 | FileCheck %s
 
-// Size regimes of two dynamic dimensions at once are not supported yet.
-// CHECK: error: size regimes of 2 dynamic dimensions are not supported yet (one plan covers their ranges: modelc --regimes=1)
+// Several dynamic dimensions: the regimes cut the batch, the dimension at
+// axis 0 of every entry point's first input; here there is none in common.
+// CHECK: error: size regimes of 2 dynamic dimensions cut the one at axis 0 of every entry point's first input (the batch), and these have none in common (one plan covers their ranges: modelc --regimes=1)
 graph.dim @batch 1 to 8 at 8
 graph.dim @rows 1 to 4 at 4
 func.func @a(%x: tensor<8x4xf32> {graph.dims = ["batch", ""]}) -> tensor<8x4xf32> {

@@ -12,8 +12,8 @@
 // at its largest sample, and `why` gives both placements' estimates on
 // both sides of the cut.
 // SIM: module attributes {device.regimes = [
-// SIM-SAME: {at = 512 : i64, data_parallel = false, estimated_s = {{.*}} : f64, max = 520 : i64, min = 1 : i64, placement = "cpu 4 ops"},
-// SIM-SAME: {at = 4096 : i64, data_parallel = false, estimated_s = {{.*}} : f64, max = 4096 : i64, min = 521 : i64, placement = "sim:0 4 ops",
+// SIM-SAME: {at = 512 : i64, data_parallel = false, dim = "batch", estimated_s = {{.*}} : f64, max = 520 : i64, min = 1 : i64, placement = "cpu 4 ops"},
+// SIM-SAME: {at = 4096 : i64, data_parallel = false, dim = "batch", estimated_s = {{.*}} : f64, max = 4096 : i64, min = 521 : i64, placement = "sim:0 4 ops",
 // SIM-SAME: why = "from 521 the placement at 4096 (sim:0 4 ops) is estimated {{.*}} us against {{.*}} us for the placement at 512 (cpu 4 ops); at 520, {{.*}} us against {{.*}} us"}]}
 // H200: module attributes {device.regimes = [
 // H200-SAME: {at = 256 : i64, {{.*}}, max = 415 : i64, min = 1 : i64, placement = "cpu 4 ops"},
@@ -58,4 +58,28 @@ func.func @forward(%x: tensor<64x64xf32> {graph.dims = ["batch", ""]}) -> tensor
   %w1 = graph.weight_ref @w1 : tensor<64x64xf32>
   %h = graph.linear %x, %w1 : tensor<64x64xf32>, tensor<64x64xf32>
   return %h : tensor<64x64xf32>
+}
+
+// -----
+
+// A batch and a sequence: the regimes cut the batch (the dimension at axis
+// 0 of the inputs); the sequence stays dynamic in each regime's plan.
+// SIM: module attributes {device.regimes = [
+// SIM-SAME: dim = "batch", {{.*}}min = 1 : i64, placement = "cpu 4 ops"}
+// SIM-SAME: dim = "batch", {{.*}}max = 1024 : i64
+// H200: module attributes {device.regimes = [
+// H200-SAME: dim = "batch", {{.*}}min = 1 : i64, placement = "cpu 4 ops"}
+// H200-SAME: dim = "batch", {{.*}}max = 1024 : i64, min = {{[0-9]+}} : i64, placement = "cuda:0 4 ops"
+graph.dim @batch 1 to 1024 at 1024
+graph.dim @seq 1 to 8 at 8
+graph.weight @w1 : tensor<64x64xf32>
+graph.weight @w2 : tensor<10x64xf32>
+func.func @forward(%x: tensor<1024x8x64xf32> {graph.dims = ["batch", "seq", ""]}) -> tensor<1024x8x10xf32> {
+  %w1 = graph.weight_ref @w1 : tensor<64x64xf32>
+  %w2 = graph.weight_ref @w2 : tensor<10x64xf32>
+  %h = graph.linear %x, %w1 : tensor<1024x8x64xf32>, tensor<64x64xf32>
+  %r = graph.tanh %h : tensor<1024x8x64xf32>
+  %y = graph.linear %r, %w2 : tensor<1024x8x64xf32>, tensor<10x64xf32>
+  %s = graph.softmax %y : tensor<1024x8x10xf32>
+  return %s : tensor<1024x8x10xf32>
 }

@@ -837,7 +837,11 @@ LogicalResult Driver::place() {
       continue;
     }
     // One plan per regime: the module placed at the regime's size.
-    auto dim = *module->getOps<modelc::graph::DimOp>().begin();
+    StringAttr dimName =
+        cast<DictionaryAttr>((*regimes)[0]).getAs<StringAttr>("dim");
+    auto dim = *llvm::find_if(
+        module->getOps<modelc::graph::DimOp>(),
+        [&](modelc::graph::DimOp d) { return d.getSymNameAttr() == dimName; });
     int32_t dimIndex = 0;
     for (auto d : module->getOps<modelc::graph::DimOp>()) {
       if (d == dim)
@@ -921,9 +925,7 @@ FailureOr<ArrayAttr> Driver::sizeRegimes(const std::string &target) {
     (void)fail(error);
     return failure();
   }
-  // One dimension only so far: with several, one plan covers them.
-  auto dims = module->getOps<modelc::graph::DimOp>();
-  if (t->devices.size() < 2 || std::distance(dims.begin(), dims.end()) != 1)
+  if (t->devices.size() < 2)
     return ArrayAttr();
   OwningOpRef<ModuleOp> copy(module->clone());
   PassManager pm(&context);
@@ -946,7 +948,11 @@ FailureOr<ArrayAttr> Driver::sizeRegimes(const std::string &target) {
     return failure();
   auto regimes = (*copy)->getAttrOfType<ArrayAttr>("device.regimes");
   if (regimes && options.verbose) {
-    auto dim = *module->getOps<modelc::graph::DimOp>().begin();
+    StringAttr dimName =
+        cast<DictionaryAttr>(regimes[0]).getAs<StringAttr>("dim");
+    auto dim = *llvm::find_if(
+        module->getOps<modelc::graph::DimOp>(),
+        [&](modelc::graph::DimOp d) { return d.getSymNameAttr() == dimName; });
     llvm::outs() << "size regimes for target '" << target << "' (dimension '"
                  << dim.getSymName() << "' " << dim.getMin() << ".."
                  << dim.getMax() << ", at most " << options.regimes << "):\n";
