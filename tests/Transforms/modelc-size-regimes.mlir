@@ -83,3 +83,20 @@ func.func @forward(%x: tensor<1024x8x64xf32> {graph.dims = ["batch", "seq", ""]}
   %s = graph.softmax %y : tensor<1024x8x10xf32>
   return %s : tensor<1024x8x10xf32>
 }
+
+// -----
+
+// Several dimensions and no batch in common (each entry point its own):
+// one plan covers the ranges.
+// SIM-NOT: device.regimes
+// H200-NOT: device.regimes
+graph.dim @batch 1 to 4096 at 4096
+graph.dim @rows 1 to 4096 at 4096
+func.func @a(%x: tensor<4096x64xf32> {graph.dims = ["batch", ""]}) -> tensor<4096x64xf32> {
+  %y = graph.tanh %x : tensor<4096x64xf32>
+  return %y : tensor<4096x64xf32>
+}
+func.func @b(%x: tensor<4096x64xf32> {graph.dims = ["rows", ""]}) -> tensor<4096x64xf32> {
+  %y = graph.tanh %x : tensor<4096x64xf32>
+  return %y : tensor<4096x64xf32>
+}
