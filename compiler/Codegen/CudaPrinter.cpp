@@ -462,8 +462,8 @@ struct Emit {
          << "u;\n    g.flags = " << flags << "u;\n"
          << "    g.trans_a = " << g.transA << ";\n    g.trans_b = " << g.transB
          << ";\n    g.m = " << (g.mRun.empty() ? std::to_string(g.m) : g.mRun)
-         << ";\n    g.n = " << or_(g.nRun, g.n) << ";\n    g.k = "
-         << or_(g.kRun, g.k) << ";\n    g.batch = "
+         << ";\n    g.n = " << or_(g.nRun, g.n)
+         << ";\n    g.k = " << or_(g.kRun, g.k) << ";\n    g.batch = "
          << (g.batchRun.empty() ? std::to_string(g.batch) : g.batchRun)
          << ";\n    g.a = " << g.a << ";\n    g.lda = " << or_(g.ldaRun, g.lda)
          << ";\n    g.stride_a = " << or_(g.strideARun, g.strideA)
@@ -471,8 +471,7 @@ struct Emit {
          << ";\n    g.stride_b = " << or_(g.strideBRun, g.strideB)
          << ";\n    g.c = " << g.c << ";\n    g.ldc = " << or_(g.ldcRun, g.ldc)
          << ";\n    g.stride_c = " << or_(g.strideCRun, g.strideC)
-         << ";\n    g.c_in = " << g.cIn
-         << ";\n    g.bias = " << g.bias
+         << ";\n    g.c_in = " << g.cIn << ";\n    g.bias = " << g.bias
          << ";\n    g.alpha = " << floatLiteral(g.alpha)
          << ";\n    g.beta = " << floatLiteral(g.beta)
          << ";\n    g.what = " << cString(context.what) << ";\n"
@@ -771,8 +770,9 @@ LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
     g.ldbRun = g.nRun;
     g.ldcRun = g.nRun;
     g.batch = batches;
-    std::string runBatches =
-        batch.empty() ? std::string() : runExtent(e.context, res, 0, batch.size());
+    std::string runBatches = batch.empty()
+                                 ? std::string()
+                                 : runExtent(e.context, res, 0, batch.size());
     g.batchRun = runBatches.empty() ? std::to_string(batches) : runBatches;
     g.strideARun = *sa ? times(g.mRun, g.kRun) : "0";
     g.strideBRun = *sb ? times(g.kRun, g.nRun) : "0";
@@ -1078,10 +1078,10 @@ LogicalResult emitSoftmax(Operation *op, Value input, int64_t axis, bool log,
     // Dimensions beyond axis 0: the line length, the lines and the stride
     // between a line's elements at the run's sizes (kernel parameters).
     int64_t rank = x.size();
-    std::string runLen = k.size(runExtent(e.context, input, axis, axis + 1),
-                                len),
-                runInner = k.size(
-                    runExtent(e.context, input, axis + 1, rank), inner);
+    std::string runLen =
+                    k.size(runExtent(e.context, input, axis, axis + 1), len),
+                runInner =
+                    k.size(runExtent(e.context, input, axis + 1, rank), inner);
     std::string lines = runExtent(e.context, input, 0, axis),
                 innerLines = runExtent(e.context, input, axis + 1, rank);
     std::string grid =
@@ -1398,13 +1398,12 @@ void emitGatherCopy(Value input, Value result, const std::string &offset,
 
 /// Where element `var` of a slice's result lies in its input: "base +
 /// offset(var)".
-std::string sliceSource(SliceOp slice, const std::string &var,
-                        KernelBuilder &k, const GpuOpContext &context) {
+std::string sliceSource(SliceOp slice, const std::string &var, KernelBuilder &k,
+                        const GpuOpContext &context) {
   if (innerDynamic(context, slice.getInput()) ||
       innerDynamic(context, slice.getResult())) {
     // At the run's sizes (the sliced axes themselves are static).
-    SmallVector<std::string> strides = k.strides(slice.getInput()),
-                             stepStrides;
+    SmallVector<std::string> strides = k.strides(slice.getInput()), stepStrides;
     NormalizedSlice window = slice.getNormalizedSlice();
     std::string base = "0";
     for (size_t d = 0; d < strides.size(); ++d) {
@@ -1416,8 +1415,8 @@ std::string sliceSource(SliceOp slice, const std::string &var,
                          ")";
       stepStrides.push_back(times(strides[d], std::to_string(window.steps[d])));
     }
-    return base + " + " + offsetExprOf(var, k.dims(slice.getResult()),
-                                       stepStrides);
+    return base + " + " +
+           offsetExprOf(var, k.dims(slice.getResult()), stepStrides);
   }
   ArrayRef<int64_t> x = tensorType(slice.getInput()).getShape();
   ArrayRef<int64_t> y = tensorType(slice.getResult()).getShape();
@@ -1544,9 +1543,8 @@ LogicalResult emitTranspose(TransposeOp transpose, Emit &e) {
   k.named("slice_transpose");
   k.launchMap(e.task, count,
               std::max(count, tensorType(slice.getInput()).getNumElements()),
-              "    const int64_t l = " + offset + ";\n    " + out +
-                  "[i] = " + in + "[" + sliceSource(slice, "l", k, e.context) +
-                  "];\n",
+              "    const int64_t l = " + offset + ";\n    " + out + "[i] = " +
+                  in + "[" + sliceSource(slice, "l", k, e.context) + "];\n",
               transpose.getResult());
   return success();
 }
@@ -1572,8 +1570,8 @@ LogicalResult emitConcat(ConcatOp concat, Emit &e) {
     // The run's sizes: a row of the result and of each input (the joined
     // axis is static, checkDynamicSupported).
     size_t rank = y.size();
-    std::string yRow = k.size(
-        runExtent(e.context, concat.getResult(), axis, rank), yInner);
+    std::string yRow =
+        k.size(runExtent(e.context, concat.getResult(), axis, rank), yInner);
     std::string body =
         "    const int64_t r = i / " + yRow + ", c = i % " + yRow + ";\n";
     std::string offset = "0";
@@ -1581,7 +1579,8 @@ LogicalResult emitConcat(ConcatOp concat, Emit &e) {
       std::string xRow =
           k.size(runExtent(e.context, input, axis, rank),
                  product(tensorType(input).getShape().drop_front(axis)));
-      std::string end = offset == "0" ? xRow : "(" + offset + " + " + xRow + ")";
+      std::string end =
+          offset == "0" ? xRow : "(" + offset + " + " + xRow + ")";
       body += std::string(index ? "    else " : "    ") +
               (index + 1 < concat.getInputs().size() ? "if (c < " + end + ")\n"
                                                      : "\n") +
@@ -1629,10 +1628,9 @@ LogicalResult emitGather(GatherOp gather, Emit &e) {
     int64_t rank = data.size();
     innerText =
         k.size(runExtent(e.context, gather.getData(), axis + 1, rank), inner);
-    indicesText = k.size(
-        runExtent(e.context, gather.getIndices(), 0,
-                  tensorType(gather.getIndices()).getRank()),
-        indices);
+    indicesText = k.size(runExtent(e.context, gather.getIndices(), 0,
+                                   tensorType(gather.getIndices()).getRank()),
+                         indices);
   }
   std::string body =
       "    const int64_t j = i % " + innerText + ", r = i / " + innerText +
@@ -1883,7 +1881,8 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
   KernelBuilder k(e.module, e.context);
   std::string in = k.input(input), out = k.output(op->getResult(0));
   bool dynamic = innerDynamic(e.context, input);
-  if (!dynamic && succeeded(emitReduceColumns(op, kind, reduced, e, k, in, out)))
+  if (!dynamic &&
+      succeeded(emitReduceColumns(op, kind, reduced, e, k, in, out)))
     return success();
   std::string keptOffset = offsetExpr("r", keptDims, keptStrides),
               redOffset = offsetExpr("j", redDims, redStrides),
@@ -1891,7 +1890,8 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
               lenFloat = floatLiteral(static_cast<double>(len)), grid;
   if (dynamic) {
     // A row per kept index, at the run's sizes.
-    SmallVector<std::string> dims = k.dims(input), runStrides = k.strides(input);
+    SmallVector<std::string> dims = k.dims(input),
+                             runStrides = k.strides(input);
     SmallVector<std::string> kd, ks, rd, rs;
     grid = "1";
     for (size_t d = 0; d < x.size(); ++d) {
@@ -1910,15 +1910,14 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
     grid = k.runBlocks(product(keptDims), input);
   }
   std::string body =
-      "  const int64_t r = blockIdx.x;\n  const int64_t base = " +
-      keptOffset + ";\n  float acc = " +
+      "  const int64_t r = blockIdx.x;\n  const int64_t base = " + keptOffset +
+      ";\n  float acc = " +
       (kind == 2   ? "-modelc_gpu::infinity()"
        : kind == 3 ? "1.0f"
                    : "0.0f") +
       ";\n  for (int64_t j = threadIdx.x; j < " + lenText +
       "; j += blockDim.x) {\n    const float v = " +
-      e.load(input, in + "[base + " + redOffset + "]") +
-      ";\n    acc = " +
+      e.load(input, in + "[base + " + redOffset + "]") + ";\n    acc = " +
       (kind == 2   ? "modelc_gpu::Max()(acc, v)"
        : kind == 3 ? "acc * v"
                    : "acc + v") +

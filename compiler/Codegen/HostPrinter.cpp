@@ -479,11 +479,10 @@ std::string FunctionEmitter::runDim(const graph::SymDim &dim) {
     std::string size;
     if (std::optional<graph::DimPart> part = graph::parseDimPart(d)) {
       // A replica's part of the batch (modelc-data-parallel): balanced.
-      std::string whole =
-          "ctx->dims[" +
-          std::to_string(dimIndex.lookup(
-              StringAttr::get(d.getContext(), part->base))) +
-          "]";
+      std::string whole = "ctx->dims[" +
+                          std::to_string(dimIndex.lookup(
+                              StringAttr::get(d.getContext(), part->base))) +
+                          "]";
       std::string parts = std::to_string(part->parts);
       size = "(" + whole + " / " + parts + " + (" + whole + " % " + parts +
              " > " + std::to_string(part->index) + " ? 1 : 0))";
@@ -626,8 +625,8 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
     }
     bool supported =
         (isa<sched::FusedOp, LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp,
-             LayerNormOp, TransposeOp, ConcatOp, SliceOp, BatchPartOp,
-             GatherOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp,
+             LayerNormOp, TransposeOp, ConcatOp, SliceOp, BatchPartOp, GatherOp,
+             ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp,
              func::ReturnOp>(op) ||
          isLeadingView(op) ||
          (isa<sched::PackedProductOp>(op) && !isa<Conv2dOp>(named)));
@@ -669,8 +668,8 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
       isa<sched::FusedOp, sched::GemmOp, LinearOp, GemmOp, SoftmaxOp,
           LogSoftmaxOp, LayerNormOp, BatchNormOp, MaxPool2dOp, AvgPool2dOp,
           GlobalAvgPoolOp, TransposeOp, ConcatOp, SliceOp, BatchPartOp,
-          GatherOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp, CumsumOp,
-          Conv2dOp, ConvTranspose2dOp, func::ReturnOp>(op) ||
+          GatherOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceProdOp,
+          CumsumOp, Conv2dOp, ConvTranspose2dOp, func::ReturnOp>(op) ||
       isLeadingView(op);
   // Half precision: conversions to and from f32 scratch, products through
   // f32 or oneDNN's bf16, all sized like the rest.

@@ -255,10 +255,11 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
     for (int64_t r = 0; r < replicas; ++r) {
       IRMapping mapping;
       StringAttr device = builder.getStringAttr(accelerators[r]);
-      StringAttr partDim = builder.getStringAttr(
-          dimPartName(dim.getValue(), r, replicas));
+      StringAttr partDim =
+          builder.getStringAttr(dimPartName(dim.getValue(), r, replicas));
       for (BlockArgument arg : function.getArguments()) {
-        auto part = BatchPartOp::create(builder, arg.getLoc(), arg, r, replicas);
+        auto part =
+            BatchPartOp::create(builder, arg.getLoc(), arg, r, replicas);
         part->setAttr(kDeviceAttrName, host);
         mapping.map(arg, part.getResult());
       }

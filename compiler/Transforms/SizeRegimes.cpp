@@ -477,8 +477,8 @@ void SizeRegimesPass::runOnOperation() {
       if (function.isExternal() || function.getNumArguments() == 0)
         continue;
       auto attr = function.getArgAttrOfType<ArrayAttr>(0, kDimsAttrName);
-      auto name = attr && !attr.empty() ? dyn_cast<StringAttr>(attr[0])
-                                        : StringAttr();
+      auto name =
+          attr && !attr.empty() ? dyn_cast<StringAttr>(attr[0]) : StringAttr();
       if (!name || name.getValue().empty() || (batch && batch != name))
         agree = false;
       else

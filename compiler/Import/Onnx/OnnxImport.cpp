@@ -804,10 +804,9 @@ Importer::importCutToSize(const onnx::NodeProto &node) {
                              limit = intConstant(node.input(1)),
                              delta = intConstant(node.input(2));
     if (!start || !limit || !delta || start->data.size() != 1 ||
-        delta->data.size() != 1 || !symbol(0).empty() ||
-        !symbol(2).empty() || start->data[0] != 0 || delta->data[0] != 1) {
-      error(node) << "a Range of the size of dynamic dimension '"
-                  << symbol(1)
+        delta->data.size() != 1 || !symbol(0).empty() || !symbol(2).empty() ||
+        start->data[0] != 0 || delta->data[0] != 1) {
+      error(node) << "a Range of the size of dynamic dimension '" << symbol(1)
                   << "' other than from 0 in steps of 1 is not supported "
                      "yet (give --input-shape for a static build)";
       return failure();
@@ -821,17 +820,18 @@ Importer::importCutToSize(const onnx::NodeProto &node) {
     Location loc = locationOf(node);
     Value all = graph::ConstantOp::create(
         builder, loc, DenseElementsAttr::get(iotaType, iota));
-    auto cut = graph::SliceOp::create(
-        builder, loc, all, builder.getDenseI64ArrayAttr({0}),
-        builder.getDenseI64ArrayAttr({max}), DenseI64ArrayAttr(),
-        DenseI64ArrayAttr());
+    auto cut = graph::SliceOp::create(builder, loc, all,
+                                      builder.getDenseI64ArrayAttr({0}),
+                                      builder.getDenseI64ArrayAttr({max}),
+                                      DenseI64ArrayAttr(), DenseI64ArrayAttr());
     cut->setAttr(graph::kDimsAttrName,
                  builder.getArrayAttr({builder.getStringAttr(symbol(1))}));
     define(node, cut.getResult());
     return success();
   }
-  if (type == "Slice" && !symbol(2).empty() && symbolsOf(node.input(0)).empty() &&
-      symbol(1).empty() && symbol(3).empty() && symbol(4).empty()) {
+  if (type == "Slice" && !symbol(2).empty() &&
+      symbolsOf(node.input(0)).empty() && symbol(1).empty() &&
+      symbol(3).empty() && symbol(4).empty()) {
     // x[:, :n.size(1)]: a slice at the max that ends at the size.
     ArrayRef<std::string> ends = symbolsOf(node.input(2));
     auto converter = nodeConverters().find("Slice");

@@ -220,9 +220,10 @@ modelc::graph::normalizeSlice(ArrayRef<int64_t> shape, ArrayRef<int64_t> starts,
   return slice;
 }
 
-LogicalResult BatchPartOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
-    SmallVectorImpl<Type> &inferredTypes) {
+LogicalResult
+BatchPartOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                              Adaptor adaptor,
+                              SmallVectorImpl<Type> &inferredTypes) {
   OpDiagnostics diag(location, getOperationName());
   FailureOr<RankedTensorType> input =
       diag.tensor(adaptor.getInput().getType(), "input");
@@ -235,8 +236,7 @@ LogicalResult BatchPartOp::inferReturnTypes(
     return diag.fail("needs an input with a dimension 0 (the batch)");
   int64_t part = adaptor.getPart(), parts = adaptor.getParts();
   if (parts < 1 || part < 0 || part >= parts)
-    return diag.fail("part ", part, " of ", parts,
-                     ": needs 0 <= part < parts");
+    return diag.fail("part ", part, " of ", parts, ": needs 0 <= part < parts");
   SmallVector<int64_t> shape(input->getShape());
   shape[0] = partSize(shape[0], part, parts);
   inferredTypes.push_back(

@@ -76,8 +76,8 @@ std::optional<DimPart> parseDimPart(StringRef name) {
   DimPart part;
   part.base = name.take_front(open);
   if (index.getAsInteger(10, part.index) ||
-      parts.getAsInteger(10, part.parts) || part.parts < 1 ||
-      part.index < 0 || part.index >= part.parts)
+      parts.getAsInteger(10, part.parts) || part.parts < 1 || part.index < 0 ||
+      part.index >= part.parts)
     return std::nullopt;
   return part;
 }
@@ -428,9 +428,9 @@ std::string BatchPartOp::inferSymbolicShape(ArrayRef<SymShape> operands,
   if (batch.coef != 1 || batch.dims.size() != 1)
     return "dimension 0 (" + batch.str() +
            ") is not one dimension, which a part of the batch needs";
-  result[0] = SymDim::named(StringAttr::get(
-      getContext(), dimPartName(batch.dims[0].getValue(), getPart(),
-                                getParts())));
+  result[0] = SymDim::named(
+      StringAttr::get(getContext(), dimPartName(batch.dims[0].getValue(),
+                                                getPart(), getParts())));
   return "";
 }
 
@@ -714,9 +714,8 @@ LogicalResult specializeDims(ModuleOp module,
         if (name == dim.getValue())
           return value;
       if (std::optional<DimPart> part = parseDimPart(dim.getValue()))
-        return partSize(
-            size(StringAttr::get(module.getContext(), part->base)),
-            part->index, part->parts);
+        return partSize(size(StringAttr::get(module.getContext(), part->base)),
+                        part->index, part->parts);
       return shapes->sizeOf(dim);
     };
     Builder builder(module.getContext());
