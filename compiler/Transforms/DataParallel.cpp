@@ -171,38 +171,20 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
       return failure();
     int64_t part = found->first / replicas;
     llvm::DenseSet<Value> &batched = found->second;
-
-    // Replicate: slice the inputs, clone the body per accelerator with the
-    // batch dimension divided, concatenate the outputs on the host.
-    SmallVector<Operation *> original;
-    for (Operation &op : body.without_terminator())
-      original.push_back(&op);
-    OpBuilder builder(function.getContext());
-    auto returnOp = cast<func::ReturnOp>(body.getTerminator());
-    builder.setInsertionPoint(returnOp);
-    StringAttr host = builder.getStringAttr("cpu");
-    SmallVector<SmallVector<Value>> outputs(returnOp.getNumOperands());
-    for (int64_t r = 0; r < replicas; ++r) {
-      IRMapping mapping;
-      StringAttr device = builder.getStringAttr(accelerators[r]);
-      for (BlockArgument arg : function.getArguments()) {
-        auto slice = SliceOp::create(
-            builder, arg.getLoc(), arg,
-            builder.getDenseI64ArrayAttr({r * part}),
-            builder.getDenseI64ArrayAttr({(r + 1) * part}),
-            builder.getDenseI64ArrayAttr({0}), DenseI64ArrayAttr());
-        slice->setAttr(kDeviceAttrName, host);
-        mapping.map(arg, slice.getResult());
-      }
-      for (Operation *op : original) {
-        Operation *clone = cloneWithPart(builder, *op, mapping, batched, part);
-        clone->setAttr(kDeviceAttrName, device);
-      }
-      for (auto [i, v] : llvm::enumerate(returnOp.getOperands()))
-        outputs[i].push_back(mapping.lookup(v));
-    }
-    // The original body is dead now: replace the outputs and erase it.
-    return joinOutputs(returnOp, outputs, original, host);
+    // Each replica's inputs: its slice of rows (a view).
+    return replicate(
+        function, accelerators,
+        [&](OpBuilder &builder, BlockArgument arg, int64_t r) -> Value {
+          return SliceOp::create(builder, arg.getLoc(), arg,
+                                 builder.getDenseI64ArrayAttr({r * part}),
+                                 builder.getDenseI64ArrayAttr({(r + 1) * part}),
+                                 builder.getDenseI64ArrayAttr({0}),
+                                 DenseI64ArrayAttr());
+        },
+        [&](Operation &op, Operation *clone, int64_t) {
+          if (op.getNumResults() != 0 && batched.contains(op.getResult(0)))
+            setBatchSize(clone, part);
+        });
   }
 
   /// A dynamic batch `dim`: replica r runs on graph.batch_part r of the
@@ -231,8 +213,7 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
     FailureOr<SymbolicShapes> shapes = inferSymbolicShapes(function);
     if (failed(shapes))
       return failure();
-    Block &body = function.getBody().front();
-    for (Operation &op : body.without_terminator())
+    for (Operation &op : function.getBody().front().without_terminator())
       for (Value result : op.getResults())
         if (const SymShape *shape = shapes->lookup(result))
           for (auto [axis, d] : llvm::enumerate(*shape))
@@ -243,7 +224,34 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
                      << describe(*shape)
                      << ", the batch other than as dimension 0 (not "
                         "supported yet)";
+    return replicate(
+        function, accelerators,
+        [&](OpBuilder &builder, BlockArgument arg, int64_t r) -> Value {
+          return BatchPartOp::create(builder, arg.getLoc(), arg, r, replicas);
+        },
+        [&](Operation &op, Operation *clone, int64_t r) {
+          if (op.getNumResults() != 0 && batched.contains(op.getResult(0)))
+            setBatchSize(clone, partSize(max, r, replicas));
+          if (auto dims = clone->getAttrOfType<ArrayAttr>(kDimsAttrName))
+            clone->setAttr(
+                kDimsAttrName,
+                renameDim(
+                    dims, dim,
+                    StringAttr::get(clone->getContext(),
+                                    dimPartName(dim.getValue(), r, replicas))));
+        });
+  }
 
+  /// Replicates `function`'s body once per accelerator: replica r's inputs
+  /// are `part(builder, arg, r)` (on the host), its ops clones pinned to
+  /// accelerator r and adjusted by `adjust(original, clone, r)`; the
+  /// outputs' parts are concatenated on the host, and the original body is
+  /// erased.
+  LogicalResult
+  replicate(func::FuncOp function, const std::vector<std::string> &accelerators,
+            function_ref<Value(OpBuilder &, BlockArgument, int64_t)> part,
+            function_ref<void(Operation &, Operation *, int64_t)> adjust) {
+    Block &body = function.getBody().front();
     SmallVector<Operation *> original;
     for (Operation &op : body.without_terminator())
       original.push_back(&op);
@@ -252,36 +260,22 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
     builder.setInsertionPoint(returnOp);
     StringAttr host = builder.getStringAttr("cpu");
     SmallVector<SmallVector<Value>> outputs(returnOp.getNumOperands());
-    for (int64_t r = 0; r < replicas; ++r) {
+    for (int64_t r = 0; r < static_cast<int64_t>(accelerators.size()); ++r) {
       IRMapping mapping;
       StringAttr device = builder.getStringAttr(accelerators[r]);
-      StringAttr partDim =
-          builder.getStringAttr(dimPartName(dim.getValue(), r, replicas));
       for (BlockArgument arg : function.getArguments()) {
-        auto part =
-            BatchPartOp::create(builder, arg.getLoc(), arg, r, replicas);
-        part->setAttr(kDeviceAttrName, host);
-        mapping.map(arg, part.getResult());
+        Value input = part(builder, arg, r);
+        input.getDefiningOp()->setAttr(kDeviceAttrName, host);
+        mapping.map(arg, input);
       }
       for (Operation *op : original) {
-        Operation *clone = cloneWithPart(builder, *op, mapping, batched,
-                                         partSize(max, r, replicas));
+        Operation *clone = builder.clone(*op, mapping);
+        adjust(*op, clone, r);
         clone->setAttr(kDeviceAttrName, device);
-        if (auto dims = clone->getAttrOfType<ArrayAttr>(kDimsAttrName))
-          clone->setAttr(kDimsAttrName, renameDim(dims, dim, partDim));
       }
       for (auto [i, v] : llvm::enumerate(returnOp.getOperands()))
         outputs[i].push_back(mapping.lookup(v));
     }
-    return joinOutputs(returnOp, outputs, original, host);
-  }
-
-  /// Returns the concatenation of each output's parts (on the host) and
-  /// erases the replicated original body.
-  LogicalResult joinOutputs(func::ReturnOp returnOp,
-                            ArrayRef<SmallVector<Value>> outputs,
-                            ArrayRef<Operation *> original, StringAttr host) {
-    OpBuilder builder(returnOp);
     SmallVector<Value> results;
     for (const SmallVector<Value> &parts : outputs) {
       auto concat = ConcatOp::create(builder, returnOp.getLoc(), parts,
@@ -289,6 +283,7 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
       concat->setAttr(kDeviceAttrName, host);
       results.push_back(concat.getResult());
     }
+    // The original body is dead now: replace the outputs and erase it.
     returnOp->setOperands(results);
     for (Operation *op : llvm::reverse(original)) {
       if (!op->use_empty())
@@ -296,17 +291,6 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
       op->erase();
     }
     return success();
-  }
-
-  /// Clones `op` with operands from `mapping`; a batched result gets
-  /// dimension 0 divided.
-  Operation *cloneWithPart(OpBuilder &builder, Operation &op,
-                           IRMapping &mapping,
-                           const llvm::DenseSet<Value> &batched, int64_t part) {
-    Operation *clone = builder.clone(op, mapping);
-    if (op.getNumResults() != 0 && batched.contains(op.getResult(0)))
-      setBatchSize(clone, part);
-    return clone;
   }
 };
 
