@@ -9,6 +9,11 @@ default opset: an MLP (784-1024-1024-10) and torchvision's ResNet-18
 1024, batch_first=True) with a dynamic batch and sequence at batch 1, 8
 and 64 and sequence 16 and 128. Prints a table and appends it, dated, to
 bench/RESULTS.md (docs/dynamic.md).
+
+--target T --data-parallel: both builds split the batch over T's
+accelerators (the dynamic one at run time, graph.batch_part, one plan:
+--dim batch=2..64 --regimes=1; the static ones by slices), at batch 2, 8
+and 64.
 """
 import argparse
 import datetime
@@ -81,7 +86,16 @@ def main():
     parser.add_argument("--no-record", action="store_true")
     parser.add_argument("--models", default="mlp,resnet18,encoder",
                         help="comma-separated: mlp, resnet18, encoder")
+    parser.add_argument("--target", default="cpu")
+    parser.add_argument("--data-parallel", action="store_true")
     args = parser.parse_args()
+    global SIZES, ENCODER_SIZES
+    target = [f"--target={args.target}"]
+    if args.data_parallel:
+        # A batch of 1 cannot be split.
+        SIZES = [2, 8, 64]
+        ENCODER_SIZES = [(n, s) for s in (16, 128) for n in SIZES]
+        target += ["--data-parallel"]
     os.makedirs(args.out, exist_ok=True)
     paths = export(args.out)
     rows = []
@@ -90,10 +104,12 @@ def main():
             continue
         dynamic = os.path.join(args.out, name + "_dynamic.so")
         encoder = name == "encoder"
-        dims = ["--dim", f"batch=1..{SIZES[-1]}@8"]
+        dims = ["--dim", f"batch={SIZES[0]}..{SIZES[-1]}@8"]
         if encoder:
             dims += ["--dim", "seq=1..128@64"]
-        run(["build/bin/modelc", onnx, "--target=cpu", *dims, "-o", dynamic])
+        if args.data_parallel:
+            dims += ["--regimes=1"]
+        run(["build/bin/modelc", onnx, *target, *dims, "-o", dynamic])
         for size in ENCODER_SIZES if encoder else SIZES:
             n, seq = size if encoder else (size, None)
             tag = f"{n}_{seq}" if encoder else f"{n}"
@@ -101,8 +117,7 @@ def main():
             fixed = ["--dim", f"batch={n}..{n}"]
             if encoder:
                 fixed += ["--dim", f"seq={seq}..{seq}"]
-            run(["build/bin/modelc", onnx, "--target=cpu", *fixed, "-o",
-                 static])
+            run(["build/bin/modelc", onnx, *target, *fixed, "-o", static])
             x = os.path.join(args.out, f"{name}.x{tag}.npy")
             # Fewer runs for the heavy cases; rounds alternate the two.
             weight = {"resnet18": 40, "encoder": (seq or 1) / 4}.get(name, 1)
@@ -116,9 +131,11 @@ def main():
                          arena(dynamic), arena(static)))
             print(rows[-1], flush=True)
     cpu, flags = cpu_flags(["avx2", "avx512f", "amx_tile"])
-    lines = [f"### {datetime.date.today()}: dynamic batch (--dim batch=1..64@8; "
-             f"the encoder also --dim seq=1..128@64) against static builds "
-             f"(bench/dynamic.py)", "",
+    split = (f", --target={args.target} --data-parallel (the dynamic build "
+             f"splits at run time, one plan)" if args.data_parallel else "")
+    lines = [f"### {datetime.date.today()}: dynamic batch (--dim batch="
+             f"{SIZES[0]}..64@8; the encoder also --dim seq=1..128@64) against "
+             f"static builds{split} (bench/dynamic.py)", "",
              f"Machine: {cpu} ({', '.join(flags) or 'no avx2'}), "
              f"{args.threads} threads, min of {args.rounds} alternating rounds.",
              "", "| model | batch (x sequence) | dynamic ms | static ms | dynamic / static "
