@@ -116,6 +116,9 @@ cl::opt<bool> dataParallel(
     cl::desc("Split the batch (dimension 0 of every input) over the "
              "accelerators of each target, one replica per accelerator "
              "(without it, modelc does so when the cost model prefers it); "
+             "a dynamic batch splits at run time into balanced parts, sizes "
+             "below the number of accelerators running whole in a size "
+             "regime of their own; "
              "with --train, one training replica per accelerator of the "
              "target with the most, gradients summed over the replicas "
              "(docs/training.md)"),
@@ -166,7 +169,9 @@ cl::opt<unsigned> regimes(
     "regimes",
     cl::desc("For a model with a dynamic dimension, the most size regimes "
              "per target: the cost model places the model at sizes across "
-             "the range and cuts it where the best placement changes; each "
+             "the range (split over the accelerators, too) and cuts it "
+             "where the best placement changes; with several dimensions it "
+             "cuts the batch; each "
              "regime is a plan of its own in model.so, chosen per run from "
              "the size (1: one plan for the whole range; docs/dynamic.md)"),
     cl::value_desc("N"), cl::init(4), cl::cat(modelcCategory));
