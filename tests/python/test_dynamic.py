@@ -108,6 +108,33 @@ def test_size_regimes(modelc_tool, workdir):
                                    rtol=1e-4, atol=1e-6)
 
 
+def test_dynamic_batch_split_over_accelerators(modelc_tool, workdir):
+    """--data-parallel with a dynamic batch (docs/dynamic.md): a batch of 1
+    runs whole, larger ones split over sim:0 and sim:1 at run time
+    (balanced parts); every size in one process against numpy."""
+    from conftest import ROOT
+    import os
+    ir = os.path.join(ROOT, "tests", "e2e", "Inputs", "regimes_dp.ir")
+    model = modelc.load(modelc.compile(
+        ir, output=str(workdir / "split.so"), target="cpu+sim2",
+        random_weights=1, args=("--data-parallel",)))
+    assert model.info()["regimes"] == [{"dim": "batch", "min": 1, "max": 1},
+                                       {"dim": "batch", "min": 2,
+                                        "max": 256}]
+    w = {k: np.asarray(v) for k, v in model.state_dict().items()}
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 7, 255):
+        x = rng.standard_normal((n, 32), dtype=np.float32)
+        assert model.regime_of(x) == (0 if n == 1 else 1)
+        h = np.tanh(x @ w["w1"].T + w["b1"])
+        h = np.tanh(h @ w["w2"].T)
+        logits = h @ w["w3"].T
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(model.run(x), e / e.sum(axis=1,
+                                                           keepdims=True),
+                                   rtol=1e-4, atol=1e-6)
+
+
 def test_batch_and_sequence_against_pytorch(modelc_tool, workdir):
     """examples/transformer_dynamic.ir (docs/dynamic.md: a dynamic batch
     and sequence) with the weights of nn.TransformerEncoderLayer: several
