@@ -139,6 +139,23 @@ std::string offsetExpr(const std::string &var, ArrayRef<int64_t> shape,
   return sum.empty() ? "0" : "(" + sum + ")";
 }
 
+/// When `v` is a graph.constant, or a view of one at a static offset (a
+/// slice cut to a dimension's size, never folded): the constant and the
+/// element offset. Kernels read constants from their __device__ copies.
+std::optional<std::pair<Operation *, int64_t>> constantView(Value v) {
+  int64_t offset = 0;
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<ConstantOp>(def))
+      return std::make_pair(def, offset);
+    std::optional<int64_t> step = getViewOffset(def);
+    if (!step)
+      return std::nullopt;
+    offset += *step;
+    v = def->getOperand(0);
+  }
+  return std::nullopt;
+}
+
 /// graph.constant operands of an op whose products run in cuBLASLt: copied
 /// to arena scratch first (cuBLASLt reads device memory, not the kernels'
 /// __device__ arrays).
@@ -147,8 +164,7 @@ SmallVector<Value> constantMatrixOperands(Operation *op) {
   if (!isa<LinearOp, MatmulOp, GemmOp, Conv2dOp>(op) || !floatOperands(op))
     return constants;
   for (Value operand : op->getOperands())
-    if (operand.getDefiningOp<ConstantOp>() &&
-        !llvm::is_contained(constants, operand))
+    if (constantView(operand) && !llvm::is_contained(constants, operand))
       constants.push_back(operand);
   return constants;
 }
@@ -244,8 +260,11 @@ public:
   /// The body's name of an input: a parameter, or the device array of a
   /// graph.constant.
   std::string input(Value v) {
-    if (Operation *def = v.getDefiningOp(); def && isa<ConstantOp>(def))
-      return module.constantSymbol(def);
+    if (auto constant = constantView(v))
+      return constant->second
+                 ? "(" + module.constantSymbol(constant->first) + " + " +
+                       std::to_string(constant->second) + ")"
+                 : module.constantSymbol(constant->first);
     return param(v, true);
   }
   std::string output(Value v) { return param(v, false); }
@@ -402,8 +421,7 @@ struct Emit {
   /// A graph.constant is first copied from its __device__ array into the
   /// op's scratch.
   FailureOr<std::string> pointer(Operation *op, Value v) {
-    Operation *def = v.getDefiningOp();
-    if (!def || !isa<ConstantOp>(def))
+    if (!constantView(v))
       return context.pointer(v);
     if (auto found = copiedConstants.find(v); found != copiedConstants.end())
       return found->second;

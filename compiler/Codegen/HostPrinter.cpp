@@ -605,6 +605,12 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
     // every size (on a GPU: GpuOpContext::extent).
     Operation *named = namedOp(op);
     if (onGpu) {
+      if (auto concat = dyn_cast<ConcatOp>(named))
+        for (Value input : concat.getInputs())
+          if (!symShape(input)[concat.getNormalizedAxis()].isStatic())
+            return op->emitError("'graph.concat' along a dynamic dimension "
+                                 "is not supported yet on a GPU "
+                                 "(docs/dynamic.md)");
       if (isa<sched::FusedOp>(op) || isLeadingView(op) ||
           isa<LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
               TransposeOp, SliceOp, GatherOp, ReduceSumOp, ReduceMeanOp,
@@ -1307,6 +1313,20 @@ LogicalResult FunctionEmitter::emitSlice(SliceOp slice) {
 
 std::string FunctionEmitter::viewOf(Operation *op, const std::string &base) {
   auto part = dyn_cast<BatchPartOp>(op);
+  if (auto slice = dyn_cast<SliceOp>(op);
+      slice && hasInnerDynamic(slice.getInput())) {
+    // A contiguous window of a value with dimensions beyond axis 0: its
+    // start at the run's strides.
+    NormalizedSlice window = slice.getNormalizedSlice();
+    size_t rank = shapeOf(slice.getInput()).size();
+    std::string offset;
+    for (size_t d = 0; d < rank; ++d)
+      if (window.starts[d])
+        offset += (offset.empty() ? "" : " + ") +
+                  std::to_string(window.starts[d]) + " * " +
+                  runExtent(slice.getInput(), d + 1, rank);
+    return offset.empty() ? base : "(" + base + " + " + offset + ")";
+  }
   if (!part) {
     int64_t offset = *getViewOffset(op);
     return offset ? "(" + base + " + " + std::to_string(offset) + ")" : base;

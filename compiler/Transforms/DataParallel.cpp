@@ -202,6 +202,23 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
                 "sample (size regimes run the small sizes unsplit: modelc "
                 "--regimes=2 or more; or a range that starts at "
              << replicas << " or more)";
+    // A value cut to the batch's size from something without it (the
+    // positions 0..batch-1) would restart at 0 in every replica.
+    llvm::DenseSet<Value> varies = valuesOfTheBatch(function);
+    for (Operation &op : function.getBody().front().without_terminator())
+      if (auto dims = op.getAttrOfType<ArrayAttr>(kDimsAttrName);
+          dims && op.getNumResults() == 1 &&
+          !varies.contains(op.getResult(0)) &&
+          llvm::any_of(dims, [&](Attribute a) {
+            std::optional<SymDim> d =
+                SymDim::parse(op.getContext(), cast<StringAttr>(a).getValue());
+            return d && llvm::is_contained(d->dims, dim);
+          }))
+        return op.emitError("cannot split the dynamic batch '")
+               << dim.getValue()
+               << "': this op cuts a value without it to its size (positions "
+                  "over the batch would restart in every replica); not "
+                  "supported yet";
     FailureOr<std::pair<int64_t, llvm::DenseSet<Value>>> found =
         batchedValues(function, replicas, /*even=*/false);
     if (failed(found))
@@ -213,7 +230,7 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
     FailureOr<SymbolicShapes> shapes = inferSymbolicShapes(function);
     if (failed(shapes))
       return failure();
-    for (Operation &op : function.getBody().front().without_terminator())
+    for (Operation &op : function.getBody().front().without_terminator()) {
       for (Value result : op.getResults())
         if (const SymShape *shape = shapes->lookup(result))
           for (auto [axis, d] : llvm::enumerate(*shape))
@@ -224,6 +241,7 @@ struct DataParallelPass : modelc::impl::DataParallelPassBase<DataParallelPass> {
                      << describe(*shape)
                      << ", the batch other than as dimension 0 (not "
                         "supported yet)";
+    }
     return replicate(
         function, accelerators,
         [&](OpBuilder &builder, BlockArgument arg, int64_t r) -> Value {

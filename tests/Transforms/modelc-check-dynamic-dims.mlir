@@ -227,3 +227,14 @@ func.func @cut_from_one(%x: tensor<16xf32> {graph.dims = ["seq"]}) -> tensor<16x
   %y = graph.add %x, %cut : tensor<16xf32>, tensor<16xf32>
   return %y : tensor<16xf32>
 }
+
+// -----
+
+graph.dim @seq 1 to 16 at 16
+func.func @cut_past_the_end(%x: tensor<16xf32> {graph.dims = ["seq"]}) -> tensor<16xf32> {
+  %table = graph.constant dense<1.0> : tensor<16xf32>
+  // expected-error @+1 {{dynamic dimensions cannot flow through 'graph.slice': it cuts axis 0 (16) to seq*2, which can be longer; not supported yet}}
+  %cut = graph.slice %table {starts = array<i64: 0>, ends = array<i64: 16>, graph.dims = ["seq*2"]} : tensor<16xf32>
+  %y = graph.add %x, %cut : tensor<16xf32>, tensor<16xf32>
+  return %y : tensor<16xf32>
+}

@@ -86,3 +86,17 @@ func.func @reduces(%x: tensor<8x16xf32> {graph.dims = ["batch", ""]}) -> tensor<
   %0 = graph.softmax %x {axis = 0} : tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
 }
+
+// -----
+
+// Positions over the batch (a constant cut to its size) would restart at
+// 0 in every replica.
+graph.dim @batch 2 to 8 at 8
+func.func @positions(%x: tensor<8x16xf32> {graph.dims = ["batch", ""]}) -> tensor<8x16xf32> {
+  %iota = graph.constant dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]> : tensor<8xf32>
+  // expected-error @+1 {{cannot split the dynamic batch 'batch': this op cuts a value without it to its size (positions over the batch would restart in every replica); not supported yet}}
+  %p = graph.slice %iota {starts = array<i64: 0>, ends = array<i64: 8>, graph.dims = ["batch"]} : tensor<8xf32>
+  %r = graph.reshape %p to [8, 1] : tensor<8xf32>
+  %y = graph.add %x, %r : tensor<8x16xf32>, tensor<8x1xf32>
+  return %y : tensor<8x16xf32>
+}

@@ -241,6 +241,7 @@ private:
                              const std::string &suffix, ModuleOp from,
                              int32_t regimeDim, int64_t min, int64_t max);
   FailureOr<ArrayAttr> sizeRegimes(const std::string &target);
+  modelc::graph::DimOp regimeDim(ArrayAttr regimes);
   void printPlaced(llvm::raw_ostream &os);
   LogicalResult checkRegimeWeights(const std::string &target, size_t first);
   LogicalResult collectPlans();
@@ -794,6 +795,17 @@ static LogicalResult drawPlacement(const std::string &dot,
   return success();
 }
 
+/// The dimension size regimes cut (each regime's `dim`), or null.
+modelc::graph::DimOp Driver::regimeDim(ArrayAttr regimes) {
+  auto name = regimes.empty()
+                  ? StringAttr()
+                  : cast<DictionaryAttr>(regimes[0]).getAs<StringAttr>("dim");
+  for (auto d : module->getOps<modelc::graph::DimOp>())
+    if (d.getSymNameAttr() == name)
+      return d;
+  return nullptr;
+}
+
 /// Places the graph once per target, data parallel when asked for or when
 /// the cost model prefers it (a target with several accelerators and a
 /// batch that splits).
@@ -837,11 +849,10 @@ LogicalResult Driver::place() {
       continue;
     }
     // One plan per regime: the module placed at the regime's size.
-    StringAttr dimName =
-        cast<DictionaryAttr>((*regimes)[0]).getAs<StringAttr>("dim");
-    auto dim = *llvm::find_if(
-        module->getOps<modelc::graph::DimOp>(),
-        [&](modelc::graph::DimOp d) { return d.getSymNameAttr() == dimName; });
+    modelc::graph::DimOp dim = regimeDim(*regimes);
+    if (!dim)
+      return fail("internal error: the size regimes name no dimension of "
+                  "the model");
     int32_t dimIndex = 0;
     for (auto d : module->getOps<modelc::graph::DimOp>()) {
       if (d == dim)
@@ -948,11 +959,10 @@ FailureOr<ArrayAttr> Driver::sizeRegimes(const std::string &target) {
     return failure();
   auto regimes = (*copy)->getAttrOfType<ArrayAttr>("device.regimes");
   if (regimes && options.verbose) {
-    StringAttr dimName =
-        cast<DictionaryAttr>(regimes[0]).getAs<StringAttr>("dim");
-    auto dim = *llvm::find_if(
-        module->getOps<modelc::graph::DimOp>(),
-        [&](modelc::graph::DimOp d) { return d.getSymNameAttr() == dimName; });
+    modelc::graph::DimOp dim = regimeDim(regimes);
+    if (!dim)
+      return fail("internal error: the size regimes name no dimension of "
+                  "the model");
     llvm::outs() << "size regimes for target '" << target << "' (dimension '"
                  << dim.getSymName() << "' " << dim.getMin() << ".."
                  << dim.getMax() << ", at most " << options.regimes << "):\n";

@@ -430,14 +430,23 @@ std::optional<int64_t> modelc::graph::getViewOffset(Operation *op) {
   if (llvm::any_of(window.steps, [](int64_t step) { return step != 1; }))
     return std::nullopt;
   int64_t rank = in.size();
+  // An axis cut to a dimension's size (graph.dims) is narrowed at every
+  // size but its max.
+  auto dims = slice->getAttrOfType<ArrayAttr>(kDimsAttrName);
+  auto narrowed = [&](int64_t d) {
+    auto cut = dims && static_cast<int64_t>(dims.size()) == rank
+                   ? dyn_cast<StringAttr>(dims[d])
+                   : StringAttr();
+    return in[d] != out[d] || (cut && !cut.getValue().empty());
+  };
   int64_t first = rank;
   for (int64_t d = 0; d < rank; ++d)
-    if (in[d] != out[d]) {
+    if (narrowed(d)) {
       first = d;
       break;
     }
   for (int64_t d = first + 1; d < rank; ++d)
-    if (in[d] != out[d])
+    if (narrowed(d))
       return std::nullopt;
   for (int64_t d = 0; d < first; ++d)
     if (out[d] != 1)

@@ -218,7 +218,6 @@ std::string reshapeSymbolic(ArrayRef<SymDim> input, ArrayRef<int64_t> shape,
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Why `dim`, which `what` needs static, is not; "" when it is.
 /// The dimension whose parts `operands` hold at `axis`, each once and in
 /// order ("batch[0/2]", "batch[1/2]" join into "batch"); else nullopt.
 std::optional<SymDim> joinedParts(ArrayRef<SymShape> operands, int64_t axis) {
@@ -240,6 +239,7 @@ std::optional<SymDim> joinedParts(ArrayRef<SymShape> operands, int64_t axis) {
       StringAttr::get(operands[0][axis].dims[0].getContext(), *base));
 }
 
+/// Why `dim`, which `what` needs static, is not; "" when it is.
 std::string needStatic(const SymDim &dim, StringRef what) {
   if (dim.isStatic())
     return "";
@@ -384,7 +384,7 @@ std::string ConcatOp::inferSymbolicShape(ArrayRef<SymShape> operands,
 }
 
 std::string SliceOp::inferSymbolicShape(ArrayRef<SymShape> operands,
-                                        function_ref<int64_t(StringAttr)>,
+                                        function_ref<int64_t(StringAttr)> size,
                                         SymShape &result) {
   NormalizedSlice slice = getNormalizedSlice();
   result = operands[0];
@@ -404,6 +404,12 @@ std::string SliceOp::inferSymbolicShape(ArrayRef<SymShape> operands,
       if (slice.starts[axis] != 0 || slice.steps[axis] != 1)
         return "it cuts axis " + std::to_string(axis) + " to " + d->str() +
                " from another start than 0 or in steps";
+      // Within the axis at every size: a static axis at least the cut's
+      // max, or the same dimension.
+      const SymDim &in = operands[0][axis];
+      if (in.isStatic() ? d->eval(size) > in.coef : in != *d)
+        return "it cuts axis " + std::to_string(axis) + " (" + in.str() +
+               ") to " + d->str() + ", which can be longer";
       result[axis] = *d;
       continue;
     }
