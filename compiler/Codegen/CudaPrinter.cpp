@@ -736,6 +736,45 @@ LogicalResult emitIntegerProduct(Operation *op, const IntegerProduct &p,
   return success();
 }
 
+/// A matmul with a dynamic dimension beyond axis 0: every size at the
+/// run's, one strided batch (`sa`, `sb`: uniformBatchStride of each
+/// operand, 0 for one matrix shared by the batch). `g` holds the type,
+/// alpha and the max's sizes; `a`, `b`, `c` are the operands' and result's
+/// addresses.
+LogicalResult emitMatmulAtRunSizes(MatmulOp matmul, Emit &e, Emit::Gemm g,
+                                   std::optional<int64_t> sa,
+                                   std::optional<int64_t> sb,
+                                   const std::string &a, const std::string &b,
+                                   const std::string &c) {
+  if (!sa || !sb || e.context.stridedOperands[0] ||
+      e.context.stridedOperands[1])
+    return matmul.emitError("'graph.matmul' with a dynamic dimension "
+                            "beyond axis 0 and operands broadcast over "
+                            "some batch dimensions, or read as strided "
+                            "views, is not supported yet on a GPU");
+  Value lhs = matmul.getLhs(), rhs = matmul.getRhs(), res = matmul.getResult();
+  size_t rankA = tensorType(lhs).getRank(), rankB = tensorType(rhs).getRank(),
+         batchRank = tensorType(res).getRank() - 2;
+  g.mRun = e.dim(lhs, rankA - 2);
+  g.kRun = e.dim(lhs, rankA - 1);
+  g.nRun = e.dim(rhs, rankB - 1);
+  g.ldaRun = g.kRun;
+  g.ldbRun = g.nRun;
+  g.ldcRun = g.nRun;
+  g.batch = product(tensorType(res).getShape().drop_back(2));
+  std::string runBatches =
+      batchRank ? runExtent(e.context, res, 0, batchRank) : std::string();
+  g.batchRun = runBatches.empty() ? std::to_string(g.batch) : runBatches;
+  g.strideARun = *sa ? times(g.mRun, g.kRun) : "0";
+  g.strideBRun = *sb ? times(g.kRun, g.nRun) : "0";
+  g.strideCRun = times(g.mRun, g.nRun);
+  g.a = a;
+  g.b = b;
+  g.c = c;
+  e.gemm(g);
+  return success();
+}
+
 LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
   if (isa<IntegerType>(tensorType(matmul.getLhs()).getElementType()))
     return emitIntegerProduct(
@@ -770,37 +809,8 @@ LogicalResult emitMatmul(MatmulOp matmul, Emit &e) {
                          sb = uniformBatchStride(b, batch);
   if (innerDynamic(e.context, matmul.getLhs()) ||
       innerDynamic(e.context, matmul.getRhs()) ||
-      innerDynamic(e.context, matmul.getResult())) {
-    // Dimensions beyond axis 0: every size at the run's, one strided batch
-    // (operands of the batch's shape or single matrices, dense).
-    if (!sa || !sb || e.context.stridedOperands[0] ||
-        e.context.stridedOperands[1])
-      return matmul.emitError("'graph.matmul' with a dynamic dimension "
-                              "beyond axis 0 and operands broadcast over "
-                              "some batch dimensions, or read as strided "
-                              "views, is not supported yet on a GPU");
-    Value lhs = matmul.getLhs(), rhs = matmul.getRhs(),
-          res = matmul.getResult();
-    g.mRun = e.dim(lhs, a.size() - 2);
-    g.kRun = e.dim(lhs, a.size() - 1);
-    g.nRun = e.dim(rhs, b.size() - 1);
-    g.ldaRun = g.kRun;
-    g.ldbRun = g.nRun;
-    g.ldcRun = g.nRun;
-    g.batch = batches;
-    std::string runBatches = batch.empty()
-                                 ? std::string()
-                                 : runExtent(e.context, res, 0, batch.size());
-    g.batchRun = runBatches.empty() ? std::to_string(batches) : runBatches;
-    g.strideARun = *sa ? times(g.mRun, g.kRun) : "0";
-    g.strideBRun = *sb ? times(g.kRun, g.nRun) : "0";
-    g.strideCRun = times(g.mRun, g.nRun);
-    g.a = *pa;
-    g.b = *pb;
-    g.c = pc;
-    e.gemm(g);
-    return success();
-  }
+      innerDynamic(e.context, matmul.getResult()))
+    return emitMatmulAtRunSizes(matmul, e, g, sa, sb, *pa, *pb, pc);
   // A dynamic dimension 0: the rows of one product, or the first batch
   // dimension.
   std::string runRows = batch.empty() ? e.run(g.m, matmul.getResult())
