@@ -600,30 +600,23 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
                                                      bool onGpu) {
   if (!touchesDynamic(op))
     return success();
+  // A GPU concat joins at static offsets: not along a dynamic axis (the
+  // parts of a split batch join on the host).
+  if (auto concat = dyn_cast<ConcatOp>(namedOp(op)); concat && onGpu)
+    for (Value input : concat.getInputs())
+      if (!symShape(input)[concat.getNormalizedAxis()].isStatic())
+        return op->emitError("'graph.concat' along a dynamic dimension is "
+                             "not supported yet on a GPU (docs/dynamic.md)");
   if (anyValueOf(op, [&](Value v) { return hasInnerDynamic(v); })) {
     // Dimensions beyond axis 0: the ops whose code asks runExtent for
     // every size (on a GPU: GpuOpContext::extent).
     Operation *named = namedOp(op);
     if (onGpu) {
-      if (auto concat = dyn_cast<ConcatOp>(named))
-        for (Value input : concat.getInputs())
-          if (!symShape(input)[concat.getNormalizedAxis()].isStatic())
-            return op->emitError("'graph.concat' along a dynamic dimension "
-                                 "is not supported yet on a GPU "
-                                 "(docs/dynamic.md)");
       if (isa<sched::FusedOp>(op) || isLeadingView(op) ||
           isa<LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
               TransposeOp, SliceOp, GatherOp, ReduceSumOp, ReduceMeanOp,
-              ReduceMaxOp, ReduceProdOp>(named))
+              ReduceMaxOp, ReduceProdOp, ConcatOp>(named))
         return success();
-      // A concat joins at static offsets: its joined axis must be static.
-      if (auto concat = dyn_cast<ConcatOp>(named)) {
-        bool joinedStatic = llvm::all_of(concat.getInputs(), [&](Value v) {
-          return symShape(v)[concat.getNormalizedAxis()].isStatic();
-        });
-        if (joinedStatic)
-          return success();
-      }
       return op->emitError("'")
              << named->getName()
              << "' with a dynamic dimension beyond axis 0 is not supported "
@@ -648,12 +641,6 @@ LogicalResult FunctionEmitter::checkDynamicSupported(Operation *op,
     // The CUDA printer's kernels and products that take the run's size
     // (CudaPrinter.cpp: runSize, Gemm::mRun); f16 and bf16 included.
     Operation *named = namedOp(op);
-    // Its concat joins at static offsets: not a dynamic axis.
-    if (auto concat = dyn_cast<ConcatOp>(named))
-      for (Value input : concat.getInputs())
-        if (!symShape(input)[concat.getNormalizedAxis()].isStatic())
-          return op->emitError("'graph.concat' along a dynamic dimension is "
-                               "not supported yet on a GPU (docs/dynamic.md)");
     bool supported =
         isa<sched::FusedOp>(op) ||
         (isa<LinearOp, MatmulOp, GemmOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
