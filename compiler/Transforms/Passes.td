@@ -776,6 +776,15 @@ def DataParallelPass : Pass<"modelc-data-parallel", "::mlir::ModuleOp"> {
     %y1 = graph.relu %x1 {device = "sim:1"} : tensor<4x4xf32>
     %y = graph.concat %y0, %y1 {axis = 0, device = "cpu"}
     ```
+    A dynamic batch (`graph.dim @batch 2 to 63 at 16`, the input's
+    `graph.dims = ["batch", ""]`), after:
+    ```mlir
+    %x0 = graph.batch_part %x {device = "cpu", part = 0, parts = 2} : tensor<63x4xf32>
+    %y0 = graph.relu %x0 {device = "sim:0"} : tensor<32x4xf32>
+    %x1 = graph.batch_part %x {device = "cpu", part = 1, parts = 2} : tensor<63x4xf32>
+    %y1 = graph.relu %x1 {device = "sim:1"} : tensor<31x4xf32>
+    %y = graph.concat %y0, %y1 {axis = 0, device = "cpu"}
+    ```
   }];
   let dependentDialects = ["::modelc::device::DeviceDialect",
                            "::modelc::graph::GraphDialect"];
