@@ -100,3 +100,15 @@ func.func @positions(%x: tensor<8x16xf32> {graph.dims = ["batch", ""]}) -> tenso
   %y = graph.add %x, %r : tensor<8x16xf32>, tensor<8x1xf32>
   return %y : tensor<8x16xf32>
 }
+
+// -----
+
+// A reshape that moves the batch off dimension 0 where the max's sizes
+// hide it (4 rows of 4): the symbolic shapes see it.
+graph.dim @batch 2 to 4 at 4
+func.func @moved_by_reshape(%x: tensor<4x4xf32> {graph.dims = ["batch", ""]}) -> tensor<4x4xf32> {
+  // expected-error @+1 {{cannot split the dynamic batch 'batch': this op's result is [4, batch], the batch other than as dimension 0 (not supported yet)}}
+  %r = graph.reshape %x to [4, 4] {graph.dims = ["", "batch"]} : tensor<4x4xf32>
+  %y = graph.relu %r : tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
