@@ -530,11 +530,14 @@ void SizeRegimesPass::runOnOperation() {
           << " (modelc-place fails there; --regimes=1 builds one plan)";
       return signalPassFailure();
     }
-  // Always split: a model that cannot be split says why, at its op.
-  if (alwaysSplit && max >= accelerators &&
-      place(max, nullptr, /*dataParallel=*/true, /*quiet=*/false)
-          .placement.empty())
-    return signalPassFailure();
+  // Always split: a model that cannot be split says why, at its op (the
+  // trial at the max is kept, as splitAt's).
+  if (alwaysSplit && max >= accelerators) {
+    Trial loud = place(max, nullptr, /*dataParallel=*/true, /*quiet=*/false);
+    if (loud.placement.empty())
+      return signalPassFailure();
+    split.emplace(max, std::move(loud));
+  }
   std::vector<Range> ranges = cut(samples);
   merge(ranges, samples);
   recut(ranges, samples);
