@@ -726,6 +726,35 @@ void FunctionEmitter::emitConstant(ConstantOp op) {
                               name(op.getResult()) + " = " + global + ";\n");
 }
 
+/// The first axis of the trailing axes over which every one of `inputs`
+/// (their strides as read broadcast to `out`) is read either in the order
+/// the result is written (contiguously) or as one element (broadcast): from
+/// there on a loop reads each input at its offset plus the position in the
+/// run, or at its offset alone. out.size() when not even the last axis is.
+static size_t runStart(ArrayRef<int64_t> out,
+                       ArrayRef<SmallVector<int64_t>> inputs) {
+  enum Read { Unknown, Contiguous, Broadcast };
+  SmallVector<Read> reads(inputs.size(), Unknown);
+  SmallVector<int64_t> outStrides = stridesOf(out);
+  size_t start = out.size();
+  for (size_t d = out.size(); d-- > 0;) {
+    if (out[d] == 1) {
+      start = d;
+      continue;
+    }
+    for (auto [k, strides] : llvm::enumerate(inputs)) {
+      Read read = strides[d] == 0               ? Broadcast
+                  : strides[d] == outStrides[d] ? Contiguous
+                                                : Unknown;
+      if (read == Unknown || (reads[k] != Unknown && reads[k] != read))
+        return start;
+      reads[k] = read;
+    }
+    start = d;
+  }
+  return start;
+}
+
 void FunctionEmitter::emitFused(sched::FusedOp fused) {
   RankedTensorType outType = tensorType(fused.getResult());
   ArrayRef<int64_t> outShape = outType.getShape();
@@ -736,17 +765,69 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
   ++fusedLoops;
   fusedOps += group.size();
 
+  // Inputs broadcast along some axes and not others (BatchNorm's
+  // per-channel statistics over N, C, H, W) are read in runs: an outer
+  // loop over the leading axes computes each input's offset once, an inner
+  // loop over the trailing axes reads it contiguously or as one element,
+  // and vectorises. Static trailing axes only; a run shorter than 4 is not
+  // worth the outer loop.
+  bool innerDynamic = hasInnerDynamic(fused.getResult());
+  SmallVector<SmallVector<int64_t>> inputStrides;
+  bool elementwiseOffsets = false;
+  for (Value operand : fused.getInputs()) {
+    ArrayRef<int64_t> shape = shapeOf(operand);
+    ArrayRef<int64_t> trimmed =
+        shape.drop_while([](int64_t d) { return d == 1; });
+    inputStrides.push_back(broadcastStrides(shape, outShape));
+    elementwiseOffsets |= shape != outShape && product(shape) != 1 &&
+                          !(trimmed.size() <= outShape.size() &&
+                            outShape.take_back(trimmed.size()) == trimmed &&
+                            product(trimmed) >= 4);
+  }
+  size_t start = runStart(outShape, inputStrides);
+  int64_t run = product(outShape.drop_front(start));
+  bool runs = !innerDynamic && elementwiseOffsets && start > 0 && run >= 4;
+
   std::string outDims;
   llvm::DenseMap<Value, std::string> element;
-  SmallVector<std::string> loads;
-  for (auto [argument, operand] :
-       llvm::zip(fused.getBody().getArguments(), fused.getInputs())) {
+  SmallVector<std::string> loads, bases;
+  for (auto [argument, operand, strides] : llvm::zip(
+           fused.getBody().getArguments(), fused.getInputs(), inputStrides)) {
     RankedTensorType type = tensorType(operand);
     std::string index;
     ArrayRef<int64_t> shape = type.getShape();
     ArrayRef<int64_t> trimmed =
         shape.drop_while([](int64_t d) { return d == 1; });
-    if (hasInnerDynamic(fused.getResult())) {
+    if (runs) {
+      // Each input's offset at the run's first element, then + j or not.
+      std::string base = "r" + std::to_string(bases.size());
+      std::string offset;
+      if (shape == outShape) {
+        offset = "i0";
+      } else if (type.getNumElements() == 1) {
+        offset = "0";
+      } else {
+        if (outDims.empty())
+          outDims = staticArray(outShape);
+        offset = "modelc_cpu::broadcast_offset(i0, " +
+                 std::to_string(outShape.size()) + ", " + outDims + ", " +
+                 staticArray(strides) + ")";
+      }
+      bases.push_back("        const auto *" + base + " = " + name(operand) +
+                      " + " + offset + ";\n");
+      bool broadcast = llvm::all_of(
+          llvm::seq<size_t>(start, outShape.size()),
+          [&](size_t d) { return outShape[d] == 1 || strides[d] == 0; });
+      index = broadcast ? "0" : "j";
+      std::string local = "a" + std::to_string(loads.size());
+      loads.push_back(
+          "          const " + computeType(type.getElementType()) + " " +
+          local + " = " +
+          loadElement(type.getElementType(), base + "[" + index + "]") + ";\n");
+      element[argument] = local;
+      continue;
+    }
+    if (innerDynamic) {
       // Dimensions beyond axis 0: offsets from the run's sizes.
       graph::SymShape in = symShape(operand), out = symShape(fused.getResult());
       auto unit = [](const graph::SymDim &d) {
@@ -783,7 +864,7 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
         outDims = staticArray(outShape);
       index = "modelc_cpu::broadcast_offset(i, " +
               std::to_string(outShape.size()) + ", " + outDims + ", " +
-              staticArray(broadcastStrides(shape, outShape)) + ")";
+              staticArray(strides) + ")";
     }
     std::string local = "a" + std::to_string(loads.size());
     loads.push_back(
@@ -797,6 +878,8 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
   os << "  // fused:";
   for (Operation *op : group)
     os << " " << op->getName().getStringRef();
+  if (runs)
+    os << " (in runs of " << run << ")";
   os << "\n";
   // The runtime's parallel_for runs a loop no longer than its grain on the
   // calling thread: such a loop is spelled as a plain loop, which costs the
@@ -804,13 +887,33 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
   const int64_t grain = 16384;
   bool dynamic = isDynamic(fused.getResult());
   bool parallel = count > grain || dynamic;
-  if (parallel)
+  std::string indent = runs ? "          " : "        ";
+  if (runs) {
+    // The runs: dimension 0 (the only dynamic one here) is outside them.
+    std::string outer = dynamic ? "(" + sized(count, fused.getResult()) +
+                                      ") / " + std::to_string(run)
+                                : std::to_string(count / run);
+    if (parallel)
+      os << "  modelc_cpu::parallel_for(ctx, " << outer << ", "
+         << std::max<int64_t>(1, grain / run)
+         << ", [&](int64_t begin, int64_t end) {\n"
+         << "      for (int64_t o = begin; o < end; ++o) {\n";
+    else
+      os << "  {\n"
+         << "      for (int64_t o = 0; o < " << outer << "; ++o) {\n";
+    os << "        const int64_t i0 = o * " << run << ";\n";
+    for (const std::string &base : bases)
+      os << base;
+    os << "        for (int64_t j = 0; j < " << run << "; ++j) {\n"
+       << "          const int64_t i = i0 + j;\n";
+  } else if (parallel) {
     os << "  modelc_cpu::parallel_for(ctx, " << sized(count, fused.getResult())
        << ", " << grain << ", [&](int64_t begin, int64_t end) {\n"
        << "      for (int64_t i = begin; i < end; ++i) {\n";
-  else
+  } else {
     os << "  {\n"
        << "      for (int64_t i = 0; i < " << count << "; ++i) {\n";
+  }
   for (const std::string &load : loads)
     os << load;
   for (auto [index, op] : llvm::enumerate(group)) {
@@ -818,17 +921,18 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
     for (Value operand : op->getOperands())
       args.push_back(element[operand]);
     std::string local = "t" + std::to_string(index);
-    os << "        const "
+    os << indent << "const "
        << computeType(tensorType(op->getResult(0)).getElementType()) << " "
        << local << " = " << elementExpression(op, args) << ";\n";
     element[op->getResult(0)] = local;
   }
-  os << "        " << name(fused.getResult()) << "[i] = "
+  os << indent << name(fused.getResult()) << "[i] = "
      << storeElement(outType.getElementType(),
                      element[fused.getRoot()->getResult(0)])
-     << ";\n"
-     << "      }\n"
-     << (parallel ? "  });\n" : "  }\n");
+     << ";\n";
+  if (runs)
+    os << "        }\n";
+  os << "      }\n" << (parallel ? "  });\n" : "  }\n");
 }
 
 LogicalResult FunctionEmitter::emitLinear(LinearOp linear) {

@@ -258,6 +258,70 @@ TEST(CpuKernels, Pools) {
   }
 }
 
+// max_pool2d's input gradient, window by window: each window's gradient
+// goes to its first largest cell, or to its last NaN (as PyTorch).
+std::vector<double> referenceMaxPoolGrad(const std::vector<float> &x,
+                                         const std::vector<float> &g,
+                                         const Pool2dShape &s) {
+  std::vector<double> dx(x.size(), 0.0);
+  for (int64_t p = 0; p < s.n * s.c; ++p)
+    for (int64_t oy = 0; oy < s.oh; ++oy)
+      for (int64_t ox = 0; ox < s.ow; ++ox) {
+        int64_t at = -1;
+        float best = 0;
+        for (int64_t ky = 0; ky < s.kh; ++ky)
+          for (int64_t kx = 0; kx < s.kw; ++kx) {
+            int64_t iy = oy * s.stride_h - s.pad_top + ky;
+            int64_t ix = ox * s.stride_w - s.pad_left + kx;
+            if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w)
+              continue;
+            float v = x[(p * s.h + iy) * s.w + ix];
+            bool bestIsNan = at >= 0 && best != best;
+            if (at < 0 || v != v || (!bestIsNan && v > best)) {
+              at = (p * s.h + iy) * s.w + ix;
+              best = v;
+            }
+          }
+        dx[at] += g[(p * s.oh + oy) * s.ow + ox];
+      }
+  return dx;
+}
+
+TEST(CpuKernels, MaxPoolGrad) {
+  // ResNet's 3x3 stride 2 pad 1 on rows wide enough for the windows inside
+  // the row to be found side by side; stride 1 (overlapping windows adding
+  // into one cell); a 2x2 stride 2; windows hanging over the right and
+  // bottom edges; a row with no inside window; one window over the image.
+  Pool2dShape cases[] = {{2, 3, 9, 37, 5, 19, 3, 3, 2, 2, 1, 1, 1, 1},
+                         {1, 2, 6, 21, 4, 19, 3, 3, 1, 1, 0, 0, 0, 0},
+                         {1, 2, 8, 30, 4, 15, 2, 2, 2, 2, 0, 0, 0, 0},
+                         {1, 1, 8, 29, 4, 15, 3, 3, 2, 2, 0, 0, 1, 2},
+                         {1, 1, 5, 2, 3, 2, 3, 3, 2, 2, 1, 1, 1, 1},
+                         {1, 1, 4, 4, 1, 1, 4, 4, 1, 1, 0, 0, 0, 0}};
+  for (const Pool2dShape &s : cases) {
+    SCOPED_TRACE(testing::Message()
+                 << s.h << "x" << s.w << " -> " << s.oh << "x" << s.ow
+                 << ", kernel " << s.kh << ", stride " << s.stride_w);
+    // Few distinct values (ties in most windows), some NaN, all -inf in
+    // places (a window whose every cell is -inf sends its gradient to its
+    // first cell).
+    std::vector<float> x = randomFloats(s.n * s.c * s.h * s.w, 71, 0.0f, 4.0f);
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = std::floor(x[i]);
+      if (i % 53 == 7)
+        x[i] = NAN;
+      if (i % 41 == 3)
+        x[i] = -INFINITY;
+    }
+    std::vector<float> g =
+        randomFloats(s.n * s.c * s.oh * s.ow, 72, -1.0f, 1.0f);
+    KernelTestContext ctx;
+    std::vector<float> dx(x.size(), NAN);
+    modelc_cpu::max_pool2d_grad(ctx.get(), x.data(), g.data(), dx.data(), s);
+    expectNear(dx, referenceMaxPoolGrad(x, g, s), 1e-6, 1e-6);
+  }
+}
+
 TEST(CpuKernels, GlobalAvgPool) {
   const int64_t planes = 7, spatial = 13;
   std::vector<float> x = randomFloats(planes * spatial, 61, -1.0f, 3.0f);

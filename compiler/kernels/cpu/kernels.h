@@ -18,6 +18,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace modelc_cpu {
 
@@ -854,6 +855,21 @@ struct Pool2dShape {
   int64_t kh, kw, stride_h, stride_w, pad_top, pad_left, pad_bottom, pad_right;
 };
 
+/// One cell of each of the windows lo..hi of a row (the first window's at
+/// xp[lo * step], the others `step` apart) into the windows' maxima `m`
+/// (no NaN among them). Pointer parameters: `__restrict` lets GCC
+/// vectorise the loop.
+template <int S>
+inline void max_pool_row(const typename storage<S>::T *__restrict xp,
+                         float *__restrict m, int64_t lo, int64_t hi,
+                         int64_t step) {
+  using D = storage<S>;
+  for (int64_t ox = lo; ox < hi; ++ox) {
+    float v = D::load(xp[ox * step]);
+    m[ox] = m[ox] < v ? v : m[ox];
+  }
+}
+
 template <int S = kF32>
 inline void max_pool2d(modelc_run_ctx *ctx, const typename storage<S>::T *x,
                        typename storage<S>::T *y, const Pool2dShape &s) {
@@ -878,8 +894,43 @@ inline void max_pool2d(modelc_run_ctx *ctx, const typename storage<S>::T *x,
         yp[oy * s.ow + ox] = D::store(m);
       }
   };
+  // Without NaN, a row's windows that lie inside the plane are found side
+  // by side, cell by cell, in a loop that vectorises (as max_pool2d_grad).
+  const int64_t lo = std::min(s.ow, (s.pad_left + s.stride_w - 1) / s.stride_w);
+  const int64_t hi = std::max(
+      lo, std::min(s.ow, s.w - s.kw + s.pad_left >= 0
+                             ? (s.w - s.kw + s.pad_left) / s.stride_w + 1
+                             : 0));
+  auto rows = [&](const typename D::T *xp, typename D::T *yp, float *m) {
+    auto pick = [](float a, float v) { return a < v ? v : a; };
+    for (int64_t oy = 0; oy < s.oh; ++oy) {
+      int64_t y0 = std::max<int64_t>(oy * s.stride_h - s.pad_top, 0);
+      int64_t y1 = std::min(oy * s.stride_h - s.pad_top + s.kh, s.h);
+      for (int64_t ox = 0; ox < s.ow; ++ox) {
+        if (ox == lo)
+          ox = hi;
+        if (ox >= s.ow)
+          break;
+        int64_t x0 = std::max<int64_t>(ox * s.stride_w - s.pad_left, 0);
+        int64_t x1 = std::min(ox * s.stride_w - s.pad_left + s.kw, s.w);
+        float b = -std::numeric_limits<float>::infinity();
+        for (int64_t iy = y0; iy < y1; ++iy)
+          for (int64_t ix = x0; ix < x1; ++ix)
+            b = pick(b, D::load(xp[iy * s.w + ix]));
+        m[ox] = b;
+      }
+      std::fill(m + lo, m + hi, -std::numeric_limits<float>::infinity());
+      for (int64_t iy = y0; iy < y1; ++iy)
+        for (int64_t kx = 0; kx < s.kw; ++kx)
+          max_pool_row<S>(xp + iy * s.w + kx - s.pad_left, m, lo, hi,
+                          s.stride_w);
+      for (int64_t ox = 0; ox < s.ow; ++ox)
+        yp[oy * s.ow + ox] = D::store(m[ox]);
+    }
+  };
   parallel_for(ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
                [&](int64_t begin, int64_t end) {
+                 std::vector<float> row(s.ow);
                  for (int64_t p = begin; p < end; ++p) {
                    const typename D::T *xp = x + p * s.h * s.w;
                    typename D::T *yp = y + p * s.oh * s.ow;
@@ -891,10 +942,27 @@ inline void max_pool2d(modelc_run_ctx *ctx, const typename storage<S>::T *x,
                    if (nan)
                      pool(xp, yp, [](float m, float v) { return max_(m, v); });
                    else
-                     pool(xp, yp,
-                          [](float m, float v) { return m < v ? v : m; });
+                     rows(xp, yp, row.data());
                  }
                });
+}
+
+/// One cell of each of the windows lo..hi of a row (the cell of the first
+/// window at `row`, the others `step` apart): where it is larger than the
+/// window's best so far, or NaN, it becomes the best. The pointers are
+/// parameters so that `__restrict` lets GCC vectorise the loop.
+template <int S>
+inline void max_pool_cells(const typename storage<S>::T *__restrict xp,
+                           float *__restrict best, int32_t *__restrict inner,
+                           int64_t lo, int64_t hi, int32_t row, int32_t step) {
+  using D = storage<S>;
+  for (int64_t ox = lo; ox < hi; ++ox) {
+    const int32_t cell = row + static_cast<int32_t>(ox) * step;
+    float v = D::load(xp[cell]);
+    bool take = (v > best[ox]) | (v != v);
+    best[ox] = take ? v : best[ox];
+    inner[ox] = take ? cell : inner[ox];
+  }
 }
 
 /// max_pool2d's input gradient: per plane, each window's gradient added to
@@ -907,37 +975,79 @@ inline void max_pool2d_grad(modelc_run_ctx *ctx,
                             typename storage<S>::T *dx, const Pool2dShape &s) {
   using D = storage<S>;
   // Each plane is zeroed, then every window's gradient added at its
-  // maximum, in window order.
-  parallel_for(ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
-               [&](int64_t begin, int64_t end) {
-                 for (int64_t p = begin; p < end; ++p) {
-                   const typename D::T *xp = x + p * s.h * s.w;
-                   const typename D::T *gp = g + p * s.oh * s.ow;
-                   typename D::T *dp = dx + p * s.h * s.w;
-                   std::fill(dp, dp + s.h * s.w, D::store(0.0f));
-                   for (int64_t oy = 0; oy < s.oh; ++oy)
-                     for (int64_t ox = 0; ox < s.ow; ++ox) {
-                       int64_t y0 = oy * s.stride_h - s.pad_top;
-                       int64_t x0 = ox * s.stride_w - s.pad_left;
-                       int64_t y1 = std::min(y0 + s.kh, s.h),
-                               x1 = std::min(x0 + s.kw, s.w);
-                       y0 = std::max<int64_t>(y0, 0);
-                       x0 = std::max<int64_t>(x0, 0);
-                       float best = -std::numeric_limits<float>::infinity();
-                       int64_t at = y0 * s.w + x0;
-                       for (int64_t iy = y0; iy < y1; ++iy)
-                         for (int64_t ix = x0; ix < x1; ++ix) {
-                           float v = D::load(xp[iy * s.w + ix]);
-                           if (v > best || v != v) {
-                             best = v;
-                             at = iy * s.w + ix;
-                           }
-                         }
-                       dp[at] = D::store(D::load(dp[at]) +
-                                         D::load(gp[oy * s.ow + ox]));
-                     }
-                 }
-               });
+  // maximum, in window order. A row of windows finds its maxima first: the
+  // windows that lie inside the plane side by side, cell by cell in window
+  // order, so that the loop over them vectorises (one window's cells are a
+  // chain of dependent selects); the ones at the edges one at a time.
+  // Positions within a plane are int32 in the vectorised loop (as wide as
+  // the floats compared); planes of 2^31 cells or more take the edge path.
+  const bool narrow = s.h * s.w < (int64_t{1} << 31);
+  const int64_t lo =
+      narrow ? std::min(s.ow, (s.pad_left + s.stride_w - 1) / s.stride_w) : 0;
+  const int64_t hi =
+      narrow ? std::max(lo, std::min(s.ow, s.w - s.kw + s.pad_left >= 0
+                                               ? (s.w - s.kw + s.pad_left) /
+                                                         s.stride_w +
+                                                     1
+                                               : 0))
+             : 0;
+  parallel_for(
+      ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
+      [&](int64_t begin, int64_t end) {
+        std::vector<float> bestRow(s.ow);
+        std::vector<int32_t> innerRow(s.ow);
+        std::vector<int64_t> atRow(s.ow);
+        float *best = bestRow.data();
+        int32_t *inner = innerRow.data();
+        int64_t *at = atRow.data();
+        for (int64_t p = begin; p < end; ++p) {
+          const typename D::T *xp = x + p * s.h * s.w;
+          const typename D::T *gp = g + p * s.oh * s.ow;
+          typename D::T *dp = dx + p * s.h * s.w;
+          std::fill(dp, dp + s.h * s.w, D::store(0.0f));
+          for (int64_t oy = 0; oy < s.oh; ++oy) {
+            int64_t y0 = oy * s.stride_h - s.pad_top;
+            int64_t y1 = std::min(y0 + s.kh, s.h);
+            y0 = std::max<int64_t>(y0, 0);
+            for (int64_t ox = 0; ox < s.ow; ++ox) {
+              if (ox == lo)
+                ox = hi;
+              if (ox >= s.ow)
+                break;
+              int64_t x0 = ox * s.stride_w - s.pad_left;
+              int64_t x1 = std::min(x0 + s.kw, s.w);
+              x0 = std::max<int64_t>(x0, 0);
+              float b = -std::numeric_limits<float>::infinity();
+              int64_t a = y0 * s.w + x0;
+              for (int64_t iy = y0; iy < y1; ++iy)
+                for (int64_t ix = x0; ix < x1; ++ix) {
+                  float v = D::load(xp[iy * s.w + ix]);
+                  bool take = (v > b) | (v != v);
+                  b = take ? v : b;
+                  a = take ? iy * s.w + ix : a;
+                }
+              at[ox] = a;
+            }
+            for (int64_t ox = lo; ox < hi; ++ox) {
+              best[ox] = -std::numeric_limits<float>::infinity();
+              inner[ox] = static_cast<int32_t>(y0 * s.w + ox * s.stride_w -
+                                               s.pad_left);
+            }
+            for (int64_t iy = y0; iy < y1; ++iy)
+              for (int64_t kx = 0; kx < s.kw; ++kx) {
+                const int32_t row = static_cast<int32_t>(iy * s.w + kx -
+                                                         s.pad_left);
+                max_pool_cells<S>(xp, best, inner, lo, hi, row,
+                                  static_cast<int32_t>(s.stride_w));
+              }
+            for (int64_t ox = lo; ox < hi; ++ox)
+              at[ox] = inner[ox];
+            for (int64_t ox = 0; ox < s.ow; ++ox)
+              dp[at[ox]] = D::store(D::load(dp[at[ox]]) +
+                                    D::load(gp[oy * s.ow + ox]));
+          }
+        }
+      });
 }
 
 template <int S = kF32>
@@ -1291,13 +1401,24 @@ inline void reduce(modelc_run_ctx *ctx, const T *x, T *y, int kept_rank,
           run *= reduced_dims[lead - 1];
           --lead;
         }
-        double sum = 0.0;
+        // Eight partial sums, element k of a run into sum k % 8, added
+        // pairwise at the end: a fixed order (the same bits on every run
+        // and thread count) that vectorises, where one running sum is a
+        // chain of dependent additions.
+        constexpr int kLanes = 8;
+        double lanes[kLanes] = {};
         for (int64_t j = 0; j < len; j += run) {
           const T *xs = xr + broadcast_offset(j / run, lead, reduced_dims,
                                               reduced_strides);
-          for (int64_t k = 0; k < run; ++k)
-            sum += static_cast<double>(xs[k]);
+          int64_t k = 0;
+          for (; k + kLanes <= run; k += kLanes)
+            for (int l = 0; l < kLanes; ++l)
+              lanes[l] += static_cast<double>(xs[k + l]);
+          for (int l = 0; k < run; ++k, ++l)
+            lanes[l] += static_cast<double>(xs[k]);
         }
+        double sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+                     ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
         if (kind == 1)
           sum /= static_cast<double>(len);
         y[r] = from_sum<T>(sum);
