@@ -141,8 +141,31 @@ std::string floatLiteral(double value, CodeFlavor flavor) {
 
 /// C++ for one element of an elementwise op, given its operands' element
 /// expressions.
+/// A splat constant's value in its compute type (a float for f16 and bf16,
+/// whose values a float holds exactly).
+static std::string splatExpression(ConstantOp constant, CodeFlavor flavor) {
+  auto values = cast<DenseElementsAttr>(constant.getValue());
+  Type element = values.getElementType();
+  if (isa<FloatType>(element))
+    return literalOf(
+        isHalf(element) ? Float32Type::get(element.getContext()) : element,
+        values.getSplatValue<APFloat>().convertToDouble(), flavor);
+  APInt v = values.getSplatValue<APInt>();
+  if (element.isSignlessInteger(1))
+    return cType(element) + "(" + (v.isZero() ? "0" : "1") + ")";
+  auto integer = cast<IntegerType>(element);
+  if (integer.isUnsigned())
+    return cType(element) + "(" + std::to_string(v.getZExtValue()) + "ULL)";
+  // INT64_MIN has no literal: spell it as an expression.
+  if (integer.getWidth() == 64 && v.isMinSignedValue())
+    return "(-9223372036854775807LL - 1)";
+  return cType(element) + "(" + std::to_string(v.getSExtValue()) + "LL)";
+}
+
 std::string elementExpression(Operation *op, ArrayRef<std::string> args,
                               CodeFlavor flavor) {
+  if (auto constant = dyn_cast<ConstantOp>(op))
+    return splatExpression(constant, flavor);
   bool gpu = flavor == CodeFlavor::Gpu;
   // The spelling of a math function and of a kernel helper.
   auto math = [&](StringRef name) {

@@ -43,6 +43,14 @@ bool joinsUser(Operation *op) {
              cast<ShapedType>(op->getResult(0).getType()).getShape();
 }
 
+/// Whether `constant` is computed inside the loops that read it: a splat
+/// of more than one element (a one-element constant is read as one
+/// element anyway, and matrix-product folds look for it as an input).
+bool isComputedSplat(graph::ConstantOp constant) {
+  auto values = dyn_cast<DenseElementsAttr>(constant.getValue());
+  return values && values.isSplat() && constant.getType().getNumElements() > 1;
+}
+
 /// The ops of the group `root` ends, operands before users, `root` last: at
 /// most `maxOps` of them. A producer that would join but does not fit goes
 /// to `cut` and ends a group of its own.
@@ -77,13 +85,26 @@ void fuseGroup(Operation *root, unsigned maxOps,
   SmallVector<Operation *> group;
   collectGroup(root, maxOps, group, cut);
   llvm::DenseSet<Operation *> members(group.begin(), group.end());
-  // The values read from outside, in the order the group first reads them.
+  // The values read from outside, in the order the group first reads them,
+  // but for splat constants of more than one element: the loop computes
+  // those (a copy in the body) instead of reading them from memory. A
+  // gradient's broadcast (a select on an all-true mask the shape of the
+  // activations) would otherwise be a constant as large as the activations
+  // in the library, read once per element.
   SmallVector<Value> inputs;
+  SmallVector<graph::ConstantOp> splats;
   for (Operation *op : group)
     for (Value operand : op->getOperands()) {
       Operation *def = operand.getDefiningOp();
-      if ((!def || !members.contains(def)) &&
-          !llvm::is_contained(inputs, operand))
+      if (def && members.contains(def))
+        continue;
+      if (auto constant = dyn_cast_or_null<graph::ConstantOp>(def);
+          constant && isComputedSplat(constant)) {
+        if (!llvm::is_contained(splats, constant))
+          splats.push_back(constant);
+        continue;
+      }
+      if (!llvm::is_contained(inputs, operand))
         inputs.push_back(operand);
     }
 
@@ -97,6 +118,8 @@ void fuseGroup(Operation *root, unsigned maxOps,
   for (Value input : inputs)
     mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
   // The group's device is the sched.fused's; the body's ops need none.
+  for (graph::ConstantOp constant : splats)
+    builder.clone(*constant, mapping)->removeAttr(graph::kDeviceAttrName);
   for (Operation *op : group)
     builder.clone(*op, mapping)->removeAttr(graph::kDeviceAttrName);
   sched::YieldOp::create(builder, root->getLoc(),
@@ -104,6 +127,9 @@ void fuseGroup(Operation *root, unsigned maxOps,
   root->getResult(0).replaceAllUsesWith(fused.getResult());
   for (Operation *op : llvm::reverse(group))
     op->erase();
+  for (graph::ConstantOp constant : splats)
+    if (constant->use_empty())
+      constant->erase();
 }
 
 struct FuseElementwisePass

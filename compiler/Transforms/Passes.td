@@ -981,6 +981,20 @@ def FuseElementwisePass : Pass<"modelc-fuse-elementwise", "::mlir::ModuleOp"> {
     graph op is left outside a `sched.fused`: a printer emits one loop (one
     kernel) per `sched.fused`.
 
+    A splat constant of more than one element that a group reads is not an
+    input: the body gets a copy of it (a literal in the loop), and the
+    constant goes once no op reads it any more. The gradient of a broadcast
+    is a select on an all-true mask of the activations' shape; as an input
+    it would be a constant that large in the library, read per element.
+    One-element constants stay inputs (matrix-product folds look for a
+    scale there).
+    ```mlir
+    %all = graph.constant dense<true> : tensor<8x64x56x56xi1>
+    %b = graph.select %all, %g, %g : tensor<8x64x56x56xi1>, tensor<1x64x1x1xf32>, tensor<1x64x1x1xf32>
+    ```
+    becomes a body that starts with
+    `%c = graph.constant dense<true> : tensor<8x64x56x56xi1>`.
+
     A group holds at most `max-ops` ops: past that, the producer that would
     join next ends a group of its own, so that a chain of 10,000
     elementwise ops becomes loops of `max-ops` statements each, not one loop

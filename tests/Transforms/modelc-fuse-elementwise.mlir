@@ -154,3 +154,38 @@ func.func @post_op_operand(%x: tensor<4x16xf32>, %r: tensor<4x8xf32>) -> tensor<
   }
   return %p : tensor<4x8xf32>
 }
+
+// -----
+
+// A splat constant of more than one element is computed in the loops that
+// read it (a copy in each body), and the constant goes once nothing else
+// reads it: a gradient's broadcast to the activations' shape (a select on
+// an all-true mask) is not a constant the size of the activations. A
+// one-element constant and a constant that is not a splat stay inputs.
+// CHECK-LABEL: func.func @splat_constants
+// CHECK-SAME: (%[[G:.*]]: tensor<1x3x1x1xf32>, %[[X:.*]]: tensor<2x3x4x4xf32>)
+// CHECK-NOT: graph.constant dense<true>
+// CHECK: %[[HALF:.*]] = graph.constant dense<5.000000e-01> : tensor<f32>
+// CHECK: %[[STEPS:.*]] = graph.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
+// CHECK-NOT: graph.constant dense<true>
+// CHECK: sched.fused(%[[G]], %[[X]], %[[HALF]]) {device = #device.dev<cpu>} : (tensor<1x3x1x1xf32>, tensor<2x3x4x4xf32>, tensor<f32>) -> tensor<2x3x4x4xf32> {
+// CHECK-NEXT: ^bb0(%[[A0:.*]]: tensor<1x3x1x1xf32>, %[[A1:.*]]: tensor<2x3x4x4xf32>, %[[A2:.*]]: tensor<f32>):
+// CHECK-NEXT: %[[ALL:.*]] = graph.constant dense<true> : tensor<2x3x4x4xi1>
+// CHECK-NEXT: %[[B:.*]] = graph.select %[[ALL]], %[[A0]], %[[A0]]
+// CHECK-NEXT: %[[M:.*]] = graph.mul %[[B]], %[[A1]]
+// CHECK-NEXT: graph.mul %[[M]], %[[A2]]
+// CHECK: sched.fused(%[[X]], %[[STEPS]])
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: %[[ALL2:.*]] = graph.constant dense<true> : tensor<2x3x4x4xi1>
+// CHECK-NEXT: graph.select %[[ALL2]]
+func.func @splat_constants(%g: tensor<1x3x1x1xf32>, %x: tensor<2x3x4x4xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) {
+  %all = graph.constant dense<true> : tensor<2x3x4x4xi1> {device = #device.dev<cpu>}
+  %half = graph.constant dense<0.5> : tensor<f32> {device = #device.dev<cpu>}
+  %steps = graph.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32> {device = #device.dev<cpu>}
+  %b = graph.select %all, %g, %g {device = #device.dev<cpu>} : tensor<2x3x4x4xi1>, tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>
+  %m = graph.mul %b, %x {device = #device.dev<cpu>} : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>
+  %h = graph.mul %m, %half {device = #device.dev<cpu>} : tensor<2x3x4x4xf32>, tensor<f32>
+  %c = graph.select %all, %x, %x {device = #device.dev<cpu>} : tensor<2x3x4x4xi1>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>
+  %s = graph.add %c, %steps {device = #device.dev<cpu>} : tensor<2x3x4x4xf32>, tensor<4xf32>
+  return %h, %s : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>
+}

@@ -56,9 +56,17 @@ LogicalResult FusedOp::verify() {
     return emitOpError("body must end in 'sched.yield'");
   if (body.without_terminator().empty())
     return emitOpError("body computes nothing");
-  for (Operation &op : body.without_terminator())
+  for (Operation &op : body.without_terminator()) {
+    // A splat constant is computed in the loop (modelc-fuse-elementwise).
+    if (auto constant = dyn_cast<graph::ConstantOp>(op)) {
+      auto values = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (!values || !values.isSplat())
+        return op.emitOpError("in a fused body must be a splat");
+      continue;
+    }
     if (!op.hasTrait<graph::Elementwise>())
       return op.emitOpError("is not elementwise and cannot be fused");
+  }
   Value yielded = cast<YieldOp>(body.getTerminator()).getValue();
   if (yielded.getType() != getResult().getType())
     return emitOpError("yields ") << yielded.getType() << " but its result is "

@@ -27,9 +27,12 @@ def Sched_FusedOp : Sched_Op<"fused", [IsolatedFromAbove,
     }
     ```
 
+    A splat `graph.constant` in the body is computed in the loop (its value
+    is a literal), not read from memory.
+
     Verifier: one block whose arguments have the inputs' types; every op of
-    the body but the terminator is an elementwise graph op; the yielded
-    value has the result's type.
+    the body but the terminator is an elementwise graph op or a splat
+    `graph.constant`; the yielded value has the result's type.
   }];
   let arguments = (ins Variadic<AnyRankedTensor>:$inputs);
   let results = (outs AnyRankedTensor:$result);

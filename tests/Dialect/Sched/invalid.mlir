@@ -391,3 +391,16 @@ func.func @output_cast_of_f32(%x: tensor<4x4xf32>) -> tensor<4x4xf16> {
   }
   return %p : tensor<4x4xf16>
 }
+
+// -----
+
+func.func @constant_not_splat(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %f = sched.fused(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    // expected-error @+1 {{'graph.constant' op in a fused body must be a splat}}
+    %c = graph.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+    %s = graph.add %a, %c : tensor<4xf32>, tensor<4xf32>
+    sched.yield %s : tensor<4xf32>
+  }
+  return %f : tensor<4xf32>
+}
