@@ -147,9 +147,9 @@ static std::string splatExpression(ConstantOp constant, CodeFlavor flavor) {
   auto values = cast<DenseElementsAttr>(constant.getValue());
   Type element = values.getElementType();
   if (isa<FloatType>(element))
-    return literalOf(
-        isHalf(element) ? Float32Type::get(element.getContext()) : element,
-        values.getSplatValue<APFloat>().convertToDouble(), flavor);
+    return literalOf(isHalf(element) ? Float32Type::get(element.getContext())
+                                     : element,
+                     values.getSplatValue<APFloat>().convertToDouble(), flavor);
   APInt v = values.getSplatValue<APInt>();
   if (element.isSignlessInteger(1))
     return cType(element) + "(" + (v.isZero() ? "0" : "1") + ")";

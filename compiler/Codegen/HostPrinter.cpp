@@ -2557,7 +2557,9 @@ static void emitDescriptor(llvm::raw_ostream &out,
   }
   out << "};\nconst uint8_t weight_flags[] = {";
   for (const WeightSlot &slot : options.weights)
-    out << (writable.contains(slot.name) ? "MODELC_WEIGHT_WRITABLE, " : "0, ");
+    out << (!writable.contains(slot.name) ? "0, "
+            : slot.zeros ? "MODELC_WEIGHT_WRITABLE | MODELC_WEIGHT_ZEROS, "
+                         : "MODELC_WEIGHT_WRITABLE, ");
   out << (options.weights.empty() ? "0" : "") << "};\n";
   out << plansText << "const modelc_plan_desc plans[] = {\n";
   for (auto [planIndex, planModule] : llvm::enumerate(planModules)) {

@@ -28,6 +28,9 @@ struct WeightSlot {
   mlir::RankedTensorType type;
   uint64_t offset = 0;
   uint64_t nbytes = 0;
+  /// A weight the model writes that starts as zeros (optimizer state):
+  /// the embedded data does not hold it (MODELC_WEIGHT_ZEROS).
+  bool zeros = false;
 };
 
 struct CpuEmitOptions {

@@ -10,6 +10,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -374,7 +375,8 @@ LogicalResult modelc::writeRandomSafetensors(ModuleOp module, uint64_t seed,
 
 FailureOr<std::vector<WeightSlot>>
 modelc::writeWeightBlob(const WeightSet &weights, StringRef path,
-                        uint64_t &totalBytes) {
+                        uint64_t &totalBytes,
+                        const llvm::StringSet<> &writable) {
   std::unique_ptr<llvm::raw_fd_ostream> out = openOutput(path);
   if (!out)
     return failure();
@@ -382,6 +384,15 @@ modelc::writeWeightBlob(const WeightSet &weights, StringRef path,
   std::vector<WeightSlot> slots;
   uint64_t offset = 0;
   for (const WeightSet::Weight &w : weights.weights) {
+    // A written weight that starts as zeros (optimizer state at the first
+    // step: half of a model's training state) is not stored: the runtime
+    // makes its writable copy as zeros.
+    if (writable.contains(w.name) &&
+        std::all_of(w.data, w.data + w.nbytes,
+                    [](unsigned char b) { return b == 0; })) {
+      slots.push_back({w.name, w.type, 0, w.nbytes, /*zeros=*/true});
+      continue;
+    }
     uint64_t aligned = (offset + 63) / 64 * 64;
     os.write_zeros(aligned - offset);
     os.write(reinterpret_cast<const char *>(w.data), w.nbytes);

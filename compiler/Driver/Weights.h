@@ -12,6 +12,7 @@
 #include "compiler/Codegen/HostPrinter.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
@@ -65,7 +66,8 @@ void roundToDeclared(WeightSet &set, mlir::ModuleOp module);
 /// returns their slots; `totalBytes` receives the file size.
 mlir::FailureOr<std::vector<WeightSlot>>
 writeWeightBlob(const WeightSet &weights, llvm::StringRef path,
-                uint64_t &totalBytes);
+                uint64_t &totalBytes,
+                const llvm::StringSet<> &writable = llvm::StringSet<>());
 
 /// Writes the weights as a safetensors file.
 mlir::LogicalResult writeSafetensors(const WeightSet &weights,

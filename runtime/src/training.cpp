@@ -38,9 +38,13 @@ void makeWritableCopies(HostWeights &weights, const modelc_model_desc &desc) {
     if (!writable(desc, w))
       continue;
     const modelc_weight_desc &d = desc.weights[w];
-    weights.owned.push_back(Tensor::copy_of(
-        weights.pointers[w], std::vector<int64_t>(d.shape, d.shape + d.rank),
-        *dtypeFromCode(d.dtype)));
+    std::vector<int64_t> shape(d.shape, d.shape + d.rank);
+    if (!weights.pointers[w] && startsAsZeros(desc, w)) {
+      weights.owned.push_back(Tensor::zeros(shape, *dtypeFromCode(d.dtype)));
+    } else {
+      weights.owned.push_back(
+          Tensor::copy_of(weights.pointers[w], shape, *dtypeFromCode(d.dtype)));
+    }
     weights.pointers[w] = weights.owned.back().data();
   }
 }

@@ -79,6 +79,10 @@ void bindWeights(HostWeights &weights, const modelc_model_desc &desc,
                         "in LoadOptions::weights");
   for (uint32_t i = 0; i < desc.num_weights; ++i) {
     const modelc_weight_desc &w = desc.weights[i];
+    // Not in the data: its writable copy starts as zeros
+    // (makeWritableCopies).
+    if (startsAsZeros(desc, i))
+      continue;
     if (w.offset > desc.weight_data_size ||
         w.nbytes > desc.weight_data_size - w.offset)
       throw Error(where + ": weight '" + std::string(w.name) +

@@ -34,6 +34,13 @@ void bindWeights(HostWeights &weights, const modelc_model_desc &desc,
 /// The dtype and shape of weight `w` as a read-only host tensor at `data`.
 Tensor weightTensor(const modelc_weight_desc &w, const void *data);
 
+/// Whether weight `w` is written by the model and starts as zeros
+/// (MODELC_WEIGHT_ZEROS): the embedded data does not hold it.
+inline bool startsAsZeros(const modelc_model_desc &desc, uint32_t w) {
+  return desc.weight_flags && (desc.weight_flags[w] & MODELC_WEIGHT_WRITABLE) &&
+         (desc.weight_flags[w] & MODELC_WEIGHT_ZEROS);
+}
+
 } // namespace modelc::detail
 
 #endif // MODELC_RUNTIME_WEIGHTS_HPP

@@ -1272,8 +1272,13 @@ LogicalResult Driver::prepareWeights() {
   embed = !options.externalWeights && options.emitKind == EmitKind::Library;
   if (embed && hasWeights) {
     emitOptions.weightBlobPath = tempFile("weights.bin");
-    FailureOr<std::vector<modelc::WeightSlot>> slots = modelc::writeWeightBlob(
-        weights, emitOptions.weightBlobPath, emitOptions.weightBlobBytes);
+    llvm::StringSet<> writable;
+    for (auto weight : module->getOps<modelc::graph::WeightOp>())
+      if (weight.getWritable())
+        writable.insert(weight.getSymName());
+    FailureOr<std::vector<modelc::WeightSlot>> slots =
+        modelc::writeWeightBlob(weights, emitOptions.weightBlobPath,
+                                emitOptions.weightBlobBytes, writable);
     if (failed(slots))
       return failure();
     emitOptions.weights = std::move(*slots);

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 12u
+#define MODELC_ABI_VERSION 13u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -410,6 +410,10 @@ typedef struct modelc_model_desc {
 
 /* weight_flags: generated code writes the weight (graph.assign). */
 #define MODELC_WEIGHT_WRITABLE 1u
+/* weight_flags (ABI 13): a writable weight that starts as zeros (optimizer
+ * state); the embedded data does not hold it (its offset means nothing),
+ * the runtime's writable copy starts as zeros. */
+#define MODELC_WEIGHT_ZEROS 2u
 
 /* gpu_libraries: the GPU plans call `gemm` (cuBLASLt). */
 #define MODELC_GPU_NEEDS_CUBLASLT 1u
