@@ -31,6 +31,27 @@ def record(table, no_record):
     print(f"appended to {path}")
 
 
+def torch_blas():
+    """The BLAS library PyTorch's matrix products load (Debian's torch links
+    libblas.so.3, whichever package provides it). Exits when that is the
+    reference BLAS: PyTorch's products would then run 20x slower than with
+    OpenBLAS (a 64x1024 by 1024x1024 product: 16 ms against 0.7 ms on two
+    cores), and every ratio against it would flatter modelc."""
+    code = ("import torch\n"
+            "torch.ones(64, 64) @ torch.ones(64, 64)\n"
+            "print([l.split()[-1] for l in open('/proc/self/maps') "
+            "if 'blas' in l.split()[-1]][0])")
+    path = subprocess.run([sys.executable if os.path.basename(sys.executable)
+                           .startswith("python") else "/usr/bin/python3",
+                           "-c", code], capture_output=True, text=True).stdout.strip()
+    path = os.path.realpath(path)
+    if "openblas" not in path and "mkl" not in path:
+        sys.exit(f"bench: PyTorch uses the reference BLAS ({path or 'none found'}): "
+                 "its products would be unfairly slow; install OpenBLAS "
+                 "(apt-get install libopenblas0-pthread) and run again")
+    return os.path.basename(os.path.dirname(path)) + "/" + os.path.basename(path)
+
+
 def cpu_flags(names):
     """The CPU's model name (lscpu) and which of the CPU flags `names` it
     has, for the machine line every recorded figure carries."""

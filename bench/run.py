@@ -15,11 +15,12 @@ import sys
 
 import numpy as np
 
-from results import ROOT, cpu_flags, record, run
+from results import ROOT, cpu_flags, record, run, torch_blas
 
 
 
 def main():
+    torch_blas_name = torch_blas()  # before any timing: refuses the reference BLAS
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     parser.add_argument("--threads", type=int, default=2)
@@ -100,8 +101,9 @@ def main():
                      f"{t['pytorch']:.3f} | {flops / t['modelc'] / 1e6:.1f} | "
                      f"{t['modelc'] / best:.2f} | {t['modelc'] / t['onnxruntime']:.2f} | "
                      f"{ratio:.2f} | {err:.1e}, {ort_err:.1e} |")
-    blas = ("OPENBLAS_CORETYPE=" + env["OPENBLAS_CORETYPE"]
-            if "OPENBLAS_CORETYPE" in env else "OPENBLAS_CORETYPE unset")
+    blas = (torch_blas_name + ", " +
+            ("OPENBLAS_CORETYPE=" + env["OPENBLAS_CORETYPE"]
+             if "OPENBLAS_CORETYPE" in env else "OPENBLAS_CORETYPE unset"))
     cpu, flags = cpu_flags(["avx2", "avx512f", "avx512_bf16", "amx_tile",
                             "amx_bf16"])
     header = (f"## {datetime.date.today().isoformat()} — CPU latency against peers "

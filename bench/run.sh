@@ -15,7 +15,9 @@ cd "$(dirname "$0")/.."
 ./scripts/setup-debian.sh
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 missing=()
-for p in python3-torch python3-torchvision python3-onnx python3-numpy; do
+# libopenblas0-pthread: PyTorch's BLAS (without it Debian's torch runs its
+# products on the reference BLAS, 20x slower; bench/results.py refuses).
+for p in python3-torch python3-torchvision python3-onnx python3-numpy libopenblas0-pthread; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)

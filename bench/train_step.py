@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results import ROOT, cpu_flags, record  # noqa: E402
+from results import ROOT, cpu_flags, record, torch_blas  # noqa: E402
 
 MODELS = {
     "mlp": "cross_entropy",
@@ -129,6 +129,7 @@ def python(code, *args, env=None):
 
 
 def main():
+    blas = torch_blas()  # before any timing: refuses the reference BLAS
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", default=",".join(MODELS))
@@ -167,7 +168,8 @@ def main():
               f"PyTorch eager (issue 24)\n\n`bench/train_step.py`: SGD with momentum, "
               f"{a.threads} threads, median of {a.steps} steps after 3 warm-up "
               f"steps, one fixed batch; {cpu} "
-              f"({', '.join(flags) or 'no AVX2'}). Peak: the process's peak "
+              f"({', '.join(flags) or 'no AVX2'}); PyTorch's BLAS {blas}. "
+              f"Peak: the process's peak "
               f"resident set above its resident set after the framework's import. "
               f"Ratios: modelc / PyTorch (the goal: time at most 0.7, memory at "
               f"most 1).\n")
