@@ -258,6 +258,49 @@ TEST(CpuKernels, Pools) {
   }
 }
 
+// Max pooling propagates NaN as PyTorch: a window that reads a NaN is NaN;
+// a NaN no window reads changes nothing. Planes of one NaN each, at every
+// position in turn, on ResNet's 3x3 stride 2 pad 1 (windows inside the row
+// found side by side, edge windows one by one) and a 2x2 stride 3 (cells
+// between windows that none reads).
+TEST(CpuKernels, MaxPoolNaN) {
+  Pool2dShape cases[] = {{1, 1, 7, 19, 4, 10, 3, 3, 2, 2, 1, 1, 1, 1},
+                         {1, 1, 8, 11, 3, 4, 2, 2, 3, 3, 0, 0, 0, 0}};
+  for (Pool2dShape s : cases) {
+    const int64_t cells = s.h * s.w;
+    s.c = cells; // plane p has its NaN at cell p
+    std::vector<float> x = randomFloats(s.c * cells, 81, -3.0f, 3.0f);
+    for (int64_t p = 0; p < s.c; ++p)
+      x[p * cells + p] = NAN;
+    KernelTestContext ctx;
+    std::vector<float> y(s.c * s.oh * s.ow, 0.0f);
+    modelc_cpu::max_pool2d(ctx.get(), x.data(), y.data(), s);
+    for (int64_t p = 0; p < s.c; ++p)
+      for (int64_t oy = 0; oy < s.oh; ++oy)
+        for (int64_t ox = 0; ox < s.ow; ++ox) {
+          float best = -INFINITY;
+          bool nan = false;
+          for (int64_t ky = 0; ky < s.kh; ++ky)
+            for (int64_t kx = 0; kx < s.kw; ++kx) {
+              int64_t iy = oy * s.stride_h - s.pad_top + ky;
+              int64_t ix = ox * s.stride_w - s.pad_left + kx;
+              if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w)
+                continue;
+              float v = x[p * cells + iy * s.w + ix];
+              nan |= v != v;
+              best = std::max(best, v);
+            }
+          float got = y[(p * s.oh + oy) * s.ow + ox];
+          if (nan)
+            EXPECT_TRUE(std::isnan(got))
+                << "plane " << p << " window " << oy << "," << ox;
+          else
+            EXPECT_EQ(got, best)
+                << "plane " << p << " window " << oy << "," << ox;
+        }
+  }
+}
+
 // max_pool2d's input gradient, window by window: each window's gradient
 // goes to its first largest cell, or to its last NaN (as PyTorch).
 std::vector<double> referenceMaxPoolGrad(const std::vector<float> &x,

@@ -856,27 +856,76 @@ struct Pool2dShape {
 };
 
 /// One cell of each of the windows lo..hi of a row (the first window's at
-/// xp[lo * step], the others `step` apart) into the windows' maxima `m`
-/// (no NaN among them). Pointer parameters: `__restrict` lets GCC
-/// vectorise the loop.
-template <int S>
-inline void max_pool_row(const typename storage<S>::T *__restrict xp,
-                         float *__restrict m, int64_t lo, int64_t hi,
-                         int64_t step) {
-  using D = storage<S>;
+/// xp[lo * step], the others `step` apart) into the windows' maxima `m`,
+/// ignoring NaN (maxss's choice); nonzero when a cell was NaN, so that the
+/// caller redoes the plane NaN-propagating. Pointer parameters:
+/// `__restrict` lets GCC vectorise the loop.
+template <typename T, typename Load>
+__attribute__((always_inline)) inline unsigned
+max_pool_row_body(const T *__restrict xp, float *__restrict m, int64_t lo,
+                  int64_t hi, int64_t step, Load load) {
+  unsigned nan = 0;
   for (int64_t ox = lo; ox < hi; ++ox) {
-    float v = D::load(xp[ox * step]);
+    float v = load(xp[ox * step]);
+    nan |= v != v;
     m[ox] = m[ox] < v ? v : m[ox];
   }
+  return nan;
+}
+
+inline unsigned max_pool_row_f32_baseline(const float *xp, float *m,
+                                          int64_t lo, int64_t hi,
+                                          int64_t step) {
+  return max_pool_row_body(xp, m, lo, hi, step, [](float v) { return v; });
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) inline unsigned
+max_pool_row_f32_avx2(const float *xp, float *m, int64_t lo, int64_t hi,
+                      int64_t step) {
+  return max_pool_row_body(xp, m, lo, hi, step, [](float v) { return v; });
+}
+__attribute__((target("avx512f"))) inline unsigned
+max_pool_row_f32_avx512(const float *xp, float *m, int64_t lo, int64_t hi,
+                        int64_t step) {
+  return max_pool_row_body(xp, m, lo, hi, step, [](float v) { return v; });
+}
+#endif
+
+/// max_pool_row_body for this CPU (f32), chosen once as softmax_row_f32.
+inline unsigned max_pool_row_f32(const float *xp, float *m, int64_t lo,
+                                 int64_t hi, int64_t step) {
+  using Row = unsigned (*)(const float *, float *, int64_t, int64_t, int64_t);
+  static const Row row = [] {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+      return static_cast<Row>(max_pool_row_f32_avx512);
+    if (__builtin_cpu_supports("avx2"))
+      return static_cast<Row>(max_pool_row_f32_avx2);
+#endif
+    return static_cast<Row>(max_pool_row_f32_baseline);
+  }();
+  return row(xp, m, lo, hi, step);
+}
+
+template <int S>
+inline unsigned max_pool_row(const typename storage<S>::T *xp, float *m,
+                             int64_t lo, int64_t hi, int64_t step) {
+  if constexpr (S == kF32)
+    return max_pool_row_f32(xp, m, lo, hi, step);
+  else
+    return max_pool_row_body(xp, m, lo, hi, step, [](typename storage<S>::T v) {
+      return storage<S>::load(v);
+    });
 }
 
 template <int S = kF32>
 inline void max_pool2d(modelc_run_ctx *ctx, const typename storage<S>::T *x,
                        typename storage<S>::T *y, const Pool2dShape &s) {
   using D = storage<S>;
-  // One plane: the maximum as maxss computes it or, when the plane holds a
-  // NaN (checked first, in one vectorised pass), the NaN-propagating one.
-  // max_ in the hot loop itself cost ResNet-18 1.7 ms.
+  // One plane: the maximum as maxss computes it (rows, below) or, when a
+  // window read a NaN, again NaN-propagating (this). max_ in the hot loop
+  // itself cost ResNet-18 1.7 ms.
   auto pool = [&](const typename D::T *xp, typename D::T *yp, auto pick) {
     for (int64_t oy = 0; oy < s.oh; ++oy)
       for (int64_t ox = 0; ox < s.ow; ++ox) {
@@ -901,8 +950,15 @@ inline void max_pool2d(modelc_run_ctx *ctx, const typename storage<S>::T *x,
       lo, std::min(s.ow, s.w - s.kw + s.pad_left >= 0
                              ? (s.w - s.kw + s.pad_left) / s.stride_w + 1
                              : 0));
-  auto rows = [&](const typename D::T *xp, typename D::T *yp, float *m) {
-    auto pick = [](float a, float v) { return a < v ? v : a; };
+  // Whether a cell a window read was NaN: the plane is then done again,
+  // NaN-propagating (a NaN no window reads changes nothing).
+  auto rows = [&](const typename D::T *xp, typename D::T *yp,
+                  float *m) -> unsigned {
+    unsigned nan = 0;
+    auto pick = [&](float a, float v) {
+      nan |= v != v;
+      return a < v ? v : a;
+    };
     for (int64_t oy = 0; oy < s.oh; ++oy) {
       int64_t y0 = std::max<int64_t>(oy * s.stride_h - s.pad_top, 0);
       int64_t y1 = std::min(oy * s.stride_h - s.pad_top + s.kh, s.h);
@@ -922,11 +978,12 @@ inline void max_pool2d(modelc_run_ctx *ctx, const typename storage<S>::T *x,
       std::fill(m + lo, m + hi, -std::numeric_limits<float>::infinity());
       for (int64_t iy = y0; iy < y1; ++iy)
         for (int64_t kx = 0; kx < s.kw; ++kx)
-          max_pool_row<S>(xp + iy * s.w + kx - s.pad_left, m, lo, hi,
-                          s.stride_w);
+          nan |= max_pool_row<S>(xp + iy * s.w + kx - s.pad_left, m, lo, hi,
+                                 s.stride_w);
       for (int64_t ox = 0; ox < s.ow; ++ox)
         yp[oy * s.ow + ox] = D::store(m[ox]);
     }
+    return nan;
   };
   parallel_for(ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
                [&](int64_t begin, int64_t end) {
@@ -934,15 +991,8 @@ inline void max_pool2d(modelc_run_ctx *ctx, const typename storage<S>::T *x,
                  for (int64_t p = begin; p < end; ++p) {
                    const typename D::T *xp = x + p * s.h * s.w;
                    typename D::T *yp = y + p * s.oh * s.ow;
-                   unsigned nan = 0;
-                   for (int64_t i = 0; i < s.h * s.w; ++i) {
-                     float v = D::load(xp[i]);
-                     nan |= v != v;
-                   }
-                   if (nan)
+                   if (rows(xp, yp, row.data()))
                      pool(xp, yp, [](float m, float v) { return max_(m, v); });
-                   else
-                     rows(xp, yp, row.data());
                  }
                });
 }
