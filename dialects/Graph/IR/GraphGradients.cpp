@@ -191,6 +191,23 @@ LogicalResult MatmulOp::buildGradients(GradientBuilder &b, ArrayRef<Value> dy,
     dx.push_back(b.gemm(getLhs(), dy[0], true, false));
     return allBuilt(dx);
   }
+  // B shared by every matrix of A (its batch dimensions all 1, or none: a
+  // weight, as nn.Linear on a 3-D input is exported): A's matrices are rows
+  // of one [rows, K] matrix, so dB = A^T g is one product over all rows and
+  // dA = g B^T one product too. A product per batch entry summed after
+  // would hold batch x K x N in memory (an encoder's input projection: 50
+  // MB for a 0.8 MB gradient).
+  ArrayRef<int64_t> rhsShape = rhs.getShape();
+  if (llvm::all_of(rhsShape.drop_back(2), [](int64_t d) { return d == 1; })) {
+    int64_t k = rhsShape[rhsShape.size() - 2], n = rhsShape.back();
+    int64_t rows = lhs.getNumElements() / std::max<int64_t>(k, 1);
+    Value b2 = b.reshape(getRhs(), {k, n});
+    Value g2 = b.reshape(dy[0], {rows, n});
+    Value a2 = b.reshape(getLhs(), {rows, k});
+    dx.push_back(b.reshape(b.gemm(g2, b2, false, true), lhs.getShape()));
+    dx.push_back(b.reshape(b.gemm(a2, g2, true, false), rhsShape));
+    return allBuilt(dx);
+  }
   // Batched: dA = g B^T, dB = A^T g with the batch dimensions summed back.
   auto swapLast = [&](Value v) {
     int64_t rank = tensorTypeOf(v).getRank();

@@ -90,6 +90,12 @@ CASES = [
      torch.matmul),
     ("matmul_batched", dict(a=(2, 1, 3, 4), b=(3, 4, 5)), "graph.matmul %a, %b : $a, $b",
      torch.matmul),
+    # b's batch dimensions all 1 (one product over every row of a), and
+    # more of them than a has.
+    ("matmul_bcast_ones", dict(a=(2, 3, 4), b=(1, 4, 5)), "graph.matmul %a, %b : $a, $b",
+     torch.matmul),
+    ("matmul_bcast_rank", dict(a=(3, 4), b=(1, 1, 4, 5)), "graph.matmul %a, %b : $a, $b",
+     torch.matmul),
     ("linear", dict(x=(3, 4), w=(5, 4), b=(5,)), "graph.linear %x, %w, %b : $x, $w, $b",
      F.linear),
     ("linear_3d", dict(x=(2, 3, 4), w=(5, 4)), "graph.linear %x, %w : $x, $w", F.linear),
