@@ -789,8 +789,27 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
   bool runs = !innerDynamic && elementwiseOffsets && start > 0 && run >= 4;
 
   std::string outDims;
+  // The offset into an input read broadcast (`strides`) at output element
+  // `position`.
+  auto broadcastOffset = [&](const std::string &position,
+                             ArrayRef<int64_t> strides) {
+    if (outDims.empty())
+      outDims = staticArray(outShape);
+    return "modelc_cpu::broadcast_offset(" + position + ", " +
+           std::to_string(outShape.size()) + ", " + outDims + ", " +
+           staticArray(strides) + ")";
+  };
   llvm::DenseMap<Value, std::string> element;
   SmallVector<std::string> loads, bases;
+  // Loads `argument`'s element from `from` into a local of the loop body.
+  auto load = [&](BlockArgument argument, Type type, const std::string &from,
+                  StringRef indent) {
+    std::string local = "a" + std::to_string(loads.size());
+    loads.push_back((indent + "const " + computeType(type) + " " + local +
+                     " = " + loadElement(type, from) + ";\n")
+                        .str());
+    element[argument] = local;
+  };
   for (auto [argument, operand, strides] : llvm::zip(
            fused.getBody().getArguments(), fused.getInputs(), inputStrides)) {
     RankedTensorType type = tensorType(operand);
@@ -807,24 +826,15 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
       } else if (type.getNumElements() == 1) {
         offset = "0";
       } else {
-        if (outDims.empty())
-          outDims = staticArray(outShape);
-        offset = "modelc_cpu::broadcast_offset(i0, " +
-                 std::to_string(outShape.size()) + ", " + outDims + ", " +
-                 staticArray(strides) + ")";
+        offset = broadcastOffset("i0", strides);
       }
       bases.push_back("        const auto *" + base + " = " + name(operand) +
                       " + " + offset + ";\n");
       bool broadcast = llvm::all_of(
           llvm::seq<size_t>(start, outShape.size()),
           [&](size_t d) { return outShape[d] == 1 || strides[d] == 0; });
-      index = broadcast ? "0" : "j";
-      std::string local = "a" + std::to_string(loads.size());
-      loads.push_back(
-          "          const " + computeType(type.getElementType()) + " " +
-          local + " = " +
-          loadElement(type.getElementType(), base + "[" + index + "]") + ";\n");
-      element[argument] = local;
+      load(argument, type.getElementType(),
+           base + "[" + (broadcast ? "0" : "j") + "]", "          ");
       continue;
     }
     if (innerDynamic) {
@@ -860,19 +870,10 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
                outShape.take_back(trimmed.size()) == trimmed) {
       index = "i % " + std::to_string(product(trimmed));
     } else {
-      if (outDims.empty())
-        outDims = staticArray(outShape);
-      index = "modelc_cpu::broadcast_offset(i, " +
-              std::to_string(outShape.size()) + ", " + outDims + ", " +
-              staticArray(strides) + ")";
+      index = broadcastOffset("i", strides);
     }
-    std::string local = "a" + std::to_string(loads.size());
-    loads.push_back(
-        "        const " + computeType(type.getElementType()) + " " + local +
-        " = " +
-        loadElement(type.getElementType(), name(operand) + "[" + index + "]") +
-        ";\n");
-    element[argument] = local;
+    load(argument, type.getElementType(), name(operand) + "[" + index + "]",
+         "        ");
   }
 
   os << "  // fused:";
