@@ -6,11 +6,17 @@
 #include "model_impl.hpp"
 #include "safetensors.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <utility>
+#include <vector>
 
 namespace modelc {
 namespace {
@@ -27,6 +33,36 @@ residentCopy(const Model::Impl &impl, uint32_t w) {
     if (const void *p = impl.deviceWeightTables[d][w])
       return {impl.devices[d].get(), p};
   return {nullptr, nullptr};
+}
+
+/// The pages of model.so's embedded data that hold only weights the model
+/// writes (copied by makeWritableCopies, never read there again) leave the
+/// process's resident set: a training model would otherwise hold its
+/// parameters twice, the mapped originals and the copies. The mapping is
+/// private and the pages unmodified: anything that reads them again reads
+/// them from model.so.
+void releaseCopiedPages(const modelc_model_desc &desc) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (uint32_t w = 0; w < desc.num_weights; ++w)
+    if (writable(desc, w) && !detail::startsAsZeros(desc, w))
+      ranges.push_back({desc.weights[w].offset,
+                        desc.weights[w].offset + desc.weights[w].nbytes});
+  std::sort(ranges.begin(), ranges.end());
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t base = reinterpret_cast<uintptr_t>(desc.weight_data);
+  auto release = [&](uint64_t begin, uint64_t end) {
+    uintptr_t first = (base + begin + page - 1) / page * page;
+    uintptr_t last = (base + end) / page * page;
+    if (last > first)
+      madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
+  };
+  // Neighbours merge across the blob's 64-byte alignment padding.
+  for (std::size_t i = 0; i < ranges.size();) {
+    uint64_t begin = ranges[i].first, end = ranges[i].second;
+    for (++i; i < ranges.size() && ranges[i].first <= end + 64; ++i)
+      end = std::max(end, ranges[i].second);
+    release(begin, end);
+  }
 }
 
 } // namespace
@@ -47,6 +83,8 @@ void makeWritableCopies(HostWeights &weights, const modelc_model_desc &desc) {
     }
     weights.pointers[w] = weights.owned.back().data();
   }
+  if (!weights.file && desc.weight_data)
+    releaseCopiedPages(desc);
 }
 
 } // namespace detail
