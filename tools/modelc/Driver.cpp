@@ -229,6 +229,8 @@ private:
   LogicalResult applyDims();
   LogicalResult checkDynamicBuild();
   FailureOr<modelc::TrainingOptions> trainingOptions();
+  LogicalResult chooseDataParallelTraining(ModuleOp beforeTraining,
+                                           modelc::TrainingOptions training);
   LogicalResult findPlaceAllTargets();
   LogicalResult place();
   LogicalResult lower();
@@ -464,15 +466,29 @@ LogicalResult Driver::parse() {
   if (options.training.entry.empty() && options.training.recompute)
     return fail("--recompute applies to a training build (it recomputes "
                 "forward values in the backward): add --train");
+  // Without --data-parallel, a training step may still be split into
+  // replicas when the cost model prefers it (below): that choice needs the
+  // graph before training's passes.
+  bool considerReplicas = !options.training.entry.empty() &&
+                          !options.dataParallel && options.precision == "f32";
+  FailureOr<modelc::TrainingOptions> training;
   if (!options.training.entry.empty()) {
-    FailureOr<modelc::TrainingOptions> training = trainingOptions();
+    training = trainingOptions();
     if (failed(training))
       return failure();
     replicas = training->replicas;
     // The entry points training adds take the loss entry's input names.
     nameArguments(*module, argumentNames);
-    modelc::buildTrainingPipeline(pm, *training);
   }
+  OwningOpRef<ModuleOp> beforeTraining;
+  if (considerReplicas) {
+    if (failed(pm.run(*module)))
+      return failure();
+    beforeTraining = module->clone();
+    pm.clear();
+  }
+  if (!options.training.entry.empty())
+    modelc::buildTrainingPipeline(pm, *training);
   if (options.precision != "f32") {
     modelc::LowerPrecisionPassOptions precision;
     precision.precision = options.precision;
@@ -481,7 +497,105 @@ LogicalResult Driver::parse() {
   }
   if (failed(pm.run(*module)))
     return failure();
+  if (considerReplicas &&
+      failed(chooseDataParallelTraining(*beforeTraining, *training)))
+    return failure();
   timer->stop("graph passes");
+  return success();
+}
+
+/// --train without --data-parallel: the step split into one replica per
+/// accelerator (as --data-parallel does) when the cost model estimates it
+/// faster on the target with the most accelerators, as inference's split
+/// is chosen. Only where the split step equals one device's: not with
+/// BatchNorm in training mode (each replica would normalise with its own
+/// batch's statistics; --data-parallel asks for that, --sync-batchnorm
+/// for the shared ones), not for a --train=ENTRY loss (the replicas' sum
+/// needs a loss modelc builds), not across processes, nor for a dynamic
+/// batch. `module` holds the one-replica step; `beforeTraining` the graph
+/// before training's passes.
+LogicalResult
+Driver::chooseDataParallelTraining(ModuleOp beforeTraining,
+                                   modelc::TrainingOptions training) {
+  auto skip = [&](const std::string &why) {
+    if (options.verbose)
+      llvm::outs() << "data-parallel training not considered: " << why << "\n";
+    return success();
+  };
+  if (training.loss.empty() || training.distributed || training.replicas)
+    return success();
+  if (!options.placeAll.empty())
+    return skip("--place-all places every op itself");
+  if (!beforeTraining.getOps<modelc::graph::DimOp>().empty())
+    return skip("the model has a dynamic dimension");
+  bool batchNorm = false;
+  beforeTraining.walk([&](modelc::graph::BatchNormOp bn) {
+    batchNorm |= bn->hasAttr("momentum");
+  });
+  if (batchNorm)
+    return skip("BatchNorm in training mode would normalise each replica "
+                "with its own part of the batch (--data-parallel asks for "
+                "that, with --sync-batchnorm for the whole batch's "
+                "statistics)");
+  // The target with the most accelerators decides, as --data-parallel's
+  // replica count comes from it.
+  std::string best;
+  int64_t accelerators = 0;
+  for (const std::string &name : chooseTargets(options, false)) {
+    std::string error;
+    std::optional<modelc::TargetDescription> t =
+        modelc::loadTarget(name, error);
+    if (!t)
+      return fail(error);
+    int64_t count = llvm::count_if(
+        t->devices, [](const modelc::DeviceDesc &d) { return !d.isHost(); });
+    if (count > accelerators) {
+      accelerators = count;
+      best = name;
+    }
+  }
+  if (accelerators < 2)
+    return success();
+  // The split step: the same passes with one replica per accelerator. A
+  // batch the replicas cannot share evenly keeps one replica.
+  OwningOpRef<ModuleOp> split(beforeTraining.clone());
+  training.replicas = accelerators;
+  {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    modelc::buildTrainingPipeline(pm, training);
+    ScopedDiagnosticHandler silence(&context,
+                                    [](Diagnostic &) { return success(); });
+    if (failed(pm.run(*split)))
+      return skip("the step cannot be split into " +
+                  std::to_string(accelerators) +
+                  " replicas (a batch they cannot share evenly, or an op "
+                  "without a rule for splitting it)");
+  }
+  int64_t saved = replicas;
+  replicas = 0;
+  OwningOpRef<ModuleOp> one = placeOnce(best, false, true, "", "", *module);
+  replicas = accelerators;
+  OwningOpRef<ModuleOp> many = placeOnce(best, false, true, "", "", *split);
+  replicas = saved;
+  if (!one || !many)
+    return success();
+  double oneTime = estimatedMakespan(*one), manyTime = estimatedMakespan(*many);
+  if (!(manyTime < oneTime)) {
+    if (options.verbose)
+      llvm::outs() << "one replica for target '" << best << "': estimated "
+                   << oneTime * 1e3 << " ms, against " << manyTime * 1e3
+                   << " ms as " << accelerators << " replicas\n";
+    return success();
+  }
+  module = std::move(split);
+  replicas = accelerators;
+  if (options.verbose)
+    llvm::outs() << "data-parallel training, " << accelerators
+                 << " replicas (one per accelerator of target '" << best
+                 << "'): estimated " << manyTime * 1e3 << " ms, against "
+                 << oneTime * 1e3 << " ms as one\n";
   return success();
 }
 
