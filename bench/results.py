@@ -37,14 +37,19 @@ def torch_blas():
     reference BLAS: PyTorch's products would then run 20x slower than with
     OpenBLAS (a 64x1024 by 1024x1024 product: 16 ms against 0.7 ms on two
     cores), and every ratio against it would flatter modelc."""
+    # Debian's torch and numpy both load the system's libblas.so.3; a
+    # BLAS inside a pip-installed torch (MKL) is not a separate mapping:
+    # torch's own configuration says so then.
     code = ("import torch\n"
             "torch.ones(64, 64) @ torch.ones(64, 64)\n"
-            "print([l.split()[-1] for l in open('/proc/self/maps') "
-            "if 'blas' in l.split()[-1]][0])")
+            "maps = [l.split()[-1] for l in open('/proc/self/maps')]\n"
+            "hit = [m for m in maps if 'blas' in m or 'mkl' in m]\n"
+            "cfg = torch.__config__.show()\n"
+            "print(hit[0] if hit else ('mkl' if 'BLAS_INFO=mkl' in cfg else ''))")
     path = subprocess.run([sys.executable if os.path.basename(sys.executable)
                            .startswith("python") else "/usr/bin/python3",
                            "-c", code], capture_output=True, text=True).stdout.strip()
-    path = os.path.realpath(path)
+    path = os.path.realpath(path) if path.startswith("/") else path
     if "openblas" not in path and "mkl" not in path:
         sys.exit(f"bench: PyTorch uses the reference BLAS ({path or 'none found'}): "
                  "its products would be unfairly slow; install OpenBLAS "

@@ -20,7 +20,6 @@ from results import ROOT, cpu_flags, record, run, torch_blas
 
 
 def main():
-    torch_blas_name = torch_blas()  # before any timing: refuses the reference BLAS
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     parser.add_argument("--threads", type=int, default=2)
@@ -37,6 +36,7 @@ def main():
     parser.add_argument("--no-record", action="store_true",
                         help="print the table without appending it to RESULTS.md")
     args = parser.parse_args()
+    torch_blas_name = torch_blas()  # before any timing: refuses the reference BLAS
     out = args.out
     env = dict(os.environ)
     export = [sys.executable, "bench/models/export.py", out, "--threads",

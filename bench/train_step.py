@@ -129,7 +129,6 @@ def python(code, *args, env=None):
 
 
 def main():
-    blas = torch_blas()  # before any timing: refuses the reference BLAS
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", default=",".join(MODELS))
@@ -139,6 +138,7 @@ def main():
     p.add_argument("--modelc", default=os.path.join(ROOT, "build", "bin", "modelc"))
     p.add_argument("--no-record", action="store_true")
     a = p.parse_args()
+    blas = torch_blas()  # before any timing: refuses the reference BLAS
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.join(ROOT, "build", "python") + (
         os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")

@@ -2557,10 +2557,18 @@ static void emitDescriptor(llvm::raw_ostream &out,
         writable.insert(w.getSymName());
   }
   out << "};\nconst uint8_t weight_flags[] = {";
-  for (const WeightSlot &slot : options.weights)
+  for (const WeightSlot &slot : options.weights) {
+    // The blob leaves out only weights the model writes (their copies
+    // start as zeros): a weight read in place must be in it.
+    if (slot.zeros && !writable.contains(slot.name))
+      llvm::report_fatal_error("internal error: weight '" +
+                               llvm::Twine(slot.name) +
+                               "' is not in the embedded data but the model "
+                               "does not write it");
     out << (!writable.contains(slot.name) ? "0, "
             : slot.zeros ? "MODELC_WEIGHT_WRITABLE | MODELC_WEIGHT_ZEROS, "
                          : "MODELC_WEIGHT_WRITABLE, ");
+  }
   out << (options.weights.empty() ? "0" : "") << "};\n";
   out << plansText << "const modelc_plan_desc plans[] = {\n";
   for (auto [planIndex, planModule] : llvm::enumerate(planModules)) {

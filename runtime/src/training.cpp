@@ -56,7 +56,9 @@ void releaseCopiedPages(const modelc_model_desc &desc) {
     if (last > first)
       madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
   };
-  // Neighbours merge across the blob's 64-byte alignment padding.
+  // Neighbours 64 bytes apart or less merge (the blob's alignment
+  // padding; a small weight read in place between them may lose its page
+  // too, and is read again from model.so when used).
   for (std::size_t i = 0; i < ranges.size();) {
     uint64_t begin = ranges[i].first, end = ranges[i].second;
     for (++i; i < ranges.size() && ranges[i].first <= end + 64; ++i)

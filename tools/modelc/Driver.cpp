@@ -522,21 +522,8 @@ Driver::chooseDataParallelTraining(ModuleOp beforeTraining,
       llvm::outs() << "data-parallel training not considered: " << why << "\n";
     return success();
   };
-  if (training.loss.empty() || training.distributed || training.replicas)
+  if (training.replicas)
     return success();
-  if (!options.placeAll.empty())
-    return skip("--place-all places every op itself");
-  if (!beforeTraining.getOps<modelc::graph::DimOp>().empty())
-    return skip("the model has a dynamic dimension");
-  bool batchNorm = false;
-  beforeTraining.walk([&](modelc::graph::BatchNormOp bn) {
-    batchNorm |= bn->hasAttr("momentum");
-  });
-  if (batchNorm)
-    return skip("BatchNorm in training mode would normalise each replica "
-                "with its own part of the batch (--data-parallel asks for "
-                "that, with --sync-batchnorm for the whole batch's "
-                "statistics)");
   // The target with the most accelerators decides, as --data-parallel's
   // replica count comes from it.
   std::string best;
@@ -554,8 +541,30 @@ Driver::chooseDataParallelTraining(ModuleOp beforeTraining,
       best = name;
     }
   }
+  // Nothing to choose without two accelerators.
   if (accelerators < 2)
     return success();
+  if (options.noDataParallel)
+    return skip("--data-parallel=false");
+  if (training.loss.empty())
+    return skip("the loss is the model's own (--train=" + training.entry +
+                "); replicas need one modelc builds (--loss)");
+  if (training.distributed)
+    return skip("--distributed: each rank runs one replica");
+  if (!options.placeAll.empty())
+    return skip("--place-all places every op itself");
+  if (!beforeTraining.getOps<modelc::graph::DimOp>().empty())
+    return skip("the model has a dynamic dimension");
+  bool batchNorm = false;
+  beforeTraining.walk([&](modelc::graph::BatchNormOp bn) {
+    batchNorm |= bn->hasAttr("momentum");
+  });
+  if (batchNorm)
+    return skip("BatchNorm in training mode would normalise each replica "
+                "with its own part of the batch (--data-parallel asks for "
+                "that, with --sync-batchnorm for the whole batch's "
+                "statistics)");
+
   // The split step: the same passes with one replica per accelerator. A
   // batch the replicas cannot share evenly keeps one replica.
   OwningOpRef<ModuleOp> split(beforeTraining.clone());
@@ -941,7 +950,7 @@ LogicalResult Driver::place() {
     bool split = options.dataParallel && target != "cpu";
     // (A dynamic batch splits where every run has a sample per
     // accelerator; size regimes choose per size below.)
-    if (!options.dataParallel && target != "cpu") {
+    if (!options.dataParallel && !options.noDataParallel && target != "cpu") {
       OwningOpRef<ModuleOp> normal = placeOnce(target, false, true, "", "");
       OwningOpRef<ModuleOp> parallel = placeOnce(target, true, true, "", "");
       if (normal && parallel &&
@@ -1061,7 +1070,9 @@ FailureOr<ArrayAttr> Driver::sizeRegimes(const std::string &target) {
   regimeOptions.regimes = options.regimes;
   regimeOptions.placeAll =
       placeAllTargets.count(target) ? options.placeAll : "";
-  regimeOptions.dataParallel = options.dataParallel ? "always" : "consider";
+  regimeOptions.dataParallel = options.dataParallel     ? "always"
+                               : options.noDataParallel ? "never"
+                                                        : "consider";
   regimeOptions.report =
       options.placementReport.empty()
           ? std::string()

@@ -39,6 +39,8 @@ struct DriverOptions {
   std::string saveWeights;
   std::string saveTemps;
   bool dataParallel = false;
+  /// --data-parallel=false: not even the cost model's own split.
+  bool noDataParallel = false;
   bool checked = false;
   /// --no-winograd clears it.
   bool winograd = true;

@@ -115,7 +115,8 @@ cl::opt<bool> dataParallel(
     "data-parallel",
     cl::desc("Split the batch (dimension 0 of every input) over the "
              "accelerators of each target, one replica per accelerator "
-             "(without it, modelc does so when the cost model prefers it); "
+             "(without it, modelc does so when the cost model prefers it; "
+             "--data-parallel=false never splits); "
              "a dynamic batch splits at run time into balanced parts, sizes "
              "below the number of accelerators running whole in a size "
              "regime of their own; "
@@ -390,6 +391,7 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.saveWeights = saveWeights;
   options.saveTemps = saveTemps;
   options.dataParallel = dataParallel;
+  options.noDataParallel = dataParallel.getNumOccurrences() && !dataParallel;
   options.checked = checked;
   options.winograd = !noWinograd;
   options.reluEpilogue = gpuReluEpilogue;

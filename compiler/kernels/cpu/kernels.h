@@ -855,46 +855,47 @@ struct Pool2dShape {
   int64_t kh, kw, stride_h, stride_w, pad_top, pad_left, pad_bottom, pad_right;
 };
 
-/// One cell of each of the windows lo..hi of a row (the first window's at
-/// xp[lo * step], the others `step` apart) into the windows' maxima `m`,
+/// One cell of each of the windows lo..hi of a row (window ox's at
+/// xp[at + ox * step]; at + lo * step >= 0) into the windows' maxima `m`,
 /// ignoring NaN (maxss's choice); nonzero when a cell was NaN, so that the
 /// caller redoes the plane NaN-propagating. Pointer parameters:
 /// `__restrict` lets GCC vectorise the loop.
 template <typename T, typename Load>
 __attribute__((always_inline)) inline unsigned
-max_pool_row_body(const T *__restrict xp, float *__restrict m, int64_t lo,
-                  int64_t hi, int64_t step, Load load) {
+max_pool_row_body(const T *__restrict xp, int64_t at, float *__restrict m,
+                  int64_t lo, int64_t hi, int64_t step, Load load) {
   unsigned nan = 0;
   for (int64_t ox = lo; ox < hi; ++ox) {
-    float v = load(xp[ox * step]);
+    float v = load(xp[at + ox * step]);
     nan |= v != v;
     m[ox] = m[ox] < v ? v : m[ox];
   }
   return nan;
 }
 
-inline unsigned max_pool_row_f32_baseline(const float *xp, float *m,
+inline unsigned max_pool_row_f32_baseline(const float *xp, int64_t at, float *m,
                                           int64_t lo, int64_t hi,
                                           int64_t step) {
-  return max_pool_row_body(xp, m, lo, hi, step, [](float v) { return v; });
+  return max_pool_row_body(xp, at, m, lo, hi, step, [](float v) { return v; });
 }
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2"))) inline unsigned
-max_pool_row_f32_avx2(const float *xp, float *m, int64_t lo, int64_t hi,
-                      int64_t step) {
-  return max_pool_row_body(xp, m, lo, hi, step, [](float v) { return v; });
+max_pool_row_f32_avx2(const float *xp, int64_t at, float *m, int64_t lo,
+                      int64_t hi, int64_t step) {
+  return max_pool_row_body(xp, at, m, lo, hi, step, [](float v) { return v; });
 }
 __attribute__((target("avx512f"))) inline unsigned
-max_pool_row_f32_avx512(const float *xp, float *m, int64_t lo, int64_t hi,
-                        int64_t step) {
-  return max_pool_row_body(xp, m, lo, hi, step, [](float v) { return v; });
+max_pool_row_f32_avx512(const float *xp, int64_t at, float *m, int64_t lo,
+                        int64_t hi, int64_t step) {
+  return max_pool_row_body(xp, at, m, lo, hi, step, [](float v) { return v; });
 }
 #endif
 
 /// max_pool_row_body for this CPU (f32), chosen once as softmax_row_f32.
-inline unsigned max_pool_row_f32(const float *xp, float *m, int64_t lo,
-                                 int64_t hi, int64_t step) {
-  using Row = unsigned (*)(const float *, float *, int64_t, int64_t, int64_t);
+inline unsigned max_pool_row_f32(const float *xp, int64_t at, float *m,
+                                 int64_t lo, int64_t hi, int64_t step) {
+  using Row =
+      unsigned (*)(const float *, int64_t, float *, int64_t, int64_t, int64_t);
   static const Row row = [] {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
@@ -905,18 +906,18 @@ inline unsigned max_pool_row_f32(const float *xp, float *m, int64_t lo,
 #endif
     return static_cast<Row>(max_pool_row_f32_baseline);
   }();
-  return row(xp, m, lo, hi, step);
+  return row(xp, at, m, lo, hi, step);
 }
 
 template <int S>
-inline unsigned max_pool_row(const typename storage<S>::T *xp, float *m,
-                             int64_t lo, int64_t hi, int64_t step) {
+inline unsigned max_pool_row(const typename storage<S>::T *xp, int64_t at,
+                             float *m, int64_t lo, int64_t hi, int64_t step) {
   if constexpr (S == kF32)
-    return max_pool_row_f32(xp, m, lo, hi, step);
+    return max_pool_row_f32(xp, at, m, lo, hi, step);
   else
-    return max_pool_row_body(xp, m, lo, hi, step, [](typename storage<S>::T v) {
-      return storage<S>::load(v);
-    });
+    return max_pool_row_body(
+        xp, at, m, lo, hi, step,
+        [](typename storage<S>::T v) { return storage<S>::load(v); });
 }
 
 template <int S = kF32>
@@ -976,9 +977,9 @@ inline void max_pool2d(modelc_run_ctx *ctx, const typename storage<S>::T *x,
         m[ox] = b;
       }
       std::fill(m + lo, m + hi, -std::numeric_limits<float>::infinity());
-      for (int64_t iy = y0; iy < y1; ++iy)
+      for (int64_t iy = y0; iy < y1 && lo < hi; ++iy)
         for (int64_t kx = 0; kx < s.kw; ++kx)
-          nan |= max_pool_row<S>(xp + iy * s.w + kx - s.pad_left, m, lo, hi,
+          nan |= max_pool_row<S>(xp, iy * s.w + kx - s.pad_left, m, lo, hi,
                                  s.stride_w);
       for (int64_t ox = 0; ox < s.ow; ++ox)
         yp[oy * s.ow + ox] = D::store(m[ox]);
@@ -1035,69 +1036,68 @@ inline void max_pool2d_grad(modelc_run_ctx *ctx,
   const int64_t lo =
       narrow ? std::min(s.ow, (s.pad_left + s.stride_w - 1) / s.stride_w) : 0;
   const int64_t hi =
-      narrow ? std::max(lo, std::min(s.ow, s.w - s.kw + s.pad_left >= 0
-                                               ? (s.w - s.kw + s.pad_left) /
-                                                         s.stride_w +
-                                                     1
-                                               : 0))
+      narrow ? std::max(
+                   lo, std::min(s.ow,
+                                s.w - s.kw + s.pad_left >= 0
+                                    ? (s.w - s.kw + s.pad_left) / s.stride_w + 1
+                                    : 0))
              : 0;
-  parallel_for(
-      ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
-      [&](int64_t begin, int64_t end) {
-        std::vector<float> bestRow(s.ow);
-        std::vector<int32_t> innerRow(s.ow);
-        std::vector<int64_t> atRow(s.ow);
-        float *best = bestRow.data();
-        int32_t *inner = innerRow.data();
-        int64_t *at = atRow.data();
-        for (int64_t p = begin; p < end; ++p) {
-          const typename D::T *xp = x + p * s.h * s.w;
-          const typename D::T *gp = g + p * s.oh * s.ow;
-          typename D::T *dp = dx + p * s.h * s.w;
-          std::fill(dp, dp + s.h * s.w, D::store(0.0f));
-          for (int64_t oy = 0; oy < s.oh; ++oy) {
-            int64_t y0 = oy * s.stride_h - s.pad_top;
-            int64_t y1 = std::min(y0 + s.kh, s.h);
-            y0 = std::max<int64_t>(y0, 0);
-            for (int64_t ox = 0; ox < s.ow; ++ox) {
-              if (ox == lo)
-                ox = hi;
-              if (ox >= s.ow)
-                break;
-              int64_t x0 = ox * s.stride_w - s.pad_left;
-              int64_t x1 = std::min(x0 + s.kw, s.w);
-              x0 = std::max<int64_t>(x0, 0);
-              float b = -std::numeric_limits<float>::infinity();
-              int64_t a = y0 * s.w + x0;
-              for (int64_t iy = y0; iy < y1; ++iy)
-                for (int64_t ix = x0; ix < x1; ++ix) {
-                  float v = D::load(xp[iy * s.w + ix]);
-                  bool take = (v > b) | (v != v);
-                  b = take ? v : b;
-                  a = take ? iy * s.w + ix : a;
-                }
-              at[ox] = a;
-            }
-            for (int64_t ox = lo; ox < hi; ++ox) {
-              best[ox] = -std::numeric_limits<float>::infinity();
-              inner[ox] = static_cast<int32_t>(y0 * s.w + ox * s.stride_w -
-                                               s.pad_left);
-            }
-            for (int64_t iy = y0; iy < y1; ++iy)
-              for (int64_t kx = 0; kx < s.kw; ++kx) {
-                const int32_t row = static_cast<int32_t>(iy * s.w + kx -
-                                                         s.pad_left);
-                max_pool_cells<S>(xp, best, inner, lo, hi, row,
-                                  static_cast<int32_t>(s.stride_w));
-              }
-            for (int64_t ox = lo; ox < hi; ++ox)
-              at[ox] = inner[ox];
-            for (int64_t ox = 0; ox < s.ow; ++ox)
-              dp[at[ox]] = D::store(D::load(dp[at[ox]]) +
-                                    D::load(gp[oy * s.ow + ox]));
-          }
-        }
-      });
+  parallel_for(ctx, s.n * s.c, grain_for(s.oh * s.ow * s.kh * s.kw),
+               [&](int64_t begin, int64_t end) {
+                 std::vector<float> bestRow(s.ow);
+                 std::vector<int32_t> innerRow(s.ow);
+                 std::vector<int64_t> atRow(s.ow);
+                 float *best = bestRow.data();
+                 int32_t *inner = innerRow.data();
+                 int64_t *at = atRow.data();
+                 for (int64_t p = begin; p < end; ++p) {
+                   const typename D::T *xp = x + p * s.h * s.w;
+                   const typename D::T *gp = g + p * s.oh * s.ow;
+                   typename D::T *dp = dx + p * s.h * s.w;
+                   std::fill(dp, dp + s.h * s.w, D::store(0.0f));
+                   for (int64_t oy = 0; oy < s.oh; ++oy) {
+                     int64_t y0 = oy * s.stride_h - s.pad_top;
+                     int64_t y1 = std::min(y0 + s.kh, s.h);
+                     y0 = std::max<int64_t>(y0, 0);
+                     for (int64_t ox = 0; ox < s.ow; ++ox) {
+                       if (ox == lo)
+                         ox = hi;
+                       if (ox >= s.ow)
+                         break;
+                       int64_t x0 = ox * s.stride_w - s.pad_left;
+                       int64_t x1 = std::min(x0 + s.kw, s.w);
+                       x0 = std::max<int64_t>(x0, 0);
+                       float b = -std::numeric_limits<float>::infinity();
+                       int64_t a = y0 * s.w + x0;
+                       for (int64_t iy = y0; iy < y1; ++iy)
+                         for (int64_t ix = x0; ix < x1; ++ix) {
+                           float v = D::load(xp[iy * s.w + ix]);
+                           bool take = (v > b) | (v != v);
+                           b = take ? v : b;
+                           a = take ? iy * s.w + ix : a;
+                         }
+                       at[ox] = a;
+                     }
+                     for (int64_t ox = lo; ox < hi; ++ox) {
+                       best[ox] = -std::numeric_limits<float>::infinity();
+                       inner[ox] = static_cast<int32_t>(
+                           y0 * s.w + ox * s.stride_w - s.pad_left);
+                     }
+                     for (int64_t iy = y0; iy < y1; ++iy)
+                       for (int64_t kx = 0; kx < s.kw; ++kx) {
+                         const int32_t row =
+                             static_cast<int32_t>(iy * s.w + kx - s.pad_left);
+                         max_pool_cells<S>(xp, best, inner, lo, hi, row,
+                                           static_cast<int32_t>(s.stride_w));
+                       }
+                     for (int64_t ox = lo; ox < hi; ++ox)
+                       at[ox] = inner[ox];
+                     for (int64_t ox = 0; ox < s.ow; ++ox)
+                       dp[at[ox]] = D::store(D::load(dp[at[ox]]) +
+                                             D::load(gp[oy * s.ow + ox]));
+                   }
+                 }
+               });
 }
 
 template <int S = kF32>
