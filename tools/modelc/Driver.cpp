@@ -355,6 +355,25 @@ void Driver::printPlaced(llvm::raw_ostream &os) {
 }
 
 /// Parses and verifies the input, then runs the graph passes on it.
+/// The target with the most accelerators among those built, and how many
+/// it has (0 and "" when none has one): training's replicas come from it.
+static FailureOr<std::pair<std::string, int64_t>>
+mostAccelerators(const DriverOptions &options) {
+  std::pair<std::string, int64_t> most{"", 0};
+  for (const std::string &name : chooseTargets(options, false)) {
+    std::string error;
+    std::optional<modelc::TargetDescription> t =
+        modelc::loadTarget(name, error);
+    if (!t)
+      return fail(error);
+    int64_t count = llvm::count_if(
+        t->devices, [](const modelc::DeviceDesc &d) { return !d.isHost(); });
+    if (count > most.second)
+      most = {name, count};
+  }
+  return most;
+}
+
 /// The training pipeline's options: the command line's, checked, with
 /// --betas parsed.
 FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
@@ -363,16 +382,10 @@ FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
     // One replica per accelerator of the target with the most; a target
     // with fewer runs several replicas on one device (the CPU where it has
     // none), so that every plan computes the same sums.
-    for (const std::string &name : chooseTargets(options, false)) {
-      std::string error;
-      std::optional<modelc::TargetDescription> t =
-          modelc::loadTarget(name, error);
-      if (!t)
-        return fail(error);
-      int64_t accelerators = llvm::count_if(
-          t->devices, [](const modelc::DeviceDesc &d) { return !d.isHost(); });
-      training.replicas = std::max(training.replicas, accelerators);
-    }
+    FailureOr<std::pair<std::string, int64_t>> most = mostAccelerators(options);
+    if (failed(most))
+      return failure();
+    training.replicas = std::max(training.replicas, most->second);
     if (training.replicas == 0)
       return fail("--train --data-parallel makes one replica per "
                   "accelerator, and the targets have none: add a --target "
@@ -526,21 +539,10 @@ Driver::chooseDataParallelTraining(ModuleOp beforeTraining,
     return success();
   // The target with the most accelerators decides, as --data-parallel's
   // replica count comes from it.
-  std::string best;
-  int64_t accelerators = 0;
-  for (const std::string &name : chooseTargets(options, false)) {
-    std::string error;
-    std::optional<modelc::TargetDescription> t =
-        modelc::loadTarget(name, error);
-    if (!t)
-      return fail(error);
-    int64_t count = llvm::count_if(
-        t->devices, [](const modelc::DeviceDesc &d) { return !d.isHost(); });
-    if (count > accelerators) {
-      accelerators = count;
-      best = name;
-    }
-  }
+  FailureOr<std::pair<std::string, int64_t>> most = mostAccelerators(options);
+  if (failed(most))
+    return failure();
+  auto [best, accelerators] = *most;
   // Nothing to choose without two accelerators.
   if (accelerators < 2)
     return success();
