@@ -517,26 +517,8 @@ LogicalResult emitFused(sched::FusedOp fused, Emit &e) {
     // A one-element constant is a literal.
     if (auto constant = operand.getDefiningOp<ConstantOp>();
         constant && type.getNumElements() == 1) {
-      auto values = cast<DenseElementsAttr>(constant.getValue());
-      std::string literal;
-      if (isa<FloatType>(elementType))
-        literal = floatLiteral(
-            (*values.getValues<APFloat>().begin()).convertToDouble(),
-            CodeFlavor::Gpu);
-      else if (elementType.isSignlessInteger(1))
-        literal = *values.getValues<bool>().begin() ? "1" : "0";
-      else
-        literal = std::to_string(
-                      (*values.getValues<APInt>().begin()).getSExtValue()) +
-                  (elementType.isSignlessInteger(64) ? "LL" : "");
-      body +=
-          "    const " + computeType(elementType) + " " + local + " = " +
-          (isHalf(elementType) ? loadElement(elementType,
-                                             storeElement(elementType, literal,
-                                                          CodeFlavor::Gpu),
-                                             CodeFlavor::Gpu)
-                               : cType(elementType) + "(" + literal + ")") +
-          ";\n";
+      body += "    const " + computeType(elementType) + " " + local + " = " +
+              splatExpression(constant, CodeFlavor::Gpu) + ";\n";
       element[argument] = local;
       continue;
     }

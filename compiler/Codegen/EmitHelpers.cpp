@@ -141,9 +141,7 @@ std::string floatLiteral(double value, CodeFlavor flavor) {
 
 /// C++ for one element of an elementwise op, given its operands' element
 /// expressions.
-/// A splat constant's value in its compute type (a float for f16 and bf16,
-/// whose values a float holds exactly).
-static std::string splatExpression(ConstantOp constant, CodeFlavor flavor) {
+std::string splatExpression(ConstantOp constant, CodeFlavor flavor) {
   auto values = cast<DenseElementsAttr>(constant.getValue());
   Type element = values.getElementType();
   if (isa<FloatType>(element))

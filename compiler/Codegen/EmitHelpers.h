@@ -11,6 +11,7 @@
 #ifndef MODELC_COMPILER_CODEGEN_EMITHELPERS_H
 #define MODELC_COMPILER_CODEGEN_EMITHELPERS_H
 
+#include "dialects/Graph/IR/GraphOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
@@ -48,6 +49,10 @@ std::string floatLiteral(double value, CodeFlavor flavor = CodeFlavor::Cpu);
 /// of the C type otherwise.
 std::string literalOf(mlir::Type type, double value,
                       CodeFlavor flavor = CodeFlavor::Cpu);
+/// A splat graph.constant's value in its compute type (a float for f16 and
+/// bf16, whose values a float holds exactly): a literal of the loop.
+std::string splatExpression(modelc::graph::ConstantOp constant,
+                            CodeFlavor flavor = CodeFlavor::Cpu);
 /// C++ for one element of an elementwise op, given its operands' element
 /// expressions (in their compute types).
 std::string elementExpression(mlir::Operation *op,
