@@ -222,6 +222,21 @@ private:
   /// around kernels that compute in f32.
   LogicalResult emitWithConversions(Operation *op);
   void emitFused(sched::FusedOp fused);
+  /// Element i of a fused loop's input `operand` (read broadcast with
+  /// `strides` when static), element by element: `outDims` is the
+  /// output's dims array, declared on first use.
+  std::string fusedIndex(sched::FusedOp fused, Value operand,
+                         ArrayRef<int64_t> strides, std::string &outDims);
+  /// The offset of an input read broadcast (`strides`) at element
+  /// `position` of an output of shape `outShape` (its dims array
+  /// `outDims`, declared on first use).
+  std::string staticOffset(const std::string &position,
+                           ArrayRef<int64_t> outShape,
+                           ArrayRef<int64_t> strides, std::string &outDims);
+  /// Opens a fused loop of `count` elements (`run` > 0: runs of that many,
+  /// each input's run pointer from `bases`); whether it is a parallel_for.
+  bool openFusedLoop(sched::FusedOp fused, int64_t count, int64_t run,
+                     ArrayRef<std::string> bases);
   LogicalResult emitPackedProduct(sched::PackedProductOp packed);
   /// A host sched.gemm (modelc-fold-gemm): an f32 matmul whose operands
   /// sgemm reads in place as strided views.
@@ -755,6 +770,120 @@ static size_t runStart(ArrayRef<int64_t> out,
   return start;
 }
 
+/// The first axis of the runs a fused loop reads its inputs in, or 0 for
+/// none: only where some input would otherwise need a broadcast offset per
+/// element (broadcast along some axes and not others: BatchNorm's
+/// per-channel statistics over N, C, H, W), the runs start after axis 0 and
+/// are at least 4 long (shorter ones are not worth the outer loop).
+static size_t fusedRunStart(ArrayRef<int64_t> outShape,
+                            ArrayRef<SmallVector<int64_t>> strides,
+                            ValueRange inputs) {
+  bool elementwiseOffsets = false;
+  for (Value input : inputs) {
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(input.getType()).getShape();
+    ArrayRef<int64_t> trimmed =
+        shape.drop_while([](int64_t d) { return d == 1; });
+    elementwiseOffsets |= shape != outShape && product(shape) != 1 &&
+                          !(trimmed.size() <= outShape.size() &&
+                            outShape.take_back(trimmed.size()) == trimmed &&
+                            product(trimmed) >= 4);
+  }
+  size_t start = runStart(outShape, strides);
+  return elementwiseOffsets && product(outShape.drop_front(start)) >= 4 ? start
+                                                                        : 0;
+}
+
+std::string FunctionEmitter::staticOffset(const std::string &position,
+                                          ArrayRef<int64_t> outShape,
+                                          ArrayRef<int64_t> strides,
+                                          std::string &outDims) {
+  if (outDims.empty())
+    outDims = staticArray(outShape);
+  return "modelc_cpu::broadcast_offset(" + position + ", " +
+         std::to_string(outShape.size()) + ", " + outDims + ", " +
+         staticArray(strides) + ")";
+}
+
+std::string FunctionEmitter::fusedIndex(sched::FusedOp fused, Value operand,
+                                        ArrayRef<int64_t> strides,
+                                        std::string &outDims) {
+  ArrayRef<int64_t> shape = shapeOf(operand);
+  ArrayRef<int64_t> outShape = shapeOf(fused.getResult());
+  if (hasInnerDynamic(fused.getResult())) {
+    // Dimensions beyond axis 0: offsets from the run's sizes.
+    graph::SymShape in = symShape(operand), out = symShape(fused.getResult());
+    auto unit = [](const graph::SymDim &d) {
+      return d.isStatic() && d.coef == 1;
+    };
+    ArrayRef<graph::SymDim> kept = ArrayRef<graph::SymDim>(in).drop_while(unit);
+    if (in == out)
+      return "i";
+    if (product(shape) == 1)
+      return "0";
+    if (kept.size() <= out.size() &&
+        ArrayRef<graph::SymDim>(out).take_back(kept.size()) == kept) {
+      graph::SymDim count = graph::SymDim::of(1);
+      for (const graph::SymDim &d : kept)
+        count = count * d;
+      return "i % " + runDim(count);
+    }
+    if (outDims.empty())
+      outDims = runArray(fused.getResult(), 0, out.size());
+    return "modelc_cpu::broadcast_offset(i, " + std::to_string(out.size()) +
+           ", " + outDims + ", " + runBroadcastStrides(in, out.size()) + ")";
+  }
+  ArrayRef<int64_t> trimmed =
+      shape.drop_while([](int64_t d) { return d == 1; });
+  if (shape == outShape)
+    return "i";
+  if (product(shape) == 1)
+    return "0";
+  if (trimmed.size() <= outShape.size() &&
+      outShape.take_back(trimmed.size()) == trimmed)
+    return "i % " + std::to_string(product(trimmed));
+  return staticOffset("i", outShape, strides, outDims);
+}
+
+bool FunctionEmitter::openFusedLoop(sched::FusedOp fused, int64_t count,
+                                    int64_t run, ArrayRef<std::string> bases) {
+  // The runtime's parallel_for runs a loop no longer than its grain on the
+  // calling thread: such a loop is spelled as a plain loop, which costs the
+  // C++ compiler far less than a lambda and its trampoline.
+  const int64_t grain = 16384;
+  bool dynamic = isDynamic(fused.getResult());
+  bool parallel = count > grain || dynamic;
+  if (!run) {
+    if (parallel)
+      os << "  modelc_cpu::parallel_for(ctx, "
+         << sized(count, fused.getResult()) << ", " << grain
+         << ", [&](int64_t begin, int64_t end) {\n"
+         << "      for (int64_t i = begin; i < end; ++i) {\n";
+    else
+      os << "  {\n"
+         << "      for (int64_t i = 0; i < " << count << "; ++i) {\n";
+    return parallel;
+  }
+  // The runs: dimension 0 (the only dynamic one here) is outside them.
+  std::string outer = dynamic ? "(" + sized(count, fused.getResult()) + ") / " +
+                                    std::to_string(run)
+                              : std::to_string(count / run);
+  if (parallel)
+    os << "  modelc_cpu::parallel_for(ctx, " << outer << ", "
+       << std::max<int64_t>(1, grain / run)
+       << ", [&](int64_t begin, int64_t end) {\n"
+       << "      for (int64_t o = begin; o < end; ++o) {\n";
+  else
+    os << "  {\n"
+       << "      for (int64_t o = 0; o < " << outer << "; ++o) {\n";
+  os << "        const int64_t i0 = o * " << run << ";\n";
+  for (const std::string &base : bases)
+    os << base;
+  os << "        for (int64_t j = 0; j < " << run << "; ++j) {\n"
+     << "          const int64_t i = i0 + j;\n";
+  return parallel;
+}
+
 void FunctionEmitter::emitFused(sched::FusedOp fused) {
   RankedTensorType outType = tensorType(fused.getResult());
   ArrayRef<int64_t> outShape = outType.getShape();
@@ -765,156 +894,57 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
   ++fusedLoops;
   fusedOps += group.size();
 
-  // Inputs broadcast along some axes and not others (BatchNorm's
-  // per-channel statistics over N, C, H, W) are read in runs: an outer
-  // loop over the leading axes computes each input's offset once, an inner
-  // loop over the trailing axes reads it contiguously or as one element,
-  // and vectorises. Static trailing axes only; a run shorter than 4 is not
-  // worth the outer loop.
-  bool innerDynamic = hasInnerDynamic(fused.getResult());
+  // Inputs read in runs (fusedRun): an outer loop over the leading axes
+  // computes each input's offset once, an inner loop over the trailing axes
+  // reads it contiguously or as one element, and vectorises. Static
+  // trailing axes only.
   SmallVector<SmallVector<int64_t>> inputStrides;
-  bool elementwiseOffsets = false;
-  for (Value operand : fused.getInputs()) {
-    ArrayRef<int64_t> shape = shapeOf(operand);
-    ArrayRef<int64_t> trimmed =
-        shape.drop_while([](int64_t d) { return d == 1; });
-    inputStrides.push_back(broadcastStrides(shape, outShape));
-    elementwiseOffsets |= shape != outShape && product(shape) != 1 &&
-                          !(trimmed.size() <= outShape.size() &&
-                            outShape.take_back(trimmed.size()) == trimmed &&
-                            product(trimmed) >= 4);
-  }
-  size_t start = runStart(outShape, inputStrides);
-  int64_t run = product(outShape.drop_front(start));
-  bool runs = !innerDynamic && elementwiseOffsets && start > 0 && run >= 4;
+  for (Value operand : fused.getInputs())
+    inputStrides.push_back(broadcastStrides(shapeOf(operand), outShape));
+  size_t start = hasInnerDynamic(fused.getResult())
+                     ? 0
+                     : fusedRunStart(outShape, inputStrides, fused.getInputs());
+  int64_t run = start ? product(outShape.drop_front(start)) : 0;
+  std::string indent = run ? "          " : "        ";
 
   std::string outDims;
-  // The offset into an input read broadcast (`strides`) at output element
-  // `position`.
-  auto broadcastOffset = [&](const std::string &position,
-                             ArrayRef<int64_t> strides) {
-    if (outDims.empty())
-      outDims = staticArray(outShape);
-    return "modelc_cpu::broadcast_offset(" + position + ", " +
-           std::to_string(outShape.size()) + ", " + outDims + ", " +
-           staticArray(strides) + ")";
-  };
   llvm::DenseMap<Value, std::string> element;
   SmallVector<std::string> loads, bases;
-  // Loads `argument`'s element from `from` into a local of the loop body.
-  auto load = [&](BlockArgument argument, Type type, const std::string &from,
-                  StringRef indent) {
-    std::string local = "a" + std::to_string(loads.size());
-    loads.push_back((indent + "const " + computeType(type) + " " + local +
-                     " = " + loadElement(type, from) + ";\n")
-                        .str());
-    element[argument] = local;
-  };
   for (auto [argument, operand, strides] : llvm::zip(
            fused.getBody().getArguments(), fused.getInputs(), inputStrides)) {
-    RankedTensorType type = tensorType(operand);
-    std::string index;
-    ArrayRef<int64_t> shape = type.getShape();
-    ArrayRef<int64_t> trimmed =
-        shape.drop_while([](int64_t d) { return d == 1; });
-    if (runs) {
+    Type type = tensorType(operand).getElementType();
+    std::string from;
+    if (run) {
       // Each input's offset at the run's first element, then + j or not.
+      ArrayRef<int64_t> shape = shapeOf(operand);
       std::string base = "r" + std::to_string(bases.size());
-      std::string offset;
-      if (shape == outShape) {
-        offset = "i0";
-      } else if (type.getNumElements() == 1) {
-        offset = "0";
-      } else {
-        offset = broadcastOffset("i0", strides);
-      }
+      std::string offset = shape == outShape ? "i0"
+                           : product(shape) == 1
+                               ? "0"
+                               : staticOffset("i0", outShape, strides, outDims);
       bases.push_back("        const auto *" + base + " = " + name(operand) +
                       " + " + offset + ";\n");
       bool broadcast = llvm::all_of(
           llvm::seq<size_t>(start, outShape.size()),
           [&](size_t d) { return outShape[d] == 1 || strides[d] == 0; });
-      load(argument, type.getElementType(),
-           base + "[" + (broadcast ? "0" : "j") + "]", "          ");
-      continue;
-    }
-    if (innerDynamic) {
-      // Dimensions beyond axis 0: offsets from the run's sizes.
-      graph::SymShape in = symShape(operand), out = symShape(fused.getResult());
-      auto unit = [](const graph::SymDim &d) {
-        return d.isStatic() && d.coef == 1;
-      };
-      ArrayRef<graph::SymDim> kept =
-          ArrayRef<graph::SymDim>(in).drop_while(unit);
-      if (in == out) {
-        index = "i";
-      } else if (type.getNumElements() == 1) {
-        index = "0";
-      } else if (kept.size() <= out.size() &&
-                 ArrayRef<graph::SymDim>(out).take_back(kept.size()) == kept) {
-        graph::SymDim count = graph::SymDim::of(1);
-        for (const graph::SymDim &d : kept)
-          count = count * d;
-        index = "i % " + runDim(count);
-      } else {
-        if (outDims.empty())
-          outDims = runArray(fused.getResult(), 0, out.size());
-        index = "modelc_cpu::broadcast_offset(i, " +
-                std::to_string(out.size()) + ", " + outDims + ", " +
-                runBroadcastStrides(in, out.size()) + ")";
-      }
-    } else if (shape == outShape) {
-      index = "i";
-    } else if (type.getNumElements() == 1) {
-      index = "0";
-    } else if (trimmed.size() <= outShape.size() &&
-               outShape.take_back(trimmed.size()) == trimmed) {
-      index = "i % " + std::to_string(product(trimmed));
+      from = base + "[" + (broadcast ? "0" : "j") + "]";
     } else {
-      index = broadcastOffset("i", strides);
+      from = name(operand) + "[" +
+             fusedIndex(fused, operand, strides, outDims) + "]";
     }
-    load(argument, type.getElementType(), name(operand) + "[" + index + "]",
-         "        ");
+    std::string local = "a" + std::to_string(loads.size());
+    loads.push_back(indent + "const " + computeType(type) + " " + local +
+                    " = " + loadElement(type, from) + ";\n");
+    element[argument] = local;
   }
 
   os << "  // fused:";
   for (Operation *op : group)
     os << " " << op->getName().getStringRef();
-  if (runs)
+  if (run)
     os << " (in runs of " << run << ")";
   os << "\n";
-  // The runtime's parallel_for runs a loop no longer than its grain on the
-  // calling thread: such a loop is spelled as a plain loop, which costs the
-  // C++ compiler far less than a lambda and its trampoline.
-  const int64_t grain = 16384;
-  bool dynamic = isDynamic(fused.getResult());
-  bool parallel = count > grain || dynamic;
-  std::string indent = runs ? "          " : "        ";
-  if (runs) {
-    // The runs: dimension 0 (the only dynamic one here) is outside them.
-    std::string outer = dynamic ? "(" + sized(count, fused.getResult()) +
-                                      ") / " + std::to_string(run)
-                                : std::to_string(count / run);
-    if (parallel)
-      os << "  modelc_cpu::parallel_for(ctx, " << outer << ", "
-         << std::max<int64_t>(1, grain / run)
-         << ", [&](int64_t begin, int64_t end) {\n"
-         << "      for (int64_t o = begin; o < end; ++o) {\n";
-    else
-      os << "  {\n"
-         << "      for (int64_t o = 0; o < " << outer << "; ++o) {\n";
-    os << "        const int64_t i0 = o * " << run << ";\n";
-    for (const std::string &base : bases)
-      os << base;
-    os << "        for (int64_t j = 0; j < " << run << "; ++j) {\n"
-       << "          const int64_t i = i0 + j;\n";
-  } else if (parallel) {
-    os << "  modelc_cpu::parallel_for(ctx, " << sized(count, fused.getResult())
-       << ", " << grain << ", [&](int64_t begin, int64_t end) {\n"
-       << "      for (int64_t i = begin; i < end; ++i) {\n";
-  } else {
-    os << "  {\n"
-       << "      for (int64_t i = 0; i < " << count << "; ++i) {\n";
-  }
+  bool parallel = openFusedLoop(fused, count, run, bases);
   for (const std::string &load : loads)
     os << load;
   for (auto [index, op] : llvm::enumerate(group)) {
@@ -931,7 +961,7 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
      << storeElement(outType.getElementType(),
                      element[fused.getRoot()->getResult(0)])
      << ";\n";
-  if (runs)
+  if (run)
     os << "        }\n";
   os << "      }\n" << (parallel ? "  });\n" : "  }\n");
 }
@@ -2486,6 +2516,48 @@ static void emitEmbeddedData(llvm::raw_ostream &out,
   }
 }
 
+/// The weight table (`weights`, `weight_flags`): each weight's name, type,
+/// shape and place in the embedded data, and whether the model writes it
+/// and it starts as zeros (not in the data).
+static void emitWeightTable(llvm::raw_ostream &out,
+                            ArrayRef<PlanModule> planModules,
+                            ArrayRef<WeightSlot> slots) {
+  for (auto [index, slot] : llvm::enumerate(slots))
+    out << "const int64_t weight_shape" << index << "[] = {"
+        << (slot.type.getRank() ? list(slot.type.getShape()) : std::string("0"))
+        << "};\n";
+  out << "const modelc_weight_desc weights[] = {\n";
+  for (auto [index, slot] : llvm::enumerate(slots))
+    out << "    {" << cString(slot.name) << ", "
+        << abiDTypeCode(slot.type.getElementType()) << ", "
+        << slot.type.getRank() << ", weight_shape" << index << ", "
+        << slot.offset << "ULL, " << slot.nbytes << "ULL},\n";
+  if (slots.empty())
+    out << "    {nullptr, 0, 0, nullptr, 0, 0},\n";
+  // ABI 7: weights a training step writes (graph.weight `writable`).
+  llvm::StringSet<> writable;
+  if (!planModules.empty()) {
+    ModuleOp module = planModules.front().module;
+    for (graph::WeightOp w : module.getOps<graph::WeightOp>())
+      if (w.getWritable())
+        writable.insert(w.getSymName());
+  }
+  out << "};\nconst uint8_t weight_flags[] = {";
+  for (const WeightSlot &slot : slots) {
+    // The blob leaves out only weights the model writes (their copies
+    // start as zeros): a weight read in place must be in it.
+    if (slot.zeros && !writable.contains(slot.name))
+      llvm::report_fatal_error("internal error: weight '" +
+                               llvm::Twine(slot.name) +
+                               "' is not in the embedded data but the model "
+                               "does not write it");
+    out << (!writable.contains(slot.name) ? "0, "
+            : slot.zeros ? "MODELC_WEIGHT_WRITABLE | MODELC_WEIGHT_ZEROS, "
+                         : "MODELC_WEIGHT_WRITABLE, ");
+  }
+  out << (slots.empty() ? "0" : "") << "};\n";
+}
+
 /// The descriptor the runtime reads: entry points, weights, plans, the GPU
 /// image and the model itself, and the exported entry point.
 static void emitDescriptor(llvm::raw_ostream &out,
@@ -2536,40 +2608,8 @@ static void emitDescriptor(llvm::raw_ostream &out,
         << function.getNumResults() << ", entry" << index << "_outputs, "
         << defaultTables[index] << "},\n";
   out << "};\n";
-  for (auto [index, slot] : llvm::enumerate(options.weights))
-    out << "const int64_t weight_shape" << index << "[] = {"
-        << (slot.type.getRank() ? list(slot.type.getShape()) : std::string("0"))
-        << "};\n";
-  out << "const modelc_weight_desc weights[] = {\n";
-  for (auto [index, slot] : llvm::enumerate(options.weights))
-    out << "    {" << cString(slot.name) << ", "
-        << abiDTypeCode(slot.type.getElementType()) << ", "
-        << slot.type.getRank() << ", weight_shape" << index << ", "
-        << slot.offset << "ULL, " << slot.nbytes << "ULL},\n";
-  if (options.weights.empty())
-    out << "    {nullptr, 0, 0, nullptr, 0, 0},\n";
-  // ABI 7: weights a training step writes (graph.weight `writable`).
-  llvm::StringSet<> writable;
-  if (!planModules.empty()) {
-    ModuleOp module = planModules.front().module;
-    for (graph::WeightOp w : module.getOps<graph::WeightOp>())
-      if (w.getWritable())
-        writable.insert(w.getSymName());
-  }
-  out << "};\nconst uint8_t weight_flags[] = {";
-  for (const WeightSlot &slot : options.weights) {
-    // The blob leaves out only weights the model writes (their copies
-    // start as zeros): a weight read in place must be in it.
-    if (slot.zeros && !writable.contains(slot.name))
-      llvm::report_fatal_error("internal error: weight '" +
-                               llvm::Twine(slot.name) +
-                               "' is not in the embedded data but the model "
-                               "does not write it");
-    out << (!writable.contains(slot.name) ? "0, "
-            : slot.zeros ? "MODELC_WEIGHT_WRITABLE | MODELC_WEIGHT_ZEROS, "
-                         : "MODELC_WEIGHT_WRITABLE, ");
-  }
-  out << (options.weights.empty() ? "0" : "") << "};\n";
+  emitWeightTable(out, planModules, options.weights);
+
   out << plansText << "const modelc_plan_desc plans[] = {\n";
   for (auto [planIndex, planModule] : llvm::enumerate(planModules)) {
     std::string p = "plan" + std::to_string(planIndex);
