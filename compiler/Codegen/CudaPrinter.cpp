@@ -1790,15 +1790,130 @@ LogicalResult emitGatherGrad(GatherGradOp op, Emit &e) {
   return success();
 }
 
+/// How a static reduction is laid out over blocks. `emitReduce` and
+/// `gpuScratchBytes` agree through it.
+///
+/// A reduction that keeps 32 or more innermost elements after its last
+/// reduced dimension reads columns (emitReduceColumns: a block takes 32
+/// neighbouring kept elements, so reads are coalesced); the others read
+/// rows (a block per kept index). Either gives a few blocks when few
+/// outputs reduce many elements (a loss summed to a scalar, a bias
+/// gradient over the batch and the pixels): a GPU of 132 multiprocessors
+/// would run one block at a time through millions of elements. There each
+/// output's reduced range is cut into `parts` chunks of at least 8192
+/// elements, up to about 1024 blocks in all; every block reduces its chunk
+/// into scratch, and a second kernel combines each output's chunks in
+/// order (the same fixed order every run: results repeat bit for bit).
+struct ReduceLayout {
+  bool columns = false;
+  /// Elements reduced into each output.
+  int64_t len = 0;
+  /// Blocks of the first kernel without the split (rows, or outer x tiles).
+  int64_t blocks = 0;
+  /// Outputs (elements of the result).
+  int64_t outputs = 0;
+  /// Chunks of each output's reduced range; 1: no second kernel.
+  int64_t parts = 1;
+};
+
+ReduceLayout reduceLayout(ArrayRef<int64_t> x,
+                          const llvm::SmallBitVector &reduced) {
+  ReduceLayout layout;
+  int64_t last = -1; // the last reduced dimension
+  layout.len = 1;
+  layout.outputs = 1;
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (reduced[d]) {
+      last = static_cast<int64_t>(d);
+      layout.len *= x[d];
+    } else {
+      layout.outputs *= x[d];
+    }
+  }
+  int64_t innerKept =
+      last < 0 ? layout.outputs : product(x.drop_front(last + 1));
+  layout.columns = last >= 0 && last + 1 < static_cast<int64_t>(x.size()) &&
+                   innerKept >= 32;
+  layout.blocks = layout.columns
+                      ? layout.outputs / innerKept * ((innerKept + 31) / 32)
+                      : layout.outputs;
+  constexpr int64_t minChunk = 8192, targetBlocks = 1024;
+  if (layout.blocks > 0 && layout.blocks < targetBlocks / 4 &&
+      layout.len >= 2 * minChunk)
+    layout.parts = std::max<int64_t>(
+        1, std::min(layout.len / minChunk,
+                    (targetBlocks + layout.blocks - 1) / layout.blocks));
+  return layout;
+}
+
+std::string reduceInit(int kind) {
+  return kind == 2   ? "-modelc_gpu::infinity()"
+         : kind == 3 ? "1.0f"
+                     : "0.0f";
+}
+std::string reduceCombine(int kind) {
+  return kind == 2   ? "modelc_gpu::Max()(acc, v)"
+         : kind == 3 ? "acc * v"
+                     : "acc + v";
+}
+std::string reduceFunctor(int kind) {
+  return kind == 2   ? "modelc_gpu::Max()"
+         : kind == 3 ? "modelc_gpu::Prod()"
+                     : "modelc_gpu::Sum()";
+}
+
+/// The result of a reduction from its accumulator: a mean divides by the
+/// reduced count.
+std::string reduceResult(Operation *op, int kind, Emit &e,
+                         const std::string &lenFloat) {
+  return e.store(op->getResult(0),
+                 kind == 1 ? "acc / " + lenFloat : std::string("acc"));
+}
+
+/// The second kernel of a split reduction: each output's `parts` partial
+/// results (in scratch, output-major) combined in order by one block.
+void emitReduceCombine(Operation *op, int kind, Emit &e,
+                       const ReduceLayout &layout,
+                       const std::string &scratch) {
+  auto str = [](int64_t v) { return std::to_string(v); };
+  KernelBuilder k(e.module, e.context);
+  k.named("reduce_combine");
+  std::string part = k.raw("const float *", scratch);
+  std::string out = k.output(op->getResult(0));
+  std::string body =
+      "  const int64_t o = blockIdx.x;\n  float acc = " + reduceInit(kind) +
+      ";\n  for (int64_t p = threadIdx.x; p < " + str(layout.parts) +
+      "; p += blockDim.x) {\n    const float v = " + part + "[o * " +
+      str(layout.parts) + " + p];\n    acc = " + reduceCombine(kind) +
+      ";\n  }\n  acc = modelc_gpu::block_reduce(acc, " + reduceFunctor(kind) +
+      ");\n  if (threadIdx.x == 0)\n    " + out + "[o] = " +
+      reduceResult(op, kind, e,
+                   floatLiteral(static_cast<double>(layout.len))) +
+      ";\n";
+  k.launch(e.task, body, layout.outputs, rowThreads(layout.parts), true);
+}
+
+/// The scratch of a split reduction's partial results, a host expression.
+FailureOr<std::string> reduceScratch(Operation *op, Emit &e) {
+  if (e.context.scratch.empty())
+    return op->emitError("internal error: no scratch for the partial results "
+                         "of '")
+           << op->getName() << "'";
+  return "reinterpret_cast<float *>(ctx->arenas[" +
+         std::to_string(e.context.device) + "] + " +
+         std::to_string(e.context.scratch.front()) + ")";
+}
+
 /// A reduction that keeps the innermost dimensions, 32 or more elements of
 /// them after the last reduced one: a block of 256 threads takes 32
 /// neighbouring kept inner elements of one kept outer index
 /// (threadIdx.x % 32 along them: coalesced reads), threadIdx.x / 32 every
-/// 8th reduced element, and the 8 partial results meet in shared memory.
-/// The row kernel would read each line with a stride. Fails (emitting
-/// nothing) for the other reductions.
+/// 8th reduced element (of its chunk, when split), and the 8 partial
+/// results meet in shared memory. The row kernel would read each line with
+/// a stride.
 LogicalResult emitReduceColumns(Operation *op, int kind,
-                                const llvm::SmallBitVector &reduced, Emit &e,
+                                const llvm::SmallBitVector &reduced,
+                                const ReduceLayout &layout, Emit &e,
                                 KernelBuilder &k, const std::string &in,
                                 const std::string &out) {
   Value input = op->getOperand(0);
@@ -1807,30 +1922,32 @@ LogicalResult emitReduceColumns(Operation *op, int kind,
   for (size_t d = 0; d < x.size(); ++d)
     if (reduced[d])
       last = static_cast<int64_t>(d);
-  if (last < 0 || last + 1 == static_cast<int64_t>(x.size()))
-    return failure();
   int64_t innerKept = product(x.drop_front(last + 1));
-  if (innerKept < 32)
-    return failure();
   SmallVector<int64_t> strides = stridesOf(x);
   SmallVector<int64_t> outerDims, outerStrides, redDims, redStrides;
   for (int64_t d = 0; d <= last; ++d) {
     (reduced[d] ? redDims : outerDims).push_back(x[d]);
     (reduced[d] ? redStrides : outerStrides).push_back(strides[d]);
   }
-  int64_t len = product(redDims), tiles = (innerKept + 31) / 32;
+  int64_t len = layout.len, tiles = (innerKept + 31) / 32,
+          parts = layout.parts, chunk = (len + parts - 1) / parts;
   auto str = [](int64_t v) { return std::to_string(v); };
-  std::string init = kind == 2   ? "-modelc_gpu::infinity()"
-                     : kind == 3 ? "1.0f"
-                                 : "0.0f";
-  std::string combine = kind == 2   ? "modelc_gpu::Max()(acc, v)"
-                        : kind == 3 ? "acc * v"
-                                    : "acc + v";
+  std::string scratch, part;
+  if (parts > 1) {
+    FailureOr<std::string> where = reduceScratch(op, e);
+    if (failed(where))
+      return failure();
+    scratch = *where;
+    part = k.raw("float *", scratch);
+  }
   std::string body =
       "  __shared__ float part[8][33];\n"
       "  const int64_t tx = threadIdx.x % 32, ty = threadIdx.x / 32;\n"
-      "  const int64_t ko = blockIdx.x / " +
-      str(tiles) + ", i = blockIdx.x % " + str(tiles) +
+      "  const int64_t b = blockIdx.x / " +
+      str(parts) + ", chunk = blockIdx.x % " + str(parts) +
+      ";\n"
+      "  const int64_t ko = b / " +
+      str(tiles) + ", i = b % " + str(tiles) +
       " * 32 + tx;\n"
       "  const bool live = i < " +
       str(innerKept) +
@@ -1838,33 +1955,37 @@ LogicalResult emitReduceColumns(Operation *op, int kind,
       "  const int64_t base = " +
       offsetExpr("ko", outerDims, outerStrides) +
       " + i;\n"
+      "  const int64_t end = chunk * " +
+      str(chunk) + " + " + str(chunk) + " < " + str(len) + " ? chunk * " +
+      str(chunk) + " + " + str(chunk) + " : " + str(len) +
+      ";\n"
       "  float acc = " +
-      init +
+      reduceInit(kind) +
       ";\n"
       "  if (live)\n"
-      "    for (int64_t j = ty; j < " +
-      str(len) +
-      "; j += 8) {\n"
-      "      const float v = " +
+      "    for (int64_t j = chunk * " +
+      str(chunk) + " + ty; j < end; j += 8) {\n      const float v = " +
       e.load(input,
              in + "[base + " + offsetExpr("j", redDims, redStrides) + "]") +
-      ";\n      acc = " + combine +
+      ";\n      acc = " + reduceCombine(kind) +
       ";\n    }\n"
       "  part[ty][tx] = acc;\n  __syncthreads();\n"
       "  if (ty == 0 && live) {\n"
       "    for (int k = 1; k < 8; ++k) {\n"
       "      const float v = part[k][tx];\n      acc = " +
-      combine +
-      ";\n"
-      "    }\n    " +
-      out + "[ko * " + str(innerKept) + " + i] = " +
-      e.store(op->getResult(0),
-              kind == 1 ? "acc / " + floatLiteral(static_cast<double>(len))
-                        : std::string("acc")) +
-      ";\n  }\n";
-  k.named("reduce_columns");
-  k.launch(e.task, body, product(outerDims) * tiles, 256, true,
-           k.runBlocks(product(outerDims) * tiles, input));
+      reduceCombine(kind) + ";\n    }\n    " +
+      (parts > 1 ? part + "[(ko * " + str(innerKept) + " + i) * " +
+                       str(parts) + " + chunk] = acc;\n"
+                 : out + "[ko * " + str(innerKept) + " + i] = " +
+                       reduceResult(op, kind, e,
+                                    floatLiteral(static_cast<double>(len))) +
+                       ";\n") +
+      "  }\n";
+  k.named(parts > 1 ? "reduce_columns_part" : "reduce_columns");
+  k.launch(e.task, body, layout.blocks * parts, 256, true,
+           parts > 1 ? std::string() : k.runBlocks(layout.blocks, input));
+  if (parts > 1)
+    emitReduceCombine(op, kind, e, layout, scratch);
   return success();
 }
 
@@ -1883,12 +2004,18 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
     (reduced[d] ? redStrides : keptStrides).push_back(strides[d]);
   }
   int64_t len = product(redDims);
-  KernelBuilder k(e.module, e.context);
-  std::string in = k.input(input), out = k.output(op->getResult(0));
   bool dynamic = innerDynamic(e.context, input);
-  if (!dynamic &&
-      succeeded(emitReduceColumns(op, kind, reduced, e, k, in, out)))
-    return success();
+  ReduceLayout layout = reduceLayout(x, reduced);
+  // Sizes known at run time only keep one pass: the split's grid and
+  // scratch are sized at compile time.
+  if (!runExtent(e.context, input, 0, x.size()).empty())
+    layout.parts = 1;
+  // A split's first kernel writes scratch, not the result.
+  KernelBuilder k(e.module, e.context);
+  std::string in = k.input(input),
+              out = layout.parts > 1 ? "" : k.output(op->getResult(0));
+  if (!dynamic && layout.columns)
+    return emitReduceColumns(op, kind, reduced, layout, e, k, in, out);
   std::string keptOffset = offsetExpr("r", keptDims, keptStrides),
               redOffset = offsetExpr("j", redDims, redStrides),
               lenText = std::to_string(len),
@@ -1914,26 +2041,44 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
   } else {
     grid = k.runBlocks(product(keptDims), input);
   }
+  if (layout.parts > 1) {
+    // Block r * parts + c reduces chunk c of row r into scratch.
+    FailureOr<std::string> scratch = reduceScratch(op, e);
+    if (failed(scratch))
+      return failure();
+    std::string part = k.raw("float *", *scratch);
+    int64_t chunk = (len + layout.parts - 1) / layout.parts;
+    std::string parts = std::to_string(layout.parts),
+                chunkText = std::to_string(chunk);
+    std::string body =
+        "  const int64_t r = blockIdx.x / " + parts +
+        ", chunk = blockIdx.x % " + parts +
+        ";\n  const int64_t base = " + keptOffset +
+        ";\n  const int64_t begin = chunk * " + chunkText +
+        ";\n  const int64_t end = begin + " + chunkText + " < " + lenText +
+        " ? begin + " + chunkText + " : " + lenText + ";\n  float acc = " +
+        reduceInit(kind) +
+        ";\n  for (int64_t j = begin + threadIdx.x; j < end; j += "
+        "blockDim.x) {\n    const float v = " +
+        e.load(input, in + "[base + " + redOffset + "]") + ";\n    acc = " +
+        reduceCombine(kind) +
+        ";\n  }\n  acc = modelc_gpu::block_reduce(acc, " +
+        reduceFunctor(kind) + ");\n  if (threadIdx.x == 0)\n    " + part +
+        "[blockIdx.x] = acc;\n";
+    k.named("reduce_part");
+    k.launch(e.task, body, layout.outputs * layout.parts, 256, true);
+    emitReduceCombine(op, kind, e, layout, *scratch);
+    return success();
+  }
   std::string body =
       "  const int64_t r = blockIdx.x;\n  const int64_t base = " + keptOffset +
-      ";\n  float acc = " +
-      (kind == 2   ? "-modelc_gpu::infinity()"
-       : kind == 3 ? "1.0f"
-                   : "0.0f") +
+      ";\n  float acc = " + reduceInit(kind) +
       ";\n  for (int64_t j = threadIdx.x; j < " + lenText +
       "; j += blockDim.x) {\n    const float v = " +
       e.load(input, in + "[base + " + redOffset + "]") + ";\n    acc = " +
-      (kind == 2   ? "modelc_gpu::Max()(acc, v)"
-       : kind == 3 ? "acc * v"
-                   : "acc + v") +
-      ";\n  }\n  acc = modelc_gpu::block_reduce(acc, modelc_gpu::" +
-      (kind == 2   ? "Max"
-       : kind == 3 ? "Prod"
-                   : "Sum") +
-      "());\n  if (threadIdx.x == 0)\n    " + out + "[r] = " +
-      e.store(op->getResult(0),
-              kind == 1 ? "acc / " + lenFloat : std::string("acc")) +
-      ";\n";
+      reduceCombine(kind) + ";\n  }\n  acc = modelc_gpu::block_reduce(acc, " +
+      reduceFunctor(kind) + ");\n  if (threadIdx.x == 0)\n    " + out +
+      "[r] = " + reduceResult(op, kind, e, lenFloat) + ";\n";
   k.launch(e.task, body, product(keptDims), rowThreads(len), true, grid);
   return success();
 }
@@ -2247,6 +2392,26 @@ std::vector<uint64_t> modelc::gpuScratchBytes(Operation *op) {
   }
   for (Value constant : constantMatrixOperands(op))
     bytes.push_back(valueBytes(constant));
+  // A split reduction's partial results (f32; reduceLayout).
+  std::optional<ArrayRef<int64_t>> axes;
+  bool reduction = true;
+  if (auto r = dyn_cast<ReduceSumOp>(op))
+    axes = r.getAxes();
+  else if (auto r = dyn_cast<ReduceMeanOp>(op))
+    axes = r.getAxes();
+  else if (auto r = dyn_cast<ReduceMaxOp>(op))
+    axes = r.getAxes();
+  else if (auto r = dyn_cast<ReduceProdOp>(op))
+    axes = r.getAxes();
+  else
+    reduction = false;
+  if (reduction) {
+    ArrayRef<int64_t> x = tensorType(op->getOperand(0)).getShape();
+    ReduceLayout layout = reduceLayout(x, reducedDimensions(axes, x.size()));
+    if (layout.parts > 1)
+      bytes.push_back(sizeof(float) *
+                      static_cast<uint64_t>(layout.outputs * layout.parts));
+  }
   // A reduced cross-entropy: each sample's weighted loss and weight (f32).
   if (auto loss = dyn_cast<CrossEntropyOp>(op);
       loss && static_cast<int>(loss.getReduction()) != 0)

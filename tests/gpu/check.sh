@@ -4,7 +4,9 @@
 #
 #   1. GPU discovery: the runtime opens the real CUDA driver and lists the
 #      GPUs; at least one must show. cuBLASLt is found (the system's, or the
-#      one PyTorch ships) and named in MODELC_CUBLASLT.
+#      one PyTorch ships) and named in MODELC_CUBLASLT. The machine is
+#      measured as a target (modelc-run --calibrate, the JSON in the logs
+#      as target.json) and the CNN's CPU plan timed at 1, 2 and all threads.
 #   2. Every kit model (mlp, cnn, transformer in f32, transformer in f16)
 #      against the outputs saved where the kit was packed (the CPU plan's,
 #      checked there against the reference interpreter): the CPU plan, the
@@ -80,6 +82,18 @@ if [[ -z ${MODELC_CUBLASLT:-} ]] && ! ldconfig -p 2>/dev/null | grep -q 'libcubl
 fi
 rows+=("cuBLASLt|-|-|${MODELC_CUBLASLT:-the system library path}")
 
+# This machine measured as a target (modelc-run --calibrate): the file is
+# what modelc --target=FILE takes, for placing with this GPU's figures
+# (docs/placement.md); each device's line is a row.
+if timeout 120 "$RUN" --calibrate="$LOG/target.json" > "$LOG/calibrate.txt" 2>&1; then
+  while read -r line; do
+    rows+=("calibrate|-|-|${line#calibrate: }")
+  done < <(grep '^calibrate: ' "$LOG/calibrate.txt" | sed 's/; wrote .*//')
+else
+  rows+=("calibrate|-|FAIL|$(tail -1 "$LOG/calibrate.txt" | cut -c1-150)")
+  failed=1
+fi
+
 # Models: plans against the saved outputs.
 while read -r name seed rtol atol outputs; do
   expect=()
@@ -116,6 +130,23 @@ while read -r name seed rtol atol outputs; do
   done
   (( gpus < 2 )) && [[ $name == mlp ]] && rows+=("mlp|h200x2|SKIPPED|one GPU visible: no multi-GPU run")
 done < "$M/manifest.txt"
+
+# The CPU plan of the small CNN (many small ops) at 1, 2 and all threads:
+# what a parallel loop costs on this machine's CPU (on the first H200
+# machine, 16 cores, its CPU plan took 0.99 ms where a 2-core machine
+# takes 0.06 ms).
+if [[ -f $M/cnn.so ]]; then
+  detail=""
+  for t in 1 2 0; do
+    threads=(--threads "$t")
+    (( t == 0 )) && threads=()
+    log="$LOG/cnn.cpu-threads$t.txt"
+    timeout 120 "$RUN" "$M/cnn.so" --weights "$M/cnn.safetensors" --plan cpu --random-inputs \
+      "${threads[@]}" --bench "$BENCH" > "$log" 2>&1
+    detail+="${detail:+, }$( ((t)) && echo "$t" || echo all) $(median "$log") ms"
+  done
+  rows+=("cnn threads|cpu|-|$detail ($(nproc) cores)")
+fi
 
 if (( gpus >= 1 )); then
   # Eight threads at once, each run's result equal to the first.
@@ -259,6 +290,22 @@ if (( gpus >= 1 )); then
       failed=1
     fi
   done
+  # Split reductions (a scalar sum of 90000, columns of 20000 rows, ...)
+  # against the CPU plan's outputs.
+  if [[ -d $M/rsplit ]]; then
+    log="$LOG/rsplit.txt"
+    expect=()
+    for f in "$M/rsplit"/*.npy; do
+      expect+=(--expect "$(basename "$f" .npy)=$f")
+    done
+    if timeout 120 "$RUN" "$M/rsplit.so" --plan h200 --random-inputs --seed 1 --rtol 1e-3 \
+         --atol 1e-5 "${expect[@]}" --bench "$BENCH" > "$log" 2>&1; then
+      rows+=("split reductions|all-gpu|OK|every output as the CPU's; median $(median "$log") ms")
+    else
+      rows+=("split reductions|all-gpu|FAIL|$(grep -m1 -E 'error|MISMATCH' "$log" | cut -c1-150)")
+      failed=1
+    fi
+  fi
   # Every op of ops.ir on the GPU against the CPU plan's outputs (a GPU's
   # transcendental functions may differ from the CPU's in the last bits).
   bad=()

@@ -186,6 +186,14 @@ for entry in rows empty_axis; do
     --output-dir "$M/zero.$entry" >/dev/null
 done
 
+# Reductions of few outputs over many elements (tests/e2e/Inputs/
+# reduce-split.ir): split into chunks over many blocks on a GPU, combined
+# in order by a second kernel.
+modelc tests/e2e/Inputs/reduce-split.ir --target=cpu --target=h200 --place-all=cuda:0 \
+  "${gpuflags[@]}" -o "$M/rsplit.so"
+"$BUILD/bin/modelc-run" "$M/rsplit.so" --plan cpu --random-inputs --seed 1 \
+  --compare-reference tests/e2e/Inputs/reduce-split.ir --output-dir "$M/rsplit" >/dev/null
+
 # Every op (tests/e2e/Inputs/ops.ir) with every op on the GPU: each entry's
 # outputs on seed 1 saved from the CPU plan (checked against the reference
 # interpreter here), for check.sh to compare the GPU plan's with.
