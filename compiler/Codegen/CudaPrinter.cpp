@@ -1832,8 +1832,8 @@ ReduceLayout reduceLayout(ArrayRef<int64_t> x,
   }
   int64_t innerKept =
       last < 0 ? layout.outputs : product(x.drop_front(last + 1));
-  layout.columns = last >= 0 && last + 1 < static_cast<int64_t>(x.size()) &&
-                   innerKept >= 32;
+  layout.columns =
+      last >= 0 && last + 1 < static_cast<int64_t>(x.size()) && innerKept >= 32;
   layout.blocks = layout.columns
                       ? layout.outputs / innerKept * ((innerKept + 31) / 32)
                       : layout.outputs;
@@ -1847,9 +1847,7 @@ ReduceLayout reduceLayout(ArrayRef<int64_t> x,
 }
 
 std::string reduceInit(int kind) {
-  return kind == 2   ? "-modelc_gpu::infinity()"
-         : kind == 3 ? "1.0f"
-                     : "0.0f";
+  return kind == 2 ? "-modelc_gpu::infinity()" : kind == 3 ? "1.0f" : "0.0f";
 }
 std::string reduceCombine(int kind) {
   return kind == 2   ? "modelc_gpu::Max()(acc, v)"
@@ -1873,8 +1871,7 @@ std::string reduceResult(Operation *op, int kind, Emit &e,
 /// The second kernel of a split reduction: each output's `parts` partial
 /// results (in scratch, output-major) combined in order by one block.
 void emitReduceCombine(Operation *op, int kind, Emit &e,
-                       const ReduceLayout &layout,
-                       const std::string &scratch) {
+                       const ReduceLayout &layout, const std::string &scratch) {
   auto str = [](int64_t v) { return std::to_string(v); };
   KernelBuilder k(e.module, e.context);
   k.named("reduce_combine");
@@ -1887,8 +1884,7 @@ void emitReduceCombine(Operation *op, int kind, Emit &e,
       str(layout.parts) + " + p];\n    acc = " + reduceCombine(kind) +
       ";\n  }\n  acc = modelc_gpu::block_reduce(acc, " + reduceFunctor(kind) +
       ");\n  if (threadIdx.x == 0)\n    " + out + "[o] = " +
-      reduceResult(op, kind, e,
-                   floatLiteral(static_cast<double>(layout.len))) +
+      reduceResult(op, kind, e, floatLiteral(static_cast<double>(layout.len))) +
       ";\n";
   k.launch(e.task, body, layout.outputs, rowThreads(layout.parts), true);
 }
@@ -1929,8 +1925,8 @@ LogicalResult emitReduceColumns(Operation *op, int kind,
     (reduced[d] ? redDims : outerDims).push_back(x[d]);
     (reduced[d] ? redStrides : outerStrides).push_back(strides[d]);
   }
-  int64_t len = layout.len, tiles = (innerKept + 31) / 32,
-          parts = layout.parts, chunk = (len + parts - 1) / parts;
+  int64_t len = layout.len, tiles = (innerKept + 31) / 32, parts = layout.parts,
+          chunk = (len + parts - 1) / parts;
   auto str = [](int64_t v) { return std::to_string(v); };
   std::string scratch, part;
   if (parts > 1) {
@@ -1974,8 +1970,8 @@ LogicalResult emitReduceColumns(Operation *op, int kind,
       "    for (int k = 1; k < 8; ++k) {\n"
       "      const float v = part[k][tx];\n      acc = " +
       reduceCombine(kind) + ";\n    }\n    " +
-      (parts > 1 ? part + "[(ko * " + str(innerKept) + " + i) * " +
-                       str(parts) + " + chunk] = acc;\n"
+      (parts > 1 ? part + "[(ko * " + str(innerKept) + " + i) * " + str(parts) +
+                       " + chunk] = acc;\n"
                  : out + "[ko * " + str(innerKept) + " + i] = " +
                        reduceResult(op, kind, e,
                                     floatLiteral(static_cast<double>(len))) +
@@ -2056,15 +2052,14 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
         ";\n  const int64_t base = " + keptOffset +
         ";\n  const int64_t begin = chunk * " + chunkText +
         ";\n  const int64_t end = begin + " + chunkText + " < " + lenText +
-        " ? begin + " + chunkText + " : " + lenText + ";\n  float acc = " +
-        reduceInit(kind) +
+        " ? begin + " + chunkText + " : " + lenText +
+        ";\n  float acc = " + reduceInit(kind) +
         ";\n  for (int64_t j = begin + threadIdx.x; j < end; j += "
         "blockDim.x) {\n    const float v = " +
-        e.load(input, in + "[base + " + redOffset + "]") + ";\n    acc = " +
-        reduceCombine(kind) +
-        ";\n  }\n  acc = modelc_gpu::block_reduce(acc, " +
-        reduceFunctor(kind) + ");\n  if (threadIdx.x == 0)\n    " + part +
-        "[blockIdx.x] = acc;\n";
+        e.load(input, in + "[base + " + redOffset + "]") +
+        ";\n    acc = " + reduceCombine(kind) +
+        ";\n  }\n  acc = modelc_gpu::block_reduce(acc, " + reduceFunctor(kind) +
+        ");\n  if (threadIdx.x == 0)\n    " + part + "[blockIdx.x] = acc;\n";
     k.named("reduce_part");
     k.launch(e.task, body, layout.outputs * layout.parts, 256, true);
     emitReduceCombine(op, kind, e, layout, *scratch);
@@ -2075,9 +2070,10 @@ LogicalResult emitReduce(Operation *op, std::optional<ArrayRef<int64_t>> axes,
       ";\n  float acc = " + reduceInit(kind) +
       ";\n  for (int64_t j = threadIdx.x; j < " + lenText +
       "; j += blockDim.x) {\n    const float v = " +
-      e.load(input, in + "[base + " + redOffset + "]") + ";\n    acc = " +
-      reduceCombine(kind) + ";\n  }\n  acc = modelc_gpu::block_reduce(acc, " +
-      reduceFunctor(kind) + ");\n  if (threadIdx.x == 0)\n    " + out +
+      e.load(input, in + "[base + " + redOffset + "]") +
+      ";\n    acc = " + reduceCombine(kind) +
+      ";\n  }\n  acc = modelc_gpu::block_reduce(acc, " + reduceFunctor(kind) +
+      ");\n  if (threadIdx.x == 0)\n    " + out +
       "[r] = " + reduceResult(op, kind, e, lenFloat) + ";\n";
   k.launch(e.task, body, product(keptDims), rowThreads(len), true, grid);
   return success();

@@ -141,10 +141,7 @@ std::string number(double v) {
 } // namespace
 
 CalibrationResult calibrate_cpu(int num_threads) {
-  int threads =
-      num_threads > 0
-          ? num_threads
-          : std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  int threads = num_threads > 0 ? num_threads : defaultThreads();
   CalibrationResult result;
   result.threads = threads;
   result.memory = machineMemory();

@@ -3,6 +3,7 @@
 #include "abi_callbacks.hpp"
 #include "device_cuda.hpp"
 #include "model_impl.hpp"
+#include "parallel.hpp"
 #include "plan_choice.hpp"
 #include "training.hpp"
 
@@ -281,9 +282,8 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   detail::bindWeights(impl->weights, *impl->desc, impl->seal, path,
                       options.weights);
   detail::makeWritableCopies(impl->weights, *impl->desc);
-  impl->numThreads = options.num_threads > 0
-                         ? options.num_threads
-                         : std::max(1u, std::thread::hardware_concurrency());
+  impl->numThreads =
+      options.num_threads > 0 ? options.num_threads : defaultThreads();
   impl->api = detail::runtimeApi();
   impl->freeResources.resize(impl->entries.size());
   try {

@@ -74,7 +74,9 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
   --cuda-graphs             run the GPU plan as CUDA graphs: captured on the
                             first run, replayed after (needs every op on a
                             GPU: modelc --place-all=cuda:0)
-  --threads N               CPU threads (default: all cores)
+  --threads N               CPU threads (default: the CPUs this process may
+                            run on, its affinity mask, capped by its
+                            cgroup CPU quota)
   --bench N                 time N runs after 3 warm-up runs
   --concurrent T            run the entry point N times (--bench N, else 25)
                             from each of T threads at once; every result

@@ -53,7 +53,8 @@ struct CalibrationResult {
   std::vector<Peer> peers;
 };
 
-/// Measures the CPU with `num_threads` threads (0: every core); an Error if
+/// Measures the CPU with `num_threads` threads (0: the CPUs this process
+/// may use, as LoadOptions::num_threads); an Error if
 /// a product fails. Takes about a second. GPUs: calibrate_gpus.
 CalibrationResult calibrate_cpu(int num_threads = 0);
 

@@ -204,7 +204,8 @@ struct LoadOptions {
   /// A safetensors file whose weights replace those in the model (or supply
   /// them, for a model built with --external-weights). Empty: the model's own.
   std::string weights;
-  /// Threads of the CPU pool; 0 = hardware concurrency.
+  /// Threads of the CPU pool; 0 = the CPUs this process may use: its
+  /// affinity mask (taskset, cpusets), no more than its cgroup's CPU quota.
   int num_threads = 0;
   /// The plan to run: empty = the best for this machine (the most GPUs it
   /// has, else "cpu"); a plan's name; GPUs ("cuda:1", "cuda:0,cuda:2": a
