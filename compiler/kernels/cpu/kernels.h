@@ -560,6 +560,98 @@ inline void softmax(modelc_run_ctx *ctx, const typename storage<S>::T *x,
       });
 }
 
+/// The mean and the (biased) variance of one layer_norm row, in double:
+/// each sum in eight partial sums (element j into sum j % 8, added
+/// pairwise at the end), a fixed order, the same bits on every run and
+/// thread count, that vectorises where one running double sum is a chain
+/// of dependent additions (a 512-wide row: 38 us for 128 rows on two
+/// threads, 5x the vector loop's).
+template <typename D>
+__attribute__((always_inline)) inline void
+layer_norm_moments(const typename D::T *x, int64_t cols, double &mean,
+                   double &var) {
+  constexpr int kLanes = 8;
+  double lanes[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= cols; j += kLanes)
+    for (int l = 0; l < kLanes; ++l)
+      lanes[l] += static_cast<double>(D::load(x[j + l]));
+  for (int l = 0; j < cols; ++j, ++l)
+    lanes[l] += static_cast<double>(D::load(x[j]));
+  mean = (((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+          ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))) /
+         static_cast<double>(cols);
+  for (int l = 0; l < kLanes; ++l)
+    lanes[l] = 0.0;
+  for (j = 0; j + kLanes <= cols; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      double d = static_cast<double>(D::load(x[j + l])) - mean;
+      lanes[l] += d * d;
+    }
+  for (int l = 0; j < cols; ++j, ++l) {
+    double d = static_cast<double>(D::load(x[j])) - mean;
+    lanes[l] += d * d;
+  }
+  var = (((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+         ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))) /
+        static_cast<double>(cols);
+}
+
+/// One layer_norm row: x to y, scale and bias optional.
+template <typename D>
+__attribute__((always_inline)) inline void
+layer_norm_row_body(const typename D::T *x, const typename D::T *scale,
+                    const typename D::T *bias, typename D::T *y, int64_t cols,
+                    float epsilon) {
+  double mean, var;
+  layer_norm_moments<D>(x, cols, mean, var);
+  float inv = static_cast<float>(1.0 / std::sqrt(var + epsilon));
+  float m = static_cast<float>(mean);
+  for (int64_t j = 0; j < cols; ++j) {
+    float v = (D::load(x[j]) - m) * inv;
+    if (scale)
+      v *= D::load(scale[j]);
+    if (bias)
+      v += D::load(bias[j]);
+    y[j] = D::store(v);
+  }
+}
+
+using LayerNormRowF32 = void (*)(const float *, const float *, const float *,
+                                 float *, int64_t, float);
+inline void layer_norm_row_f32_baseline(const float *x, const float *scale,
+                                        const float *bias, float *y,
+                                        int64_t cols, float epsilon) {
+  layer_norm_row_body<storage<kF32>>(x, scale, bias, y, cols, epsilon);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2,fma"))) inline void
+layer_norm_row_f32_avx2(const float *x, const float *scale, const float *bias,
+                        float *y, int64_t cols, float epsilon) {
+  layer_norm_row_body<storage<kF32>>(x, scale, bias, y, cols, epsilon);
+}
+__attribute__((target("avx512f"))) inline void
+layer_norm_row_f32_avx512(const float *x, const float *scale, const float *bias,
+                          float *y, int64_t cols, float epsilon) {
+  layer_norm_row_body<storage<kF32>>(x, scale, bias, y, cols, epsilon);
+}
+#endif
+
+/// The build of the f32 row for this CPU, chosen once (as softmax_row_f32).
+inline LayerNormRowF32 layer_norm_row_f32() {
+  static const LayerNormRowF32 row = [] {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+      return static_cast<LayerNormRowF32>(layer_norm_row_f32_avx512);
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      return static_cast<LayerNormRowF32>(layer_norm_row_f32_avx2);
+#endif
+    return static_cast<LayerNormRowF32>(layer_norm_row_f32_baseline);
+  }();
+  return row;
+}
+
 /// Normalizes each of `rows` rows of `cols` elements; scale/bias may be null.
 template <int S = kF32>
 inline void layer_norm(modelc_run_ctx *ctx, const typename storage<S>::T *x,
@@ -570,28 +662,12 @@ inline void layer_norm(modelc_run_ctx *ctx, const typename storage<S>::T *x,
   using D = storage<S>;
   parallel_for(ctx, rows, grain_for(cols * 4), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      const typename D::T *xr = x + r * cols;
-      typename D::T *yr = y + r * cols;
-      double mean = 0.0;
-      for (int64_t j = 0; j < cols; ++j)
-        mean += D::load(xr[j]);
-      mean /= static_cast<double>(cols);
-      double var = 0.0;
-      for (int64_t j = 0; j < cols; ++j) {
-        double d = D::load(xr[j]) - mean;
-        var += d * d;
-      }
-      var /= static_cast<double>(cols);
-      float inv = static_cast<float>(1.0 / std::sqrt(var + epsilon));
-      float m = static_cast<float>(mean);
-      for (int64_t j = 0; j < cols; ++j) {
-        float v = (D::load(xr[j]) - m) * inv;
-        if (scale)
-          v *= D::load(scale[j]);
-        if (bias)
-          v += D::load(bias[j]);
-        yr[j] = D::store(v);
-      }
+      if constexpr (S == kF32)
+        layer_norm_row_f32()(x + r * cols, scale, bias, y + r * cols, cols,
+                             epsilon);
+      else
+        layer_norm_row_body<D>(x + r * cols, scale, bias, y + r * cols, cols,
+                               epsilon);
     }
   });
 }
