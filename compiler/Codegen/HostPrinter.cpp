@@ -194,6 +194,10 @@ private:
   LogicalResult emitGlobalAvgPool(GlobalAvgPoolOp pool);
   LogicalResult emitMaxPoolGrad(MaxPool2dGradOp op);
   LogicalResult emitConvWeightGrad(Conv2dWeightGradOp op);
+  /// A convolution with sched.dnnl_conv: modelc_runtime_api::conv of a
+  /// static modelc_conv (`kind` MODELC_CONV_*).
+  LogicalResult emitDnnlConv(Operation *op, const char *kind, Value a, Value b,
+                             Value bias);
   LogicalResult emitTranspose(TransposeOp transpose);
   LogicalResult emitConcat(ConcatOp concat);
   LogicalResult emitSlice(SliceOp slice);
@@ -424,6 +428,12 @@ static bool weightGradNeedsColumns(Conv2dWeightGradOp grad) {
                    llvm::all_of(p, [](int64_t v) { return v == 0; }) &&
                    x[2] == g[2] && x[3] == g[3];
   return !pointwise;
+}
+
+/// modelc-select-conv-algorithms' choice: `op` (a training step's
+/// convolution) runs through oneDNN's primitives (modelc_runtime_api::conv).
+static bool usesDnnlConv(Operation *op) {
+  return op->hasAttr(sched::kDnnlConvAttrName);
 }
 
 /// modelc-select-conv-algorithms' choice: `conv` runs as a GEMM and col2im.
@@ -1266,8 +1276,28 @@ LogicalResult FunctionEmitter::emitBatchNorm(BatchNormOp norm) {
   return success();
 }
 
+LogicalResult FunctionEmitter::emitDnnlConv(Operation *op, const char *kind,
+                                            Value a, Value b, Value bias) {
+  std::optional<std::array<int64_t, 18>> shape = sched::dnnlConvShape(op);
+  if (!shape)
+    return op->emitError("internal error: 'sched.dnnl_conv' on a convolution "
+                         "oneDNN cannot describe");
+  auto algorithm = op->getAttrOfType<StringAttr>(sched::kDnnlConvAttrName);
+  std::string desc = newGlobal("conv_");
+  globals << "const modelc_conv " << desc << " = {" << kind << ", "
+          << (algorithm.getValue() == "winograd" ? "MODELC_CONV_WINOGRAD" : "0")
+          << ", {" << list(*shape) << "}, " << cString(graph::describeOp(op))
+          << "};\n";
+  os << "  ctx->api->conv(ctx, &" << desc << ", " << name(a) << ", " << name(b)
+     << ", " << nullable(bias) << ", " << out(op) << ");\n";
+  return success();
+}
+
 LogicalResult FunctionEmitter::emitConv2d(Conv2dOp conv) {
   Operation *op = conv;
+  if (usesDnnlConv(op))
+    return emitDnnlConv(op, "MODELC_CONV_FORWARD", conv.getInput(),
+                        conv.getWeight(), conv.getBias());
   ArrayRef<int64_t> w = shapeOf(conv.getWeight());
   ArrayRef<int64_t> y = shapeOf(conv.getResult());
   ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(),
@@ -1289,6 +1319,9 @@ LogicalResult FunctionEmitter::emitConv2d(Conv2dOp conv) {
 
 LogicalResult FunctionEmitter::emitConvTranspose2d(ConvTranspose2dOp conv) {
   Operation *op = conv;
+  if (usesDnnlConv(op))
+    return emitDnnlConv(op, "MODELC_CONV_BACKWARD_DATA", conv.getInput(),
+                        conv.getWeight(), Value());
   ArrayRef<int64_t> w = shapeOf(conv.getWeight());
   ArrayRef<int64_t> y = shapeOf(conv.getResult());
   ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(),
@@ -1330,6 +1363,9 @@ template <typename OpTy> LogicalResult FunctionEmitter::emitPool(OpTy pool) {
 
 LogicalResult FunctionEmitter::emitConvWeightGrad(Conv2dWeightGradOp grad) {
   Operation *op = grad;
+  if (usesDnnlConv(op))
+    return emitDnnlConv(op, "MODELC_CONV_BACKWARD_WEIGHTS", grad.getInput(),
+                        grad.getGrad(), Value());
   ArrayRef<int64_t> x = shapeOf(grad.getInput());
   ArrayRef<int64_t> g = shapeOf(grad.getGrad());
   ArrayRef<int64_t> k = grad.getKernel(), s = grad.getStrides(),
@@ -1716,13 +1752,14 @@ LogicalResult FunctionEmitter::emitWithConversions(Operation *op) {
   if (auto it = scratchOffsets.find(op); it != scratchOffsets.end())
     scratch = it->second;
   size_t next = 0;
-  if (auto conv = dyn_cast<Conv2dOp>(op); conv && !conv.isPointwise())
+  if (auto conv = dyn_cast<Conv2dOp>(op);
+      conv && !conv.isPointwise() && !usesDnnlConv(op))
     im2colOffsets[op] = scratch[next++];
   if (auto conv = dyn_cast<ConvTranspose2dOp>(op);
       conv && transposedConvUsesGemm(conv))
     im2colOffsets[op] = scratch[next++];
   if (auto grad = dyn_cast<Conv2dWeightGradOp>(op);
-      grad && weightGradNeedsColumns(grad))
+      grad && weightGradNeedsColumns(grad) && !usesDnnlConv(op))
     im2colOffsets[op] = scratch[next++];
   if (isHalfMatmul(op))
     matmulScratch[op] = scratch[next++];
@@ -2348,7 +2385,7 @@ bool modelc::hostPrinterPrints(Operation *op) {
 std::vector<uint64_t> modelc::cpuScratchBytes(Operation *op) {
   std::vector<uint64_t> bytes;
   if (auto grad = dyn_cast<Conv2dWeightGradOp>(op);
-      grad && weightGradNeedsColumns(grad)) {
+      grad && weightGradNeedsColumns(grad) && !usesDnnlConv(op)) {
     ArrayRef<int64_t> w = tensorType(grad.getResult()).getShape();
     ArrayRef<int64_t> g = tensorType(grad.getGrad()).getShape();
     bytes.push_back(static_cast<uint64_t>(w[1] * w[2] * w[3]) *
@@ -2361,7 +2398,8 @@ std::vector<uint64_t> modelc::cpuScratchBytes(Operation *op) {
     bytes.push_back(static_cast<uint64_t>(w[1] * w[2] * w[3]) *
                     static_cast<uint64_t>(x[2] * x[3]) * 4);
   }
-  if (auto conv = dyn_cast<Conv2dOp>(op); conv && !conv.isPointwise()) {
+  if (auto conv = dyn_cast<Conv2dOp>(op);
+      conv && !conv.isPointwise() && !usesDnnlConv(op)) {
     ArrayRef<int64_t> w = tensorType(conv.getWeight()).getShape();
     ArrayRef<int64_t> y = tensorType(conv.getResult()).getShape();
     bytes.push_back(static_cast<uint64_t>(w[1] * w[2] * w[3]) *

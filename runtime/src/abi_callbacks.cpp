@@ -69,6 +69,14 @@ void product(modelc_run_ctx *ctx, const modelc_product *p, const void *x,
     run.reportError(std::string(p->what ? p->what : "product") + ": " + error);
 }
 
+void conv(modelc_run_ctx *ctx, const modelc_conv *c, const float *a,
+          const float *b, const float *bias, float *out) {
+  RunState &run = runOf(ctx);
+  std::string error;
+  if (!run.impl->convs.run(*c, a, b, bias, out, run.impl->numThreads, error))
+    run.reportError(error);
+}
+
 void launch(modelc_run_ctx *ctx, uint32_t device, modelc_task_fn task) {
   RunState &run = runOf(ctx);
   if (Device *d = deviceOf(run, device, "launch"))
@@ -281,6 +289,7 @@ modelc_runtime_api runtimeApi() {
   api.gemm = gemm;
   api.all_reduce = allReduce;
   api.replica_all_reduce = replicaAllReduce;
+  api.conv = conv;
   return api;
 }
 

@@ -5,6 +5,7 @@
 
 #include "comm.hpp"
 #include "device.hpp"
+#include "dnnl_conv.hpp"
 #include "loader.hpp"
 #include "modelc/abi.h"
 #include "modelc/runtime.hpp"
@@ -62,6 +63,7 @@ struct Model::Impl {
   detail::HostWeights weights;
   int numThreads = 1;
   PackedProductCache packedProducts;
+  detail::DnnlConvs convs;
   modelc_runtime_api api{};
 
   // Per entry point: run resources not in use by a run.

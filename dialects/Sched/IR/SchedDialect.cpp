@@ -187,6 +187,17 @@ LogicalResult SchedDialect::verifyOperationAttribute(Operation *op,
                              "graph.conv_transpose2d");
     return success();
   }
+  if (name == kDnnlConvAttrName) {
+    auto text = dyn_cast<StringAttr>(value);
+    if (!text || (text.getValue() != "direct" && text.getValue() != "winograd"))
+      return op->emitOpError("'sched.dnnl_conv' must be \"direct\" or "
+                             "\"winograd\"");
+    if (!dnnlConvShape(op))
+      return op->emitOpError("'sched.dnnl_conv' is for f32 graph.conv2d, "
+                             "graph.conv_transpose2d (without a bias) and "
+                             "graph.conv2d_weight_grad of static shapes");
+    return success();
+  }
   return op->emitOpError("has an unknown sched attribute '") << name << "'";
 }
 

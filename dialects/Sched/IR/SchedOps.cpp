@@ -339,3 +339,102 @@ bool modelc::sched::readsKeptLayout(Value v) {
     return takesKeptLayout(use);
   });
 }
+
+std::optional<std::array<int64_t, 18>>
+modelc::sched::dnnlConvShape(Operation *op) {
+  auto shapeOf = [](Value v) -> std::optional<ArrayRef<int64_t>> {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || !type.getElementType().isF32() || !type.hasStaticShape() ||
+        type.getRank() != 4)
+      return std::nullopt;
+    return type.getShape();
+  };
+  // x: the forward convolution's input, y: its output.
+  std::optional<ArrayRef<int64_t>> x, y, w;
+  ArrayRef<int64_t> strides, padding, dilations, kernel;
+  int64_t groups = 1;
+  if (auto conv = dyn_cast<graph::Conv2dOp>(op)) {
+    x = shapeOf(conv.getInput());
+    w = shapeOf(conv.getWeight());
+    y = shapeOf(conv.getResult());
+    if (conv.getBias() && !cast<RankedTensorType>(conv.getBias().getType())
+                               .getElementType()
+                               .isF32())
+      return std::nullopt;
+    strides = conv.getStrides();
+    padding = conv.getPadding();
+    dilations = conv.getDilations();
+    groups = static_cast<int64_t>(conv.getGroups());
+  } else if (auto conv = dyn_cast<graph::ConvTranspose2dOp>(op)) {
+    if (conv.getBias())
+      return std::nullopt;
+    x = shapeOf(conv.getResult());
+    w = shapeOf(conv.getWeight());
+    y = shapeOf(conv.getInput());
+    strides = conv.getStrides();
+    padding = conv.getPadding();
+    dilations = conv.getDilations();
+    groups = static_cast<int64_t>(conv.getGroups());
+  } else if (auto grad = dyn_cast<graph::Conv2dWeightGradOp>(op)) {
+    x = shapeOf(grad.getInput());
+    y = shapeOf(grad.getGrad());
+    w = shapeOf(grad.getResult());
+    strides = grad.getStrides();
+    padding = grad.getPadding();
+    dilations = grad.getDilations();
+    groups = static_cast<int64_t>(grad.getGroups());
+  } else {
+    return std::nullopt;
+  }
+  if (!x || !y || !w || strides.size() != 2 || padding.size() != 4 ||
+      dilations.size() != 2 || groups < 1)
+    return std::nullopt;
+  int64_t n = (*x)[0], c = (*x)[1], h = (*x)[2], wd = (*x)[3];
+  int64_t o = (*y)[1], oh = (*y)[2], ow = (*y)[3];
+  int64_t kh = (*w)[2], kw = (*w)[3];
+  if (isa<graph::ConvTranspose2dOp>(op)) {
+    // Its weight is [its input's channels = o, c / groups, kh, kw].
+    if ((*w)[0] != o || (*w)[1] * groups != c)
+      return std::nullopt;
+  } else if ((*w)[0] != o || (*w)[1] * groups != c) {
+    return std::nullopt;
+  }
+  if ((*y)[0] != n || c % groups || o % groups)
+    return std::nullopt;
+  // oneDNN's sizes: oh = (h + top + bottom - ((kh - 1) * dh + 1)) / sh + 1,
+  // rounded down as ours: the least bottom padding that gives oh (0 where
+  // the last rows are in no window: a strided convolution's, or a
+  // transposed one's output padding).
+  auto pad = [](int64_t in, int64_t out, int64_t k, int64_t s, int64_t d,
+                int64_t before, int64_t after) -> std::optional<int64_t> {
+    int64_t extent = (k - 1) * d + 1;
+    int64_t need = std::max<int64_t>(0, (out - 1) * s + extent - in - before);
+    if (s < 1 || need > after || (in + before + need - extent) / s + 1 != out)
+      return std::nullopt;
+    return need;
+  };
+  std::optional<int64_t> bottom =
+      pad(h, oh, kh, strides[0], dilations[0], padding[0], padding[2]);
+  std::optional<int64_t> right =
+      pad(wd, ow, kw, strides[1], dilations[1], padding[1], padding[3]);
+  if (!bottom || !right)
+    return std::nullopt;
+  return std::array<int64_t, 18>{n,
+                                 c,
+                                 h,
+                                 wd,
+                                 o,
+                                 kh,
+                                 kw,
+                                 oh,
+                                 ow,
+                                 strides[0],
+                                 strides[1],
+                                 padding[0],
+                                 padding[1],
+                                 *bottom,
+                                 *right,
+                                 dilations[0],
+                                 dilations[1],
+                                 groups};
+}

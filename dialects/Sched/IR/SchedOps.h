@@ -5,6 +5,7 @@
 
 #include "dialects/Device/IR/DeviceAttrs.h"
 #include "dialects/Graph/IR/GraphOps.h"
+
 #include "dialects/Sched/IR/SchedDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -12,6 +13,8 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include <array>
+#include <optional>
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/Sched/IR/SchedAttrs.h.inc"
@@ -38,6 +41,23 @@ bool suitsWinograd(graph::Conv2dOp conv);
 /// graph.conv_transpose2d computed as a GEMM and col2im (with scratch for
 /// one group's columns) rather than tap by tap.
 constexpr const char kCol2imAttrName[] = "sched.col2im";
+
+/// The string attribute modelc-select-conv-algorithms sets on a CPU
+/// graph.conv2d whose weight is not a constant, graph.conv_transpose2d or
+/// graph.conv2d_weight_grad (a training step's convolutions) that runs
+/// through oneDNN's convolution primitives (modelc_runtime_api::conv):
+/// "winograd" (Winograd's algorithm where oneDNN has it) or "direct".
+constexpr const char kDnnlConvAttrName[] = "sched.dnnl_conv";
+
+/// The forward convolution `op` (a graph.conv2d, a graph.conv_transpose2d
+/// as the input gradient of a convolution, a graph.conv2d_weight_grad as
+/// its weight gradient) computes or differentiates, as modelc_conv's
+/// `shape` (n, c, h, w, o, kh, kw, oh, ow, strides, padding top, left,
+/// bottom, right, dilations, groups; padding bottom and right from the
+/// sizes); none for other ops, non-f32 operands, a transposed convolution
+/// with a bias, shapes that are not static, or sizes oneDNN's forward
+/// convolution cannot describe (a bottom or right padding below 0).
+std::optional<std::array<int64_t, 18>> dnnlConvShape(mlir::Operation *op);
 
 /// Channels of a convolution output kept in oneDNN's layout are blocked by
 /// up to this many, the last block padded: its buffer is sized for it.

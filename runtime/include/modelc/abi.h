@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 13u
+#define MODELC_ABI_VERSION 14u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -191,6 +191,27 @@ typedef struct modelc_product {
   const char *what;
 } modelc_product;
 
+/* (ABI 14) A CPU convolution whose weight changes between runs (a
+ * training step's), through oneDNN; `kind`: */
+enum {
+  MODELC_CONV_FORWARD = 0,         /* out = conv(x = a, w = b) + bias */
+  MODELC_CONV_BACKWARD_DATA = 1,   /* out = the input's gradient (a
+                                      transposed convolution): dy = a, w = b */
+  MODELC_CONV_BACKWARD_WEIGHTS = 2 /* out = the weight's gradient: x = a,
+                                      dy = b */
+};
+/* flags: Winograd's algorithm where oneDNN has it for the CPU at hand. */
+#define MODELC_CONV_WINOGRAD 1u
+typedef struct modelc_conv {
+  uint32_t kind;  /* MODELC_CONV_* */
+  uint32_t flags; /* MODELC_CONV_WINOGRAD */
+  /* Of the forward convolution, f32, NCHW and [O, C/groups, KH, KW]: n, c,
+   * h, w (its input), o, kh, kw, oh, ow (its output), stride h, w, padding
+   * top, left, bottom, right, dilation h, w (1: none), groups. */
+  int64_t shape[18];
+  const char *what;
+} modelc_conv;
+
 /* Callbacks from generated code into the runtime. */
 typedef struct modelc_runtime_api {
   uint32_t struct_size;
@@ -273,6 +294,12 @@ typedef struct modelc_runtime_api {
                              uint32_t member, uint32_t members,
                              const uint32_t *member_devices, const float *src,
                              float *dst, int64_t count, const char *what);
+  /* (ABI 14) The convolution `conv` (a static struct of the call site: the
+   * runtime keeps oneDNN's primitive for it) of a and b into out; bias may
+   * be NULL (MODELC_CONV_FORWARD only). Errors are reported (report_error)
+   * and end the run. */
+  void (*conv)(struct modelc_run_ctx *ctx, const modelc_conv *conv,
+               const float *a, const float *b, const float *bias, float *out);
 } modelc_runtime_api;
 
 /* Tracing (ABI 6). Generated code calls ctx->trace, when it is not NULL,

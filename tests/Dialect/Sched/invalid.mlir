@@ -249,6 +249,30 @@ func.func @col2im_elsewhere(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @dnnl_conv_algorithm(%x: tensor<1x16x8x8xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32> {
+  // expected-error @+1 {{'graph.conv2d' op 'sched.dnnl_conv' must be "direct" or "winograd"}}
+  %a = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, sched.dnnl_conv = "fft"} : tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>
+  return %a : tensor<1x16x8x8xf32>
+}
+
+// -----
+
+func.func @dnnl_conv_elsewhere(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.exp' op 'sched.dnnl_conv' is for f32 graph.conv2d, graph.conv_transpose2d (without a bias) and graph.conv2d_weight_grad of static shapes}}
+  %a = graph.exp %x {sched.dnnl_conv = "direct"} : tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @dnnl_conv_half(%x: tensor<1x16x8x8xf16>, %w: tensor<16x16x3x3xf16>) -> tensor<1x16x8x8xf16> {
+  // expected-error @+1 {{'graph.conv2d' op 'sched.dnnl_conv' is for f32 graph.conv2d}}
+  %a = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, sched.dnnl_conv = "direct"} : tensor<1x16x8x8xf16>, tensor<16x16x3x3xf16>
+  return %a : tensor<1x16x8x8xf16>
+}
+
+// -----
+
 func.func @unknown_sched_attribute(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'graph.exp' op has an unknown sched attribute 'sched.bogus'}}
   %a = graph.exp %x {sched.bogus} : tensor<4xf32>
