@@ -206,18 +206,37 @@ struct DifferentiatePass
     SmallVector<Value> results{lossValue};
     SmallVector<Attribute> names{builder.getStringAttr("loss")};
     SmallVector<Attribute> parameters;
+    SmallVector<StringRef> buffers;
     for (WeightOp weight : module.getOps<WeightOp>()) {
       auto it = parameterRefs.find(weight.getSymName());
       if (it == parameterRefs.end())
         continue;
+      // A weight no op on the way differentiates (BatchNorm's running
+      // statistics: a buffer its training form writes) is not a
+      // parameter: no gradient, no optimizer state.
       Value total;
-      for (Value ref : it->second) {
-        Value g = gradientOf.lookup(ref);
-        total = total ? grad.add(total, g) : g;
+      for (Value ref : it->second)
+        if (Value g = gradientOf.lookup(ref))
+          total = total ? grad.add(total, g) : g;
+      if (!total) {
+        buffers.push_back(weight.getSymName());
+        continue;
       }
       results.push_back(total);
       names.push_back(weight.getSymNameAttr());
       parameters.push_back(FlatSymbolRefAttr::get(weight.getSymNameAttr()));
+    }
+    if (parameters.empty()) {
+      if (buffers.size() > 3) {
+        buffers.resize(3);
+        buffers.push_back("...");
+      }
+      return function.emitError("the loss of '")
+             << entry << "' has a gradient for no trainable weight: the "
+             << "ops on the way differentiate none of those it reaches ("
+             << llvm::join(buffers, ", ")
+             << ": buffers, such as BatchNorm's running statistics); is every "
+             << "parameter frozen?";
     }
     func::ReturnOp::create(builder, ret.getLoc(), results);
     ret.erase();
