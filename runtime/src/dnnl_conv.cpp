@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <new>
+#include <optional>
 #include <vector>
 
 namespace modelc::detail {
@@ -16,7 +17,6 @@ using tag = memory::format_tag;
 
 struct DnnlConvs::Engine {
   engine cpu{engine::kind::cpu, 0};
-  stream queue{cpu};
 };
 
 /// Buffers for the blocked layouts of one call's operands, per thread and
@@ -39,7 +39,7 @@ struct CallBuffers {
       return data;
     }
   };
-  Buffer slot[3];
+  Buffer slot[4]; // a, b, out, and the primitive's scratchpad
 };
 
 CallBuffers &callBuffers() {
@@ -96,6 +96,7 @@ struct DnnlConvs::Site {
   Operand a, b, out;
   memory::desc bias;
   bool hasBias = false;
+  memory::desc scratchpad;
   std::string implementation;
 };
 
@@ -152,7 +153,9 @@ bool DnnlConvs::run(const modelc_conv &c, const float *a, const float *b,
   std::lock_guard<std::mutex> lock(site->mutex);
   omp_set_num_threads(threads);
   const engine &cpu = engine_->cpu;
-  stream &queue = engine_->queue;
+  // A stream of the calling thread's (oneDNN's streams are not for
+  // several threads at once: sim devices run sites from their workers).
+  std::optional<stream> own;
   try {
     if (!site->op) {
       Geometry g = geometryOf(c);
@@ -162,6 +165,10 @@ bool DnnlConvs::run(const modelc_conv &c, const float *a, const float *b,
           anySrc(g.src, f32, tag::any), anyDst(g.dst, f32, tag::any),
           anyWeights(g.weights, f32, tag::any), biasDesc(g.bias, f32, tag::x);
       site->hasBias = bias != nullptr;
+      // The scratchpad is the calling thread's buffer: oneDNN's own would
+      // be a cache of its own kept to the end of the process.
+      primitive_attr attr;
+      attr.set_scratchpad_mode(scratchpad_mode::user);
       // Winograd where asked and oneDNN has it here, else direct.
       auto forwardPd = [&](algorithm alg) {
         auto d = site->hasBias
@@ -172,7 +179,7 @@ bool DnnlConvs::run(const modelc_conv &c, const float *a, const float *b,
                      : convolution_forward::desc(
                            prop_kind::forward_training, alg, anySrc, anyWeights,
                            anyDst, g.strides, g.dilation, g.padL, g.padR);
-        return convolution_forward::primitive_desc(d, cpu);
+        return convolution_forward::primitive_desc(d, attr, cpu);
       };
       algorithm alg = algorithm::convolution_direct;
       convolution_forward::primitive_desc hint;
@@ -204,34 +211,39 @@ bool DnnlConvs::run(const modelc_conv &c, const float *a, const float *b,
         site->bias = biasDesc;
         site->op = convolution_forward(hint);
         site->implementation = hint.impl_info_str();
+        site->scratchpad = hint.scratchpad_desc();
       } else if (c.kind == MODELC_CONV_BACKWARD_DATA) {
         auto pd = tryBackward([&](algorithm al) {
           return convolution_backward_data::primitive_desc(
               convolution_backward_data::desc(al, anySrc, anyWeights, anyDst,
                                               g.strides, g.dilation, g.padL,
                                               g.padR),
-              cpu, hint);
+              attr, cpu, hint);
         });
         site->a.make(cpu, dst, pd.diff_dst_desc(), true, 0);
         site->b.make(cpu, weights, pd.weights_desc(), true, 1);
         site->out.make(cpu, src, pd.diff_src_desc(), false, 2);
         site->op = convolution_backward_data(pd);
         site->implementation = pd.impl_info_str();
+        site->scratchpad = pd.scratchpad_desc();
       } else {
         auto pd = tryBackward([&](algorithm al) {
           return convolution_backward_weights::primitive_desc(
               convolution_backward_weights::desc(al, anySrc, anyWeights, anyDst,
                                                  g.strides, g.dilation, g.padL,
                                                  g.padR),
-              cpu, hint);
+              attr, cpu, hint);
         });
         site->a.make(cpu, src, pd.src_desc(), true, 0);
         site->b.make(cpu, dst, pd.diff_dst_desc(), true, 1);
         site->out.make(cpu, weights, pd.diff_weights_desc(), false, 2);
         site->op = convolution_backward_weights(pd);
         site->implementation = pd.impl_info_str();
+        site->scratchpad = pd.scratchpad_desc();
       }
     }
+    own.emplace(cpu);
+    stream &queue = *own;
     memory ma = site->a.bind(cpu, queue, a, true);
     memory mb = site->b.bind(cpu, queue, b, true);
     memory mo = site->out.bind(cpu, queue, out, false);
@@ -255,6 +267,9 @@ bool DnnlConvs::run(const modelc_conv &c, const float *a, const float *b,
               {DNNL_ARG_DIFF_DST, mb},
               {DNNL_ARG_DIFF_WEIGHTS, mo}};
     }
+    if (std::size_t bytes = site->scratchpad.get_size())
+      args[DNNL_ARG_SCRATCHPAD] =
+          memory(site->scratchpad, cpu, callBuffers().slot[3].get(bytes));
     site->op.execute(queue, args);
     site->out.finish(cpu, queue, mo, out);
     queue.wait();

@@ -7,7 +7,8 @@
 #     (examples/mlp_dynamic.ir, the CNN), a dynamic batch and sequence
 #     (examples/transformer_dynamic.ir), both size regimes of
 #     tests/e2e/Inputs/regimes.ir, and 3 training steps of a CNN, an
-#     embedding LM (tests/training/Inputs/torch_train.py) and an MLP with
+#     embedding LM (tests/training/Inputs/torch_train.py), examples/cnn.ir
+#     (its convolutions through oneDNN) and an MLP with
 #     dropout fed by --data, exported by PyTorch, through an instrumented
 #     modelc-run-lite, with each model's generated code instrumented too
 #     (modelc compiles it with CXX=tests/sanitizers/cxx-asan). Each run's
@@ -185,6 +186,30 @@ for model in cnn gpt2_lm; do
     fi
     echo "ASan+UBSan: 3 training steps of $model on $target: clean"
   done
+done
+# A step's convolutions through oneDNN (sched.dnnl_conv: Winograd and
+# direct primitives, the runtime's reorders through per-thread buffers):
+# examples/cnn.ir (16 and 32 channels) on the CPU and on a checked sim
+# plan (a sim device's worker calls oneDNN).
+for target in cpu cpu+sim2; do
+  flags=(--train --loss=cross_entropy --lr 0.05 --momentum 0.9 --random-weights=1 --target=$target)
+  [[ $target == cpu+sim2 ]] && flags+=(--place-all=sim:1 --checked)
+  "$modelc" examples/cnn.ir "${flags[@]}" -o "$work/t.so"
+  CXX="$top/tests/sanitizers/cxx-asan" "$modelc" examples/cnn.ir "${flags[@]}" -o "$work/t-asan.so"
+  "$modelc" examples/cnn.ir "${flags[@]}" --emit=scheduled > "$work/scheduled.mlir"
+  if ! grep -q 'sched.dnnl_conv = "winograd"' "$work/scheduled.mlir"; then
+    echo "ASan+UBSan: examples/cnn.ir's step has no Winograd convolution to check"; exit 1
+  fi
+  "$run" "$work/t.so" --train-steps 3 --random-inputs > "$work/plain.txt"
+  if ! build-asan/bin/modelc-run-lite "$work/t-asan.so" --train-steps 3 --random-inputs \
+      > "$work/asan.txt" 2>&1; then
+    echo "ASan+UBSan: training examples/cnn.ir on $target failed:"; cat "$work/asan.txt"; exit 1
+  fi
+  if ! /usr/bin/python3 tests/training/Inputs/compare_losses.py "$work/asan.txt" \
+      "$work/plain.txt" > "$work/compare.txt"; then
+    echo "ASan+UBSan: training examples/cnn.ir on $target: losses differ:"; cat "$work/compare.txt"; exit 1
+  fi
+  echo "ASan+UBSan: 3 training steps of examples/cnn.ir (oneDNN convolutions) on $target: clean"
 done
 # Dropout in training (the Philox kernel, rng_step's write) and batches
 # read by modelc-run --data (its reader thread): an MLP with Dropout(0.3).
