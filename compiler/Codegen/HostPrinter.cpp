@@ -438,7 +438,7 @@ static bool usesDnnlConv(Operation *op) {
 
 /// modelc-select-conv-algorithms' choice: `conv` runs as a GEMM and col2im.
 static bool transposedConvUsesGemm(ConvTranspose2dOp conv) {
-  return conv->hasAttr(sched::kCol2imAttrName);
+  return conv->hasAttr(sched::kCol2imAttrName) && !usesDnnlConv(conv);
 }
 
 unsigned FunctionEmitter::deviceOf(Operation *op) {
@@ -1282,6 +1282,10 @@ LogicalResult FunctionEmitter::emitDnnlConv(Operation *op, const char *kind,
   if (!shape)
     return op->emitError("internal error: 'sched.dnnl_conv' on a convolution "
                          "oneDNN cannot describe");
+  // modelc_conv holds the sizes: not those of a run.
+  if (touchesDynamic(op))
+    return op->emitError("'sched.dnnl_conv' on a convolution of sizes known "
+                         "at run time is not supported yet");
   auto algorithm = op->getAttrOfType<StringAttr>(sched::kDnnlConvAttrName);
   std::string desc = newGlobal("conv_");
   globals << "const modelc_conv " << desc << " = {" << kind << ", "

@@ -143,12 +143,15 @@ bool DnnlConvs::run(const modelc_conv &c, const float *a, const float *b,
     return false;
   }
   Site *site;
-  {
+  try {
     std::lock_guard<std::mutex> lock(mutex_);
     std::unique_ptr<Site> &slot = sites_[&c];
     if (!slot)
       slot = std::make_unique<Site>();
     site = slot.get();
+  } catch (const std::bad_alloc &) {
+    error = std::string(what) + ": out of memory";
+    return false;
   }
   std::lock_guard<std::mutex> lock(site->mutex);
   omp_set_num_threads(threads);
@@ -209,9 +212,9 @@ bool DnnlConvs::run(const modelc_conv &c, const float *a, const float *b,
         site->b.make(cpu, weights, hint.weights_desc(), true, 1);
         site->out.make(cpu, dst, hint.dst_desc(), false, 2);
         site->bias = biasDesc;
-        site->op = convolution_forward(hint);
         site->implementation = hint.impl_info_str();
         site->scratchpad = hint.scratchpad_desc();
+        site->op = convolution_forward(hint);
       } else if (c.kind == MODELC_CONV_BACKWARD_DATA) {
         auto pd = tryBackward([&](algorithm al) {
           return convolution_backward_data::primitive_desc(
@@ -223,9 +226,9 @@ bool DnnlConvs::run(const modelc_conv &c, const float *a, const float *b,
         site->a.make(cpu, dst, pd.diff_dst_desc(), true, 0);
         site->b.make(cpu, weights, pd.weights_desc(), true, 1);
         site->out.make(cpu, src, pd.diff_src_desc(), false, 2);
-        site->op = convolution_backward_data(pd);
         site->implementation = pd.impl_info_str();
         site->scratchpad = pd.scratchpad_desc();
+        site->op = convolution_backward_data(pd);
       } else {
         auto pd = tryBackward([&](algorithm al) {
           return convolution_backward_weights::primitive_desc(
@@ -237,9 +240,9 @@ bool DnnlConvs::run(const modelc_conv &c, const float *a, const float *b,
         site->a.make(cpu, src, pd.src_desc(), true, 0);
         site->b.make(cpu, dst, pd.diff_dst_desc(), true, 1);
         site->out.make(cpu, weights, pd.diff_weights_desc(), false, 2);
-        site->op = convolution_backward_weights(pd);
         site->implementation = pd.impl_info_str();
         site->scratchpad = pd.scratchpad_desc();
+        site->op = convolution_backward_weights(pd);
       }
     }
     own.emplace(cpu);
@@ -273,22 +276,32 @@ bool DnnlConvs::run(const modelc_conv &c, const float *a, const float *b,
     site->op.execute(queue, args);
     site->out.finish(cpu, queue, mo, out);
     queue.wait();
+    return true;
   } catch (const std::bad_alloc &) {
     error = std::string(what) + ": out of memory for oneDNN's layouts";
-    return false;
   } catch (const ::dnnl::error &e) {
     error = std::string(what) + ": oneDNN: " + e.what() + " (status " +
             std::to_string(static_cast<int>(e.status)) + ")";
-    site->op = primitive();
-    return false;
+  } catch (const std::exception &e) {
+    error = std::string(what) + ": " + e.what();
   }
-  return true;
+  // Made again on the next call: a primitive made but not run may lack
+  // what its run needs.
+  site->op = primitive();
+  return false;
 }
 
 std::string DnnlConvs::implementation(const modelc_conv &c) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = sites_.find(&c);
-  return it == sites_.end() ? std::string() : it->second->implementation;
+  Site *site;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = sites_.find(&c);
+    if (it == sites_.end())
+      return std::string();
+    site = it->second.get();
+  }
+  std::lock_guard<std::mutex> lock(site->mutex);
+  return site->implementation;
 }
 
 } // namespace modelc::detail

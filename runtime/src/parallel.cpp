@@ -74,7 +74,10 @@ int cgroupCpuLimit(const char *root) {
   };
   while (!path.empty() && path != "/") {
     take(cpuMax(base + path));
-    path.erase(path.find_last_of('/'));
+    std::size_t slash = path.find_last_of('/');
+    if (slash == std::string::npos)
+      break;
+    path.erase(slash);
   }
   take(cpuMax(base));
   if (smallest)

@@ -165,27 +165,36 @@ echo "== ASan+UBSan: a training step, generated code instrumented"
 # the optimizer's writes: a CNN with BatchNorm and an embedding LM exported
 # by PyTorch, 3 steps each on a checked sim plan (the CPU's kernels, each
 # task's buffers checked too); the losses must be the plain build's.
+# train_clean LABEL MODEL [modelc flags...] -- [modelc-run inputs...]:
+# MODEL built plain and instrumented, 3 steps of each; the instrumented
+# run must be clean and its losses the plain build's.
+train_clean() {
+  local label=$1 model=$2
+  shift 2
+  local flags=() inputs=()
+  while [[ $# -gt 0 && $1 != -- ]]; do flags+=("$1"); shift; done
+  [[ $# -gt 0 ]] && shift
+  inputs=("$@")
+  "$modelc" "$model" "${flags[@]}" -o "$work/t.so"
+  CXX="$top/tests/sanitizers/cxx-asan" "$modelc" "$model" "${flags[@]}" -o "$work/t-asan.so"
+  "$run" "$work/t.so" --train-steps 3 "${inputs[@]}" > "$work/plain.txt"
+  if ! build-asan/bin/modelc-run-lite "$work/t-asan.so" --train-steps 3 \
+      "${inputs[@]}" > "$work/asan.txt" 2>&1; then
+    echo "ASan+UBSan: training $label failed:"; cat "$work/asan.txt"; exit 1
+  fi
+  if ! /usr/bin/python3 tests/training/Inputs/compare_losses.py "$work/asan.txt" \
+      "$work/plain.txt" > "$work/compare.txt"; then
+    echo "ASan+UBSan: training $label: losses differ:"; cat "$work/compare.txt"; exit 1
+  fi
+  echo "ASan+UBSan: 3 training steps of $label: clean"
+}
 for model in cnn gpt2_lm; do
   /usr/bin/python3 tests/training/Inputs/torch_train.py --model $model --batch 4 \
     --out "$work/train-$model" --steps 1 >/dev/null 2>&1
-  for target in cpu+sim2; do
-    flags=(--train --loss=cross_entropy --lr 0.05 --momentum 0.9 --target=$target
-           --place-all=sim:1 --checked)
-    data=(--input "x=$work/train-$model/x.npy" --input "target=$work/train-$model/target.npy")
-    "$modelc" "$work/train-$model/model.onnx" "${flags[@]}" -o "$work/t.so"
-    CXX="$top/tests/sanitizers/cxx-asan" "$modelc" "$work/train-$model/model.onnx" \
-      "${flags[@]}" -o "$work/t-asan.so"
-    "$run" "$work/t.so" --train-steps 3 "${data[@]}" > "$work/plain.txt"
-    if ! build-asan/bin/modelc-run-lite "$work/t-asan.so" --train-steps 3 \
-        "${data[@]}" > "$work/asan.txt" 2>&1; then
-      echo "ASan+UBSan: training $model on $target failed:"; cat "$work/asan.txt"; exit 1
-    fi
-    if ! /usr/bin/python3 tests/training/Inputs/compare_losses.py "$work/asan.txt" \
-        "$work/plain.txt" > "$work/compare.txt"; then
-      echo "ASan+UBSan: training $model on $target: losses differ:"; cat "$work/compare.txt"; exit 1
-    fi
-    echo "ASan+UBSan: 3 training steps of $model on $target: clean"
-  done
+  train_clean "$model on cpu+sim2" "$work/train-$model/model.onnx" \
+    --train --loss=cross_entropy --lr 0.05 --momentum 0.9 --target=cpu+sim2 \
+    --place-all=sim:1 --checked -- \
+    --input "x=$work/train-$model/x.npy" --input "target=$work/train-$model/target.npy"
 done
 # A step's convolutions through oneDNN (sched.dnnl_conv: Winograd and
 # direct primitives, the runtime's reorders through per-thread buffers):
@@ -194,22 +203,12 @@ done
 for target in cpu cpu+sim2; do
   flags=(--train --loss=cross_entropy --lr 0.05 --momentum 0.9 --random-weights=1 --target=$target)
   [[ $target == cpu+sim2 ]] && flags+=(--place-all=sim:1 --checked)
-  "$modelc" examples/cnn.ir "${flags[@]}" -o "$work/t.so"
-  CXX="$top/tests/sanitizers/cxx-asan" "$modelc" examples/cnn.ir "${flags[@]}" -o "$work/t-asan.so"
   "$modelc" examples/cnn.ir "${flags[@]}" --emit=scheduled > "$work/scheduled.mlir"
   if ! grep -q 'sched.dnnl_conv = "winograd"' "$work/scheduled.mlir"; then
     echo "ASan+UBSan: examples/cnn.ir's step has no Winograd convolution to check"; exit 1
   fi
-  "$run" "$work/t.so" --train-steps 3 --random-inputs > "$work/plain.txt"
-  if ! build-asan/bin/modelc-run-lite "$work/t-asan.so" --train-steps 3 --random-inputs \
-      > "$work/asan.txt" 2>&1; then
-    echo "ASan+UBSan: training examples/cnn.ir on $target failed:"; cat "$work/asan.txt"; exit 1
-  fi
-  if ! /usr/bin/python3 tests/training/Inputs/compare_losses.py "$work/asan.txt" \
-      "$work/plain.txt" > "$work/compare.txt"; then
-    echo "ASan+UBSan: training examples/cnn.ir on $target: losses differ:"; cat "$work/compare.txt"; exit 1
-  fi
-  echo "ASan+UBSan: 3 training steps of examples/cnn.ir (oneDNN convolutions) on $target: clean"
+  train_clean "examples/cnn.ir (oneDNN convolutions) on $target" examples/cnn.ir \
+    "${flags[@]}" -- --random-inputs
 done
 # Dropout in training (the Philox kernel, rng_step's write) and batches
 # read by modelc-run --data (its reader thread): an MLP with Dropout(0.3).
