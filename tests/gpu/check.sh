@@ -19,7 +19,9 @@
 #      an earlier run's); from 8 threads at once.
 #      Concurrency: the transformer's GPU plan from 8 threads at once, every
 #      result equal bit for bit.
-#   4. Speed: a large f16 GEMM model against torch.matmul (cuBLAS) on the
+#   4. Speed: the MLP's training step against PyTorch eager's
+#      (tests/gpu/torch_train_step.py); a large f16 GEMM model against
+#      torch.matmul (cuBLAS) on the
 #      same GPU; the per-op cost of a chain of GPU ops, without and with a
 #      CUDA graph; each model's GPU
 #      plan against PyTorch eager (bench/torch_eager.py), both timed from
@@ -385,7 +387,9 @@ if (( gpus >= 1 )) && [[ -f $M/train.so ]]; then
         t1=$(date +%s%N)
         timeout 300 "$RUN" "$M/train.so" --plan "$plan" --train-steps 25 --random-inputs --seed 1 >/dev/null 2>&1
         t2=$(date +%s%N)
-        timing="; about $(python3 -c "print(f'{(($t2 - $t1) - ($t1 - $t0)) / 20 / 1e6:.2f}')") ms per step"
+        step_ms=$(python3 -c "print(f'{(($t2 - $t1) - ($t1 - $t0)) / 20 / 1e6:.2f}')")
+        timing="; about $step_ms ms per step"
+        [[ $plan == h200 ]] && train_h200_ms=$step_ms
       fi
       rows+=("train mlp|$plan|OK|5 steps' losses as the CPU plan's$timing${sums:+; sums: $sums}")
     else
@@ -419,6 +423,17 @@ elif (( gpus >= 1 )) && python3 -c 'import torch, torchvision' 2>/dev/null; then
       failed=1
     fi
   done
+  # The MLP's training step in PyTorch eager on the same GPU, timed as
+  # modelc-run --train-steps times one (issue 24: a step against PyTorch).
+  if python3 tests/gpu/torch_train_step.py --device cuda > "$LOG/torch_train.txt" 2>&1; then
+    tt=$(sed -n 's/^torch-train mlp cuda median \([0-9.]*\) ms.*/\1/p' "$LOG/torch_train.txt")
+    ours=""
+    [[ -n ${train_h200_ms:-} ]] &&
+      ours="; modelc h200 $train_h200_ms ms = $(python3 -c "print(f'{$train_h200_ms / $tt:.2f}')")x PyTorch (modelc's step: two replicas of 32 on the GPU)"
+    rows+=("torch train mlp|f32|-|PyTorch eager $tt ms per step (batch 64, SGD momentum)$ours")
+  else
+    rows+=("torch train mlp|f32|FAIL|$(tail -1 "$LOG/torch_train.txt")")
+  fi
   if python3 tests/gpu/torch_gemm.py "$gemm_n" > "$LOG/torch_gemm.txt" 2>&1; then
     tm=$(sed -n 's/^torch-gemm matmul median \([0-9.]*\) ms/\1/p' "$LOG/torch_gemm.txt")
     tmodel=$(sed -n 's/^torch-gemm model median \([0-9.]*\) ms/\1/p' "$LOG/torch_gemm.txt")
