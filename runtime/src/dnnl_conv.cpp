@@ -98,6 +98,16 @@ struct DnnlConvs::Site {
   bool hasBias = false;
   memory::desc scratchpad;
   std::string implementation;
+  /// What the primitive was made for: a site's struct is static in
+  /// generated code, but a caller that reuses an address for another
+  /// convolution gets a new primitive rather than a wrong one.
+  uint32_t kind = 0, flags = 0;
+  int64_t shape[18] = {};
+
+  bool madeFor(const modelc_conv &c, bool withBias) const {
+    return op && kind == c.kind && flags == c.flags && hasBias == withBias &&
+           std::equal(shape, shape + 18, c.shape);
+  }
 };
 
 namespace {
@@ -160,7 +170,11 @@ bool DnnlConvs::run(const modelc_conv &c, const float *a, const float *b,
   // several threads at once: sim devices run sites from their workers).
   std::optional<stream> own;
   try {
-    if (!site->op) {
+    if (!site->madeFor(c, bias != nullptr)) {
+      site->op = primitive();
+      site->kind = c.kind;
+      site->flags = c.flags;
+      std::copy(c.shape, c.shape + 18, site->shape);
       Geometry g = geometryOf(c);
       auto f32 = memory::data_type::f32;
       memory::desc src(g.src, f32, tag::nchw), dst(g.dst, f32, tag::nchw),
@@ -253,14 +267,9 @@ bool DnnlConvs::run(const modelc_conv &c, const float *a, const float *b,
     std::unordered_map<int, memory> args;
     if (c.kind == MODELC_CONV_FORWARD) {
       args = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mo}};
-      if (site->hasBias) {
-        if (!bias) {
-          error = std::string(what) + ": the site was made with a bias";
-          return false;
-        }
+      if (site->hasBias)
         args[DNNL_ARG_BIAS] =
             memory(site->bias, cpu, const_cast<float *>(bias));
-      }
     } else if (c.kind == MODELC_CONV_BACKWARD_DATA) {
       args = {{DNNL_ARG_DIFF_DST, ma},
               {DNNL_ARG_WEIGHTS, mb},

@@ -94,28 +94,30 @@ void checkAll(const Geometry &s, bool winograd, double tolerance) {
         << error;
     expectNear(out, y, tolerance);
   }
-  // Backward data: dx = the transposed convolution of dy.
-  std::vector<double> dx(xs);
-  eachTerm(s, [&](int64_t xi, int64_t wi, int64_t yi) {
-    dx[xi] += double(dy[yi]) * w[wi];
-  });
-  modelc_conv data = makeConv(MODELC_CONV_BACKWARD_DATA, s, winograd);
-  std::vector<float> dxOut(xs, 123.0f);
-  ASSERT_TRUE(
-      convs.run(data, dy.data(), w.data(), nullptr, dxOut.data(), 2, error))
-      << error;
-  expectNear(dxOut, dx, tolerance);
-  // Backward weights.
-  std::vector<double> dw(ws);
-  eachTerm(s, [&](int64_t xi, int64_t wi, int64_t yi) {
-    dw[wi] += double(x[xi]) * dy[yi];
-  });
-  modelc_conv weights = makeConv(MODELC_CONV_BACKWARD_WEIGHTS, s, winograd);
-  std::vector<float> dwOut(ws, 123.0f);
-  ASSERT_TRUE(
-      convs.run(weights, x.data(), dy.data(), nullptr, dwOut.data(), 2, error))
-      << error;
-  expectNear(dwOut, dw, tolerance);
+  // Backward data (dx: the transposed convolution of dy) and backward
+  // weights, each into a buffer that starts dirty. Their modelc_conv
+  // structs share one stack address: the runtime keys sites by address
+  // (static in generated code) and must make the second site again, not
+  // run the first's primitive.
+  auto backward = [&](uint32_t kind, const std::vector<float> &a,
+                      const std::vector<float> &b, size_t size, auto term) {
+    std::vector<double> want(size);
+    eachTerm(
+        s, [&](int64_t xi, int64_t wi, int64_t yi) { term(want, xi, wi, yi); });
+    modelc_conv c = makeConv(kind, s, winograd);
+    std::vector<float> got(size, 123.0f);
+    ASSERT_TRUE(convs.run(c, a.data(), b.data(), nullptr, got.data(), 2, error))
+        << error;
+    expectNear(got, want, tolerance);
+  };
+  backward(MODELC_CONV_BACKWARD_DATA, dy, w, xs,
+           [&](std::vector<double> &dx, int64_t xi, int64_t wi, int64_t yi) {
+             dx[xi] += double(dy[yi]) * w[wi];
+           });
+  backward(MODELC_CONV_BACKWARD_WEIGHTS, x, dy, ws,
+           [&](std::vector<double> &dw, int64_t xi, int64_t wi, int64_t yi) {
+             dw[wi] += double(x[xi]) * dy[yi];
+           });
   if (winograd)
     EXPECT_FALSE(convs.implementation(forward).empty());
 }
