@@ -1674,6 +1674,14 @@ std::string FunctionEmitter::weightOnDevice(AssignOp assign, unsigned d) {
 }
 
 LogicalResult FunctionEmitter::emitAssign(AssignOp assign) {
+  // Written into the weight by the loop that computed it.
+  if (Operation *def = assign.getValue().getDefiningOp())
+    if (auto weight =
+            def->getAttrOfType<FlatSymbolRefAttr>(sched::kWritesWeightAttrName);
+        weight && weight.getAttr() == assign.getNameAttr().getAttr()) {
+      os << "  // " << assign.getName() << ": written in place\n";
+      return success();
+    }
   // The weight's writable copy on this device (the runtime made it so for
   // writable weights) receives the new value.
   std::string target =
@@ -1895,16 +1903,26 @@ LogicalResult FunctionEmitter::emitStatement(Operation *op) {
       emitConstant(constant);
       return success();
     }
-    if (isAlias(op)) {
+    if (auto weight = op->getAttrOfType<FlatSymbolRefAttr>(
+            sched::kWritesWeightAttrName)) {
+      // The new value goes straight into the weight's writable copy
+      // (modelc-update-weights-in-place).
+      declare(result,
+              "  " + type + " *" + names[result] + " = static_cast<" + type +
+                  " *>(const_cast<void *>(ctx->weights[" +
+                  std::to_string(weightIndex.lookup(weight.getValue())) +
+                  "]));\n");
+    } else if (isAlias(op)) {
       declare(result,
               "  auto *" + names[result] + " = " +
                   viewOf(op, name(op->getOperand(0))) + ";\n",
               op->getOperand(0));
       return success();
+    } else {
+      declare(result, "  " + type + " *" + names[result] +
+                          " = reinterpret_cast<" + type + " *>(arena + " +
+                          std::to_string(offsets.lookup(result)) + ");\n");
     }
-    declare(result, "  " + type + " *" + names[result] +
-                        " = reinterpret_cast<" + type + " *>(arena + " +
-                        std::to_string(offsets.lookup(result)) + ");\n");
   }
   unsigned point = tracePoint(op, 0);
   os << traceCall(point, "MODELC_TRACE_BEGIN");
@@ -2291,6 +2309,10 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
       emitConstant(constant);
       continue;
     }
+    if (op->hasAttr(sched::kWritesWeightAttrName))
+      return op->emitError("internal error: 'sched.writes_weight' in a plan "
+                           "with streams (modelc-update-weights-in-place "
+                           "writes in place on the CPU plan only)");
     names[op->getResult(0)] = pointerExpression(op->getResult(0), weightIndex);
     if (isa<WeightRefOp>(op) || isView(op))
       continue;

@@ -124,6 +124,7 @@ void modelc::buildSchedulePipeline(mlir::OpPassManager &pm,
   gemm.checked = options.checked;
   gemm.reluEpilogue = options.reluEpilogue;
   pm.addPass(createFoldGemmPass(gemm));
+  pm.addPass(createUpdateWeightsInPlacePass());
   pm.addPass(createPlanMemoryPass());
   pm.addPass(createScheduleStreamsPass());
 }

@@ -112,8 +112,11 @@ private:
             {{valueBytes(op.getResult(0)), 0, end}, &op, false});
         continue;
       }
+      // A loop that writes a weight's new value into the weight
+      // (modelc-update-weights-in-place) needs no buffer either.
       if (op.getNumResults() == 0 || isView(&op) ||
-          isa<WeightRefOp, ConstantOp>(op))
+          isa<WeightRefOp, ConstantOp>(op) ||
+          op.hasAttr(sched::kWritesWeightAttrName))
         continue;
       device::DeviceAttr device = sched::runningDevice(&op);
       Value result = op.getResult(0);

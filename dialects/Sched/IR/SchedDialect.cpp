@@ -187,6 +187,20 @@ LogicalResult SchedDialect::verifyOperationAttribute(Operation *op,
                              "graph.conv_transpose2d");
     return success();
   }
+  if (name == kWritesWeightAttrName) {
+    auto symbol = dyn_cast<FlatSymbolRefAttr>(value);
+    auto fused = dyn_cast<FusedOp>(op);
+    if (!symbol || !fused)
+      return op->emitOpError("'sched.writes_weight' names the weight a "
+                             "sched.fused writes its value into");
+    auto module = op->getParentOfType<ModuleOp>();
+    auto weight = module ? module.lookupSymbol<graph::WeightOp>(symbol)
+                         : graph::WeightOp();
+    if (!weight || weight.getType() != fused.getResult().getType())
+      return op->emitOpError("'sched.writes_weight' names ")
+             << symbol << ", which is not a weight of the result's type";
+    return success();
+  }
   if (name == kDnnlConvAttrName) {
     auto text = dyn_cast<StringAttr>(value);
     if (!text || (text.getValue() != "direct" && text.getValue() != "winograd"))

@@ -42,6 +42,12 @@ bool suitsWinograd(graph::Conv2dOp conv);
 /// one group's columns) rather than tap by tap.
 constexpr const char kCol2imAttrName[] = "sched.col2im";
 
+/// The symbol attribute modelc-update-weights-in-place sets on a
+/// sched.fused whose value a graph.assign writes into that weight: the loop
+/// writes the value straight into the weight's storage (no buffer in the
+/// arena, no copy at the assign).
+constexpr const char kWritesWeightAttrName[] = "sched.writes_weight";
+
 /// The string attribute modelc-select-conv-algorithms sets on a CPU
 /// graph.conv2d whose weight is not a constant, graph.conv_transpose2d or
 /// graph.conv2d_weight_grad (a training step's convolutions) that runs

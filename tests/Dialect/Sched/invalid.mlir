@@ -428,3 +428,25 @@ func.func @constant_not_splat(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %f : tensor<4xf32>
 }
+
+// -----
+
+graph.weight @w {writable} : tensor<8xf32>
+func.func @writes_weight_of_other_type(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'sched.fused' op 'sched.writes_weight' names @w, which is not a weight of the result's type}}
+  %f = sched.fused(%x) {sched.writes_weight = @w} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %s = graph.neg %a : tensor<4xf32>
+    sched.yield %s : tensor<4xf32>
+  }
+  return %f : tensor<4xf32>
+}
+
+// -----
+
+graph.weight @w {writable} : tensor<4xf32>
+func.func @writes_weight_not_fused(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.neg' op 'sched.writes_weight' names the weight a sched.fused writes its value into}}
+  %n = graph.neg %x {sched.writes_weight = @w} : tensor<4xf32>
+  return %n : tensor<4xf32>
+}
