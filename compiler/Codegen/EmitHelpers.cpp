@@ -330,6 +330,8 @@ std::string elementsInitializer(DenseElementsAttr values, CodeFlavor flavor) {
 Operation *namedOp(Operation *op) {
   if (auto fused = dyn_cast<sched::FusedOp>(op))
     return fused.getRoot();
+  if (auto fused = dyn_cast<sched::FusedReduceOp>(op))
+    return fused.getReduce();
   if (auto gemm = dyn_cast<sched::GemmOp>(op))
     return gemm.getProduct();
   if (auto packed = dyn_cast<sched::PackedProductOp>(op))

@@ -226,6 +226,7 @@ private:
   /// around kernels that compute in f32.
   LogicalResult emitWithConversions(Operation *op);
   void emitFused(sched::FusedOp fused);
+  void emitFusedReduce(sched::FusedReduceOp fused);
   /// Element i of a fused loop's input `operand` (read broadcast with
   /// `strides` when static), element by element: `outDims` is the
   /// output's dims array, declared on first use.
@@ -974,6 +975,134 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
   if (run)
     os << "        }\n";
   os << "      }\n" << (parallel ? "  });\n" : "  }\n");
+}
+
+void FunctionEmitter::emitFusedReduce(sched::FusedReduceOp fused) {
+  Operation *reduce = fused.getReduce();
+  Value source = reduce->getOperand(0);
+  ArrayRef<int64_t> x = shapeOf(source);
+  int rank = static_cast<int>(x.size());
+  SmallVector<int64_t> xStrides = stridesOf(x);
+  llvm::SmallBitVector reduced =
+      isa<ReduceSumOp>(reduce) ? cast<ReduceSumOp>(reduce).getReducedDims()
+                               : cast<ReduceMeanOp>(reduce).getReducedDims();
+  SmallVector<unsigned> keptAxes, redAxes;
+  for (int d = 0; d < rank; ++d)
+    (reduced[d] ? redAxes : keptAxes).push_back(d);
+  // The trailing reduced axes contiguous in the reduced value are one run
+  // (modelc-fuse-elementwise fuses sums over the last axis only): output r
+  // adds `outer` runs of `run` consecutive elements, in the order, and
+  // into the eight partial sums, of modelc_cpu::reduce.
+  size_t lead = redAxes.size();
+  int64_t run = 1;
+  while (lead > 0 && xStrides[redAxes[lead - 1]] == run) {
+    run *= x[redAxes[lead - 1]];
+    --lead;
+  }
+  auto pick = [](ArrayRef<int64_t> values, ArrayRef<unsigned> axes) {
+    SmallVector<int64_t> picked;
+    for (unsigned a : axes)
+      picked.push_back(values[a]);
+    return picked;
+  };
+  ArrayRef<unsigned> leadAxes = ArrayRef<unsigned>(redAxes).take_front(lead),
+                     runAxes = ArrayRef<unsigned>(redAxes).drop_front(lead);
+  SmallVector<int64_t> keptDims = pick(x, keptAxes),
+                       leadDims = pick(x, leadAxes);
+  int64_t outputs = product(keptDims), outer = product(leadDims);
+  // The offset of (output r, run o) along `strides` of the value's axes.
+  auto offset = [&](ArrayRef<int64_t> strides) {
+    std::string text;
+    auto term = [&](const char *index, ArrayRef<unsigned> axes,
+                    ArrayRef<int64_t> dims) {
+      SmallVector<int64_t> picked = pick(strides, axes);
+      if (llvm::all_of(picked, [](int64_t v) { return v == 0; }))
+        return;
+      text += std::string(text.empty() ? "" : " + ") +
+              "modelc_cpu::broadcast_offset(" + index + ", " +
+              std::to_string(axes.size()) + ", " + staticArray(dims) + ", " +
+              staticArray(picked) + ")";
+    };
+    term("r", keptAxes, keptDims);
+    term("o", leadAxes, leadDims);
+    return text.empty() ? std::string("0") : text;
+  };
+
+  ++fusedLoops;
+  fusedOps += fused.getElementOps().size() + 1;
+  os << "  // fused reduction:";
+  for (Operation &op : fused.getBody().front().without_terminator())
+    os << " " << op.getName().getStringRef();
+  os << " (" << outputs << " outputs, " << outer << " runs of " << run << ")\n";
+  os << "  modelc_cpu::parallel_for(ctx, " << outputs
+     << ", modelc_cpu::grain_for(" << outer * run
+     << "), [&](int64_t begin, int64_t end) {\n"
+     << "    for (int64_t r = begin; r < end; ++r) {\n"
+     << "      double lanes[8] = {};\n"
+     << "      for (int64_t o = 0; o < " << outer << "; ++o) {\n";
+  bool general = false;
+  SmallVector<std::string> loads;
+  llvm::DenseMap<Value, std::string> element;
+  for (auto [index, argument, input] :
+       llvm::enumerate(fused.getBody().getArguments(), fused.getInputs())) {
+    SmallVector<int64_t> strides = broadcastStrides(shapeOf(input), x);
+    SmallVector<int64_t> runStrides = pick(strides, runAxes);
+    Type type = tensorType(input).getElementType();
+    std::string from;
+    if (runStrides == pick(xStrides, runAxes)) {
+      std::string base = "b" + std::to_string(index);
+      os << "        const auto *" << base << " = " << name(input) << " + "
+         << offset(strides) << ";\n";
+      from = base + "[j]";
+    } else if (llvm::all_of(runStrides, [](int64_t v) { return v == 0; })) {
+      std::string base = "b" + std::to_string(index);
+      os << "        const auto *" << base << " = " << name(input) << " + "
+         << offset(strides) << ";\n";
+      from = base + "[0]";
+    } else {
+      // Broadcast within the run: each element's offset from its index.
+      general = true;
+      from = name(input) + "[modelc_cpu::broadcast_offset(at + j, " +
+             std::to_string(rank) + ", " + staticArray(x) + ", " +
+             staticArray(strides) + ")]";
+    }
+    std::string local = "a" + std::to_string(index);
+    loads.push_back("          const " + computeType(type) + " " + local +
+                    " = " + loadElement(type, from) + ";\n");
+    element[argument] = local;
+  }
+  if (general)
+    os << "        const int64_t at = " << offset(xStrides) << ";\n";
+  os << "        const auto element = [&](int64_t j) {\n";
+  for (const std::string &load : loads)
+    os << load;
+  for (auto [index, op] : llvm::enumerate(fused.getElementOps())) {
+    SmallVector<std::string> args;
+    for (Value operand : op->getOperands())
+      args.push_back(element[operand]);
+    std::string local = "t" + std::to_string(index);
+    os << "          const "
+       << computeType(tensorType(op->getResult(0)).getElementType()) << " "
+       << local << " = " << elementExpression(op, args) << ";\n";
+    element[op->getResult(0)] = local;
+  }
+  os << "          return " << element[source] << ";\n"
+     << "        };\n"
+     << "        int64_t k = 0;\n"
+     << "        for (; k + 8 <= " << run << "; k += 8)\n"
+     << "          for (int l = 0; l < 8; ++l)\n"
+     << "            lanes[l] += static_cast<double>(element(k + l));\n"
+     << "        for (int l = 0; k < " << run << "; ++k, ++l)\n"
+     << "          lanes[l] += static_cast<double>(element(k));\n"
+     << "      }\n"
+     << "      double sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +\n"
+     << "                   ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));\n";
+  if (isa<ReduceMeanOp>(reduce))
+    os << "      sum /= " << outer * run << ".0;\n";
+  os << "      " << name(fused.getResult())
+     << "[r] = static_cast<float>(sum);\n"
+     << "    }\n"
+     << "  });\n";
 }
 
 LogicalResult FunctionEmitter::emitLinear(LinearOp linear) {
@@ -1742,6 +1871,10 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
 LogicalResult FunctionEmitter::emitOp(Operation *op) {
   if (auto fused = dyn_cast<sched::FusedOp>(op)) {
     emitFused(fused);
+    return success();
+  }
+  if (auto fused = dyn_cast<sched::FusedReduceOp>(op)) {
+    emitFusedReduce(fused);
     return success();
   }
   if (auto packed = dyn_cast<sched::PackedProductOp>(op)) {

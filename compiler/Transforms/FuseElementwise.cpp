@@ -13,6 +13,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <algorithm>
@@ -132,6 +133,61 @@ void fuseGroup(Operation *root, unsigned maxOps,
       constant->erase();
 }
 
+/// The sched.fused whose value `reduce` (a sum or mean) computes in its own
+/// loop, or null: the loop's only reader is `reduce`, both run on one host
+/// device (the CPU printer spells the pair as one loop), the reduction is
+/// of f32 values of static shape, and it sums over the last axis (of 2 or
+/// more elements), so each output adds runs of consecutive elements as
+/// modelc_cpu::reduce would.
+sched::FusedOp reductionProducer(Operation *reduce) {
+  Value input = reduce->getOperand(0);
+  auto producer = input.getDefiningOp<sched::FusedOp>();
+  if (!producer || producer->getBlock() != reduce->getBlock() ||
+      !input.hasOneUse() ||
+      producer->getAttr(graph::kDeviceAttrName) !=
+          reduce->getAttr(graph::kDeviceAttrName) ||
+      sched::runningDevice(reduce).getKind() == device::DeviceKind::cuda)
+    return {};
+  auto type = cast<RankedTensorType>(input.getType());
+  auto result = cast<RankedTensorType>(reduce->getResult(0).getType());
+  if (!type.hasStaticShape() || type.getRank() == 0 ||
+      !type.getElementType().isF32() || !result.getElementType().isF32())
+    return {};
+  llvm::SmallBitVector reduced =
+      isa<graph::ReduceSumOp>(reduce)
+          ? cast<graph::ReduceSumOp>(reduce).getReducedDims()
+          : cast<graph::ReduceMeanOp>(reduce).getReducedDims();
+  if (!reduced.test(type.getRank() - 1) || type.getShape().back() < 2)
+    return {};
+  return producer;
+}
+
+/// Replaces `reduce` and the loop `producer` that computes its input with
+/// one sched.fused_reduce.
+void fuseReduction(Operation *reduce, sched::FusedOp producer) {
+  OpBuilder builder(reduce);
+  auto fused = sched::FusedReduceOp::create(builder, reduce->getLoc(),
+                                            reduce->getResult(0).getType(),
+                                            producer.getInputs());
+  if (Attribute device = reduce->getAttr(graph::kDeviceAttrName))
+    fused->setAttr(graph::kDeviceAttrName, device);
+  Block *body = builder.createBlock(&fused.getBody());
+  IRMapping mapping;
+  for (BlockArgument argument : producer.getBody().getArguments())
+    mapping.map(argument,
+                body->addArgument(argument.getType(), argument.getLoc()));
+  for (Operation *op : producer.getBodyOps())
+    builder.clone(*op, mapping);
+  auto yield = cast<sched::YieldOp>(producer.getBody().front().getTerminator());
+  mapping.map(producer.getResult(), mapping.lookup(yield.getValue()));
+  Operation *inner = builder.clone(*reduce, mapping);
+  inner->removeAttr(graph::kDeviceAttrName);
+  sched::YieldOp::create(builder, reduce->getLoc(), inner->getResult(0));
+  reduce->getResult(0).replaceAllUsesWith(fused.getResult());
+  reduce->erase();
+  producer->erase();
+}
+
 struct FuseElementwisePass
     : modelc::impl::FuseElementwisePassBase<FuseElementwisePass> {
   using FuseElementwisePassBase::FuseElementwisePassBase;
@@ -150,6 +206,15 @@ struct FuseElementwisePass
         fuseGroup(roots[i], maxOps, cut);
         llvm::append_range(roots, cut);
       }
+      if (!fuseReductions)
+        return;
+      SmallVector<std::pair<Operation *, sched::FusedOp>> reductions;
+      for (Operation &op : function.getBody().front())
+        if (isa<graph::ReduceSumOp, graph::ReduceMeanOp>(op))
+          if (sched::FusedOp producer = reductionProducer(&op))
+            reductions.push_back({&op, producer});
+      for (auto [reduce, producer] : reductions)
+        fuseReduction(reduce, producer);
     });
   }
 };

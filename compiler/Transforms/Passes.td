@@ -995,6 +995,19 @@ def FuseElementwisePass : Pass<"modelc-fuse-elementwise", "::mlir::ModuleOp"> {
     becomes a body that starts with
     `%c = graph.constant dense<true> : tensor<8x64x56x56xi1>`.
 
+    A `graph.reduce_sum` or `graph.reduce_mean` on a host device (CPU,
+    sim) whose input is a group's value read by nothing else, f32 of a
+    static shape, summed over the last axis (among others; 2 or more
+    elements), takes the
+    group into its own loop: one `sched.fused_reduce`, and the value is
+    never written to memory. BatchNorm's training form reduces
+    `(x - mean)^2` and the gradient's products this way: each was a
+    tensor the size of the activations, written and read once. The sums
+    add in the order the reduction alone adds (eight partial sums over
+    each run of consecutive elements), so the result has the same bits.
+    `fuse-reductions=false` leaves the reductions alone. GPUs keep the
+    loop and the reduction apart (their reductions are split kernels).
+
     A group holds at most `max-ops` ops: past that, the producer that would
     join next ends a group of its own, so that a chain of 10,000
     elementwise ops becomes loops of `max-ops` statements each, not one loop
@@ -1023,6 +1036,9 @@ def FuseElementwisePass : Pass<"modelc-fuse-elementwise", "::mlir::ModuleOp"> {
   let options = [
     Option<"maxOps", "max-ops", "unsigned", /*default=*/"64",
            "Most ops one sched.fused holds (at least 1)">,
+    Option<"fuseReductions", "fuse-reductions", "bool", /*default=*/"true",
+           "Compute a host reduction's only producer loop inside it "
+           "(sched.fused_reduce)">,
   ];
   let dependentDialects = ["::modelc::sched::SchedDialect"];
 }

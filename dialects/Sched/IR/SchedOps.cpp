@@ -75,6 +75,66 @@ LogicalResult FusedOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// FusedReduceOp
+//===----------------------------------------------------------------------===//
+
+Operation *FusedReduceOp::getReduce() {
+  Block &body = getBody().front();
+  return body.getTerminator()->getPrevNode();
+}
+
+SmallVector<Operation *> FusedReduceOp::getElementOps() {
+  SmallVector<Operation *> ops;
+  Operation *reduce = getReduce();
+  for (Operation &op : getBody().front().without_terminator())
+    if (&op != reduce)
+      ops.push_back(&op);
+  return ops;
+}
+
+LogicalResult FusedReduceOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("has ")
+           << getInputs().size() << " inputs but its body has "
+           << body.getNumArguments() << " arguments";
+  for (auto [index, input, argument] :
+       llvm::enumerate(getInputs(), body.getArguments()))
+    if (input.getType() != argument.getType())
+      return emitOpError("input #")
+             << index << " is " << input.getType()
+             << " but the body's argument is " << argument.getType();
+  if (!isa<YieldOp>(body.getTerminator()))
+    return emitOpError("body must end in 'sched.yield'");
+  Operation *reduce = getReduce();
+  if (!reduce || !isa<graph::ReduceSumOp, graph::ReduceMeanOp>(reduce))
+    return emitOpError("body must end in a 'graph.reduce_sum' or "
+                       "'graph.reduce_mean' before its yield");
+  Operation *source = reduce->getOperand(0).getDefiningOp();
+  if (!source || source->getBlock() != &body)
+    return emitOpError("reduces a value its body does not compute");
+  for (Operation &op : body.without_terminator()) {
+    if (&op == reduce)
+      continue;
+    if (auto constant = dyn_cast<graph::ConstantOp>(op)) {
+      auto values = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (!values || !values.isSplat())
+        return op.emitOpError("in a fused body must be a splat");
+      continue;
+    }
+    if (!op.hasTrait<graph::Elementwise>())
+      return op.emitOpError("is not elementwise and cannot be fused");
+  }
+  Value yielded = cast<YieldOp>(body.getTerminator()).getValue();
+  if (yielded != reduce->getResult(0))
+    return emitOpError("must yield its reduction's result");
+  if (yielded.getType() != getResult().getType())
+    return emitOpError("yields ") << yielded.getType() << " but its result is "
+                                  << getResult().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // GemmOp
 //===----------------------------------------------------------------------===//
 

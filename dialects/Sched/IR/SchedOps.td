@@ -53,6 +53,47 @@ def Sched_FusedOp : Sched_Op<"fused", [IsolatedFromAbove,
   }];
 }
 
+def Sched_FusedReduceOp : Sched_Op<"fused_reduce", [IsolatedFromAbove,
+    RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "A sum or mean over axes of elementwise ops computed in its loop.";
+  let description = [{
+    The body's elementwise ops compute each element of the value that its
+    last op, a `graph.reduce_sum` or `graph.reduce_mean`, reduces, as it
+    reads it: the value is never written to memory (one loop on the CPU).
+    The block's arguments are the inputs; `sched.yield` names the
+    reduction's result. `modelc-fuse-elementwise` builds it on host
+    devices; its `device` attribute is that of the ops it holds.
+
+    ```mlir
+    %v = sched.fused_reduce (%x, %mu) : (tensor<8x64x56x56xf32>, tensor<1x64x1x1xf32>) -> tensor<1x64x1x1xf32> {
+    ^bb0(%a: tensor<8x64x56x56xf32>, %m: tensor<1x64x1x1xf32>):
+      %c = graph.sub %a, %m : tensor<8x64x56x56xf32>, tensor<1x64x1x1xf32>
+      %s = graph.mul %c, %c : tensor<8x64x56x56xf32>, tensor<8x64x56x56xf32>
+      %r = graph.reduce_mean %s {axes = array<i64: 0, 2, 3>, keepdims = true} : tensor<8x64x56x56xf32>
+      sched.yield %r : tensor<1x64x1x1xf32>
+    }
+    ```
+
+    Verifier: one block whose arguments have the inputs' types; the body
+    is elementwise graph ops and splat `graph.constant`s, then one
+    `graph.reduce_sum` or `graph.reduce_mean` of a value the body computes,
+    then the yield of its result, which has the op's result type.
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs);
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` attr-dict `:` functional-type($inputs, $result) $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The reduction: the body's last op before the terminator.
+    ::mlir::Operation *getReduce();
+    /// The elementwise ops (and splat constants) of the body in order.
+    ::llvm::SmallVector<::mlir::Operation *> getElementOps();
+  }];
+}
+
 def Sched_StridedViewAttr : Sched_Attr<"StridedView", "view"> {
   let summary = "A matrix operand read in place from an earlier buffer.";
   let description = [{
@@ -260,7 +301,7 @@ def Sched_PackedProductOp : Sched_Op<"packed_product",
 }
 
 def Sched_YieldOp : Sched_Op<"yield", [Pure, Terminator, ReturnLike,
-    ParentOneOf<["FusedOp", "GemmOp", "SlicedTransposeOp",
+    ParentOneOf<["FusedOp", "FusedReduceOp", "GemmOp", "SlicedTransposeOp",
                 "PackedProductOp"]>]> {
   let summary = "The value a `sched` group's body computes.";
   let description = [{

@@ -60,7 +60,7 @@ func.func @result_type(%x: tensor<4xf32>) -> tensor<4xf16> {
 // -----
 
 func.func @yield_outside(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'sched.yield' op expects parent op to be one of 'sched.fused, sched.gemm, sched.sliced_transpose, sched.packed_product'}}
+  // expected-error @+1 {{'sched.yield' op expects parent op to be one of 'sched.fused, sched.fused_reduce, sched.gemm, sched.sliced_transpose, sched.packed_product'}}
   sched.yield %x : tensor<4xf32>
 }
 
@@ -449,4 +449,41 @@ func.func @writes_weight_not_fused(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'graph.neg' op 'sched.writes_weight' names the weight a sched.fused writes its value into}}
   %n = graph.neg %x {sched.writes_weight = @w} : tensor<4xf32>
   return %n : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_reduce_without_reduction(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'sched.fused_reduce' op body must end in a 'graph.reduce_sum' or 'graph.reduce_mean' before its yield}}
+  %r = sched.fused_reduce(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %e = graph.exp %a : tensor<4x8xf32>
+    sched.yield %e : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @fused_reduce_of_an_input(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'sched.fused_reduce' op reduces a value its body does not compute}}
+  %r = sched.fused_reduce(%x) : (tensor<4x8xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %s = graph.reduce_sum %a {axes = array<i64: 1>} : tensor<4x8xf32>
+    sched.yield %s : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_reduce_not_elementwise(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %r = sched.fused_reduce(%x) : (tensor<4x8xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    // expected-error @+1 {{'graph.softmax' op is not elementwise and cannot be fused}}
+    %s = graph.softmax %a {axis = 1} : tensor<4x8xf32>
+    %t = graph.reduce_sum %s {axes = array<i64: 1>} : tensor<4x8xf32>
+    sched.yield %t : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
 }
