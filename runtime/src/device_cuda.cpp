@@ -320,7 +320,7 @@ void CudaDevice::replicaSum(RunState &run, const ReplicaMember &m) {
   // call, in the same order of groups on every GPU). Otherwise through host
   // memory: the part copied out, the host's sum, the sum copied back.
   CudaRun &mine = on(run);
-  const NcclClique *clique = run.impl->nccl.get();
+  const NcclClique *clique = run.nccl;
   if (clique && (clique->devices().size() != m.members ||
                  !std::equal(clique->devices().begin(), clique->devices().end(),
                              m.devices)))
@@ -331,15 +331,26 @@ void CudaDevice::replicaSum(RunState &run, const ReplicaMember &m) {
   };
   auto bytes = static_cast<std::size_t>(m.count) * sizeof(float);
   if (clique) {
-    mine.stream(MODELC_STREAM_COPY).enqueue(deviceCall(run, [=, &mine] {
+    mine.stream(MODELC_STREAM_COPY).enqueue(deviceCall(run, [=, &mine, &run] {
       makeCurrent("a sum over the replicas");
       const NcclApi &nccl = clique->api();
+      // A communicator aborted by another GPU's failure is never used again.
+      if (!clique->usable())
+        throw Error(what() + ": not run: NCCL was aborted after another "
+                             "GPU's all-reduce failed");
       ncclResult rc = nccl.allReduce(m.src, m.dst, static_cast<size_t>(m.count),
                                      7 /* ncclFloat32 */, 0 /* ncclSum */,
                                      clique->comm(m.member), mine.copyStream);
-      if (rc != 0)
-        throw Error(what() +
-                    ": ncclAllReduce failed: " + ncclErrorText(nccl, rc));
+      if (rc != 0) {
+        // The other GPUs' NCCL kernels of this collective would wait for
+        // this one for ever: abort the communicators, which ends them. The
+        // run reports this failure first, not the others' that follow.
+        std::string error =
+            what() + ": ncclAllReduce failed: " + ncclErrorText(nccl, rc);
+        run.reportError(error);
+        clique->abort(error);
+        throw Error(error);
+      }
     }));
     return;
   }

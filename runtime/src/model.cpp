@@ -310,7 +310,11 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
   return model;
 }
 
-const std::string &Model::replica_sums() const { return impl_->replicaSums; }
+std::string Model::replica_sums() const {
+  if (impl_->nccl && !impl_->nccl->usable())
+    return "host memory (NCCL aborted: " + impl_->nccl->aborted() + ")";
+  return impl_->replicaSums;
+}
 
 int Model::rank() const { return impl_->comm ? impl_->comm->rank() : 0; }
 int Model::world_size() const { return impl_->comm ? impl_->comm->size() : 1; }
@@ -665,6 +669,9 @@ void Model::run_into(const std::string &entry,
   ctx.arenas = resources->arenaPointers.data();
   ctx.device_weights = impl.deviceWeightTables.data();
   ctx.rank = impl.comm ? impl.comm->rank() : 0;
+  // Every member of a replica group sums the same way within a run: NCCL
+  // unless an earlier run's NCCL call failed and aborted it.
+  state.nccl = impl.nccl && impl.nccl->usable() ? impl.nccl.get() : nullptr;
   ctx.dims = sizes.empty() ? nullptr : sizes.data();
   if (resources->trace) {
     state.trace = resources->trace.get();

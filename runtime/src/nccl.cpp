@@ -36,6 +36,7 @@ Loaded load() {
   resolveSymbol(handle, "ncclGetVersion", a.getVersion, missing);
   resolveSymbol(handle, "ncclCommInitAll", a.commInitAll, missing);
   resolveSymbol(handle, "ncclCommDestroy", a.commDestroy, missing);
+  resolveSymbol(handle, "ncclCommAbort", a.commAbort, missing);
   resolveSymbol(handle, "ncclAllReduce", a.allReduce, missing);
   resolveSymbol(handle, "ncclGetErrorString", a.getErrorString, missing);
   if (!missing.empty()) {
@@ -87,8 +88,25 @@ NcclClique::NcclClique(const NcclApi &nccl, std::vector<uint32_t> devices,
 }
 
 NcclClique::~NcclClique() {
+  // An aborted communicator's resources went with ncclCommAbort.
+  if (usable())
+    for (ncclComm comm : comms_)
+      nccl_.commDestroy(comm);
+}
+
+void NcclClique::abort(const std::string &why) const {
+  std::lock_guard<std::mutex> lock(abortMutex_);
+  if (!usable())
+    return;
+  abortReason_ = why;
+  aborted_.store(true, std::memory_order_release);
   for (ncclComm comm : comms_)
-    nccl_.commDestroy(comm);
+    nccl_.commAbort(comm);
+}
+
+std::string NcclClique::aborted() const {
+  std::lock_guard<std::mutex> lock(abortMutex_);
+  return abortReason_;
 }
 
 } // namespace modelc::detail

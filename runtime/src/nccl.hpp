@@ -9,7 +9,9 @@
 
 #include "cuda_driver.hpp"
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,7 @@ struct NcclApi {
   ncclResult (*getVersion)(int *version);
   ncclResult (*commInitAll)(ncclComm *comms, int ndev, const int *devlist);
   ncclResult (*commDestroy)(ncclComm comm);
+  ncclResult (*commAbort)(ncclComm comm);
   ncclResult (*allReduce)(const void *sendbuff, void *recvbuff, size_t count,
                           int datatype, int op, ncclComm comm, CUstream stream);
   const char *(*getErrorString)(ncclResult result);
@@ -56,10 +59,23 @@ public:
   const std::vector<uint32_t> &devices() const { return devices_; }
   ncclComm comm(uint32_t member) const { return comms_[member]; }
 
+  /// After a member's NCCL call failed: ncclCommAbort on every
+  /// communicator, which ends the other GPUs' NCCL kernels of that
+  /// collective (they would wait for the failed one for ever). Once; the
+  /// clique is then never used again (runs that start later sum through
+  /// host memory). `why` is kept for aborted().
+  void abort(const std::string &why) const;
+  /// Why the clique was aborted; empty while it is usable.
+  std::string aborted() const;
+  bool usable() const { return !aborted_.load(std::memory_order_acquire); }
+
 private:
   const NcclApi &nccl_;
   std::vector<uint32_t> devices_;
   std::vector<ncclComm> comms_;
+  mutable std::mutex abortMutex_;
+  mutable std::atomic<bool> aborted_{false};
+  mutable std::string abortReason_;
 };
 
 } // namespace modelc::detail

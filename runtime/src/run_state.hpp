@@ -17,6 +17,8 @@
 
 namespace modelc::detail {
 
+class NcclClique;
+
 /// Scratch of one run: per device of the plan its DeviceRun (arena and,
 /// for a multi-device plan, streams), the events, and the staging buffers
 /// of the inputs. Pooled per entry point, reused across runs: runs in
@@ -60,6 +62,9 @@ struct RunState {
   const EntryInfo *entryInfo = nullptr;
   RunResources *resources = nullptr;
   modelc_run_ctx *ctx = nullptr;
+  /// NCCL's communicators for this run's sums over the replicas, or null
+  /// (through host memory): chosen once at the start of the run.
+  const NcclClique *nccl = nullptr;
   /// The run's trace, or null when the model is not traced.
   RunTrace *trace = nullptr;
   std::mutex mutex; // tasks on several streams may report at once

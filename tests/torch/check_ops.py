@@ -310,6 +310,14 @@ def shapes(w, x, y, t, ids):
             x.sum((0, 2)), x.mean(1, keepdim=True), x.amax(-1))
 
 
+@entry("fused_reductions", s=away_from_zero(0.25, 1.5))
+def fused_reductions(w, x, b, s):
+    mu = x.mean((0, 2, 3), keepdim=True)
+    c = x - mu
+    return ((c * c).mean((0, 2, 3), keepdim=True), (x * b).sum((1, 2, 3)),
+            torch.exp(x).sum(), (x / s).sum(3), (x * 2.0).mean(-1, keepdim=True))
+
+
 def cumsum(x, dim, exclusive=False, reverse=False):
     """ONNX CumSum's exclusive and reverse forms from torch.cumsum."""
     if reverse:

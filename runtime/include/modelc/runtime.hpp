@@ -321,8 +321,11 @@ public:
   /// What sums the replicas of data-parallel training on the plan's
   /// accelerators (graph.replica_all_reduce): "nccl 2.27.3 (libnccl.so.2)
   /// over cuda:0, cuda:1", "host memory" (sim devices), "host memory
-  /// (cannot load NCCL ...)"; empty when the plan has no such sums.
-  const std::string &replica_sums() const;
+  /// (cannot load NCCL ...)"; empty when the plan has no such sums. After
+  /// an NCCL call failed (the step that made it failed, NCCL's
+  /// communicators were aborted so that no GPU waits for ever), later runs
+  /// sum through host memory: "host memory (NCCL aborted: ...)".
+  std::string replica_sums() const;
   /// The chosen plan ("cpu").
   const std::string &plan() const;
   /// Empty, or why the default choice runs a host plan although the machine
