@@ -83,10 +83,14 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
       return signalPassFailure();
     }
     bool classes = loss == "cross_entropy" || loss == "nll";
-    if (classes && output.getRank() != 2) {
+    // [N, C] scores, or [N, C, d1, ..., dk] (a class per pixel: PyTorch's
+    // K-dimensional CrossEntropyLoss and NLLLoss) with targets [N, d1, ...,
+    // dk], of static sizes.
+    if (classes && (output.getRank() < 2 ||
+                    (output.getRank() > 2 && !output.hasStaticShape()))) {
       forward.emitError("the loss ")
-          << loss << " takes [N, C] scores; the output of '" << entry << "' is "
-          << output << " (other ranks are not supported yet)";
+          << loss << " takes [N, C] or [N, C, d1, ...] scores of known sizes; "
+          << "the output of '" << entry << "' is " << output;
       return signalPassFailure();
     }
     if (classes && !classWeights.empty() &&
@@ -102,10 +106,12 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
     auto function = cast<func::FuncOp>(builder.clone(*forward));
     function.setSymName("loss");
     Block &body = function.getBody().front();
-    Type targetType = classes
-                          ? Type(RankedTensorType::get({output.getDimSize(0)},
-                                                       builder.getI64Type()))
-                          : Type(output);
+    SmallVector<int64_t> targetShape = {output.getDimSize(0)};
+    if (classes)
+      llvm::append_range(targetShape, output.getShape().drop_front(2));
+    Type targetType =
+        classes ? Type(RankedTensorType::get(targetShape, builder.getI64Type()))
+                : Type(output);
     unsigned index = function.getNumArguments();
     if (failed(function.insertArgument(
             index, targetType,
@@ -129,6 +135,18 @@ struct AttachLossPass : modelc::impl::AttachLossPassBase<AttachLossPass> {
                      function.getLoc());
     GradientBuilder b(builder, lossLoc);
     Value y = ret.getOperand(0);
+    if (classes && output.getRank() > 2) {
+      // A class per position: the scores as rows [N * d1 * ... * dk, C]
+      // (the classes last), the targets as [N * d1 * ... * dk]; the means
+      // and weights then are PyTorch's over every position.
+      SmallVector<int64_t> perm = {0};
+      for (int64_t d = 2; d < output.getRank(); ++d)
+        perm.push_back(d);
+      perm.push_back(1);
+      int64_t rows = output.getNumElements() / output.getDimSize(1);
+      y = b.reshape(b.transpose(y, perm), {rows, output.getDimSize(1)});
+      target = b.reshape(target, {rows});
+    }
     Value classWeight = classes ? weights(b, y) : Value();
     Value l;
     if (loss == "cross_entropy") {

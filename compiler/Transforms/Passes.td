@@ -104,9 +104,15 @@ def AttachLossPass : Pass<"modelc-attach-loss", "::mlir::ModuleOp"> {
     * `cross_entropy` (torch.nn.CrossEntropyLoss): output `[N, C]` logits,
       `target` `[N]` i64 class indices; `class-weights` (`C` numbers),
       `ignore-index` and `label-smoothing` as PyTorch's (the smoothing term
-      is weighted and normalised as PyTorch does).
-    * `nll` (torch.nn.NLLLoss): output `[N, C]` log-probabilities, the
-      same target and options except label smoothing.
+      is weighted and normalised as PyTorch does). An output `[N, C, d1,
+      ..., dk]` of static sizes (a class per pixel, as segmentation models
+      train) takes `target` `[N, d1, ..., dk]`: the scores are transposed
+      and reshaped to rows `[N * d1 * ... * dk, C]`, the targets to `[N *
+      d1 * ... * dk]`, so means and weights run over every position, as
+      PyTorch's K-dimensional loss.
+    * `nll` (torch.nn.NLLLoss): output `[N, C]` (or `[N, C, d1, ...]`)
+      log-probabilities, the same target and options except label
+      smoothing.
     * `mse` (torch.nn.MSELoss) and `bce_with_logits`
       (torch.nn.BCEWithLogitsLoss, `max(x, 0) - x t + log(1 + e^-|x|)`):
       `target` has the output's type.

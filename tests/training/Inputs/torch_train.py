@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Makes PyTorch's reference data for a compiled-training test.
 
-    torch_train.py --model mlp|mlp_mse|mlp_nll|mlp_bce|cnn --out DIR
+    torch_train.py --model mlp|mlp_mse|mlp_nll|mlp_bce|cnn|seg|... --out DIR
         [--steps 20] [--optimizer sgd|adam|adamw] [--lr 0.1]
         [--momentum 0.9] [--dampening 0] [--nesterov] [--weight-decay 0]
         [--betas 0.9,0.999] [--eps 1e-8] [--batch 16] [--seed 0]
@@ -21,7 +21,10 @@ pre-LayerNorm block: causal self-attention and a GELU MLP with residuals, on
 block, a final LayerNorm and a head tied to the token embedding, on [batch,
 6] token ids of a 50-token vocabulary; CrossEntropyLoss of the [batch * 6,
 50] logits against the next tokens), resnet18 (torchvision's, 5 classes, on [batch, 3,
-64, 64]; CrossEntropyLoss). --ignore-index sets every fourth target to N.
+64, 64]; CrossEntropyLoss), seg (a class per pixel: Conv2d without bias,
+BatchNorm2d, ReLU, a 1x1 Conv2d to 5 classes on [batch, 3, 6, 6]; the
+K-dimensional CrossEntropyLoss of the [batch, 5, 6, 6] scores against
+[batch, 6, 6] targets). --ignore-index sets every fourth target to N.
 The state_dicts leave out BatchNorm's num_batches_tracked (PyTorch reads it
 only when momentum is None).
 
@@ -54,8 +57,8 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True,
-                   choices=["mlp", "mlp_mse", "mlp_nll", "mlp_bce", "cnn", "encoder",
-                            "gpt2_block", "gpt2_lm", "resnet18"])
+                   choices=["mlp", "mlp_mse", "mlp_nll", "mlp_bce", "cnn", "seg",
+                            "encoder", "gpt2_block", "gpt2_lm", "resnet18"])
     p.add_argument("--out", required=True)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam", "adamw"])
@@ -141,7 +144,7 @@ def main():
     torch.manual_seed(a.seed)
 
     loss_weight = None
-    classes = a.model in ("mlp", "mlp_nll", "cnn", "resnet18", "gpt2_lm")
+    classes = a.model in ("mlp", "mlp_nll", "cnn", "seg", "resnet18", "gpt2_lm")
     if a.class_weights and not classes:
         sys.exit("torch_train.py: --class-weights needs a classifier")
     if a.model in ("encoder", "gpt2_block"):
@@ -165,6 +168,11 @@ def main():
             nn.AvgPool2d(2, stride=1), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
             nn.Linear(8, 5))
         x = torch.randn(a.batch, 3, 12, 12)
+    elif a.model == "seg":
+        model = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
+            nn.Conv2d(8, 5, 1))
+        x = torch.randn(a.batch, 3, 6, 6)
     elif a.model in ("mlp", "mlp_nll"):
         layers = [nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 5)]
         if a.model == "mlp_nll":
@@ -178,11 +186,13 @@ def main():
         target = torch.randint(0, 5, (a.batch,), dtype=torch.int64)
         if a.model == "gpt2_lm":
             target = torch.roll(x, -1, 1).reshape(-1)
+        if a.model == "seg":
+            target = torch.randint(0, 5, (a.batch, 6, 6), dtype=torch.int64)
         if a.class_weights:
             loss_weight = torch.rand(5) + 0.5  # in [0.5, 1.5)
         ignore = -100 if a.ignore_index is None else a.ignore_index
         if a.ignore_index is not None:
-            target[::4] = a.ignore_index
+            target.view(-1)[::4] = a.ignore_index
         if a.model == "mlp_nll":
             loss_fn = nn.NLLLoss(weight=loss_weight, ignore_index=ignore,
                                  reduction=a.reduction)
