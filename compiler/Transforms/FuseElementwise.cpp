@@ -136,7 +136,8 @@ void fuseGroup(Operation *root, unsigned maxOps,
 /// The sched.fused whose value `reduce` (a sum or mean) computes in its own
 /// loop, or null: the loop's only reader is `reduce`, both run on one host
 /// device (the CPU printer spells the pair as one loop), the reduction is
-/// of f32 values of static shape, and it sums over the last axis (of 2 or
+/// of f32 values of static shape (the module has no dynamic dimension:
+/// the caller checks), and it sums over the last axis (of 2 or
 /// more elements), so each output adds runs of consecutive elements as
 /// modelc_cpu::reduce would.
 sched::FusedOp reductionProducer(Operation *reduce) {
@@ -193,6 +194,11 @@ struct FuseElementwisePass
   using FuseElementwisePassBase::FuseElementwisePassBase;
 
   void runOnOperation() override {
+    bool dynamic = false;
+    getOperation().walk([&](graph::DimOp) {
+      dynamic = true;
+      return WalkResult::interrupt();
+    });
     getOperation().walk([&](func::FuncOp function) {
       if (function.isExternal())
         return;
@@ -206,7 +212,9 @@ struct FuseElementwisePass
         fuseGroup(roots[i], maxOps, cut);
         llvm::append_range(roots, cut);
       }
-      if (!fuseReductions)
+      // Sizes known at run time keep the reduction apart: its kernel sizes
+      // itself from the run (the fused loop is printed for static sizes).
+      if (!fuseReductions || dynamic)
         return;
       SmallVector<std::pair<Operation *, sched::FusedOp>> reductions;
       for (Operation &op : function.getBody().front())

@@ -1012,7 +1012,9 @@ def FuseElementwisePass : Pass<"modelc-fuse-elementwise", "::mlir::ModuleOp"> {
     add in the order the reduction alone adds (eight partial sums over
     each run of consecutive elements), so the result has the same bits.
     `fuse-reductions=false` leaves the reductions alone. GPUs keep the
-    loop and the reduction apart (their reductions are split kernels).
+    loop and the reduction apart (their reductions are split kernels), and
+    so do modules with dynamic dimensions (their reductions size
+    themselves from the run).
 
     A group holds at most `max-ops` ops: past that, the producer that would
     join next ends a group of its own, so that a chain of 10,000
@@ -1261,8 +1263,10 @@ def UpdateWeightsInPlacePass
     no copy. Every later reader of the value (the parameter's update
     reading its new momentum) reads the weight.
 
-    Safe, and so done, when the entry point runs on the CPU alone (its ops
-    run one after the other in the body's order), the weight has exactly
+    Safe, and so done, when the module's plan is the CPU alone (`cpu`:
+    its entry points run their ops one after the other in the body's
+    order; a plan with other devices runs even its CPU ops on streams),
+    every op of the entry point is on the CPU, the weight has exactly
     one `graph.assign` in it, its value is a `sched.fused` of the body with
     the weight's type, and every op that reads the weight's old value
     (directly or through views) comes before that loop in the body, or is

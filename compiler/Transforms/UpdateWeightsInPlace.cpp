@@ -82,10 +82,25 @@ bool oldValueReadBefore(Block &body, StringRef name, sched::FusedOp update) {
   return true;
 }
 
+/// Whether the module's plan is the CPU alone: the printer then emits its
+/// entry points as straight-line code (no streams), whatever their ops. A
+/// module without a target (modelc-opt on a file) counts as the CPU's.
+bool planIsCpuAlone(ModuleOp module) {
+  auto target = module->getAttrOfType<device::TargetAttr>("device.target");
+  return !target || (target.getDevices().size() == 1 &&
+                     cast<device::DeviceSpecAttr>(target.getDevices()[0])
+                             .getDevice()
+                             .getKind() == device::DeviceKind::cpu);
+}
+
 struct UpdateWeightsInPlacePass
     : modelc::impl::UpdateWeightsInPlacePassBase<UpdateWeightsInPlacePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // A plan with other devices runs even its CPU-only entry points on
+    // streams, where the assign's `after` orders the write.
+    if (!planIsCpuAlone(module))
+      return;
     module.walk([&](func::FuncOp function) {
       if (function.isExternal() || !runsOnCpuAlone(function))
         return;

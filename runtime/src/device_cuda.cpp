@@ -335,12 +335,11 @@ void CudaDevice::replicaSum(RunState &run, const ReplicaMember &m) {
       makeCurrent("a sum over the replicas");
       const NcclApi &nccl = clique->api();
       // A communicator aborted by another GPU's failure is never used again.
-      if (!clique->usable())
+      ncclResult rc = 0;
+      if (!clique->allReduce(m.member, m.src, m.dst,
+                             static_cast<size_t>(m.count), mine.copyStream, rc))
         throw Error(what() + ": not run: NCCL was aborted after another "
                              "GPU's all-reduce failed");
-      ncclResult rc = nccl.allReduce(m.src, m.dst, static_cast<size_t>(m.count),
-                                     7 /* ncclFloat32 */, 0 /* ncclSum */,
-                                     clique->comm(m.member), mine.copyStream);
       if (rc != 0) {
         // The other GPUs' NCCL kernels of this collective would wait for
         // this one for ever: abort the communicators, which ends them. The

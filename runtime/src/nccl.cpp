@@ -1,6 +1,7 @@
 #include "nccl.hpp"
 #include "dl_symbol.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <dlfcn.h>
 
@@ -94,12 +95,26 @@ NcclClique::~NcclClique() {
       nccl_.commDestroy(comm);
 }
 
+bool NcclClique::allReduce(uint32_t member, const void *src, void *dst,
+                           size_t count, CUstream stream,
+                           ncclResult &rc) const {
+  std::shared_lock<std::shared_timed_mutex> call(calls_);
+  if (!usable())
+    return false;
+  rc = nccl_.allReduce(src, dst, count, 7 /* ncclFloat32 */, 0 /* ncclSum */,
+                       comms_[member], stream);
+  return true;
+}
+
 void NcclClique::abort(const std::string &why) const {
   std::lock_guard<std::mutex> lock(abortMutex_);
   if (!usable())
     return;
-  abortReason_ = why;
+  // No call is issued from here on; those being issued finish first.
   aborted_.store(true, std::memory_order_release);
+  abortReason_ = why;
+  std::unique_lock<std::shared_timed_mutex> calls(calls_, std::defer_lock);
+  (void)calls.try_lock_for(std::chrono::seconds(10));
   for (ncclComm comm : comms_)
     nccl_.commAbort(comm);
 }

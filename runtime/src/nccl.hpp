@@ -12,6 +12,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -59,11 +60,19 @@ public:
   const std::vector<uint32_t> &devices() const { return devices_; }
   ncclComm comm(uint32_t member) const { return comms_[member]; }
 
+  /// ncclAllReduce (f32 sum) of `member` on `stream`, unless the clique
+  /// was aborted (false: nothing was called). Never at once with abort():
+  /// a communicator is not used while, or after, it is aborted.
+  bool allReduce(uint32_t member, const void *src, void *dst, size_t count,
+                 CUstream stream, ncclResult &rc) const;
   /// After a member's NCCL call failed: ncclCommAbort on every
   /// communicator, which ends the other GPUs' NCCL kernels of that
   /// collective (they would wait for the failed one for ever). Once; the
   /// clique is then never used again (runs that start later sum through
-  /// host memory). `why` is kept for aborted().
+  /// host memory). `why` is kept for aborted(). Waits for calls being
+  /// issued (they return at once) for up to 10 s; one blocked past that
+  /// (NCCL connecting to the failed GPU) is aborted under it, as NCCL's
+  /// own watchdogs do, rather than the process hanging.
   void abort(const std::string &why) const;
   /// Why the clique was aborted; empty while it is usable.
   std::string aborted() const;
@@ -74,6 +83,7 @@ private:
   std::vector<uint32_t> devices_;
   std::vector<ncclComm> comms_;
   mutable std::mutex abortMutex_;
+  mutable std::shared_timed_mutex calls_; // shared: a call; unique: abort
   mutable std::atomic<bool> aborted_{false};
   mutable std::string abortReason_;
 };

@@ -72,3 +72,17 @@ func.func @apart(%x: tensor<4x16xf32>, %h: tensor<4x16xf16>, %y: tensor<4x1xf32>
   %r6 = graph.reduce_max %a {axes = array<i64: 1>, device = #device.dev<cpu>} : tensor<4x16xf32>
   return %e, %r0, %r1, %r2, %r3, %r4, %r5, %r6 : tensor<4x16xf32>, tensor<4xf32>, tensor<16xf32>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A module with a dynamic dimension keeps its reductions apart: their
+// kernels size themselves from the run.
+// CHECK-LABEL: func.func @dynamic
+// CHECK-NOT: sched.fused_reduce
+// CHECK: graph.reduce_sum
+graph.dim @batch 1 to 8 at 4
+func.func @dynamic(%x: tensor<8x16xf32> {graph.dims = ["batch", ""]}) -> tensor<8xf32> {
+  %e = graph.exp %x {device = #device.dev<cpu>} : tensor<8x16xf32>
+  %r = graph.reduce_sum %e {axes = array<i64: 1>, device = #device.dev<cpu>} : tensor<8x16xf32>
+  return %r : tensor<8xf32>
+}

@@ -117,3 +117,24 @@ func.func @not_fused(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   graph.assign @w, %new {device = #device.dev<cpu>} : tensor<4x4xf32>
   return %x : tensor<4x4xf32>
 }
+
+// -----
+
+// An entry point whose ops are all on the CPU in a plan with other devices:
+// the plan runs on streams, so the copy stays.
+// CHECK-LABEL: func.func @cpu_ops_of_a_sim_plan
+// CHECK-NOT: sched.writes_weight
+// CHECK: return
+module attributes {device.target = #device.target<name = "cpu+sim2", devices = [#device.device_spec<device = <cpu>, memory = 1000000, bandwidth = 1.0e10 : f64, launch_overhead = 1.0e-06 : f64, peak_flops = {f32 = 1.0e11 : f64}>, #device.device_spec<device = <sim:0>, memory = 1000000, bandwidth = 1.0e10 : f64, launch_overhead = 1.0e-06 : f64, peak_flops = {f32 = 1.0e11 : f64}>, #device.device_spec<device = <sim:1>, memory = 1000000, bandwidth = 1.0e10 : f64, launch_overhead = 1.0e-06 : f64, peak_flops = {f32 = 1.0e11 : f64}>], links = []>} {
+  graph.weight @w {writable} : tensor<4xf32>
+  func.func @cpu_ops_of_a_sim_plan(%g: tensor<4xf32>) -> tensor<4xf32> {
+    %w = graph.weight_ref @w {device = #device.dev<cpu>} : tensor<4xf32>
+    %new = sched.fused(%w, %g) {device = #device.dev<cpu>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+      %s = graph.sub %a, %b : tensor<4xf32>, tensor<4xf32>
+      sched.yield %s : tensor<4xf32>
+    }
+    graph.assign @w, %new {device = #device.dev<cpu>} : tensor<4xf32>
+    return %g : tensor<4xf32>
+  }
+}
