@@ -40,24 +40,34 @@ Value FusedOp::getOutsideValue(Value value) {
   return value;
 }
 
-LogicalResult FusedOp::verify() {
-  Block &body = getBody().front();
-  if (body.getNumArguments() != getInputs().size())
-    return emitOpError("has ")
-           << getInputs().size() << " inputs but its body has "
+namespace {
+
+/// What a sched.fused and a sched.fused_reduce both check: the body's
+/// arguments have the inputs' types and it ends in sched.yield.
+LogicalResult verifyLoopSignature(Operation *op, ValueRange inputs,
+                                  Block &body) {
+  if (body.getNumArguments() != inputs.size())
+    return op->emitOpError("has ")
+           << inputs.size() << " inputs but its body has "
            << body.getNumArguments() << " arguments";
   for (auto [index, input, argument] :
-       llvm::enumerate(getInputs(), body.getArguments()))
+       llvm::enumerate(inputs, body.getArguments()))
     if (input.getType() != argument.getType())
-      return emitOpError("input #")
+      return op->emitOpError("input #")
              << index << " is " << input.getType()
              << " but the body's argument is " << argument.getType();
   if (!isa<YieldOp>(body.getTerminator()))
-    return emitOpError("body must end in 'sched.yield'");
-  if (body.without_terminator().empty())
-    return emitOpError("body computes nothing");
+    return op->emitOpError("body must end in 'sched.yield'");
+  return success();
+}
+
+/// Every op of the loop's body but the terminator and `skip` is an
+/// elementwise graph op or a splat constant (computed in the loop:
+/// modelc-fuse-elementwise).
+LogicalResult verifyElementOps(Block &body, Operation *skip = nullptr) {
   for (Operation &op : body.without_terminator()) {
-    // A splat constant is computed in the loop (modelc-fuse-elementwise).
+    if (&op == skip)
+      continue;
     if (auto constant = dyn_cast<graph::ConstantOp>(op)) {
       auto values = dyn_cast<DenseElementsAttr>(constant.getValue());
       if (!values || !values.isSplat())
@@ -67,6 +77,19 @@ LogicalResult FusedOp::verify() {
     if (!op.hasTrait<graph::Elementwise>())
       return op.emitOpError("is not elementwise and cannot be fused");
   }
+  return success();
+}
+
+} // namespace
+
+LogicalResult FusedOp::verify() {
+  Block &body = getBody().front();
+  if (failed(verifyLoopSignature(*this, getInputs(), body)))
+    return failure();
+  if (body.without_terminator().empty())
+    return emitOpError("body computes nothing");
+  if (failed(verifyElementOps(body)))
+    return failure();
   Value yielded = cast<YieldOp>(body.getTerminator()).getValue();
   if (yielded.getType() != getResult().getType())
     return emitOpError("yields ") << yielded.getType() << " but its result is "
@@ -94,18 +117,8 @@ SmallVector<Operation *> FusedReduceOp::getElementOps() {
 
 LogicalResult FusedReduceOp::verify() {
   Block &body = getBody().front();
-  if (body.getNumArguments() != getInputs().size())
-    return emitOpError("has ")
-           << getInputs().size() << " inputs but its body has "
-           << body.getNumArguments() << " arguments";
-  for (auto [index, input, argument] :
-       llvm::enumerate(getInputs(), body.getArguments()))
-    if (input.getType() != argument.getType())
-      return emitOpError("input #")
-             << index << " is " << input.getType()
-             << " but the body's argument is " << argument.getType();
-  if (!isa<YieldOp>(body.getTerminator()))
-    return emitOpError("body must end in 'sched.yield'");
+  if (failed(verifyLoopSignature(*this, getInputs(), body)))
+    return failure();
   Operation *reduce = getReduce();
   if (!reduce || !isa<graph::ReduceSumOp, graph::ReduceMeanOp>(reduce))
     return emitOpError("body must end in a 'graph.reduce_sum' or "
@@ -113,18 +126,8 @@ LogicalResult FusedReduceOp::verify() {
   Operation *source = reduce->getOperand(0).getDefiningOp();
   if (!source || source->getBlock() != &body)
     return emitOpError("reduces a value its body does not compute");
-  for (Operation &op : body.without_terminator()) {
-    if (&op == reduce)
-      continue;
-    if (auto constant = dyn_cast<graph::ConstantOp>(op)) {
-      auto values = dyn_cast<DenseElementsAttr>(constant.getValue());
-      if (!values || !values.isSplat())
-        return op.emitOpError("in a fused body must be a splat");
-      continue;
-    }
-    if (!op.hasTrait<graph::Elementwise>())
-      return op.emitOpError("is not elementwise and cannot be fused");
-  }
+  if (failed(verifyElementOps(body, reduce)))
+    return failure();
   Value yielded = cast<YieldOp>(body.getTerminator()).getValue();
   if (yielded != reduce->getResult(0))
     return emitOpError("must yield its reduction's result");
