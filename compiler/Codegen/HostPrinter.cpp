@@ -227,6 +227,11 @@ private:
   LogicalResult emitWithConversions(Operation *op);
   void emitFused(sched::FusedOp fused);
   void emitFusedReduce(sched::FusedReduceOp fused);
+  /// A loop body's ops, one `const T tN = ...;` line each at `indent`,
+  /// reading `element`'s names of their operands and adding theirs.
+  void emitElementOps(ArrayRef<Operation *> ops,
+                      llvm::DenseMap<Value, std::string> &element,
+                      const std::string &indent);
   /// Element i of a fused loop's input `operand` (read broadcast with
   /// `strides` when static), element by element: `outDims` is the
   /// output's dims array, declared on first use.
@@ -958,7 +963,20 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
   bool parallel = openFusedLoop(fused, count, run, bases);
   for (const std::string &load : loads)
     os << load;
-  for (auto [index, op] : llvm::enumerate(group)) {
+  emitElementOps(group, element, indent);
+  os << indent << name(fused.getResult()) << "[i] = "
+     << storeElement(outType.getElementType(),
+                     element[fused.getRoot()->getResult(0)])
+     << ";\n";
+  if (run)
+    os << "        }\n";
+  os << "      }\n" << (parallel ? "  });\n" : "  }\n");
+}
+
+void FunctionEmitter::emitElementOps(
+    ArrayRef<Operation *> ops, llvm::DenseMap<Value, std::string> &element,
+    const std::string &indent) {
+  for (auto [index, op] : llvm::enumerate(ops)) {
     SmallVector<std::string> args;
     for (Value operand : op->getOperands())
       args.push_back(element[operand]);
@@ -968,13 +986,6 @@ void FunctionEmitter::emitFused(sched::FusedOp fused) {
        << local << " = " << elementExpression(op, args) << ";\n";
     element[op->getResult(0)] = local;
   }
-  os << indent << name(fused.getResult()) << "[i] = "
-     << storeElement(outType.getElementType(),
-                     element[fused.getRoot()->getResult(0)])
-     << ";\n";
-  if (run)
-    os << "        }\n";
-  os << "      }\n" << (parallel ? "  });\n" : "  }\n");
 }
 
 void FunctionEmitter::emitFusedReduce(sched::FusedReduceOp fused) {
@@ -1049,16 +1060,14 @@ void FunctionEmitter::emitFusedReduce(sched::FusedReduceOp fused) {
     SmallVector<int64_t> runStrides = pick(strides, runAxes);
     Type type = tensorType(input).getElementType();
     std::string from;
-    if (runStrides == pick(xStrides, runAxes)) {
+    bool contiguous = runStrides == pick(xStrides, runAxes);
+    if (contiguous ||
+        llvm::all_of(runStrides, [](int64_t v) { return v == 0; })) {
+      // Read in order along the run, or one element for all of it.
       std::string base = "b" + std::to_string(index);
       os << "        const auto *" << base << " = " << name(input) << " + "
          << offset(strides) << ";\n";
-      from = base + "[j]";
-    } else if (llvm::all_of(runStrides, [](int64_t v) { return v == 0; })) {
-      std::string base = "b" + std::to_string(index);
-      os << "        const auto *" << base << " = " << name(input) << " + "
-         << offset(strides) << ";\n";
-      from = base + "[0]";
+      from = base + (contiguous ? "[j]" : "[0]");
     } else {
       // Broadcast within the run: each element's offset from its index.
       general = true;
@@ -1076,16 +1085,7 @@ void FunctionEmitter::emitFusedReduce(sched::FusedReduceOp fused) {
   os << "        const auto element = [&](int64_t j) {\n";
   for (const std::string &load : loads)
     os << load;
-  for (auto [index, op] : llvm::enumerate(fused.getElementOps())) {
-    SmallVector<std::string> args;
-    for (Value operand : op->getOperands())
-      args.push_back(element[operand]);
-    std::string local = "t" + std::to_string(index);
-    os << "          const "
-       << computeType(tensorType(op->getResult(0)).getElementType()) << " "
-       << local << " = " << elementExpression(op, args) << ";\n";
-    element[op->getResult(0)] = local;
-  }
+  emitElementOps(fused.getElementOps(), element, "          ");
   os << "          return " << element[source] << ";\n"
      << "        };\n"
      << "        int64_t k = 0;\n"

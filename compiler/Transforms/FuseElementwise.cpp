@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/PlacedOn.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Sched/IR/SchedOps.h"
 
@@ -144,10 +145,8 @@ sched::FusedOp reductionProducer(Operation *reduce) {
   Value input = reduce->getOperand(0);
   auto producer = input.getDefiningOp<sched::FusedOp>();
   if (!producer || producer->getBlock() != reduce->getBlock() ||
-      !input.hasOneUse() ||
-      producer->getAttr(graph::kDeviceAttrName) !=
-          reduce->getAttr(graph::kDeviceAttrName) ||
-      sched::runningDevice(reduce).getKind() == device::DeviceKind::cuda)
+      !input.hasOneUse() || deviceOf(producer) != deviceOf(reduce) ||
+      onGpu(reduce))
     return {};
   auto type = cast<RankedTensorType>(input.getType());
   auto result = cast<RankedTensorType>(reduce->getResult(0).getType());
@@ -194,11 +193,7 @@ struct FuseElementwisePass
   using FuseElementwisePassBase::FuseElementwisePassBase;
 
   void runOnOperation() override {
-    bool dynamic = false;
-    getOperation().walk([&](graph::DimOp) {
-      dynamic = true;
-      return WalkResult::interrupt();
-    });
+    bool dynamic = !getOperation().getOps<graph::DimOp>().empty();
     getOperation().walk([&](func::FuncOp function) {
       if (function.isExternal())
         return;

@@ -31,6 +31,18 @@ inline bool onHost(mlir::Operation *op) {
   return device && device.getKind() != device::DeviceKind::cuda;
 }
 
+/// Whether `module`'s plan is the CPU alone, or it has no target (a file
+/// run through modelc-opt): its entry points then run their ops one after
+/// the other in the body's order, with no streams (modelc-schedule-streams
+/// leaves them alone, the CPU printer emits straight-line code).
+inline bool planIsCpuAlone(mlir::ModuleOp module) {
+  auto target = module->getAttrOfType<device::TargetAttr>("device.target");
+  return !target || (target.getDevices().size() < 2 &&
+                     mlir::cast<device::DeviceSpecAttr>(target.getDevices()[0])
+                             .getDevice()
+                             .getKind() == device::DeviceKind::cpu);
+}
+
 } // namespace modelc
 
 #endif // MODELC_COMPILER_TRANSFORMS_PLACEDON_H

@@ -10,6 +10,7 @@
 
 #include "compiler/Codegen/EmitHelpers.h"
 #include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/PlacedOn.h"
 #include "dialects/Device/IR/DeviceOps.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Sched/IR/SchedOps.h"
@@ -218,11 +219,7 @@ struct ScheduleStreamsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // Plans on the host alone run straight-line code: nothing to schedule.
-    auto target = module->getAttrOfType<device::TargetAttr>("device.target");
-    if (!target || (target.getDevices().size() < 2 &&
-                    cast<device::DeviceSpecAttr>(target.getDevices()[0])
-                            .getDevice()
-                            .getKind() == device::DeviceKind::cpu))
+    if (planIsCpuAlone(module))
       return;
     module.walk([&](func::FuncOp function) {
       if (!function.isExternal() && failed(StreamScheduler(function).run()))

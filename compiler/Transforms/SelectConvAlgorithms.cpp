@@ -36,11 +36,7 @@ struct SelectConvAlgorithmsPass
       });
     // Sizes known at run time only keep the generated kernels: oneDNN's
     // primitives are made for one size.
-    bool dynamic = false;
-    getOperation().walk([&](graph::DimOp) {
-      dynamic = true;
-      return WalkResult::interrupt();
-    });
+    bool dynamic = !getOperation().getOps<graph::DimOp>().empty();
     getOperation().walk([&](Operation *op) {
       if (!isa<graph::Conv2dOp, graph::ConvTranspose2dOp,
                graph::Conv2dWeightGradOp>(op) ||

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/PlacedOn.h"
 #include "dialects/Device/IR/DeviceOps.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Sched/IR/SchedOps.h"
@@ -80,17 +81,6 @@ bool oldValueReadBefore(Block &body, StringRef name, sched::FusedOp update) {
     }
   }
   return true;
-}
-
-/// Whether the module's plan is the CPU alone: the printer then emits its
-/// entry points as straight-line code (no streams), whatever their ops. A
-/// module without a target (modelc-opt on a file) counts as the CPU's.
-bool planIsCpuAlone(ModuleOp module) {
-  auto target = module->getAttrOfType<device::TargetAttr>("device.target");
-  return !target || (target.getDevices().size() == 1 &&
-                     cast<device::DeviceSpecAttr>(target.getDevices()[0])
-                             .getDevice()
-                             .getKind() == device::DeviceKind::cpu);
 }
 
 struct UpdateWeightsInPlacePass
