@@ -1040,6 +1040,21 @@ def FuseElementwisePass : Pass<"modelc-fuse-elementwise", "::mlir::ModuleOp"> {
     %e = sched.fused (%r) {device = #device.dev<cpu>} : ... { graph.exp ... }
     %f = sched.fused (%r) {device = #device.dev<cpu>} : ... { graph.neg ... }
     ```
+
+    A sum over the last axis of a loop read by nothing else, before:
+    ```mlir
+    %e = graph.exp %x {device = #device.dev<cpu>} : tensor<4x16xf32>
+    %s = graph.reduce_sum %e {axes = array<i64: 1>, device = #device.dev<cpu>} : tensor<4x16xf32>
+    ```
+    After:
+    ```mlir
+    %s = sched.fused_reduce (%x) {device = #device.dev<cpu>} : (tensor<4x16xf32>) -> tensor<4xf32> {
+    ^bb0(%a: tensor<4x16xf32>):
+      %0 = graph.exp %a : tensor<4x16xf32>
+      %1 = graph.reduce_sum %0 {axes = array<i64: 1>} : tensor<4x16xf32>
+      sched.yield %1 : tensor<4xf32>
+    }
+    ```
   }];
   let options = [
     Option<"maxOps", "max-ops", "unsigned", /*default=*/"64",
