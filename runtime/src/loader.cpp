@@ -199,14 +199,18 @@ static void checkRegimes(const modelc_model_desc &desc,
         throw Error(plan + ": size regimes of an unknown dimension #" +
                     std::to_string(first.regime_dim));
       const modelc_dim_desc &dim = desc.dims[first.regime_dim];
+      // `next` is the first size the following regime must start at; `done`
+      // once a regime reached the dimension's maximum (no `max + 1`, which
+      // overflows for a maximum of INT64_MAX).
       int64_t next = dim.min;
+      bool done = false;
       for (uint32_t k = i; k < end; ++k) {
         const modelc_plan_desc &r = desc.plans[k];
         bool sameDevices = r.num_devices == first.num_devices;
         for (uint32_t d = 0; sameDevices && d < r.num_devices; ++d)
           sameDevices = r.devices[d] && first.devices[d] &&
                         std::string(r.devices[d]) == first.devices[d];
-        if (r.regime_dim != first.regime_dim || r.regime_min != next ||
+        if (done || r.regime_dim != first.regime_dim || r.regime_min != next ||
             r.regime_max < r.regime_min || r.regime_max > dim.max ||
             !sameDevices)
           throw Error(plan + ": malformed size regime #" +
@@ -215,9 +219,11 @@ static void checkRegimes(const modelc_model_desc &desc,
                       std::to_string(r.regime_max) + " of dimension '" +
                       dim.name + "', " + std::to_string(dim.min) + ".." +
                       std::to_string(dim.max) + ")");
-        next = r.regime_max + 1;
+        done = r.regime_max == dim.max;
+        if (!done)
+          next = r.regime_max + 1;
       }
-      if (next != dim.max + 1)
+      if (!done)
         throw Error(plan + ": its size regimes end at " +
                     std::to_string(next - 1) +
                     ", before the end of "

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 using namespace modelc;
 
 namespace {
@@ -219,7 +221,7 @@ TEST(Descriptor, RefusesMalformedSizeRegimes) {
   const char *otherDevices[] = {"cpu", "sim:1"};
   const uint64_t arena[] = {0, 0};
   const modelc_entry_fn run[] = {runEntry};
-  const int64_t shape[] = {8, 4};
+  int64_t shape[] = {8, 4};
   int32_t axes[] = {0, -1};
   modelc_tensor_desc input{"x", 0, 2, shape, axes};
   modelc_entry_desc entry{"f", 1, &input, 0, nullptr};
@@ -254,6 +256,18 @@ TEST(Descriptor, RefusesMalformedSizeRegimes) {
   plans[0].regime_dim = plans[1].regime_dim = 0;
   plans[0].regime_max = plans[1].regime_max = 0; // two plans of one name
   refuses("plan 'cpu+sim2' appears 2 times without size regimes");
+
+  // A dimension up to INT64_MAX: the regimes' ends are compared without
+  // computing max + 1 (the descriptor fuzzer's signed overflow, 2026-12-04).
+  constexpr int64_t top = std::numeric_limits<int64_t>::max();
+  dims[0].max = dims[0].opt = top;
+  shape[0] = top;
+  plans[0].regime_max = 3;
+  plans[1].regime_max = top;
+  EXPECT_NO_THROW(detail::checkDescriptor(desc, "m.so"));
+  plans[0].regime_max = top; // the first regime covers it all: #1 is extra
+  plans[1].regime_min = top;
+  refuses("malformed size regime #1");
 }
 
 } // namespace
