@@ -4,7 +4,8 @@
     overlap.py TRACE [--entry train_step] [--require-overlap] [--json]
 
 TRACE is `modelc-run --trace` of a model built with `modelc --train
---data-parallel` (in-process replicas on sim or GPU devices). The gradient
+--data-parallel` (in-process replicas on sim or GPU devices), or rank 0's
+trace of a `--distributed` CPU plan under mpirun (below). The gradient
 buckets' all-reduce work is every slice named after a bucket
 ("gradient bucket 'K'"): the copies of a bucket to the host, the replicas'
 sum there and the copies of the sum back. The backward is every slice on a
@@ -19,6 +20,12 @@ backward op and its last op: the optimizer waiting for the sums); then the share
 (a warm-up). On a machine with fewer cores than streams a slice also spans
 the time its thread was preempted, which inflates "hidden": read it with
 the exposed time.
+
+A distributed CPU plan's trace (a "cpu comm" track): the all-reduce work
+is the bucket sums on that track (the communication thread's MPI calls,
+which include the wait for the other ranks), the backward every op on the
+"cpu" track but the optimizer's and the starts and waits of the sums, and
+the exposed time the step's waits for bucket sums (sched.all_reduce_wait).
 
 --require-overlap exits 1 unless some bucket's all-reduce slice overlapped
 a backward slice in some run: the schedule lets the sums run while the
@@ -57,6 +64,28 @@ def merge(spans):
     return out
 
 
+def is_update(name):
+    return "initializer '" in name or name.startswith("graph.assign")
+
+
+def cpu_plan_run(inside, comm, run_us):
+    """One run of a distributed CPU plan: the sums on the comm track, the
+    backward on the "cpu" track, the exposed time the waits for buckets."""
+    reduce = [s for s in inside if s[0] in comm and BUCKET.search(s[1])]
+    compute = [s for s in inside if s[0] == "cpu"]
+    backward = merge((s[2], s[3]) for s in compute
+                     if not is_update(s[1])
+                     and not s[1].startswith("sched.all_reduce_"))
+    exposed = sum(s[3] - s[2] for s in compute
+                  if s[1].startswith("sched.all_reduce_wait")
+                  and BUCKET.search(s[1]))
+    busy = sum(s[3] - s[2] for s in reduce)
+    hidden = sum(intervals_overlap(s[2], s[3], backward) for s in reduce)
+    buckets = len({BUCKET.search(s[1]).group(1) for s in reduce})
+    return {"run_us": run_us, "buckets": buckets, "allreduce_us": busy,
+            "hidden_us": hidden, "exposed_us": exposed}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     p.add_argument("trace")
@@ -80,9 +109,13 @@ def main():
                   if s[0] == "host" and s[1] == "run " + a.entry)
     if not runs:
         sys.exit(f"overlap.py: no 'run {a.entry}' slice in {a.trace}")
+    comm = {s[0] for s in slices if s[0].endswith(" comm")}
     results = []
     for r0, r1 in runs:
         inside = [s for s in slices if s[2] >= r0 and s[3] <= r1]
+        if comm:
+            results.append(cpu_plan_run(inside, comm, r1 - r0))
+            continue
         reduce = [s for s in inside if BUCKET.search(s[1])]
         backward = merge((s[2], s[3]) for s in inside
                          if re.match(r"(sim|cuda):\d+ compute$", s[0])
@@ -134,7 +167,7 @@ def main():
               % (100 * share, 100 * not_exposed))
     if not any(r["allreduce_us"] for r in results):
         sys.exit("overlap.py: no gradient bucket's all-reduce in the trace "
-                 "(build with --train --data-parallel)")
+                 "(build with --train --data-parallel, or --distributed)")
     if a.require_overlap and not any(r["hidden_us"] > 0 for r in results):
         sys.exit("overlap.py: no all-reduce overlapped the backward in any run")
 

@@ -206,6 +206,8 @@ private:
   LogicalResult emitScatterNd(ScatterNdOp scatter);
   LogicalResult emitDropout(DropoutOp dropout);
   LogicalResult emitAllReduce(AllReduceOp reduce);
+  LogicalResult emitAllReduceStart(sched::AllReduceStartOp start);
+  LogicalResult emitAllReduceWait(sched::AllReduceWaitOp wait);
   template <typename OpTy> LogicalResult emitReduce(OpTy reduce);
   LogicalResult emitCumsum(CumsumOp cumsum);
   LogicalResult emitCrossEntropy(CrossEntropyOp loss);
@@ -1712,6 +1714,29 @@ LogicalResult FunctionEmitter::emitAllReduce(AllReduceOp reduce) {
   return success();
 }
 
+LogicalResult
+FunctionEmitter::emitAllReduceStart(sched::AllReduceStartOp start) {
+  // The runtime's communication thread sums while the ops up to the wait
+  // run (modelc-overlap-all-reduce). Its own trace point times the sum.
+  Operation *op = start;
+  plan.tracePoints->push_back(
+      {"graph.all_reduce" + graph::describeLocation(op->getLoc()), 0, -1.0});
+  auto point = static_cast<unsigned>(plan.tracePoints->size() - 1);
+  os << "  if (ctx->api->all_reduce_start(ctx, static_cast<const float *>("
+     << in(op, 0) << "), static_cast<float *>(" << out(op) << "), "
+     << tensorType(start.getResult()).getNumElements() << "LL, "
+     << start.getSlot() << "u, " << point << "u, " << cString(describeOp(op))
+     << "))\n    return 1;\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitAllReduceWait(sched::AllReduceWaitOp wait) {
+  // The result is the start's buffer (declared as its alias).
+  os << "  if (ctx->api->all_reduce_wait(ctx, " << wait.getStart().getSlot()
+     << "u))\n    return 1;\n";
+  return success();
+}
+
 LogicalResult FunctionEmitter::emitGatherGrad(GatherGradOp grad) {
   Operation *op = grad;
   ArrayRef<int64_t> dx = shapeOf(grad.getResult());
@@ -1849,6 +1874,8 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
         .add<GatherGradOp>(&E::emitGatherGrad, floatOperands)
         .add<DropoutOp>(&E::emitDropout, floatOperands)
         .add<AllReduceOp>(&E::emitAllReduce, floatOperands)
+        .add<sched::AllReduceStartOp>(&E::emitAllReduceStart, floatOperands)
+        .add<sched::AllReduceWaitOp>(&E::emitAllReduceWait, floatOperands)
         // Data movement, reductions and cumsum: templates on the C type
         // (every element type; f16/bf16 reductions in f32).
         .add<TransposeOp>(&E::emitTranspose)
@@ -2045,6 +2072,12 @@ LogicalResult FunctionEmitter::emitStatement(Operation *op) {
                   " *>(const_cast<void *>(ctx->weights[" +
                   std::to_string(weightIndex.lookup(weight.getValue())) +
                   "]));\n");
+    } else if (auto wait = dyn_cast<sched::AllReduceWaitOp>(op)) {
+      // The sum is in its start's buffer once the wait returns.
+      declare(result,
+              "  " + type + " *" + names[result] + " = " +
+                  name(wait.getStarted()) + ";\n",
+              wait.getStarted());
     } else if (isAlias(op)) {
       declare(result,
               "  auto *" + names[result] + " = " +
@@ -2446,6 +2479,10 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
       return op->emitError("internal error: 'sched.writes_weight' in a plan "
                            "with streams (modelc-update-weights-in-place "
                            "writes in place on the CPU plan only)");
+    if (isa<sched::AllReduceStartOp, sched::AllReduceWaitOp>(op))
+      return op->emitError("internal error: a split all-reduce in a plan "
+                           "with streams (modelc-overlap-all-reduce splits "
+                           "them on the CPU plan only)");
     names[op->getResult(0)] = pointerExpression(op->getResult(0), weightIndex);
     if (isa<WeightRefOp>(op) || isView(op))
       continue;

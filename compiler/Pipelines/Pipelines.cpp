@@ -125,6 +125,8 @@ void modelc::buildSchedulePipeline(mlir::OpPassManager &pm,
   gemm.reluEpilogue = options.reluEpilogue;
   pm.addPass(createFoldGemmPass(gemm));
   pm.addPass(createUpdateWeightsInPlacePass());
+  if (options.overlapAllReduce)
+    pm.addPass(createOverlapAllReducePass());
   pm.addPass(createPlanMemoryPass());
   pm.addPass(createScheduleStreamsPass());
 }

@@ -96,6 +96,9 @@ struct ScheduleOptions {
   /// GPU products compute a following ReLU in cuBLASLt's epilogue (modelc
   /// --gpu-relu-epilogue; off: the epilogue may turn NaN into 0).
   bool reluEpilogue = false;
+  /// A CPU plan's all-reduces run beside the ops that follow them
+  /// (modelc-overlap-all-reduce; modelc --no-overlap-all-reduce clears it).
+  bool overlapAllReduce = true;
 };
 void buildSchedulePipeline(mlir::OpPassManager &pm,
                            const ScheduleOptions &options = {});

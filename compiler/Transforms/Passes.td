@@ -1306,6 +1306,47 @@ def UpdateWeightsInPlacePass
   }];
 }
 
+def OverlapAllReducePass
+    : Pass<"modelc-overlap-all-reduce", "::mlir::ModuleOp"> {
+  let summary = "Lets a CPU plan's all-reduces run while the backward goes on.";
+  let description = [{
+    Runs after modelc-update-weights-in-place, before modelc-plan-memory.
+    On the CPU plan (`cpu`: its ops run one after the other), a
+    `graph.all_reduce` (a gradient bucket's sum in a `--distributed`
+    build) would hold the step until every rank has summed; DDP instead
+    sums a bucket while the backward goes on. This pass splits each
+    all-reduce in two: `sched.all_reduce_start` where the all-reduce was
+    (the runtime's communication thread starts the sum) and
+    `sched.all_reduce_wait` right before the first op that reads the sum,
+    through views (the views between move after the wait: they print no
+    code). The starts are numbered (`slot`) in the order of the body.
+
+    An all-reduce whose sum is read by the very next op that prints code
+    (a loss's denominator) stays as it is: there is nothing to overlap.
+    Plans with other devices run the all-reduce on the host's stream,
+    beside the replicas' work, already: they are left alone. The runtime
+    runs every all-reduce of a process, started or not, in program order
+    on one thread, so the ranks still meet them in the same order.
+
+    Before:
+    ```mlir
+    %sum = graph.all_reduce %bucket {device = #device.dev<cpu>} : tensor<1024xf32>
+    %g = graph.slice %sum ... // a view
+    %x = graph.conv2d_weight_grad ...  // the backward that remains
+    %w = sched.fused (%p, %g) ...
+    ```
+    After:
+    ```mlir
+    %s = sched.all_reduce_start %bucket {device = #device.dev<cpu>, slot = 0 : i64} : tensor<1024xf32>
+    %x = graph.conv2d_weight_grad ...
+    %sum = sched.all_reduce_wait %s {device = #device.dev<cpu>} : tensor<1024xf32>
+    %g = graph.slice %sum ...
+    %w = sched.fused (%p, %g) ...
+    ```
+  }];
+  let dependentDialects = ["::modelc::sched::SchedDialect"];
+}
+
 def PlanMemoryPass : Pass<"modelc-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Places every buffer of an entry point in its device's arena.";
   let description = [{

@@ -79,8 +79,10 @@ private:
         continue;
       if (isa<func::ReturnOp, device::TransferOp, ReplicaAllReduceOp>(user))
         last = end;
-      else if (isView(user))
+      else if (isView(user) || isa<sched::AllReduceWaitOp>(user))
         last = std::max(last, lastUse(user->getResult(0)));
+      else if (auto start = dyn_cast<sched::AllReduceStartOp>(user))
+        last = std::max(last, position[start.getWait()]);
       else
         last = std::max(last, position[user]);
     }
@@ -115,7 +117,7 @@ private:
       // A loop that writes a weight's new value into the weight
       // (modelc-update-weights-in-place) needs no buffer either.
       if (op.getNumResults() == 0 || isView(&op) ||
-          isa<WeightRefOp, ConstantOp>(op) ||
+          isa<WeightRefOp, ConstantOp, sched::AllReduceWaitOp>(op) ||
           op.hasAttr(sched::kWritesWeightAttrName))
         continue;
       device::DeviceAttr device = sched::runningDevice(&op);

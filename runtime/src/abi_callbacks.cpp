@@ -13,6 +13,8 @@
 #include <omp.h>
 
 #include <cstring>
+#include <functional>
+#include <utility>
 
 namespace modelc::detail {
 
@@ -252,6 +254,64 @@ int allReduce(modelc_run_ctx *ctx, const float *src, float *dst, int64_t count,
   return 1;
 }
 
+int allReduceStart(modelc_run_ctx *ctx, const float *src, float *dst,
+                   int64_t count, uint32_t slot, uint32_t point,
+                   const char *what) {
+  RunState &run = runOf(ctx);
+  std::string name = what ? what : "sched.all_reduce_start";
+  // Slots are numbered from 0 in the entry point's order: a bound keeps a
+  // bad one from growing the table without end.
+  if (count < 0 || slot >= (1u << 20)) {
+    run.reportError(name + ": malformed start (slot " + std::to_string(slot) +
+                    ", " + std::to_string(count) + " elements)");
+    return 1;
+  }
+  if (slot >= run.startedSums.size())
+    run.startedSums.resize(slot + 1);
+  RunState::StartedSum &sum = run.startedSums[slot];
+  if (sum.ticket) {
+    run.reportError(name + ": slot " + std::to_string(slot) +
+                    " started again before its wait");
+    return 1;
+  }
+  Communicator *comm = run.impl->comm.get();
+  if (!comm || comm->size() == 1) {
+    if (src != dst)
+      std::memmove(dst, src, static_cast<std::size_t>(count) * sizeof(float));
+    return 0;
+  }
+  std::function<void(bool)> around;
+  const modelc_plan_desc &plan = *run.plan;
+  if (RunTrace *trace = run.trace; trace && point < plan.num_trace_points)
+    around = [trace, point, bytes = static_cast<uint64_t>(count) * 4](
+                 bool end) { trace->collective(point, bytes, end); };
+  sum.ticket = comm->startAllReduce(
+      src, dst, count, run.impl->collectiveTimeout, std::move(around));
+  sum.what = what;
+  return 0;
+}
+
+/// Waits for the sum of `slot`; false after reporting its error.
+bool waitForSum(RunState &run, uint32_t slot) {
+  RunState::StartedSum &sum = run.startedSums[slot];
+  uint64_t ticket = std::exchange(sum.ticket, 0);
+  if (!ticket)
+    return true;
+  std::string error;
+  if (run.impl->comm->wait(ticket, error))
+    return true;
+  run.reportError(std::string(sum.what ? sum.what : "graph.all_reduce") + ": " +
+                  error);
+  return false;
+}
+
+int allReduceWait(modelc_run_ctx *ctx, uint32_t slot) {
+  RunState &run = runOf(ctx);
+  if (slot >= run.startedSums.size())
+    return 0; // summed at its start (one rank)
+  return waitForSum(run, slot) ? 0 : 1;
+}
+
 void replicaAllReduce(modelc_run_ctx *ctx, uint32_t group, uint32_t member,
                       uint32_t members, const uint32_t *memberDevices,
                       const float *src, float *dst, int64_t count,
@@ -273,6 +333,11 @@ void replicaAllReduce(modelc_run_ctx *ctx, uint32_t group, uint32_t member,
                [&] { d->replicaSum(run, m); });
 }
 
+void waitForStartedSums(RunState &run) {
+  for (uint32_t slot = 0; slot < run.startedSums.size(); ++slot)
+    waitForSum(run, slot);
+}
+
 modelc_runtime_api runtimeApi() {
   modelc_runtime_api api{};
   api.struct_size = sizeof(modelc_runtime_api);
@@ -290,6 +355,8 @@ modelc_runtime_api runtimeApi() {
   api.all_reduce = allReduce;
   api.replica_all_reduce = replicaAllReduce;
   api.conv = conv;
+  api.all_reduce_start = allReduceStart;
+  api.all_reduce_wait = allReduceWait;
   return api;
 }
 

@@ -11,6 +11,12 @@ namespace modelc::detail {
 /// The runtime's callbacks; ctx->runtime is the run's RunState.
 modelc_runtime_api runtimeApi();
 
+struct RunState;
+/// Waits for the sums the run started (all_reduce_start) and did not wait
+/// for (a run that failed between a start and its wait): their memory is
+/// the run's. Reports the first failure unless the run has an error.
+void waitForStartedSums(RunState &run);
+
 /// ctx->trace of a traced run (RunState::trace): times trace point `point`
 /// on its device.
 void traceCallback(modelc_run_ctx *ctx, uint32_t point, uint32_t phase);

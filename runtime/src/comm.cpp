@@ -85,31 +85,100 @@ std::shared_ptr<Communicator> Communicator::join(const std::string &backend) {
 }
 
 Communicator::~Communicator() {
+  {
+    std::lock_guard<std::mutex> lock(queueMutex_);
+    stopping_ = true;
+  }
+  queued_.notify_all();
+  if (worker_.joinable())
+    worker_.join();
   if (plugin_ && comm_ && !failed_)
     plugin_->close(comm_);
   // The library stays loaded: MPI does not support being unloaded.
 }
 
+uint64_t Communicator::enqueue(std::function<bool(std::string &)> work) {
+  auto job = std::make_shared<Job>();
+  job->work = std::move(work);
+  std::lock_guard<std::mutex> lock(queueMutex_);
+  if (!worker_.joinable())
+    worker_ = std::thread([this] { serve(); });
+  uint64_t ticket = nextTicket_++;
+  jobs_[ticket] = job;
+  queue_.push_back(std::move(job));
+  queued_.notify_one();
+  return ticket;
+}
+
+void Communicator::serve() {
+  std::unique_lock<std::mutex> lock(queueMutex_);
+  for (;;) {
+    queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty())
+      return; // stopping, nothing left
+    std::shared_ptr<Job> job = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    std::string error;
+    bool ok = job->work(error);
+    lock.lock();
+    if (!ok)
+      failed_ = true;
+    job->ok = ok;
+    job->error = std::move(error);
+    job->done = true;
+    finished_.notify_all();
+  }
+}
+
+bool Communicator::wait(uint64_t ticket, std::string &error) {
+  std::unique_lock<std::mutex> lock(queueMutex_);
+  auto it = jobs_.find(ticket);
+  if (it == jobs_.end()) {
+    error = "no collective started as #" + std::to_string(ticket);
+    return false;
+  }
+  std::shared_ptr<Job> job = it->second;
+  finished_.wait(lock, [&] { return job->done; });
+  jobs_.erase(ticket);
+  if (!job->ok)
+    error = job->error;
+  return job->ok;
+}
+
+uint64_t Communicator::startAllReduce(const float *src, float *dst,
+                                      int64_t count, double timeoutSeconds,
+                                      std::function<void(bool end)> around) {
+  return enqueue([=, this, around = std::move(around)](std::string &error) {
+    if (around)
+      around(false);
+    char text[512] = "";
+    bool ok = plugin_->all_reduce_f32(comm_, src, dst, count, timeoutSeconds,
+                                      text, sizeof text) == 0;
+    if (around)
+      around(true);
+    if (!ok)
+      error = text;
+    return ok;
+  });
+}
+
 bool Communicator::allReduce(const float *src, float *dst, int64_t count,
                              double timeoutSeconds, std::string &error) {
-  char text[512] = "";
-  if (plugin_->all_reduce_f32(comm_, src, dst, count, timeoutSeconds, text,
-                              sizeof text) == 0)
-    return true;
-  error = text;
-  failed_ = true;
-  return false;
+  return wait(startAllReduce(src, dst, count, timeoutSeconds, nullptr), error);
 }
 
 bool Communicator::broadcast(void *data, int64_t bytes, double timeoutSeconds,
                              std::string &error) {
-  char text[512] = "";
-  if (plugin_->broadcast(comm_, data, bytes, timeoutSeconds, text,
-                         sizeof text) == 0)
-    return true;
-  error = text;
-  failed_ = true;
-  return false;
+  return wait(enqueue([=, this](std::string &why) {
+                char text[512] = "";
+                if (plugin_->broadcast(comm_, data, bytes, timeoutSeconds, text,
+                                       sizeof text) == 0)
+                  return true;
+                why = text;
+                return false;
+              }),
+              error);
 }
 
 std::shared_ptr<Communicator> Communicator::current() {

@@ -6,10 +6,15 @@
 
 #include "modelc/comm_plugin.h"
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 namespace modelc::detail {
 
@@ -34,12 +39,25 @@ public:
   const std::string &backend() const { return backend_; }
 
   /// dst = the sum of src over the ranks; false with `error` set when the
-  /// backend failed or a rank did not answer within timeoutSeconds.
+  /// backend failed or a rank did not answer within timeoutSeconds. Runs
+  /// after every collective started before it.
   bool allReduce(const float *src, float *dst, int64_t count,
                  double timeoutSeconds, std::string &error);
   /// data of rank 0 on every rank; as allReduce.
   bool broadcast(void *data, int64_t bytes, double timeoutSeconds,
                  std::string &error);
+  /// Starts allReduce(src, dst, count) on the process's communication
+  /// thread, after every collective started before it, and returns at once
+  /// with a ticket for wait() (ABI 15's all_reduce_start: the sum runs
+  /// while the entry point goes on). `around`, when set, is called on that
+  /// thread right before (false) and after (true) the backend's call: a
+  /// traced run times the sum with it.
+  uint64_t startAllReduce(const float *src, float *dst, int64_t count,
+                          double timeoutSeconds,
+                          std::function<void(bool end)> around);
+  /// Waits for the collective of `ticket` (once); false with `error` set
+  /// when it failed.
+  bool wait(uint64_t ticket, std::string &error);
   /// Ends every rank now with `code` (the others may wait on this one).
   [[noreturn]] void abort(int code);
 
@@ -55,6 +73,24 @@ private:
   // mpirun ends the job.
   bool failed_ = false;
   std::mutex runs_;
+
+  /// The communication thread: every call into the backend after open()
+  /// runs on it, one at a time in the order started (MPI_THREAD_SERIALIZED),
+  /// so that the ranks meet the collectives in the same order.
+  struct Job {
+    std::function<bool(std::string &)> work;
+    bool done = false, ok = false;
+    std::string error;
+  };
+  uint64_t enqueue(std::function<bool(std::string &)> work);
+  void serve();
+  std::mutex queueMutex_;
+  std::condition_variable queued_, finished_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  std::map<uint64_t, std::shared_ptr<Job>> jobs_; // started, not waited for
+  uint64_t nextTicket_ = 1;
+  bool stopping_ = false;
+  std::thread worker_;
 };
 
 } // namespace modelc::detail

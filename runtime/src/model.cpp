@@ -690,6 +690,9 @@ void Model::run_into(const std::string &entry,
     collectives = std::unique_lock<std::mutex>(impl.comm->runs());
   int status = impl.multiDevice ? runOnStreams(impl, index, state)
                                 : state.plan->run[index](&ctx);
+  // Sums started and not waited for (the entry failed between): the
+  // communication thread still writes their memory.
+  detail::waitForStartedSums(state);
   if (collectives)
     collectives.unlock();
   if (state.trace)

@@ -69,6 +69,14 @@ struct RunState {
   RunTrace *trace = nullptr;
   std::mutex mutex; // tasks on several streams may report at once
   std::string error;
+  /// ABI 15: per slot of all_reduce_start, the ticket of its sum on the
+  /// communication thread until all_reduce_wait (0: none in flight), and
+  /// what it is. The run waits for every one left before it ends.
+  struct StartedSum {
+    uint64_t ticket = 0;
+    const char *what = nullptr;
+  };
+  std::vector<StartedSum> startedSums;
 
   /// Keeps the first error of the run.
   void reportError(const std::string &message) {

@@ -130,7 +130,7 @@ std::string Trace::json() const {
   }
   for (const Slice &s : slices) {
     std::string args = "\"run\": " + std::to_string(s.run);
-    if (s.category == "copy") {
+    if (s.category == "copy" || s.category == "collective") {
       args += ", \"bytes\": " + std::to_string(s.bytes);
       if (s.duration_us > 0)
         args += ", \"GB/s\": " +
@@ -184,7 +184,7 @@ namespace detail {
 RunTrace::RunTrace(Trace &trace, const modelc_plan_desc &plan,
                    const std::vector<std::string> &deviceNames,
                    bool multiDevice)
-    : trace(trace), plan(&plan) {
+    : trace(trace), plan(&plan), devices(deviceNames) {
   for (const std::string &device : deviceNames) {
     tracks.push_back(multiDevice ? device + " compute" : device);
     tracks.push_back(device + " copy");
@@ -246,6 +246,27 @@ void RunTrace::copy(uint32_t device, const char *what, uint64_t bytes,
   s.bytes = bytes;
   slices.push_back(std::move(s));
   open[track] = -1.0;
+}
+
+void RunTrace::collective(uint32_t point, uint64_t bytes, bool end) {
+  double now = trace.now_us();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!end) {
+    openCollective = now;
+    return;
+  }
+  const modelc_trace_point &p = plan->trace_points[point];
+  Trace::Slice s;
+  s.name = p.what ? p.what : "all-reduce";
+  s.track = (p.device < devices.size() ? devices[p.device] : "host") +
+            std::string(" comm");
+  s.category = "collective";
+  s.run = run;
+  s.start_us = openCollective < 0 ? now : openCollective;
+  s.duration_us = now - s.start_us;
+  s.bytes = bytes;
+  slices.push_back(std::move(s));
+  openCollective = -1;
 }
 
 void RunTrace::event(uint32_t device, int stream, uint32_t event, bool wait) {

@@ -33,6 +33,10 @@ public:
   void point(uint32_t point, uint32_t phase);
   /// A copy on `device`'s copy stream began (or, `end`, ended) now.
   void copy(uint32_t device, const char *what, uint64_t bytes, bool end);
+  /// The communication thread began (or, `end`, ended) the sum of
+  /// all_reduce_start's trace point `point` (`bytes` of it), now: a slice
+  /// on the track "DEVICE comm" of the point's device.
+  void collective(uint32_t point, uint64_t bytes, bool end);
   /// `event` was recorded on (or, `wait`, a wait for it passed) the stream
   /// `stream` of `device`, now.
   void event(uint32_t device, int stream, uint32_t event, bool wait);
@@ -47,9 +51,11 @@ private:
   };
   Trace &trace;
   const modelc_plan_desc *plan;
-  std::mutex mutex;                // streams of several devices record at once
-  std::vector<std::string> tracks; // [2 * device + stream]
-  std::vector<double> open;        // per track: when its slice began, or -1
+  std::mutex mutex;                 // streams of several devices record at once
+  std::vector<std::string> devices; // the plan's device names
+  std::vector<std::string> tracks;  // [2 * device + stream]
+  std::vector<double> open;         // per track: when its slice began, or -1
+  double openCollective = -1;       // the communication thread's
   std::vector<Trace::Slice> slices;
   std::vector<Mark> records, waits;
   int run = 0;

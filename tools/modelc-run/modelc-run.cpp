@@ -101,6 +101,7 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
                             trace-event JSON (open it in Perfetto or
                             chrome://tracing): a track per device stream,
                             a slice per op and copy, flows for event waits
+                            (rank 0's runs with --distributed)
   --profile[=json]          per-op times: the median over --bench N runs
                             (default 20) after 3 warm-up runs, each op's
                             share, its track and the compiler's estimate,
@@ -300,11 +301,10 @@ Options parseArgs(int argc, char **argv) {
   }
   if (o.model.empty() && !o.devices && o.calibrate.empty())
     usageError("no model given");
-  if (!o.distributed.empty() &&
-      (o.bench > 0 || o.concurrent > 0 || !o.profile.empty() ||
-       !o.reference.empty() || !o.trace.empty()))
-    usageError("--distributed with --bench, --profile, --concurrent, --trace "
-               "or --compare-reference is not supported yet");
+  if (!o.distributed.empty() && (o.bench > 0 || o.concurrent > 0 ||
+                                 !o.profile.empty() || !o.reference.empty()))
+    usageError("--distributed with --bench, --profile, --concurrent or "
+               "--compare-reference is not supported yet");
   if (o.repeat > 1 &&
       (!o.randomInputs || (o.reference.empty() && o.expect.empty()) ||
        o.trainSteps > 0 || !o.data.empty() || !o.distributed.empty()))
@@ -1120,7 +1120,9 @@ int run(Options &o) {
 
   if (o.trainSteps > 0 || reader) {
     int status = trainSteps(o, model, entry, std::move(inputs), reader.get());
-    if (!o.trace.empty()) { // every step's runs
+    // Every step's runs; rank 0's in a distributed run (every rank traces
+    // alike, so that all take as long).
+    if (!o.trace.empty() && o.rank == 0) {
       load.trace->write(o.trace);
       std::printf("trace: %zu slices, %zu flows in %s\n",
                   load.trace->slices().size(), load.trace->flows().size(),

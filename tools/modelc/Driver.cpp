@@ -1161,6 +1161,7 @@ LogicalResult Driver::lower() {
     modelc::ScheduleOptions schedule;
     schedule.checked = options.checked;
     schedule.winograd = options.winograd;
+    schedule.overlapAllReduce = options.overlapAllReduce;
     schedule.reluEpilogue = options.reluEpilogue;
     modelc::buildSchedulePipeline(lowering, schedule);
     if (failed(lowering.run(*module)))

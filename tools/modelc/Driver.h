@@ -44,6 +44,9 @@ struct DriverOptions {
   bool checked = false;
   /// --no-winograd clears it.
   bool winograd = true;
+  /// A CPU plan's all-reduces run beside the backward
+  /// (modelc-overlap-all-reduce); --no-overlap-all-reduce clears it.
+  bool overlapAllReduce = true;
   /// --gpu-relu-epilogue: cuBLASLt computes a ReLU after a GPU product.
   bool reluEpilogue = false;
   /// --precision: f32 (as the model is), f16 or bf16.

@@ -150,6 +150,15 @@ cl::opt<bool> noWinograd(
              "the CPU has it: faster, rounded slightly differently)"),
     cl::cat(modelcCategory));
 
+cl::opt<bool> noOverlapAllReduce(
+    "no-overlap-all-reduce",
+    cl::desc("In a --distributed build on the CPU plan, wait for each "
+             "all-reduce where it is issued (by default a gradient bucket's "
+             "sum runs on the runtime's communication thread while the "
+             "backward goes on, and the step waits for it only where the "
+             "sum is read)"),
+    cl::cat(modelcCategory));
+
 cl::opt<bool> gpuReluEpilogue(
     "gpu-relu-epilogue",
     cl::desc("Compute a ReLU that follows a matrix product on a GPU in the "
@@ -394,6 +403,7 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.noDataParallel = dataParallel.getNumOccurrences() && !dataParallel;
   options.checked = checked;
   options.winograd = !noWinograd;
+  options.overlapAllReduce = !noOverlapAllReduce;
   options.reluEpilogue = gpuReluEpilogue;
   options.precision = precision == Precision::F16    ? "f16"
                       : precision == Precision::BF16 ? "bf16"

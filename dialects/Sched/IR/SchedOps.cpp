@@ -501,3 +501,43 @@ modelc::sched::dnnlConvShape(Operation *op) {
                                  dilations[1],
                                  groups};
 }
+
+AllReduceWaitOp AllReduceStartOp::getWait() {
+  for (Operation *user : getResult().getUsers())
+    if (auto wait = dyn_cast<AllReduceWaitOp>(user))
+      return wait;
+  return {};
+}
+
+LogicalResult AllReduceStartOp::verify() {
+  Operation *op = *this;
+  if (!getResult().hasOneUse())
+    return emitOpError("must have exactly one use, its "
+                       "'sched.all_reduce_wait'");
+  Operation *user = *getResult().getUsers().begin();
+  if (!isa<AllReduceWaitOp>(user) || user->getBlock() != op->getBlock() ||
+      !op->isBeforeInBlock(user))
+    return emitOpError("must be used by a 'sched.all_reduce_wait' later in "
+                       "its block");
+  if (getSlot() < 0)
+    return emitOpError("has a negative slot ") << getSlot();
+  // Against the starts before it: the second of two reports it.
+  for (Operation *other = op->getPrevNode(); other;
+       other = other->getPrevNode())
+    if (auto start = dyn_cast<AllReduceStartOp>(other);
+        start && start.getSlot() == getSlot())
+      return emitOpError("has slot ")
+             << getSlot() << ", as an earlier start of its block";
+  return success();
+}
+
+AllReduceStartOp AllReduceWaitOp::getStart() {
+  return getStarted().getDefiningOp<AllReduceStartOp>();
+}
+
+LogicalResult AllReduceWaitOp::verify() {
+  if (!getStart())
+    return emitOpError("must wait for the result of a "
+                       "'sched.all_reduce_start'");
+  return success();
+}

@@ -300,6 +300,62 @@ def Sched_PackedProductOp : Sched_Op<"packed_product",
   }];
 }
 
+def Sched_AllReduceStartOp : Sched_Op<"all_reduce_start", [
+    AllTypesMatch<["input", "result"]>, MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Begins a graph.all_reduce; the ops after it run meanwhile.";
+  let description = [{
+    The first half of a `graph.all_reduce` on the CPU plan, which
+    `modelc-overlap-all-reduce` splits in two: the runtime's communication
+    thread sums `input` over the ranks into the result's buffer
+    (`modelc_runtime_api::all_reduce_start`, ABI 15) while the ops between
+    this op and its `sched.all_reduce_wait` run (a gradient bucket's sum
+    beside the backward that remains, as DDP's). The runtime runs the
+    all-reduces of a process in the order they start, so every rank meets
+    them in the same order. `slot` numbers the started sums of the
+    function, for the wait. Until the wait, nothing reads the result and
+    the input stays untouched (modelc-plan-memory keeps the input's
+    buffer alive up to the wait).
+
+    Verifier: its one use is a `sched.all_reduce_wait` later in its block;
+    no earlier start of the block has its slot.
+
+    ```mlir
+    %s = sched.all_reduce_start %bucket {slot = 0 : i64} : tensor<1024xf32>
+    ...
+    %sum = sched.all_reduce_wait %s : tensor<1024xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32]>:$input, I64Attr:$slot);
+  let results = (outs TensorOf<[F32]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The wait that ends it.
+    AllReduceWaitOp getWait();
+  }];
+}
+
+def Sched_AllReduceWaitOp : Sched_Op<"all_reduce_wait", [
+    AllTypesMatch<["started", "result"]>, MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Waits for a sched.all_reduce_start: its result is the sum.";
+  let description = [{
+    Returns once the sum its `sched.all_reduce_start` began is done
+    (`modelc_runtime_api::all_reduce_wait`); its result is that sum, in the
+    start's buffer (a view: no buffer of its own). `modelc-overlap-all-reduce`
+    puts it right before the first op that reads the sum.
+
+    Verifier: `started` is the result of a `sched.all_reduce_start`.
+  }];
+  let arguments = (ins TensorOf<[F32]>:$started);
+  let results = (outs TensorOf<[F32]>:$result);
+  let assemblyFormat = "$started attr-dict `:` type($started)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The start whose sum it waits for.
+    AllReduceStartOp getStart();
+  }];
+}
+
 def Sched_YieldOp : Sched_Op<"yield", [Pure, Terminator, ReturnLike,
     ParentOneOf<["FusedOp", "FusedReduceOp", "GemmOp", "SlicedTransposeOp",
                 "PackedProductOp"]>]> {

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 14u
+#define MODELC_ABI_VERSION 15u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -300,6 +300,21 @@ typedef struct modelc_runtime_api {
    * and end the run. */
   void (*conv)(struct modelc_run_ctx *ctx, const modelc_conv *conv,
                const float *a, const float *b, const float *bias, float *out);
+  /* (ABI 15) sched.all_reduce_start, on the CPU plan: starts
+   * dst[i] = the sum of src[i] over the ranks (as all_reduce) on the
+   * runtime's communication thread and returns at once; `slot` numbers it
+   * within the run for all_reduce_wait. The process's all-reduces run in
+   * the order they are started or called (all_reduce waits for those
+   * started before it). The entry writes neither src nor dst until the
+   * wait; a run that ends with sums in flight (an error) waits for them
+   * before its memory is reused. `point` is a trace point that times the
+   * sum itself in a traced run. Returns nonzero after report_error. */
+  int (*all_reduce_start)(struct modelc_run_ctx *ctx, const float *src,
+                          float *dst, int64_t count, uint32_t slot,
+                          uint32_t point, const char *what);
+  /* (ABI 15) sched.all_reduce_wait: returns once the sum started in
+   * `slot` is done; nonzero after report_error when it failed. */
+  int (*all_reduce_wait)(struct modelc_run_ctx *ctx, uint32_t slot);
 } modelc_runtime_api;
 
 /* Tracing (ABI 6). Generated code calls ctx->trace, when it is not NULL,

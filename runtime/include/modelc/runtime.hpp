@@ -157,10 +157,10 @@ public:
   struct Slice {
     std::string name;     ///< the op, "device.transfer (line 3)", "run forward"
     std::string track;    ///< "host", "cpu", "sim:0 compute", "cuda:1 copy"
-    std::string category; ///< "op", "copy" or "run"
+    std::string category; ///< "op", "copy", "collective" or "run"
     int run = 0;          ///< numbered from 0 in the order runs began
     double start_us = 0, duration_us = 0;
-    uint64_t bytes = 0;      ///< a copy's bytes
+    uint64_t bytes = 0;      ///< a copy's (or collective's) bytes
     double estimate_us = -1; ///< the compiler's estimate of an op, or -1
   };
   /// An event recorded on one stream that another waited for.

@@ -487,3 +487,40 @@ func.func @fused_reduce_not_elementwise(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+func.func @all_reduce_start_two_uses(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-error @+1 {{'sched.all_reduce_start' op must have exactly one use, its 'sched.all_reduce_wait'}}
+  %s = sched.all_reduce_start %x {slot = 0 : i64} : tensor<4xf32>
+  %w = sched.all_reduce_wait %s : tensor<4xf32>
+  return %w, %s : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @all_reduce_start_not_waited(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'sched.all_reduce_start' op must be used by a 'sched.all_reduce_wait' later in its block}}
+  %s = sched.all_reduce_start %x {slot = 0 : i64} : tensor<4xf32>
+  %e = graph.exp %s : tensor<4xf32>
+  return %e : tensor<4xf32>
+}
+
+// -----
+
+func.func @all_reduce_slot_twice(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %s = sched.all_reduce_start %x {slot = 0 : i64} : tensor<4xf32>
+  // expected-error @+1 {{'sched.all_reduce_start' op has slot 0, as an earlier start of its block}}
+  %t = sched.all_reduce_start %y {slot = 0 : i64} : tensor<4xf32>
+  %v = sched.all_reduce_wait %s : tensor<4xf32>
+  %w = sched.all_reduce_wait %t : tensor<4xf32>
+  return %v, %w : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @all_reduce_wait_without_start(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'sched.all_reduce_wait' op must wait for the result of a 'sched.all_reduce_start'}}
+  %w = sched.all_reduce_wait %x : tensor<4xf32>
+  return %w : tensor<4xf32>
+}
