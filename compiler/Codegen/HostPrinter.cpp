@@ -1718,14 +1718,15 @@ LogicalResult
 FunctionEmitter::emitAllReduceStart(sched::AllReduceStartOp start) {
   // The runtime's communication thread sums while the ops up to the wait
   // run (modelc-overlap-all-reduce). Its own trace point times the sum.
+  // Errors name it as the all-reduce it is.
   Operation *op = start;
-  plan.tracePoints->push_back(
-      {"graph.all_reduce" + graph::describeLocation(op->getLoc()), 0, -1.0});
+  std::string what = "graph.all_reduce" + graph::describeLocation(op->getLoc());
+  plan.tracePoints->push_back({what, 0, -1.0});
   auto point = static_cast<unsigned>(plan.tracePoints->size() - 1);
   os << "  if (ctx->api->all_reduce_start(ctx, static_cast<const float *>("
      << in(op, 0) << "), static_cast<float *>(" << out(op) << "), "
      << tensorType(start.getResult()).getNumElements() << "LL, "
-     << start.getSlot() << "u, " << point << "u, " << cString(describeOp(op))
+     << start.getSlot() << "u, " << point << "u, " << cString(what)
      << "))\n    return 1;\n";
   return success();
 }
