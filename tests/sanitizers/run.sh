@@ -8,7 +8,8 @@
 #     (examples/transformer_dynamic.ir), both size regimes of
 #     tests/e2e/Inputs/regimes.ir, and 3 training steps of a CNN, an
 #     embedding LM (tests/training/Inputs/torch_train.py), examples/cnn.ir
-#     (its convolutions through oneDNN) and an MLP with
+#     (its convolutions through oneDNN), a distributed MLP whose sums run
+#     on the communication thread (the stand-in plugin), and an MLP with
 #     dropout fed by --data, exported by PyTorch, through an instrumented
 #     modelc-run-lite, with each model's generated code instrumented too
 #     (modelc compiles it with CXX=tests/sanitizers/cxx-asan). Each run's
@@ -22,6 +23,7 @@
 #     OMP_NUM_THREADS=1 (oneDNN's own OpenMP regions, one thread each); what
 #     TSan checks is the runtime's own synchronisation between concurrent
 #     runs, the pooled run resources and the sim devices' stream threads,
+#     a distributed step's communication thread (the stand-in plugin),
 #     and training steps started with Model::run_async (modelc-run
 #     --train-steps) while --data reads the next batch.
 # Needs ./build (scripts/build.sh) for modelc and the reference outputs.
@@ -210,6 +212,17 @@ for target in cpu cpu+sim2; do
   train_clean "examples/cnn.ir (oneDNN convolutions) on $target" examples/cnn.ir \
     "${flags[@]}" -- --random-inputs
 done
+# A distributed CPU plan's gradient sums on the runtime's communication
+# thread beside the backward (modelc-overlap-all-reduce, ABI 15): the
+# stand-in plugin plays rank 0 of 2 alike ranks, each sum 2 ms.
+(
+  export MODELC_COMM_PLUGIN=$top/build/tests/fixtures/fakecomm/libmodelc_comm_fake.so
+  export FAKE_COMM_DELAY_MS=2
+  train_clean "examples/mlp.ir, distributed, its sums beside the backward" \
+    examples/mlp.ir --train --loss=cross_entropy --lr 0.05 --momentum 0.9 \
+    --random-weights=1 --distributed --bucket-mb 0.001 -- --distributed \
+    --random-inputs
+)
 # Dropout in training (the Philox kernel, rng_step's write) and batches
 # read by modelc-run --data (its reader thread): an MLP with Dropout(0.3).
 /usr/bin/python3 tests/training/Inputs/dropout_train.py export --out "$work/drop" \
@@ -267,6 +280,15 @@ echo "TSan: 6 asynchronous training steps on sim:0 fed by --data: clean"
 OMP_NUM_THREADS=1 build-tsan/bin/modelc-run-lite "$work/tsan-dp.so" \
   --threads 1 --train-steps 6 --random-inputs >/dev/null
 echo "TSan: 6 data-parallel steps on cpu+sim2: clean"
+# A distributed CPU plan's sums on the communication thread while the step
+# goes on, through the stand-in plugin (rank 0 of 2, each sum 2 ms).
+"$modelc" examples/mlp.ir --train --loss=cross_entropy --random-weights=1 \
+  --distributed --bucket-mb 0.001 -o "$work/tsan-dist.so"
+env MODELC_COMM_PLUGIN=build/tests/fixtures/fakecomm/libmodelc_comm_fake.so \
+  FAKE_COMM_DELAY_MS=2 OMP_NUM_THREADS=1 build-tsan/bin/modelc-run-lite \
+  "$work/tsan-dist.so" --distributed --threads 1 --train-steps 6 \
+  --random-inputs >/dev/null
+echo "TSan: 6 distributed steps, their sums on the communication thread: clean"
 "$modelc" examples/mlp.ir --train --loss=cross_entropy --random-weights=1 \
   --data-parallel --target=h200x2 --cuda-emulation -o "$work/tsan-dp-gpu.so"
 fixtures=build/tests/fixtures
