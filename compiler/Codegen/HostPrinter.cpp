@@ -2891,7 +2891,11 @@ static void emitDescriptor(llvm::raw_ostream &out,
       << ",\n";
   bool collectives = llvm::any_of(planModules, [](const PlanModule &plan) {
     return plan.module
-        ->walk([](AllReduceOp) { return WalkResult::interrupt(); })
+        ->walk([](Operation *op) {
+          return isa<AllReduceOp, sched::AllReduceStartOp>(op)
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        })
         .wasInterrupted();
   });
   // The lowest precision any op computes in (any plan).

@@ -78,6 +78,14 @@ struct OverlapAllReducePass
   /// Splits `reduce` when an op that prints code runs between it and the
   /// first op that reads its sum; true when it did.
   bool split(Block &body, AllReduceOp reduce, int64_t slot) {
+    // A weight's memory may be written in place (graph.assign,
+    // sched.writes_weight) while the communication thread reads it: such a
+    // sum stays whole.
+    Value root = reduce.getInput();
+    while (root.getDefiningOp() && isView(root.getDefiningOp()))
+      root = root.getDefiningOp()->getOperand(0);
+    if (root.getDefiningOp<WeightRefOp>())
+      return false;
     SmallVector<Operation *> views, readers;
     readersOf(body, reduce.getResult(), views, readers);
     if (readers.empty())

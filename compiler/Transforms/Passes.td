@@ -1322,7 +1322,9 @@ def OverlapAllReducePass
     code). The starts are numbered (`slot`) in the order of the body.
 
     An all-reduce whose sum is read by the very next op that prints code
-    (a loss's denominator) stays as it is: there is nothing to overlap.
+    (a loss's denominator) stays as it is: there is nothing to overlap; so
+    does the sum of a weight's memory (a weight may be written in place
+    while the communication thread would read it).
     Plans with other devices run the all-reduce on the host's stream,
     beside the replicas' work, already: they are left alone. The runtime
     runs every all-reduce of a process, started or not, in program order

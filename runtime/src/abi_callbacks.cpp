@@ -266,8 +266,13 @@ int allReduceStart(modelc_run_ctx *ctx, const float *src, float *dst,
                     ", " + std::to_string(count) + " elements)");
     return 1;
   }
-  if (slot >= run.startedSums.size())
-    run.startedSums.resize(slot + 1);
+  try {
+    if (slot >= run.startedSums.size())
+      run.startedSums.resize(slot + 1);
+  } catch (const std::exception &e) {
+    run.reportError(name + ": " + e.what());
+    return 1;
+  }
   RunState::StartedSum &sum = run.startedSums[slot];
   if (sum.ticket) {
     run.reportError(name + ": slot " + std::to_string(slot) +
@@ -280,13 +285,20 @@ int allReduceStart(modelc_run_ctx *ctx, const float *src, float *dst,
       std::memmove(dst, src, static_cast<std::size_t>(count) * sizeof(float));
     return 0;
   }
-  std::function<void(bool)> around;
-  const modelc_plan_desc &plan = *run.plan;
-  if (RunTrace *trace = run.trace; trace && point < plan.num_trace_points)
-    around = [trace, point, bytes = static_cast<uint64_t>(count) * 4](
-                 bool end) { trace->collective(point, bytes, end); };
-  sum.ticket = comm->startAllReduce(
-      src, dst, count, run.impl->collectiveTimeout, std::move(around));
+  // Nothing may throw through the generated code: an error here leaves
+  // the sums started before it to the run's final wait.
+  try {
+    std::function<void(bool)> around;
+    const modelc_plan_desc &plan = *run.plan;
+    if (RunTrace *trace = run.trace; trace && point < plan.num_trace_points)
+      around = [trace, point, bytes = static_cast<uint64_t>(count) * 4](
+                   bool end) { trace->collective(point, bytes, end); };
+    sum.ticket = comm->startAllReduce(
+        src, dst, count, run.impl->collectiveTimeout, std::move(around));
+  } catch (const std::exception &e) {
+    run.reportError(name + ": cannot start the sum: " + e.what());
+    return 1;
+  }
   sum.what = what;
   return 0;
 }

@@ -118,12 +118,25 @@ void Communicator::serve() {
       return; // stopping, nothing left
     std::shared_ptr<Job> job = std::move(queue_.front());
     queue_.pop_front();
+    // After a failed collective the other ranks may be gone or stuck: the
+    // ones queued behind it fail without calling the backend (which could
+    // wait for them until the timeout ends the process, hiding the error).
+    if (failed_) {
+      job->ok = false;
+      job->error =
+          "not run after an earlier collective failed (" + firstError_ + ")";
+      job->done = true;
+      finished_.notify_all();
+      continue;
+    }
     lock.unlock();
     std::string error;
     bool ok = job->work(error);
     lock.lock();
-    if (!ok)
+    if (!ok && !failed_) {
       failed_ = true;
+      firstError_ = error;
+    }
     job->ok = ok;
     job->error = std::move(error);
     job->done = true;

@@ -89,6 +89,7 @@ private:
   std::deque<std::shared_ptr<Job>> queue_;
   std::map<uint64_t, std::shared_ptr<Job>> jobs_; // started, not waited for
   uint64_t nextTicket_ = 1;
+  std::string firstError_; // the backend's first failure
   bool stopping_ = false;
   std::thread worker_;
 };

@@ -180,6 +180,9 @@ void joinRun(Model::Impl &impl, const LoadOptions &options,
   impl.collectiveTimeout = options.collective_timeout_s;
   if (impl.comm->size() == 1)
     return;
+  // The check's collectives, like a run's, go between runs: every rank
+  // meets them at the same point of its queue.
+  std::lock_guard<std::mutex> collectives(impl.comm->runs());
   // What every rank must share, as rank 0 has it.
   uint64_t mine[4] = {impl.seal.model_hash, impl.seal.model_bytes,
                       impl.seal.weights_hash,

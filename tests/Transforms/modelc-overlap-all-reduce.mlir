@@ -71,3 +71,20 @@ module attributes {device.target = #device.target<name = "cpu+sim1", devices = [
     return %t : tensor<4xf32>
   }
 }
+
+// -----
+
+// A sum of a weight's memory (through a view) stays whole: the weight may
+// be written in place while the communication thread would read it.
+// CHECK-LABEL: func.func @weight
+// CHECK: graph.all_reduce
+// CHECK-NOT: sched.all_reduce_start
+graph.weight @w {writable} : tensor<2x2xf32>
+func.func @weight(%h: tensor<4xf32>) -> tensor<4xf32> {
+  %w = graph.weight_ref @w {device = #device.dev<cpu>} : tensor<2x2xf32>
+  %f = graph.reshape %w to [4] {device = #device.dev<cpu>} : tensor<2x2xf32>
+  %sum = graph.all_reduce %f {device = #device.dev<cpu>} : tensor<4xf32>
+  %e = graph.exp %h {device = #device.dev<cpu>} : tensor<4xf32>
+  %t = graph.add %sum, %e {device = #device.dev<cpu>} : tensor<4xf32>, tensor<4xf32>
+  return %t : tensor<4xf32>
+}

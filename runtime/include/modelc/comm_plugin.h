@@ -23,7 +23,9 @@ typedef struct modelc_comm modelc_comm; /* one process's place in a run */
  * plugin reports it, as an error or by ending the process with the message
  * on stderr and status 1 (the MPI plugin: its collectives are MPI's
  * blocking ones, which cannot be given up), after which mpirun ends the
- * job. */
+ * job. After open(), the runtime makes every call but abort() from its
+ * communication thread, one at a time (MPI_THREAD_SERIALIZED), in the
+ * order its runs issue them. */
 typedef struct modelc_comm_plugin {
   uint32_t version; /* MODELC_COMM_PLUGIN_VERSION */
   const char *name; /* "mpi" */

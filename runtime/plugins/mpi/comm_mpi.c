@@ -96,9 +96,8 @@ static int failed(modelc_comm *comm, int code, const char *what, char *err,
 static modelc_comm *commOpen(char *err, size_t err_size) {
   int initialized = 0;
   MPI_Initialized(&initialized);
-  int here = 0;
+  int here = 0, provided = 0;
   if (!initialized) {
-    int provided = 0;
     int code = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
     if (code != MPI_SUCCESS) {
       char text[MPI_MAX_ERROR_STRING];
@@ -107,6 +106,19 @@ static modelc_comm *commOpen(char *err, size_t err_size) {
       return NULL;
     }
     here = 1;
+  } else {
+    MPI_Query_thread(&provided);
+  }
+  /* The runtime calls MPI from its communication thread, one call at a
+   * time: MPI_THREAD_SERIALIZED at least. */
+  if (provided < MPI_THREAD_SERIALIZED) {
+    say(err, err_size,
+        "MPI gives thread level %d, below MPI_THREAD_SERIALIZED (%d): the "
+        "runtime calls MPI from its communication thread (a program that "
+        "initialises MPI itself must ask for MPI_THREAD_SERIALIZED or "
+        "MPI_THREAD_MULTIPLE with MPI_Init_thread)",
+        provided, MPI_THREAD_SERIALIZED);
+    return NULL;
   }
   modelc_comm *comm = calloc(1, sizeof *comm);
   if (!comm) {
