@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <string>
 #include <thread>
+#include <unistd.h>
 
 namespace modelc {
 
@@ -91,6 +92,15 @@ int cgroupCpuLimit(const char *root) {
   return 0;
 }
 
+int machineCpus(const char *root) {
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  int cpus = online > 0 ? static_cast<int>(online)
+                        : static_cast<int>(std::thread::hardware_concurrency());
+  if (int limit = cgroupCpuLimit(root); limit > 0)
+    cpus = std::min(cpus, limit);
+  return std::max(1, cpus);
+}
+
 int defaultThreads(const char *root) {
   int cpus = 0;
   cpu_set_t set;
@@ -102,5 +112,7 @@ int defaultThreads(const char *root) {
     cpus = std::min(cpus, limit);
   return std::max(1, cpus);
 }
+
+int machine_cpus() { return machineCpus(); }
 
 } // namespace modelc

@@ -22,6 +22,9 @@ void parallelFor(int threads, int64_t n, int64_t grain,
 /// threads, not 64 threads spinning against its quota. `root` is where
 /// cgroup files are read (tests give a directory of their own).
 int defaultThreads(const char *root = "/sys/fs/cgroup");
+/// The online CPUs capped by the cgroup's quota, whatever the affinity
+/// (modelc::machine_cpus).
+int machineCpus(const char *root = "/sys/fs/cgroup");
 
 /// The CPU quota in `root` as a number of CPUs rounded up, or 0 for none:
 /// cgroup v2's `cpu.max` ("QUOTA PERIOD" or "max PERIOD") at `root` or at

@@ -1091,6 +1091,24 @@ int run(Options &o) {
   modelc::Model model = modelc::Model::load(o.model, load);
   o.rank = model.rank();
   o.ranks = model.world_size();
+  // mpirun binds each rank to one core by default for 2 ranks (to a
+  // socket for more): a rank then computes on one thread while the
+  // machine's other cores idle. Rank 0 says so, unless --threads chose.
+  if (!o.distributed.empty() && o.rank == 0 && o.threads == 0) {
+    int local = o.ranks;
+    if (const char *size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+        size && std::atoi(size) > 0)
+      local = std::atoi(size);
+    int threads = model.num_threads(), cpus = modelc::machine_cpus();
+    if (threads * local * 2 <= cpus)
+      std::fprintf(stderr,
+                   "modelc-run: note: rank 0 computes on %d of this "
+                   "machine's %d CPUs (%d local rank%s, bound by the "
+                   "launcher): mpirun --bind-to none, or --map-by "
+                   "slot:PE=%d, gives each rank %d\n",
+                   threads, cpus, local, local == 1 ? "" : "s", cpus / local,
+                   cpus / local);
+  }
   if (!o.loadWeights.empty())
     model.load_weights(o.loadWeights);
 

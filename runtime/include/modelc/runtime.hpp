@@ -145,6 +145,12 @@ const GpuInventory &visible_gpus();
 /// Returns (doing nothing) when the process joined no distributed run.
 void abort_distributed_run(int exit_code);
 
+/// The CPUs this process could compute on if it were bound to none: the
+/// online CPUs, capped by the cgroup's CPU quota. Against num_threads() it
+/// tells whether a launcher's binding (mpirun binds each of 2 ranks to one
+/// core by default) leaves cores idle.
+int machine_cpus();
+
 /// A timeline of a model's runs (LoadOptions::trace; modelc-run --trace):
 /// for each run, a slice per op as the compiler named it ("graph.linear
 /// (line 12)"), per copy and for the run itself, on the track of the device
