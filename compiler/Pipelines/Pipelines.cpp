@@ -49,6 +49,7 @@ void modelc::buildTrainingPipeline(mlir::OpPassManager &pm,
   TrainingModePassOptions mode;
   mode.entry = options.entry;
   mode.syncBatchnorm = options.syncBatchnorm;
+  mode.dropoutSeed = options.dropoutSeed;
   pm.addPass(createTrainingModePass(mode));
   DifferentiatePassOptions differentiate;
   differentiate.entry = options.entry;

@@ -58,6 +58,9 @@ struct TrainingOptions {
   /// `--sync-batchnorm`: BatchNorm's statistics over the ranks (and the
   /// replicas).
   bool syncBatchnorm = false;
+  /// `--dropout-seed`: the seed of every dropout in training (-1: each op's
+  /// own, ONNX's seed attribute or 0).
+  int64_t dropoutSeed = -1;
   /// `--data-parallel`: the number of replicas in one process (0: none).
   /// modelc-split-batch builds the step for one replica's part of the
   /// batch, in distributed form; modelc-replicate (placement) runs it once

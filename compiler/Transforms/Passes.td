@@ -181,7 +181,8 @@ def TrainingModePass : Pass<"modelc-training-mode", "::mlir::ModuleOp"> {
     `graph.dropout` without a step (eval mode) gets the step count, the
     weight `rng_step` (an `i64` scalar, zeros at the start, which
     `train_step` counts up), and a `site` of its own (0, 1, ... in the
-    entry's order): it drops in training, a new mask each step. Other entry
+    entry's order): it drops in training, a new mask each step; with
+    `dropout-seed` (modelc --dropout-seed), that seed too. Other entry
     points (the model's `forward`) keep the inference form.
 
     Before:
@@ -217,6 +218,9 @@ def TrainingModePass : Pass<"modelc-training-mode", "::mlir::ModuleOp"> {
     Option<"syncBatchnorm", "sync-batchnorm", "bool", /*default=*/"false",
            "Batch statistics over the ranks of a distributed run: sums and "
            "counts summed by graph.all_reduce (torch.nn.SyncBatchNorm)">,
+    Option<"dropoutSeed", "dropout-seed", "int64_t", /*default=*/"-1",
+           "The seed (Philox key) of every dropout that drops in training; "
+           "-1 keeps each op's own (ONNX Dropout's seed attribute, else 0)">,
   ];
 }
 

@@ -74,6 +74,8 @@ struct TrainingModePass : modelc::impl::TrainingModePassBase<TrainingModePass> {
     for (auto [site, op] : llvm::enumerate(dropouts)) {
       op.getStepMutable().assign(step);
       op.setSite(static_cast<int64_t>(site));
+      if (dropoutSeed >= 0)
+        op.setSeed(dropoutSeed);
     }
     return success();
   }

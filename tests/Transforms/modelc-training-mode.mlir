@@ -1,5 +1,6 @@
 // RUN: modelc-opt %s --split-input-file --verify-diagnostics --modelc-training-mode | FileCheck %s
 // RUN: modelc-opt %s --split-input-file --verify-diagnostics --modelc-training-mode='sync-batchnorm=true' | FileCheck %s --check-prefix=SYNC
+// RUN: modelc-opt %s --split-input-file --verify-diagnostics --modelc-training-mode='dropout-seed=7' | FileCheck %s --check-prefix=SEED
 
 // A BatchNorm exported in training mode (momentum set): in the loss entry,
 // batch statistics (biased variance to normalise) and the running
@@ -111,6 +112,13 @@ func.func @loss(%x: tensor<1x3xf32>) -> tensor<f32> {
 // CHECK: %[[STEP:.*]] = graph.weight_ref @rng_step : tensor<i64>
 // CHECK: graph.dropout %{{.*}}, %[[STEP]] {ratio = 1.000000e-01 : f64} : tensor<4x8xf32>, tensor<i64>
 // CHECK: graph.dropout %{{.*}}, %[[STEP]] {ratio = 5.000000e-01 : f64, seed = 4 : i64, site = 1 : i64} : tensor<4x8xf32>, tensor<i64>
+// With dropout-seed (modelc --dropout-seed), every dropout of the loss
+// entry draws with that seed, its own (ONNX's) replaced; `forward` keeps
+// the eval form.
+// SEED: graph.weight @rng_step
+// SEED: graph.dropout %{{.*}} {ratio = 1.000000e-01 : f64} : tensor<4x8xf32>
+// SEED: graph.dropout %{{.*}}, %{{.*}} {ratio = 1.000000e-01 : f64, seed = 7 : i64} : tensor<4x8xf32>, tensor<i64>
+// SEED: graph.dropout %{{.*}}, %{{.*}} {ratio = 5.000000e-01 : f64, seed = 7 : i64, site = 1 : i64} : tensor<4x8xf32>, tensor<i64>
 func.func @forward(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = graph.dropout %x {ratio = 0.1} : tensor<4x8xf32>
   return %y : tensor<4x8xf32>

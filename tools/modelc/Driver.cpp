@@ -476,6 +476,12 @@ LogicalResult Driver::parse() {
   if (options.training.entry.empty() && options.training.distributed)
     return fail("--distributed applies to a training build (it sums the "
                 "gradients over the ranks): add --train");
+  if (options.training.dropoutSeed < -1 ||
+      (options.training.dropoutSeed >= 0 && options.training.entry.empty()))
+    return fail(options.training.dropoutSeed < -1
+                    ? "--dropout-seed takes a number from 0 to 2^63 - 1"
+                    : "--dropout-seed applies to a training build (dropout "
+                      "draws masks only in training): add --train");
   if (options.training.entry.empty() && options.training.recompute)
     return fail("--recompute applies to a training build (it recomputes "
                 "forward values in the backward): add --train");

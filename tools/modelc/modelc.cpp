@@ -291,6 +291,13 @@ cl::opt<double> bucketMb(
     cl::desc("With --distributed: megabytes of gradients per all-reduce "
              "(default 25; the first bucket 1)"),
     cl::value_desc("MB"), cl::init(25.0), cl::cat(trainingCategory));
+cl::opt<long long> dropoutSeed(
+    "dropout-seed",
+    cl::desc("With --train: the seed of dropout's random masks (default: "
+             "the model's, ONNX Dropout's seed attribute, else 0); steps "
+             "of another seed draw other masks, the same seed the same ones "
+             "on every plan and device"),
+    cl::value_desc("N"), cl::init(-1), cl::cat(trainingCategory));
 cl::opt<bool> syncBatchnorm(
     "sync-batchnorm",
     cl::desc("With --distributed or --data-parallel: BatchNorm normalises "
@@ -440,6 +447,7 @@ modelc::driver::DriverOptions driverOptions(const std::string &flags) {
   options.training.recompute = recompute;
   options.training.distributed = distributed;
   options.training.syncBatchnorm = syncBatchnorm;
+  options.training.dropoutSeed = dropoutSeed;
   options.training.shardOptimizerState = shardOptimizerState;
   options.training.bucketMb = bucketMb;
   options.training.firstBucketMb = std::min(1.0, bucketMb.getValue());
