@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Data-parallel training across processes against PyTorch's
+DistributedDataParallel on the same machine (issue 25): time per step.
+
+    python3 bench/ddp_step.py [--models mlp,resnet18] [--ranks 2]
+        [--threads N] [--steps 10] [--out /tmp/modelc-ddp-bench] [--no-record]
+
+Per model (bench/train_step.py's modules and batches): PyTorch's module
+exported in training mode for one rank's part of the batch is compiled
+with `modelc --train --loss=... --optimizer=sgd --lr 0.01 --momentum 0.9
+--distributed`, and run by `mpirun --bind-to none -np RANKS` (the MPI
+plugin; Open MPI) through the Python module, each rank on its part of the
+batch; PyTorch runs the same module under DistributedDataParallel (the
+gloo backend, its default bucketing) in RANKS processes. Every process
+uses --threads threads (default: the machine's CPUs / RANKS); three
+warm-up steps, then --steps timed ones on one fixed batch. Time: rank 0's
+median step (a step ends when its gradients are summed and the update is
+done, so the ranks keep pace). Ratio: modelc / PyTorch DDP.
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results import ROOT, cpu_flags, record, torch_blas  # noqa: E402
+from train_step import BUILD, MODELS  # noqa: E402
+
+# The batch of rank `rank` of `ranks`: its rows of the whole batch.
+SHARD = r'''
+def shard(t, rank, ranks):
+    n = t.shape[0] // ranks
+    return t[rank * n:(rank + 1) * n]
+'''
+
+EXPORT = BUILD + SHARD + r'''
+import os, sys
+import numpy as np
+name, out, ranks = sys.argv[1], sys.argv[2], int(sys.argv[3])
+os.makedirs(out, exist_ok=True)
+model, x, target, _ = build(name)
+torch.onnx.export(model, (shard(x, 0, ranks),), os.path.join(out, "model.onnx"),
+                  input_names=["x"], output_names=["y"],
+                  training=torch.onnx.TrainingMode.TRAINING,
+                  do_constant_folding=False)
+np.save(os.path.join(out, "x.npy"), x.numpy())
+np.save(os.path.join(out, "target.npy"), target.numpy())
+'''
+
+MODELC_RANK = SHARD + r'''
+import json, statistics, sys, time
+import numpy as np
+import modelc
+path, data, threads, steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+m = modelc.load(path, threads=threads, distributed="mpi")
+x = np.ascontiguousarray(shard(np.load(data + "/x.npy"), m.rank, m.world_size))
+target = np.ascontiguousarray(shard(np.load(data + "/target.npy"), m.rank, m.world_size))
+times = []
+for i in range(steps + 3):
+    t0 = time.perf_counter()
+    loss = m.train_step(x=x, target=target)
+    if i >= 3:
+        times.append((time.perf_counter() - t0) * 1e3)
+if m.rank == 0:
+    print(json.dumps({"ms": statistics.median(times), "loss": loss}))
+'''
+
+TORCH_DDP = BUILD + SHARD + r'''
+import json, os, statistics, sys, time
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def rank_main(rank, name, ranks, threads, steps, port, queue):
+    torch.set_num_threads(threads)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
+                            rank=rank, world_size=ranks)
+    model, x, target, loss_fn = build(name)
+    model.train()
+    ddp = DDP(model)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
+    x, target = shard(x, rank, ranks), shard(target, rank, ranks)
+    times = []
+    for i in range(steps + 3):
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = loss_fn(ddp(x), target)
+        loss.backward()
+        opt.step()
+        if i >= 3:
+            times.append((time.perf_counter() - t0) * 1e3)
+    if rank == 0:
+        queue.put({"ms": statistics.median(times), "loss": loss.item()})
+    dist.destroy_process_group()
+
+if __name__ == "__main__":
+    name, ranks, threads, steps, port = (sys.argv[1], int(sys.argv[2]),
+                                         int(sys.argv[3]), int(sys.argv[4]),
+                                         int(sys.argv[5]))
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    mp.spawn(rank_main, args=(name, ranks, threads, steps, port, queue),
+             nprocs=ranks, join=True)
+    print(json.dumps(queue.get()))
+'''
+
+
+def run(cmd, env=None):
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                            cwd=ROOT)
+    if result.returncode != 0:
+        sys.exit(f"bench: {' '.join(cmd[:3])} ... failed:\n"
+                 f"{result.stdout}{result.stderr}")
+    return result.stdout
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", default="mlp,resnet18")
+    p.add_argument("--ranks", type=int, default=2)
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--out", default="/tmp/modelc-ddp-bench")
+    p.add_argument("--modelc", default=os.path.join(ROOT, "build", "bin", "modelc"))
+    p.add_argument("--no-record", action="store_true")
+    a = p.parse_args()
+    blas = torch_blas()  # before any timing: refuses the reference BLAS
+    threads = a.threads or max(1, (os.cpu_count() or 1) // a.ranks)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(ROOT, "build", "python") + (
+        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    lines = ["| model | batch (per rank) | modelc ms | PyTorch DDP ms | ratio |",
+             "| --- | --- | --- | --- | --- |"]
+    os.makedirs(a.out, exist_ok=True)
+    script = os.path.join(a.out, "torch_ddp.py")
+    with open(script, "w") as f:
+        f.write(TORCH_DDP)
+    for port, name in enumerate(a.models.split(","), start=29571):
+        out = os.path.join(a.out, name)
+        run([sys.executable, "-c", EXPORT, name, out, str(a.ranks)])
+        so = os.path.join(out, "train.so")
+        run([a.modelc, os.path.join(out, "model.onnx"), "--train",
+             "--loss=" + MODELS[name], "--optimizer=sgd", "--lr", "0.01",
+             "--momentum", "0.9", "--distributed", "-o", so])
+        ours = json.loads(run(["mpirun", "--oversubscribe", "--bind-to", "none",
+                               "-np", str(a.ranks), sys.executable, "-c",
+                               MODELC_RANK, so, out, str(threads), str(a.steps)],
+                              env=env).strip().splitlines()[-1])
+        theirs = json.loads(run([sys.executable, script, name, str(a.ranks),
+                                 str(threads), str(a.steps), str(port)])
+                            .strip().splitlines()[-1])
+        import numpy as np
+        batch = np.load(os.path.join(out, "x.npy")).shape[0]
+        lines.append(f"| {name} | {batch} ({batch // a.ranks}) | {ours['ms']:.2f} | "
+                     f"{theirs['ms']:.2f} | {ours['ms'] / theirs['ms']:.2f} |")
+        print(lines[-1], flush=True)
+    cpu, flags = cpu_flags(("avx2", "avx512f", "avx512_bf16", "amx_tile"))
+    mpi = run(["mpirun", "--version"], env=env).splitlines()[0]
+    header = (f"## {datetime.date.today().isoformat()} — data-parallel training "
+              f"across processes against PyTorch DDP (issue 25)\n\n"
+              f"`bench/ddp_step.py`: {a.ranks} ranks on one machine, {threads} "
+              f"thread(s) each, SGD with momentum, median of rank 0's {a.steps} "
+              f"steps after 3 warm-up steps, one fixed batch; modelc "
+              f"`--distributed` under `mpirun --bind-to none` ({mpi}), PyTorch "
+              f"{__import__('torch').__version__} DistributedDataParallel over "
+              f"gloo; {cpu} ({', '.join(flags) or 'no AVX2'}); PyTorch's BLAS "
+              f"{blas}. Ratio: modelc / PyTorch DDP.\n")
+    record(header + "\n" + "\n".join(lines) + "\n", a.no_record)
+
+
+if __name__ == "__main__":
+    main()
