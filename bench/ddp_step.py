@@ -26,7 +26,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results import ROOT, cpu_flags, record, torch_blas  # noqa: E402
-from train_step import BUILD, MODELS  # noqa: E402
+from train_step import BUILD, MODELS, TIMED, TORCH_STEP  # noqa: E402
 
 # The batch of rank `rank` of `ranks`: its rows of the whole batch.
 SHARD = r'''
@@ -49,26 +49,21 @@ np.save(os.path.join(out, "x.npy"), x.numpy())
 np.save(os.path.join(out, "target.npy"), target.numpy())
 '''
 
-MODELC_RANK = SHARD + r'''
-import json, statistics, sys, time
+MODELC_RANK = SHARD + TIMED + r'''
+import json, sys
 import numpy as np
 import modelc
 path, data, threads, steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 m = modelc.load(path, threads=threads, distributed="mpi")
 x = np.ascontiguousarray(shard(np.load(data + "/x.npy"), m.rank, m.world_size))
 target = np.ascontiguousarray(shard(np.load(data + "/target.npy"), m.rank, m.world_size))
-times = []
-for i in range(steps + 3):
-    t0 = time.perf_counter()
-    loss = m.train_step(x=x, target=target)
-    if i >= 3:
-        times.append((time.perf_counter() - t0) * 1e3)
+ms, loss = timed(lambda: m.train_step(x=x, target=target), steps)
 if m.rank == 0:
-    print(json.dumps({"ms": statistics.median(times), "loss": loss}))
+    print(json.dumps({"ms": ms, "loss": loss}))
 '''
 
-TORCH_DDP = BUILD + SHARD + r'''
-import json, os, statistics, sys, time
+TORCH_DDP = BUILD + SHARD + TIMED + TORCH_STEP + r'''
+import json, sys
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -82,17 +77,9 @@ def rank_main(rank, name, ranks, threads, steps, port, queue):
     ddp = DDP(model)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
     x, target = shard(x, rank, ranks), shard(target, rank, ranks)
-    times = []
-    for i in range(steps + 3):
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        loss = loss_fn(ddp(x), target)
-        loss.backward()
-        opt.step()
-        if i >= 3:
-            times.append((time.perf_counter() - t0) * 1e3)
+    ms, loss = timed(lambda: torch_step(ddp, opt, loss_fn, x, target), steps)
     if rank == 0:
-        queue.put({"ms": statistics.median(times), "loss": loss.item()})
+        queue.put({"ms": ms, "loss": loss})
     dist.destroy_process_group()
 
 if __name__ == "__main__":

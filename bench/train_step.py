@@ -67,43 +67,53 @@ def peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 '''
 
-TORCH_RUN = BUILD + PEAK + r'''
-import json, statistics, sys, time
+# timed(step, steps): the median time in ms of `steps` calls of step() after
+# 3 warm-up calls, and the last call's result (shared by both frameworks'
+# runs here and in bench/ddp_step.py).
+TIMED = r'''
+import statistics, time
+def timed(step, steps):
+    times, result = [], None
+    for i in range(steps + 3):
+        t0 = time.perf_counter()
+        result = step()
+        if i >= 3:
+            times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times), result
+'''
+
+# One PyTorch eager step: zero_grad, forward, loss, backward, SGD step.
+TORCH_STEP = r'''
+def torch_step(model, opt, loss_fn, x, target):
+    opt.zero_grad()
+    loss = loss_fn(model(x), target)
+    loss.backward()
+    opt.step()
+    return loss.item()
+'''
+
+TORCH_RUN = BUILD + PEAK + TIMED + TORCH_STEP + r'''
+import json, sys
 name, threads, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 torch.set_num_threads(threads)
 base = rss_mb()
 model, x, target, loss_fn = build(name)
 model.train()
 opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-times = []
-for i in range(steps + 3):
-    t0 = time.perf_counter()
-    opt.zero_grad()
-    loss = loss_fn(model(x), target)
-    loss.backward()
-    opt.step()
-    if i >= 3:
-        times.append((time.perf_counter() - t0) * 1e3)
-print(json.dumps({"ms": statistics.median(times), "peak_mb": peak_mb() - base,
-                  "loss": loss.item()}))
+ms, loss = timed(lambda: torch_step(model, opt, loss_fn, x, target), steps)
+print(json.dumps({"ms": ms, "peak_mb": peak_mb() - base, "loss": loss}))
 '''
 
-MODELC_RUN = PEAK + r'''
-import json, statistics, sys, time
+MODELC_RUN = PEAK + TIMED + r'''
+import json, sys
 import numpy as np
 import modelc
 path, data, threads, steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 x, target = np.load(data + "/x.npy"), np.load(data + "/target.npy")
 base = rss_mb()
 m = modelc.load(path, threads=threads)
-times = []
-for i in range(steps + 3):
-    t0 = time.perf_counter()
-    loss = m.train_step(x=x, target=target)
-    if i >= 3:
-        times.append((time.perf_counter() - t0) * 1e3)
-print(json.dumps({"ms": statistics.median(times), "peak_mb": peak_mb() - base,
-                  "loss": loss}))
+ms, loss = timed(lambda: m.train_step(x=x, target=target), steps)
+print(json.dumps({"ms": ms, "peak_mb": peak_mb() - base, "loss": loss}))
 '''
 
 EXPORT = BUILD + r'''
