@@ -238,15 +238,24 @@ void traceCallback(modelc_run_ctx *ctx, uint32_t point, uint32_t phase) {
     d->stampInTask(run, [=] { trace->point(point, phase); });
 }
 
+/// The run's communicator when it sums over more than one rank; else null,
+/// after copying src to dst (the sum over one rank).
+Communicator *ranksToSum(RunState &run, const float *src, float *dst,
+                         int64_t count) {
+  Communicator *comm = run.impl->comm.get();
+  if (comm && comm->size() > 1)
+    return comm;
+  if (src != dst)
+    std::memmove(dst, src, static_cast<std::size_t>(count) * sizeof(float));
+  return nullptr;
+}
+
 int allReduce(modelc_run_ctx *ctx, const float *src, float *dst, int64_t count,
               const char *what) {
   RunState &run = runOf(ctx);
-  Communicator *comm = run.impl->comm.get();
-  if (!comm || comm->size() == 1) {
-    if (src != dst)
-      std::memmove(dst, src, static_cast<std::size_t>(count) * sizeof(float));
+  Communicator *comm = ranksToSum(run, src, dst, count);
+  if (!comm)
     return 0;
-  }
   std::string error;
   if (comm->allReduce(src, dst, count, run.impl->collectiveTimeout, error))
     return 0;
@@ -279,12 +288,9 @@ int allReduceStart(modelc_run_ctx *ctx, const float *src, float *dst,
                     " started again before its wait");
     return 1;
   }
-  Communicator *comm = run.impl->comm.get();
-  if (!comm || comm->size() == 1) {
-    if (src != dst)
-      std::memmove(dst, src, static_cast<std::size_t>(count) * sizeof(float));
+  Communicator *comm = ranksToSum(run, src, dst, count);
+  if (!comm)
     return 0;
-  }
   // Nothing may throw through the generated code: an error here leaves
   // the sums started before it to the run's final wait.
   try {
