@@ -64,7 +64,7 @@ bool modelc::hasKernel(Operation *op, device::DeviceKind kind) {
   if (needsNoCode(op))
     return true;
   // The communication backend works on host memory.
-  if (isa<AllReduceOp>(op))
+  if (isa<AllReduceOp, OwnerBroadcastOp>(op))
     return kind == device::DeviceKind::cpu;
   // The runtime sums the replicas of accelerators (NCCL, or through host
   // memory); replicas on the host are summed with graph ops.

@@ -206,6 +206,11 @@ private:
   LogicalResult emitScatterNd(ScatterNdOp scatter);
   LogicalResult emitDropout(DropoutOp dropout);
   LogicalResult emitAllReduce(AllReduceOp reduce);
+  LogicalResult emitOwnerBroadcast(OwnerBroadcastOp broadcast);
+  /// That every op touching optimizer state one rank holds (graph.weight
+  /// `shard`) runs on that rank alone (graph.shard): elsewhere the state's
+  /// memory does not exist. A single-device plan only.
+  LogicalResult checkShardGuards();
   LogicalResult emitAllReduceStart(sched::AllReduceStartOp start);
   LogicalResult emitAllReduceWait(sched::AllReduceWaitOp wait);
   template <typename OpTy> LogicalResult emitReduce(OpTy reduce);
@@ -1714,6 +1719,64 @@ LogicalResult FunctionEmitter::emitAllReduce(AllReduceOp reduce) {
   return success();
 }
 
+LogicalResult FunctionEmitter::checkShardGuards() {
+  auto module = function->getParentOfType<ModuleOp>();
+  auto shardOfWeight = [&](StringRef name) -> std::optional<int64_t> {
+    auto weight = module.lookupSymbol<WeightOp>(name);
+    if (IntegerAttr shard = weight ? weight.getShardAttr() : IntegerAttr())
+      return shard.getInt();
+    return std::nullopt;
+  };
+  auto guard = [](Operation *op) -> std::optional<int64_t> {
+    if (auto s = op->getAttrOfType<IntegerAttr>(GraphDialect::kShardAttrName))
+      return s.getInt();
+    return std::nullopt;
+  };
+  for (Operation &op : function.getBody().front()) {
+    if (guard(&op) && plan.multiDevice)
+      return op.emitError("ops of one rank's shard of the optimizer state "
+                          "(graph.shard) in plan '")
+             << plan.name
+             << "', of several devices: not supported yet (the CPU plan "
+                "alone)";
+    std::optional<int64_t> touched;
+    if (auto ref = dyn_cast<WeightRefOp>(&op))
+      touched = shardOfWeight(ref.getName());
+    else if (auto assign = dyn_cast<AssignOp>(&op))
+      touched = shardOfWeight(assign.getName());
+    else if (auto writes = op.getAttrOfType<FlatSymbolRefAttr>(
+                 sched::kWritesWeightAttrName))
+      touched = shardOfWeight(writes.getValue());
+    if (!touched)
+      continue;
+    SmallVector<Operation *> mustGuard = {&op};
+    if (isa<WeightRefOp>(op))
+      for (Operation *user : op.getUsers())
+        if (!isa<AssignOp>(user) ||
+            cast<AssignOp>(user).getValue() == op.getResult(0))
+          mustGuard.push_back(user);
+    for (Operation *user : mustGuard)
+      if (guard(user) != touched)
+        return user->emitError("internal error: this op touches optimizer "
+                               "state that only the owner of shard ")
+               << *touched
+               << " holds but does not run on that rank alone (graph.shard)";
+  }
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitOwnerBroadcast(OwnerBroadcastOp broadcast) {
+  // The owner's value, from the rank that ran the guarded update
+  // (modelc-shard-optimizer-state); a copy with one rank.
+  Operation *op = broadcast;
+  RankedTensorType type = tensorType(broadcast.getResult());
+  os << "  if (ctx->api->owner_broadcast(ctx, " << in(op, 0) << ", " << out(op)
+     << ", " << type.getNumElements() * elementBytes(type.getElementType())
+     << "ULL, " << broadcast.getShardAttr().getInt() << "u, "
+     << cString(describeOp(op)) << "))\n    return 1;\n";
+  return success();
+}
+
 LogicalResult
 FunctionEmitter::emitAllReduceStart(sched::AllReduceStartOp start) {
   // The runtime's communication thread sums while the ops up to the wait
@@ -1875,6 +1938,7 @@ const KernelTable<FunctionEmitter> &FunctionEmitter::kernels() {
         .add<GatherGradOp>(&E::emitGatherGrad, floatOperands)
         .add<DropoutOp>(&E::emitDropout, floatOperands)
         .add<AllReduceOp>(&E::emitAllReduce, floatOperands)
+        .add<OwnerBroadcastOp>(&E::emitOwnerBroadcast)
         .add<sched::AllReduceStartOp>(&E::emitAllReduceStart, floatOperands)
         .add<sched::AllReduceWaitOp>(&E::emitAllReduceWait, floatOperands)
         // Data movement, reductions and cumsum: templates on the C type
@@ -1984,6 +2048,8 @@ LogicalResult FunctionEmitter::emit(CpuEmitReport::Entry &report) {
            << "' do not follow through the back end's IR (a pass after "
               "modelc-check-dynamic-dims broke a shape; the error above)";
   report.name = function.getSymName().str();
+  if (failed(checkShardGuards()))
+    return failure();
   if (plan.multiDevice) {
     if (failed(emitMultiDevice()))
       return failure();
@@ -2091,11 +2157,19 @@ LogicalResult FunctionEmitter::emitStatement(Operation *op) {
                           std::to_string(offsets.lookup(result)) + ");\n");
     }
   }
+  // An op of one shard of the optimizer's work runs on the rank that owns
+  // it (modelc-shard-optimizer-state): shard mod the number of ranks.
+  auto shard = op->getAttrOfType<IntegerAttr>(GraphDialect::kShardAttrName);
+  if (shard)
+    os << "  if (ctx->rank == " << shard.getInt()
+       << "LL % ctx->world_size) {\n";
   unsigned point = tracePoint(op, 0);
   os << traceCall(point, "MODELC_TRACE_BEGIN");
   if (failed(emitWithConversions(op)))
     return failure();
   os << traceCall(point, "MODELC_TRACE_END");
+  if (shard)
+    os << "  }\n";
   return success();
 }
 
@@ -2791,6 +2865,20 @@ static void emitWeightTable(llvm::raw_ostream &out,
                          : "MODELC_WEIGHT_WRITABLE, ");
   }
   out << (slots.empty() ? "0" : "") << "};\n";
+  // ABI 16: the shard of optimizer state one rank holds (graph.weight
+  // `shard`, modelc-shard-optimizer-state), -1 for every other weight.
+  llvm::StringMap<int64_t> shards;
+  if (!planModules.empty())
+    for (graph::WeightOp w :
+         ModuleOp(planModules.front().module).getOps<graph::WeightOp>())
+      if (IntegerAttr shard = w.getShardAttr())
+        shards[w.getSymName()] = shard.getInt();
+  out << "const int32_t weight_shards[] = {";
+  for (const WeightSlot &slot : slots) {
+    auto it = shards.find(slot.name);
+    out << (it == shards.end() ? int64_t{-1} : it->second) << ", ";
+  }
+  out << (slots.empty() ? "-1" : "") << "};\n";
 }
 
 /// The descriptor the runtime reads: entry points, weights, plans, the GPU
@@ -2916,6 +3004,7 @@ static void emitDescriptor(llvm::raw_ostream &out,
   out << "    weight_flags,\n";
   out << "    " << (flags.empty() ? "0u" : flags) << ",\n";
   out << "    " << numDims << ", " << (numDims ? "dims" : "nullptr") << ",\n";
+  out << "    weight_shards,\n";
   out << "};\n\n"
       << "} // namespace\n\n"
       << "extern \"C\" __attribute__((visibility(\"default\"))) const "

@@ -81,6 +81,11 @@ void modelc::buildTrainingPipeline(mlir::OpPassManager &pm,
   // After CSE, which would merge the copies back.
   if (options.recompute)
     pm.addPass(createRecomputePass());
+  // Across ranks only: with replicas, modelc-replicate shards the state
+  // over them. Last: no later pass rewrites the step's graph ops.
+  if (options.distributed && options.shardOptimizerState &&
+      options.replicas == 0)
+    pm.addPass(createShardOptimizerStatePass());
 }
 
 void modelc::buildPlacementPipeline(mlir::OpPassManager &pm,

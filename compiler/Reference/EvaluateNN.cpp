@@ -317,6 +317,11 @@ static RefTensor evaluate(AllReduceOp op, const Values &values) {
   return values.get(op.getInput());
 }
 
+// One process owns every shard: the owner's value is the input itself.
+static RefTensor evaluate(OwnerBroadcastOp op, const Values &values) {
+  return values.get(op.getInput());
+}
+
 // The group's inputs (its members in the same block) added in member
 // order, each partial sum rounded to f32 as the host's sum (and the
 // stand-in NCCL's) adds them. A member whose input is computed after this
@@ -532,6 +537,7 @@ void modelc::reference::addNNEvaluators(Evaluators &evaluators) {
   evaluators.add<GatherGradOp>(evaluate);
   evaluators.add<DropoutOp>(evaluate);
   evaluators.add<AllReduceOp>(evaluate);
+  evaluators.add<OwnerBroadcastOp>(evaluate);
   evaluators.add<ReplicaAllReduceOp>(evaluate);
   evaluators.add<AvgPool2dOp>(evaluate);
   evaluators.add<GlobalAvgPoolOp>(evaluate);

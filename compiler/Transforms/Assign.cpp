@@ -33,7 +33,8 @@ FailureOr<WeightOp> modelc::declareTrainingState(ModuleOp module,
                           TypeAttr::get(type), TypeAttr(),
                           /*frozen=*/builder.getUnitAttr(),
                           /*zeros=*/builder.getUnitAttr(),
-                          /*writable=*/builder.getUnitAttr());
+                          /*writable=*/builder.getUnitAttr(),
+                          /*shard=*/IntegerAttr());
 }
 
 void modelc::buildAssign(OpBuilder &builder, func::FuncOp function,

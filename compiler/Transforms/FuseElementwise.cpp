@@ -32,6 +32,21 @@ namespace {
 
 bool isElementwise(Operation *op) { return op->hasTrait<graph::Elementwise>(); }
 
+/// The attributes of the group's root that say where the loop runs: its
+/// device, and the rank that runs it (graph.shard: every op of a group
+/// serves its root alone, so they share the root's). The body's ops need
+/// neither.
+void moveWhere(Operation *root, Operation *fused) {
+  for (StringRef name : {StringRef(graph::kDeviceAttrName),
+                         StringRef(graph::GraphDialect::kShardAttrName)})
+    if (Attribute value = root->getAttr(name))
+      fused->setAttr(name, value);
+}
+void dropWhere(Operation *op) {
+  op->removeAttr(graph::kDeviceAttrName);
+  op->removeAttr(graph::GraphDialect::kShardAttrName);
+}
+
 /// Whether elementwise `op` is computed inside its only user's loop: the
 /// user is elementwise with the same result shape, so element i of the user
 /// reads element i of `op`, and is an op of the function's body (not a
@@ -113,17 +128,15 @@ void fuseGroup(Operation *root, unsigned maxOps,
   OpBuilder builder(root);
   auto fused = sched::FusedOp::create(builder, root->getLoc(),
                                       root->getResult(0).getType(), inputs);
-  if (Attribute device = root->getAttr(graph::kDeviceAttrName))
-    fused->setAttr(graph::kDeviceAttrName, device);
+  moveWhere(root, fused);
   Block *body = builder.createBlock(&fused.getBody());
   IRMapping mapping;
   for (Value input : inputs)
     mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
-  // The group's device is the sched.fused's; the body's ops need none.
   for (graph::ConstantOp constant : splats)
-    builder.clone(*constant, mapping)->removeAttr(graph::kDeviceAttrName);
+    dropWhere(builder.clone(*constant, mapping));
   for (Operation *op : group)
-    builder.clone(*op, mapping)->removeAttr(graph::kDeviceAttrName);
+    dropWhere(builder.clone(*op, mapping));
   sched::YieldOp::create(builder, root->getLoc(),
                          mapping.lookup(root->getResult(0)));
   root->getResult(0).replaceAllUsesWith(fused.getResult());
@@ -169,8 +182,7 @@ void fuseReduction(Operation *reduce, sched::FusedOp producer) {
   auto fused = sched::FusedReduceOp::create(builder, reduce->getLoc(),
                                             reduce->getResult(0).getType(),
                                             producer.getInputs());
-  if (Attribute device = reduce->getAttr(graph::kDeviceAttrName))
-    fused->setAttr(graph::kDeviceAttrName, device);
+  moveWhere(reduce, fused);
   Block *body = builder.createBlock(&fused.getBody());
   IRMapping mapping;
   for (BlockArgument argument : producer.getBody().getArguments())
@@ -181,7 +193,7 @@ void fuseReduction(Operation *reduce, sched::FusedOp producer) {
   auto yield = cast<sched::YieldOp>(producer.getBody().front().getTerminator());
   mapping.map(producer.getResult(), mapping.lookup(yield.getValue()));
   Operation *inner = builder.clone(*reduce, mapping);
-  inner->removeAttr(graph::kDeviceAttrName);
+  dropWhere(inner);
   sched::YieldOp::create(builder, reduce->getLoc(), inner->getResult(0));
   reduce->getResult(0).replaceAllUsesWith(fused.getResult());
   reduce->erase();

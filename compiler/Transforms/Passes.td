@@ -293,6 +293,60 @@ def AllReduceGradientsPass : Pass<"modelc-all-reduce-gradients",
   ];
 }
 
+def ShardOptimizerStatePass : Pass<"modelc-shard-optimizer-state",
+                                   "::mlir::ModuleOp"> {
+  let summary = "ZeRO stage 1 across the ranks of a distributed run: each "
+                "parameter's optimizer state and update on one rank.";
+  let description = [{
+    `modelc --train --distributed --shard-optimizer-state`, after
+    modelc-build-optimizer. The parameters (`graph.parameters` of
+    `gradients`), largest first, get shard indices 0, 1, 2, ...; at run
+    time rank `shard mod ranks` owns a shard, so consecutive sizes go to
+    different ranks whatever their number (one model.so runs on any
+    number of ranks, as a `--distributed` build does).
+
+    In `train_step`, every op whose results serve only the update of one
+    parameter `p` (its value, and the optimizer state only that update
+    reads) gets `graph.shard` = p's shard: only the owner runs it. The
+    state weights only those ops read get `shard` too, so the runtime
+    allocates them on the owner alone: each rank keeps about 1/ranks of
+    the momentum or Adam's moments (and of `--accumulate`'s gradient sums).
+    The new value of `p` goes through `graph.owner_broadcast` from the
+    owner before the `graph.assign` every rank runs. What more than one
+    parameter's update reads (the step count, Adam's bias corrections,
+    `--clip-grad-norm`'s norm, `--accumulate`'s micro-step) and every
+    collective run on every rank. The gradients are still summed whole
+    (graph.all_reduce: each rank needs the sum of the shards it owns, and
+    the buckets mix shards); the results are bit for bit those without
+    the pass: the owner computes the update as every rank did.
+
+    Before (SGD with momentum, one parameter):
+    ```mlir
+    %buf = graph.weight_ref @"w.momentum_buffer" : tensor<4xf32>
+    %m = graph.mul %buf, %beta : tensor<4xf32>, tensor<f32>
+    %nb = graph.add %m, %g : tensor<4xf32>, tensor<4xf32>
+    graph.assign @"w.momentum_buffer", %nb : tensor<4xf32>
+    %d = graph.mul %nb, %lr : tensor<4xf32>, tensor<f32>
+    %new = graph.sub %w, %d : tensor<4xf32>, tensor<4xf32>
+    graph.assign @w, %new : tensor<4xf32>
+    ```
+    After:
+    ```mlir
+    graph.weight @"w.momentum_buffer" {frozen, shard = 0 : i64, writable, zeros} : tensor<4xf32>
+    ...
+    %buf = graph.weight_ref @"w.momentum_buffer" {graph.shard = 0 : i64} : tensor<4xf32>
+    %m = graph.mul %buf, %beta {graph.shard = 0 : i64} : tensor<4xf32>, tensor<f32>
+    %nb = graph.add %m, %g {graph.shard = 0 : i64} : tensor<4xf32>, tensor<4xf32>
+    graph.assign @"w.momentum_buffer", %nb {graph.shard = 0 : i64} : tensor<4xf32>
+    %d = graph.mul %nb, %lr {graph.shard = 0 : i64} : tensor<4xf32>, tensor<f32>
+    %new = graph.sub %w, %d {graph.shard = 0 : i64} : tensor<4xf32>, tensor<4xf32>
+    %b = graph.owner_broadcast %new {shard = 0 : i64} : tensor<4xf32>
+    graph.assign @w, %b : tensor<4xf32>
+    ```
+    Errors: a module without `train_step` or without `graph.parameters`.
+  }];
+}
+
 def RecomputePass : Pass<"modelc-recompute", "::mlir::ModuleOp"> {
   let summary = "Recomputes cheap forward ops in the backward instead of "
                 "keeping their results.";

@@ -12,6 +12,7 @@
 
 #include <omp.h>
 
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <utility>
@@ -330,6 +331,29 @@ int allReduceWait(modelc_run_ctx *ctx, uint32_t slot) {
   return waitForSum(run, slot) ? 0 : 1;
 }
 
+int ownerBroadcast(modelc_run_ctx *ctx, const void *src, void *dst,
+                   uint64_t bytes, uint32_t shard, const char *what) {
+  RunState &run = runOf(ctx);
+  Communicator *comm = run.impl->comm.get();
+  int size = comm ? comm->size() : 1;
+  int root = static_cast<int>(shard % static_cast<uint32_t>(size));
+  int rank = comm ? comm->rank() : 0;
+  // The owner's value goes out from dst (src may be its own buffer).
+  if (rank == root && src != dst)
+    std::memmove(dst, src, bytes);
+  if (size == 1)
+    return 0;
+  std::string error;
+  if (bytes <= static_cast<uint64_t>(INT64_MAX) &&
+      comm->broadcast(dst, static_cast<int64_t>(bytes), root,
+                      run.impl->collectiveTimeout, error))
+    return 0;
+  run.reportError(std::string(what ? what : "graph.owner_broadcast") +
+                  " (from rank " + std::to_string(root) +
+                  "): " + (error.empty() ? "too many bytes" : error));
+  return 1;
+}
+
 void replicaAllReduce(modelc_run_ctx *ctx, uint32_t group, uint32_t member,
                       uint32_t members, const uint32_t *memberDevices,
                       const float *src, float *dst, int64_t count,
@@ -375,6 +399,7 @@ modelc_runtime_api runtimeApi() {
   api.conv = conv;
   api.all_reduce_start = allReduceStart;
   api.all_reduce_wait = allReduceWait;
+  api.owner_broadcast = ownerBroadcast;
   return api;
 }
 

@@ -181,12 +181,12 @@ bool Communicator::allReduce(const float *src, float *dst, int64_t count,
   return wait(startAllReduce(src, dst, count, timeoutSeconds, nullptr), error);
 }
 
-bool Communicator::broadcast(void *data, int64_t bytes, double timeoutSeconds,
-                             std::string &error) {
+bool Communicator::broadcast(void *data, int64_t bytes, int root,
+                             double timeoutSeconds, std::string &error) {
   return wait(enqueue([=, this](std::string &why) {
                 char text[512] = "";
-                if (plugin_->broadcast(comm_, data, bytes, timeoutSeconds, text,
-                                       sizeof text) == 0)
+                if (plugin_->broadcast(comm_, data, bytes, root, timeoutSeconds,
+                                       text, sizeof text) == 0)
                   return true;
                 why = text;
                 return false;

@@ -43,8 +43,8 @@ public:
   /// after every collective started before it.
   bool allReduce(const float *src, float *dst, int64_t count,
                  double timeoutSeconds, std::string &error);
-  /// data of rank 0 on every rank; as allReduce.
-  bool broadcast(void *data, int64_t bytes, double timeoutSeconds,
+  /// data of rank `root` on every rank; as allReduce.
+  bool broadcast(void *data, int64_t bytes, int root, double timeoutSeconds,
                  std::string &error);
   /// Starts allReduce(src, dst, count) on the process's communication
   /// thread, after every collective started before it, and returns at once

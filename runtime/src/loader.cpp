@@ -269,6 +269,25 @@ DescriptorInfo checkDescriptor(const modelc_model_desc &desc,
                          : std::string("its shape has a negative or "
                                        "overflowing size")));
   }
+  // Sharded optimizer state: writable weights that start as zeros (the
+  // ranks that do not own them never hold them), on a plan of one device.
+  bool sharded = false;
+  for (uint32_t i = 0; desc.weight_shards && i < desc.num_weights; ++i) {
+    if (desc.weight_shards[i] < -1)
+      throw Error(where + ": weight '" + desc.weights[i].name +
+                  "' has a malformed shard (" +
+                  std::to_string(desc.weight_shards[i]) + ")");
+    if (desc.weight_shards[i] >= 0) {
+      sharded = true;
+      if (!desc.weight_flags ||
+          (desc.weight_flags[i] &
+           (MODELC_WEIGHT_WRITABLE | MODELC_WEIGHT_ZEROS)) !=
+              (MODELC_WEIGHT_WRITABLE | MODELC_WEIGHT_ZEROS))
+        throw Error(where + ": weight '" + desc.weights[i].name +
+                    "' is sharded over the ranks but is not optimizer state "
+                    "(writable, starting as zeros)");
+    }
+  }
   if ((desc.gpu_image && !desc.gpu_image_size) ||
       (desc.num_kernels && (!desc.kernel_names || !desc.gpu_image)))
     throw Error(where + ": malformed GPU code table");
@@ -285,6 +304,10 @@ DescriptorInfo checkDescriptor(const modelc_model_desc &desc,
       if (!p.run[e])
         throw Error(where + ": plan '" + p.name + "' lacks entry point '" +
                     info.entries[e].name + "'");
+    if (sharded && p.num_devices != 1)
+      throw Error(where + ": plan '" + std::string(p.name) +
+                  "' has several devices and the model shards optimizer "
+                  "state over the ranks (a plan of one device only)");
     if (p.num_trace_points && !p.trace_points)
       throw Error(where + ": plan '" + std::string(p.name) +
                   "' has trace points but no table of them");

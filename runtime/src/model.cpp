@@ -150,7 +150,8 @@ void setUpDevices(Model::Impl &impl) {
         resident |= p->weight_devices
                         ? p->weight_devices[d * numWeights + w] != 0
                         : d == 0;
-      if (resident)
+      // Another rank's shard of the optimizer state is nowhere here.
+      if (resident && impl.weights.pointers[w])
         device.makeResident(w, impl.weights.pointers[w], impl.desc->weights[w]);
     }
     impl.deviceWeightTables.push_back(device.weights());
@@ -178,6 +179,11 @@ void joinRun(Model::Impl &impl, const LoadOptions &options,
                 "train each rank on its own");
   impl.comm = detail::Communicator::join(options.distributed);
   impl.collectiveTimeout = options.collective_timeout_s;
+}
+
+/// After joinRun and the devices' set-up: checks with every rank that all
+/// loaded the same model and plan.
+void checkRanksAgree(Model::Impl &impl, const std::string &where) {
   if (impl.comm->size() == 1)
     return;
   // The check's collectives, like a run's, go between runs: every rank
@@ -190,7 +196,8 @@ void joinRun(Model::Impl &impl, const LoadOptions &options,
   uint64_t first[4];
   std::memcpy(first, mine, sizeof mine);
   std::string error;
-  if (!impl.comm->broadcast(first, sizeof first, impl.collectiveTimeout, error))
+  if (!impl.comm->broadcast(first, sizeof first, 0, impl.collectiveTimeout,
+                            error))
     throw Error(where + ": distributed run: " + error);
   // Every rank learns whether any differs (a sum of 0/1 flags).
   float differs = std::memcmp(first, mine, sizeof mine) != 0 ? 1.0f : 0.0f;
@@ -284,7 +291,13 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
 
   detail::bindWeights(impl->weights, *impl->desc, impl->seal, path,
                       options.weights);
-  detail::makeWritableCopies(impl->weights, *impl->desc);
+  // A distributed run joins before the weights are copied: a rank holds
+  // only its own shards of sharded optimizer state.
+  if (!options.distributed.empty())
+    joinRun(*impl, options, where);
+  detail::makeWritableCopies(impl->weights, *impl->desc,
+                             impl->comm ? impl->comm->rank() : 0,
+                             impl->comm ? impl->comm->size() : 1);
   impl->numThreads =
       options.num_threads > 0 ? options.num_threads : defaultThreads();
   impl->api = detail::runtimeApi();
@@ -306,8 +319,8 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
     return model;
   }
 
-  if (!options.distributed.empty())
-    joinRun(*impl, options, where);
+  if (impl->comm)
+    checkRanksAgree(*impl, where);
   Model model;
   model.impl_ = std::move(impl);
   return model;
@@ -317,6 +330,30 @@ std::string Model::replica_sums() const {
   if (impl_->nccl && !impl_->nccl->usable())
     return "host memory (NCCL aborted: " + impl_->nccl->aborted() + ")";
   return impl_->replicaSums;
+}
+
+std::string Model::state_shards() const {
+  const modelc_model_desc &desc = *impl_->desc;
+  uint32_t shards = 0, held = 0;
+  uint64_t bytes = 0, heldBytes = 0;
+  for (uint32_t w = 0; w < desc.num_weights; ++w) {
+    if (detail::weightShard(desc, w) < 0)
+      continue;
+    ++shards;
+    bytes += desc.weights[w].nbytes;
+    if (impl_->weights.pointers[w]) {
+      ++held;
+      heldBytes += desc.weights[w].nbytes;
+    }
+  }
+  if (!shards)
+    return "";
+  int size = world_size();
+  return "sharded over " + std::to_string(size) + " rank" +
+         (size == 1 ? "" : "s") + ": rank " + std::to_string(rank()) +
+         " holds " + std::to_string(held) + " of " + std::to_string(shards) +
+         " shards, " + std::to_string(heldBytes) + " of " +
+         std::to_string(bytes) + " bytes";
 }
 
 int Model::rank() const { return impl_->comm ? impl_->comm->rank() : 0; }
@@ -440,8 +477,16 @@ std::vector<std::string> Model::weight_names() const {
 Tensor Model::weight(const std::string &name) const {
   for (uint32_t i = 0; i < impl_->desc->num_weights; ++i) {
     const modelc_weight_desc &w = impl_->desc->weights[i];
-    if (name == w.name)
-      return detail::weightTensor(w, impl_->weights.pointers[i]);
+    if (name != w.name)
+      continue;
+    if (!impl_->weights.pointers[i])
+      throw Error(
+          "model '" + impl_->path + "': weight '" + name +
+          "' is optimizer state that rank " +
+          std::to_string(detail::weightShard(*impl_->desc, i) % world_size()) +
+          " holds (sharded over the ranks), not this one; "
+          "save_weights gathers it");
+    return detail::weightTensor(w, impl_->weights.pointers[i]);
   }
   throw Error("model '" + impl_->path + "' has no weight '" + name + "'");
 }
@@ -672,6 +717,7 @@ void Model::run_into(const std::string &entry,
   ctx.arenas = resources->arenaPointers.data();
   ctx.device_weights = impl.deviceWeightTables.data();
   ctx.rank = impl.comm ? impl.comm->rank() : 0;
+  ctx.world_size = impl.comm ? impl.comm->size() : 1;
   // Every member of a replica group sums the same way within a run: NCCL
   // unless an earlier run's NCCL call failed and aborted it.
   state.nccl = impl.nccl && impl.nccl->usable() ? impl.nccl.get() : nullptr;

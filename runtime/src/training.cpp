@@ -3,6 +3,7 @@
 // state, MODELC_WEIGHT_WRITABLE), and checkpoints: save_weights and
 // load_weights in safetensors under the weights' own (PyTorch) names.
 #include "training.hpp"
+#include "comm.hpp"
 #include "model_impl.hpp"
 #include "safetensors.hpp"
 
@@ -71,10 +72,17 @@ void releaseCopiedPages(const modelc_model_desc &desc) {
 
 namespace detail {
 
-void makeWritableCopies(HostWeights &weights, const modelc_model_desc &desc) {
+void makeWritableCopies(HostWeights &weights, const modelc_model_desc &desc,
+                        int rank, int size) {
   for (uint32_t w = 0; w < desc.num_weights; ++w) {
     if (!writable(desc, w))
       continue;
+    if (!holdsWeight(desc, w, rank, size)) {
+      // Another rank's shard of the optimizer state: this rank never
+      // touches it (generated code guards every op that does).
+      weights.pointers[w] = nullptr;
+      continue;
+    }
     const modelc_weight_desc &d = desc.weights[w];
     std::vector<int64_t> shape(d.shape, d.shape + d.rank);
     if (!weights.pointers[w] && startsAsZeros(desc, w)) {
@@ -94,7 +102,40 @@ void makeWritableCopies(HostWeights &weights, const modelc_model_desc &desc) {
 void Model::save_weights(const std::string &path) const {
   const Impl &impl = *impl_;
   std::string what = "save_weights('" + path + "')";
+  // A distributed run: rank 0 writes the file. Optimizer state sharded
+  // over the ranks comes to it from each shard's owner first, so every
+  // rank takes part (in the same order, between runs).
+  detail::Communicator *comm =
+      impl.comm && impl.comm->size() > 1 ? impl.comm.get() : nullptr;
+  bool sharded = false;
+  for (uint32_t w = 0; w < impl.desc->num_weights; ++w)
+    sharded |= detail::weightShard(*impl.desc, w) >= 0;
+  std::unique_lock<std::mutex> collectives;
+  if (comm && sharded)
+    collectives = std::unique_lock<std::mutex>(comm->runs());
   std::lock_guard<std::mutex> lock(impl.weightMutex);
+  std::vector<std::vector<unsigned char>> gathered;
+  std::map<uint32_t, const void *> fromOwners;
+  if (comm && sharded)
+    for (uint32_t w = 0; w < impl.desc->num_weights; ++w) {
+      int32_t shard = detail::weightShard(*impl.desc, w);
+      if (shard < 0)
+        continue;
+      const modelc_weight_desc &d = impl.desc->weights[w];
+      void *data = const_cast<void *>(impl.weights.pointers[w]);
+      if (!data) {
+        gathered.emplace_back(d.nbytes);
+        data = gathered.back().data();
+      }
+      std::string error;
+      if (!comm->broadcast(data, static_cast<int64_t>(d.nbytes),
+                           shard % comm->size(), impl.collectiveTimeout, error))
+        throw Error(what + ": gathering '" + d.name + "' from rank " +
+                    std::to_string(shard % comm->size()) + ": " + error);
+      fromOwners[w] = data;
+    }
+  if (comm && comm->rank() != 0)
+    return;
   struct Item {
     const modelc_weight_desc *desc;
     const void *data;
@@ -105,6 +146,10 @@ void Model::save_weights(const std::string &path) const {
   for (uint32_t w = 0; w < impl.desc->num_weights; ++w) {
     const modelc_weight_desc &d = impl.desc->weights[w];
     auto [device, data] = residentCopy(impl, w);
+    if (auto owner = fromOwners.find(w); owner != fromOwners.end()) {
+      items[d.name] = {&d, owner->second};
+      continue;
+    }
     if (device && !device->hostAddressable()) {
       readBack.emplace_back(d.nbytes);
       device->readResident(readBack.back().data(), data, d.nbytes);

@@ -9,8 +9,10 @@ namespace modelc::detail {
 
 /// Gives every weight the model writes (MODELC_WEIGHT_WRITABLE) a copy of
 /// its own in `weights`, so runs write the model's memory, never the
-/// mapped model.so or weights file.
-void makeWritableCopies(HostWeights &weights, const modelc_model_desc &desc);
+/// mapped model.so or weights file. Sharded optimizer state that rank
+/// `rank` of `size` does not own gets none (its pointer is null).
+void makeWritableCopies(HostWeights &weights, const modelc_model_desc &desc,
+                        int rank, int size);
 
 } // namespace modelc::detail
 

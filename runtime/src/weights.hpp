@@ -41,6 +41,20 @@ inline bool startsAsZeros(const modelc_model_desc &desc, uint32_t w) {
          (desc.weight_flags[w] & MODELC_WEIGHT_ZEROS);
 }
 
+/// The shard of optimizer state that weight `w` is (ABI 16), -1 when every
+/// rank holds it.
+inline int32_t weightShard(const modelc_model_desc &desc, uint32_t w) {
+  return desc.weight_shards ? desc.weight_shards[w] : -1;
+}
+
+/// Whether rank `rank` of a run of `size` ranks holds weight `w`: every
+/// rank but for sharded optimizer state, which its owner alone holds.
+inline bool holdsWeight(const modelc_model_desc &desc, uint32_t w, int rank,
+                        int size) {
+  int32_t shard = weightShard(desc, w);
+  return shard < 0 || shard % size == rank;
+}
+
 } // namespace modelc::detail
 
 #endif // MODELC_RUNTIME_WEIGHTS_HPP

@@ -882,12 +882,14 @@ int trainSteps(const Options &o, modelc::Model &model,
     }
   }
   std::fflush(stdout);
+  // Every rank takes part (optimizer state sharded over the ranks comes
+  // to rank 0 from its owners); rank 0 writes.
+  if (!o.saveWeights.empty())
+    model.save_weights(o.saveWeights);
   if (o.rank != 0)
     return 0;
   for (const auto &[name, path] : o.outputs)
     modelc::write_npy(path, outputs[outputIndex(entry, name)]);
-  if (!o.saveWeights.empty())
-    model.save_weights(o.saveWeights);
   return compareWithFiles(o, model, entry, outputs) ? 0 : 1;
 }
 
@@ -910,6 +912,8 @@ void printInfo(const Options &o, const modelc::Model &model) {
     std::printf("note: %s\n", model.plan_note().c_str());
   if (!model.replica_sums().empty())
     std::printf("replica sums: %s\n", model.replica_sums().c_str());
+  if (!model.state_shards().empty())
+    std::printf("optimizer state: %s\n", model.state_shards().c_str());
   std::string planList;
   for (const std::string &p : model.plans())
     planList += (planList.empty() ? "" : ", ") + p;

@@ -397,9 +397,23 @@ FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
                   "cannot be split into replicas; build the loss with "
                   "--loss=KIND on the 'forward' entry point");
   }
-  if (training.shardOptimizerState && !training.replicas)
+  if (training.shardOptimizerState && !training.replicas &&
+      !training.distributed)
     return fail("--shard-optimizer-state splits the optimizer state over the "
-                "replicas of a data-parallel build: add --data-parallel");
+                "replicas of a data-parallel build or the ranks of a "
+                "distributed one: add --data-parallel or --distributed");
+  if (training.shardOptimizerState && !training.replicas)
+    for (const std::string &name : chooseTargets(options, false)) {
+      std::string error;
+      std::optional<modelc::TargetDescription> t =
+          modelc::loadTarget(name, error);
+      if (!t)
+        return fail(error);
+      if (t->devices.size() != 1 || !t->devices.front().isHost())
+        return fail("--distributed --shard-optimizer-state on target '" + name +
+                    "' is not supported yet: the state is sharded over the "
+                    "ranks on the CPU plan alone (--target=cpu)");
+    }
   if (options.precision != "f32")
     return fail("--train with --precision=" + options.precision +
                 " is not supported yet: training keeps f32 parameters");

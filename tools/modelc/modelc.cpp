@@ -306,9 +306,10 @@ cl::opt<bool> syncBatchnorm(
     cl::init(false), cl::cat(trainingCategory));
 cl::opt<bool> shardOptimizerState(
     "shard-optimizer-state",
-    cl::desc("With --data-parallel: ZeRO stage 1, each parameter's "
-             "optimizer state and update on one replica's device, the new "
-             "value copied to the others (less memory per device)"),
+    cl::desc("ZeRO stage 1, each parameter's optimizer state and update "
+             "in one place, the new value copied to the others (less "
+             "memory each): with --data-parallel on one replica's device; "
+             "with --distributed alone on one rank (the CPU plan)"),
     cl::init(false), cl::cat(trainingCategory));
 cl::opt<bool> recompute(
     "recompute",

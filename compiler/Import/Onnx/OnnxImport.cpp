@@ -292,7 +292,9 @@ Value Importer::weightOf(const onnx::TensorProto &tensor,
   Location loc = NameLoc::get(
       StringAttr::get(&context, path + ":initializer '" + tensor.name() + "'"));
   graph::WeightOp::create(builder, loc, tensor.name(), type,
-                          /*source_dtype=*/TypeAttr());
+                          /*source_dtype=*/TypeAttr(), /*frozen=*/false,
+                          /*zeros=*/false, /*writable=*/false,
+                          /*shard=*/IntegerAttr());
   weights.push_back(std::move(data));
   // The reference sits at the top of the entry block: every node may use it.
   auto function = *module.getOps<func::FuncOp>().begin();

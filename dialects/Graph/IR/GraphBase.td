@@ -31,7 +31,12 @@ def Graph_Dialect : Dialect {
     /// An entry point argument's default value (a dense constant of the
     /// argument's type): a run may leave the input out (train_step's `lr`).
     static constexpr ::llvm::StringLiteral kDefaultAttrName = "graph.default";
+    /// On an op of a training step (modelc-shard-optimizer-state): only the
+    /// rank that owns this shard of the optimizer state (the value mod the
+    /// number of ranks) runs the op; its results are not defined elsewhere.
+    static constexpr ::llvm::StringLiteral kShardAttrName = "graph.shard";
   }];
+  let hasOperationAttrVerify = 1;
 }
 
 //===----------------------------------------------------------------------===//

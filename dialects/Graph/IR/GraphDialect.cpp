@@ -27,6 +27,24 @@ Operation *GraphDialect::materializeConstant(OpBuilder &builder,
   return ConstantOp::create(builder, loc, elements);
 }
 
+LogicalResult GraphDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attribute) {
+  if (attribute.getName() != kShardAttrName)
+    return success();
+  auto shard = dyn_cast<IntegerAttr>(attribute.getValue());
+  if (!shard || !shard.getType().isInteger(64) || shard.getInt() < 0)
+    return op->emitOpError("'")
+           << kShardAttrName << "' must be a non-negative i64 (a shard index)";
+  // Collectives run on every rank; declarations and functions are not
+  // steps' ops.
+  if (isa<WeightOp, OwnerBroadcastOp, AllReduceOp, FunctionOpInterface>(op) ||
+      op->hasTrait<OpTrait::IsTerminator>())
+    return op->emitOpError("'")
+           << kShardAttrName
+           << "' guards an op of a training step; this op cannot be guarded";
+  return success();
+}
+
 LogicalResult GraphDialect::verifyRegionArgAttribute(Operation *op,
                                                      unsigned regionIndex,
                                                      unsigned argIndex,

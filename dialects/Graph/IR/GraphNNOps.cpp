@@ -563,6 +563,8 @@ double GatherGradOp::getFlops() { return elementCount(getGrad()); }
 double AllReduceOp::getFlops() {
   return static_cast<double>(elementCount(getResult()));
 }
+// A copy of the owner's value (the backend's broadcast): no arithmetic.
+double OwnerBroadcastOp::getFlops() { return 0.0; }
 // The host's sum, one add per element and member after the first (NCCL's
 // ring does as many).
 double ReplicaAllReduceOp::getFlops() {

@@ -157,6 +157,24 @@ LogicalResult WeightOp::verify() {
              << getSymName() << "' is rounded from " << *source << " to "
              << element << "; only f32 rounds, to f16 or bf16";
   }
+  if (IntegerAttr shard = getShardAttr()) {
+    if (shard.getInt() < 0)
+      return emitOpError("weight '")
+             << getSymName() << "' has shard " << shard.getInt()
+             << "; expected a non-negative shard index";
+    if (!getWritable() || !getZeros())
+      return emitOpError("weight '")
+             << getSymName()
+             << "' has a shard but is not writable optimizer state "
+                "(writable, zeros)";
+  }
+  return success();
+}
+
+LogicalResult OwnerBroadcastOp::verify() {
+  if (getShardAttr().getInt() < 0)
+    return emitOpError("shard ") << getShardAttr().getInt()
+                                 << ": expected a non-negative shard index";
   return success();
 }
 

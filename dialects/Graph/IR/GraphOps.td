@@ -33,11 +33,16 @@ def Graph_WeightOp : Op<Graph_Dialect, "weight",
     the one device that holds it, and no pass treats it as a constant. `frozen` keeps a weight out of the
     parameters modelc-differentiate takes gradients for. `zeros`: the
     weight starts as zeros when the model's weights do not hold it (the
-    optimizer's state, made by modelc-build-optimizer).
+    optimizer's state, made by modelc-build-optimizer). `shard` (set by
+    modelc-shard-optimizer-state on optimizer state): only the rank that
+    owns shard `shard` of a distributed run (`shard` mod the number of
+    ranks) holds the weight; the ops that read or write it carry
+    `graph.shard` with the same value (docs/training.md, ZeRO-1).
 
     Verifier: the type is a statically shaped tensor of a supported element
     type; the name is unique in the module; with `from`, the declared type
-    is f16 or bf16 and `from` is f32.
+    is f16 or bf16 and `from` is f32; `shard` is non-negative, on a
+    `writable` `zeros` weight.
 
     ```mlir
     graph.weight @fc1.weight : tensor<1024x784xf32>
@@ -46,7 +51,8 @@ def Graph_WeightOp : Op<Graph_Dialect, "weight",
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttr:$type,
                        OptionalAttr<TypeAttr>:$source_dtype,
-                       UnitAttr:$frozen, UnitAttr:$zeros, UnitAttr:$writable);
+                       UnitAttr:$frozen, UnitAttr:$zeros, UnitAttr:$writable,
+                       OptionalAttr<I64Attr>:$shard);
   let assemblyFormat = "$sym_name attr-dict `:` $type (`from` $source_dtype^)?";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -354,6 +360,36 @@ def Graph_AllReduceOp : Graph_Op<"all_reduce", [Graph_OwnGradient,
   let arguments = (ins TensorOf<[F32]>:$input);
   let results = (outs TensorOf<[F32]>:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Graph_OwnerBroadcastOp : Graph_Op<"owner_broadcast", [Graph_OwnCost,
+    AllTypesMatch<["input", "result"]>, MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "The value one rank of a distributed run computed, on every "
+                "rank.";
+  let description = [{
+    ZeRO stage 1 across processes (`modelc --train --distributed
+    --shard-optimizer-state`): the result on every rank is `input` as the
+    rank that owns shard `shard` computed it, that rank being `shard` mod
+    the number of ranks (the backend's broadcast from that rank); the other
+    ranks' `input` is not read (their ops guarded by `graph.shard` did not
+    compute it). A run of one rank gives the input itself.
+    modelc-shard-optimizer-state inserts it between a parameter's update,
+    computed by its owner alone, and the `graph.assign` that writes the new
+    value on every rank. Like `graph.all_reduce` it runs on the host and
+    has side effects (every rank meets the same broadcasts in the same
+    order); it has no gradient (it is made after differentiation).
+
+    Verifier: `shard` is non-negative.
+
+    ```mlir
+    %new = graph.owner_broadcast %update {shard = 1 : i64} : tensor<32x20xf32>
+    graph.assign @"0.weight", %new : tensor<32x20xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, I64Attr:$shard);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
 }
 
 def Graph_ReplicaAllReduceOp : Graph_Op<"replica_all_reduce", [Graph_OwnCost,

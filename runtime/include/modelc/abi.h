@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 15u
+#define MODELC_ABI_VERSION 16u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -315,6 +315,13 @@ typedef struct modelc_runtime_api {
   /* (ABI 15) sched.all_reduce_wait: returns once the sum started in
    * `slot` is done; nonzero after report_error when it failed. */
   int (*all_reduce_wait)(struct modelc_run_ctx *ctx, uint32_t slot);
+  /* (ABI 16) graph.owner_broadcast (modelc --shard-optimizer-state across
+   * ranks): dst[0..bytes) on every rank = src[0..bytes) of the rank that
+   * owns shard `shard` (shard % world_size); src is read on that rank only
+   * (a copy with one rank). In the process's order of collectives, as
+   * all_reduce. Returns nonzero after report_error. */
+  int (*owner_broadcast)(struct modelc_run_ctx *ctx, const void *src, void *dst,
+                         uint64_t bytes, uint32_t shard, const char *what);
 } modelc_runtime_api;
 
 /* Tracing (ABI 6). Generated code calls ctx->trace, when it is not NULL,
@@ -354,6 +361,9 @@ typedef struct modelc_run_ctx {
   /* ABI 11: per dynamic dimension (modelc_model_desc::dims), its size in
    * this run; NULL when the model has none. */
   const int64_t *dims;
+  /* ABI 16: the number of ranks of a distributed run (1 otherwise): an op
+   * guarded by graph.shard = k runs where rank == k % world_size. */
+  int64_t world_size;
 } modelc_run_ctx;
 
 /* Returns 0 on success, nonzero after report_error. */
@@ -439,6 +449,11 @@ typedef struct modelc_model_desc {
   /* ABI 11: the dynamic dimensions (NULL/0: every shape is static). */
   uint32_t num_dims;
   const modelc_dim_desc *dims;
+  /* ABI 16: per weight, -1, or the shard of optimizer state it is
+   * (modelc --distributed --shard-optimizer-state): only rank
+   * shard % world_size holds it (a writable weight that starts as zeros);
+   * NULL: none. */
+  const int32_t *weight_shards;
 } modelc_model_desc;
 
 /* model_flags: entry points run graph.all_reduce (a model built with

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define MODELC_COMM_PLUGIN_VERSION 1u
+#define MODELC_COMM_PLUGIN_VERSION 2u
 
 typedef struct modelc_comm modelc_comm; /* one process's place in a run */
 
@@ -38,8 +38,8 @@ typedef struct modelc_comm_plugin {
   int (*all_reduce_f32)(modelc_comm *comm, const float *src, float *dst,
                         int64_t count, double timeout_s, char *err,
                         size_t err_size);
-  /* data[0..bytes) of rank 0 on every rank. */
-  int (*broadcast)(modelc_comm *comm, void *data, int64_t bytes,
+  /* data[0..bytes) of rank `root` on every rank (version 2: the root). */
+  int (*broadcast)(modelc_comm *comm, void *data, int64_t bytes, int root,
                    double timeout_s, char *err, size_t err_size);
   /* Ends every rank of the run now (after an error that leaves the others
    * waiting), with `code` as the exit status. */

@@ -311,13 +311,23 @@ public:
   std::string compute_precision() const;
   /// Writes every weight as the model holds it now (parameters and
   /// optimizer state after the steps run so far) to a safetensors file
-  /// under the weights' names. Not while a run is in progress.
+  /// under the weights' names. Not while a run is in progress. In a
+  /// distributed run rank 0 writes the file; with optimizer state sharded
+  /// over the ranks (modelc --distributed --shard-optimizer-state) it is a
+  /// collective: every rank calls it, and the state comes to rank 0 from
+  /// its owners.
   void save_weights(const std::string &path) const;
   /// Reads a safetensors file of save_weights into the model's writable
   /// weights; a weight the model does not write must equal the model's
   /// own. Checked whole first: on an Error nothing changed. Not while a
   /// run is in progress.
   void load_weights(const std::string &path);
+
+  /// Optimizer state sharded over the ranks (modelc --distributed
+  /// --shard-optimizer-state): what this rank holds, e.g. "sharded over 2
+  /// ranks: rank 1 holds 2 of 4 shards, 660 of 3348 bytes"; "" for a
+  /// model without.
+  std::string state_shards() const;
 
   /// This process's rank in the distributed run, and the number of ranks
   /// (0 and 1 without LoadOptions::distributed).

@@ -159,7 +159,7 @@ static int allReduce(modelc_comm *comm, const float *src, float *dst,
   return 0;
 }
 
-static int broadcast(modelc_comm *comm, void *data, int64_t bytes,
+static int broadcast(modelc_comm *comm, void *data, int64_t bytes, int root,
                      double timeout_s, char *err, size_t err_size) {
   if (bytes > 0x7fffffff) {
     say(err, err_size, "broadcast of %lld bytes: at most 2 GiB",
@@ -167,7 +167,7 @@ static int broadcast(modelc_comm *comm, void *data, int64_t bytes,
     return 1;
   }
   arm(comm, "broadcast", timeout_s);
-  int code = MPI_Bcast(data, (int)bytes, MPI_BYTE, 0, comm->world);
+  int code = MPI_Bcast(data, (int)bytes, MPI_BYTE, root, comm->world);
   disarm(comm);
   if (code != MPI_SUCCESS)
     return failed(comm, code, "broadcast", err, err_size);

@@ -1,0 +1,267 @@
+//===- ShardOptimizerState.cpp - ZeRO stage 1 across ranks ----------------===//
+//
+// Each parameter's update, and the optimizer state only it reads, runs on
+// one rank of a distributed run (graph.shard on the ops, `shard` on the
+// state's graph.weight); graph.owner_broadcast hands the new value to every
+// rank before its graph.assign.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace modelc {
+#define GEN_PASS_DEF_SHARDOPTIMIZERSTATEPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace modelc
+
+using namespace mlir;
+using namespace modelc;
+using namespace modelc::graph;
+
+namespace {
+
+/// Which rank's work a value is: none yet (its readers are writes of state
+/// not yet decided), one shard's, or every rank's.
+struct Tag {
+  enum Kind { None, Shard, All } kind = None;
+  int64_t shard = 0;
+
+  static Tag all() { return {All, 0}; }
+  static Tag of(int64_t shard) { return {Shard, shard}; }
+  bool operator==(const Tag &o) const {
+    return kind == o.kind && (kind != Shard || shard == o.shard);
+  }
+  /// The work of a value both `this` and `o` need.
+  Tag join(Tag o) const {
+    if (kind == None)
+      return o;
+    if (o.kind == None || *this == o)
+      return *this;
+    return all();
+  }
+};
+
+/// The state weight's decision: not yet made, the shard that alone reads
+/// it, or kept on every rank.
+struct StateChoice {
+  enum Kind { Unknown, Shard, Everywhere } kind = Unknown;
+  int64_t shard = 0;
+};
+
+struct ShardOptimizerStatePass
+    : modelc::impl::ShardOptimizerStatePassBase<ShardOptimizerStatePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto gradients = module.lookupSymbol<func::FuncOp>("gradients");
+    auto parameters =
+        gradients ? gradients->getAttrOfType<ArrayAttr>("graph.parameters")
+                  : ArrayAttr();
+    step = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!parameters || !step || step.isExternal()) {
+      emitError(module.getLoc())
+          << "modelc-shard-optimizer-state: no entry points 'gradients' "
+             "(with graph.parameters) and 'train_step' (run "
+             "modelc-differentiate and modelc-build-optimizer first)";
+      return signalPassFailure();
+    }
+    chooseShards(module, parameters);
+    Block &body = step.getBody().front();
+    insertBroadcasts(body);
+    findCandidates(module, body);
+
+    // Tags and the state's choices depend on each other (a state's update
+    // feeds its own write): repeat until neither changes. Each round either
+    // settles or moves a weight towards "everywhere", which is final.
+    for (int round = 0;; ++round) {
+      computeTags(body);
+      if (!decideState())
+        break;
+      if (round > 2 * static_cast<int>(candidates.size()) + 4) {
+        // Not expected: keep whatever still moves on every rank.
+        for (auto &[name, choice] : candidates)
+          if (choice.kind != StateChoice::Shard)
+            choice.kind = StateChoice::Everywhere;
+        computeTags(body);
+        break;
+      }
+    }
+    apply(module, body);
+  }
+
+  /// The parameters, largest first, numbered 0, 1, ... (a stable order for
+  /// equal sizes: the order of graph.parameters).
+  void chooseShards(ModuleOp module, ArrayAttr parameters) {
+    SmallVector<std::pair<int64_t, StringAttr>> sizes;
+    for (Attribute a : parameters) {
+      StringAttr name = cast<FlatSymbolRefAttr>(a).getAttr();
+      auto weight = module.lookupSymbol<WeightOp>(name);
+      RankedTensorType type = weight.getTensorType();
+      sizes.push_back(
+          {type.getNumElements() *
+               static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8),
+           name});
+    }
+    llvm::stable_sort(sizes,
+                      [](auto &a, auto &b) { return a.first > b.first; });
+    for (auto [index, entry] : llvm::enumerate(sizes))
+      shardOf[entry.second] = static_cast<int64_t>(index);
+  }
+
+  /// A parameter's new value reaches every rank from its owner.
+  void insertBroadcasts(Block &body) {
+    for (AssignOp assign :
+         llvm::make_early_inc_range(body.getOps<AssignOp>())) {
+      auto it = shardOf.find(assign.getNameAttr().getAttr());
+      if (it == shardOf.end())
+        continue;
+      OpBuilder builder(assign);
+      auto broadcast = OwnerBroadcastOp::create(
+          builder, assign.getLoc(), assign.getValue().getType(),
+          assign.getValue(), builder.getI64IntegerAttr(it->second));
+      assign.getValueMutable().assign(broadcast.getResult());
+      broadcasts.push_back(broadcast);
+    }
+  }
+
+  /// Optimizer state that may go to one rank: writable weights that start
+  /// as zeros, are not parameters, are written in train_step and are used
+  /// nowhere else.
+  void findCandidates(ModuleOp module, Block &body) {
+    llvm::DenseSet<StringAttr> written;
+    for (AssignOp assign : body.getOps<AssignOp>())
+      written.insert(assign.getNameAttr().getAttr());
+    for (WeightOp weight : module.getOps<WeightOp>()) {
+      StringAttr name = weight.getSymNameAttr();
+      if (!weight.getWritable() || !weight.getZeros() ||
+          shardOf.contains(name) || !written.contains(name))
+        continue;
+      bool elsewhere = false;
+      if (auto uses = SymbolTable::getSymbolUses(weight, module))
+        for (const SymbolTable::SymbolUse &use : *uses)
+          elsewhere |= use.getUser()->getParentOfType<func::FuncOp>() != step;
+      if (!elsewhere)
+        candidates[name] = {};
+    }
+  }
+
+  /// What the use of a value by `user` (as operand `index`) asks of it.
+  Tag useTag(Operation *user, unsigned index) {
+    if (auto assign = dyn_cast<AssignOp>(user)) {
+      if (index != 0)
+        return {}; // `after`: orders the write, reads nothing
+      auto it = candidates.find(assign.getNameAttr().getAttr());
+      if (it == candidates.end())
+        return Tag::all();
+      switch (it->second.kind) {
+      case StateChoice::Unknown:
+        return {};
+      case StateChoice::Shard:
+        return Tag::of(it->second.shard);
+      case StateChoice::Everywhere:
+        return Tag::all();
+      }
+    }
+    if (auto broadcast = dyn_cast<OwnerBroadcastOp>(user))
+      return Tag::of(broadcast.getShardAttr().getInt());
+    return tags.lookup(user);
+  }
+
+  /// Each op's tag: the join of what its uses ask (users come later in the
+  /// block). Collectives, returns and other ops without results run on
+  /// every rank.
+  void computeTags(Block &body) {
+    tags.clear();
+    for (Operation &op : llvm::reverse(body)) {
+      Tag tag;
+      if (isa<AllReduceOp, OwnerBroadcastOp, func::ReturnOp>(op) ||
+          (op.getNumResults() == 0 && !isa<AssignOp>(op))) {
+        tag = Tag::all();
+      } else if (auto assign = dyn_cast<AssignOp>(op)) {
+        tag = useTag(&op, 0);
+      } else {
+        for (OpOperand &use : op.getUses())
+          tag = tag.join(useTag(use.getOwner(), use.getOperandNumber()));
+      }
+      tags[&op] = tag;
+    }
+  }
+
+  /// Each undecided state weight whose readers are all one shard's work
+  /// goes to that shard; one read by anything else stays everywhere.
+  /// Returns whether a choice changed.
+  bool decideState() {
+    bool changed = false;
+    for (auto &[name, choice] : candidates) {
+      if (choice.kind == StateChoice::Everywhere)
+        continue;
+      Tag readers;
+      bool anyReader = false, undecidedReader = false;
+      for (WeightRefOp ref : step.getBody().front().getOps<WeightRefOp>()) {
+        if (ref.getNameAttr().getAttr() != name)
+          continue;
+        for (OpOperand &use : ref.getResult().getUses()) {
+          Tag t = useTag(use.getOwner(), use.getOperandNumber());
+          // A read that only orders a write (`after`) reads nothing.
+          if (isa<AssignOp>(use.getOwner()) && use.getOperandNumber() != 0)
+            continue;
+          anyReader = true;
+          undecidedReader |= t.kind == Tag::None;
+          readers = readers.join(t);
+        }
+      }
+      StateChoice next;
+      if (anyReader && !undecidedReader && readers.kind == Tag::Shard)
+        next = {StateChoice::Shard, readers.shard};
+      else
+        next = {StateChoice::Everywhere, 0};
+      if (next.kind != choice.kind || next.shard != choice.shard) {
+        choice = next;
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  /// Writes the decisions down: graph.shard on each shard's ops, `shard` on
+  /// the state weights one rank holds; a broadcast of a value every rank
+  /// computes anyway goes.
+  void apply(ModuleOp module, Block &body) {
+    for (OwnerBroadcastOp broadcast : broadcasts) {
+      Operation *def = broadcast.getInput().getDefiningOp();
+      Tag t = def ? tags.lookup(def) : Tag::all();
+      if (t.kind == Tag::Shard && t.shard == broadcast.getShardAttr().getInt())
+        continue;
+      broadcast.getResult().replaceAllUsesWith(broadcast.getInput());
+      tags.erase(broadcast);
+      broadcast->erase();
+    }
+    Builder builder(module.getContext());
+    for (Operation &op : body)
+      if (Tag t = tags.lookup(&op); t.kind == Tag::Shard)
+        op.setAttr(GraphDialect::kShardAttrName,
+                   builder.getI64IntegerAttr(t.shard));
+    for (auto &[name, choice] : candidates)
+      if (choice.kind == StateChoice::Shard)
+        module.lookupSymbol<WeightOp>(name).setShardAttr(
+            builder.getI64IntegerAttr(choice.shard));
+  }
+
+  func::FuncOp step;
+  llvm::DenseMap<StringAttr, int64_t> shardOf;
+  llvm::MapVector<StringAttr, StateChoice> candidates;
+  llvm::DenseMap<Operation *, Tag> tags;
+  SmallVector<OwnerBroadcastOp> broadcasts;
+};
+
+} // namespace
