@@ -258,6 +258,25 @@ void PlaceDevicesPass::writeReport(llvm::json::Array &functions,
         summary[a.getName().getValue()] = value.getInt();
     entry["recompute"] = std::move(summary);
   }
+  // What modelc-shard-optimizer-state did: the state weights one rank
+  // holds, their bytes, and the most a rank holds at 2, 4 and 8 ranks.
+  if (auto shards =
+          function->getAttrOfType<DictionaryAttr>("graph.state_shards")) {
+    llvm::json::Object summary;
+    for (StringRef key : {"weights", "bytes"})
+      if (auto value = shards.getAs<IntegerAttr>(key))
+        summary[key] = value.getInt();
+    auto ranks = shards.getAs<ArrayAttr>("ranks");
+    auto most = shards.getAs<ArrayAttr>("most_per_rank");
+    if (ranks && most && ranks.size() == most.size()) {
+      llvm::json::Object perRank;
+      for (auto [r, m] : llvm::zip(ranks, most))
+        perRank[std::to_string(cast<IntegerAttr>(r).getInt())] =
+            cast<IntegerAttr>(m).getInt();
+      summary["most_bytes_per_rank"] = std::move(perRank);
+    }
+    entry["state_shards"] = std::move(summary);
+  }
   // What modelc-replicate did: each replica's device, and how many
   // all-reduces became sums over the replicas (on `host`, or on their own
   // devices: sums_on).

@@ -85,6 +85,23 @@ void modelc::printPlacementSummary(ModuleOp module, llvm::raw_ostream &os) {
            << "\n";
       }
     }
+    if (auto shards =
+            function->getAttrOfType<DictionaryAttr>("graph.state_shards")) {
+      auto weights = shards.getAs<IntegerAttr>("weights");
+      auto bytes = shards.getAs<IntegerAttr>("bytes");
+      auto ranks = shards.getAs<ArrayAttr>("ranks");
+      auto most = shards.getAs<ArrayAttr>("most_per_rank");
+      if (weights && bytes && ranks && most && ranks.size() == most.size()) {
+        os << "    optimizer state: " << weights.getInt()
+           << " weights sharded over the ranks ("
+           << formatBytes(bytes.getInt()) << " in all); a rank holds at most";
+        for (auto [i, r] : llvm::enumerate(ranks))
+          os << (i ? "," : "") << " "
+             << formatBytes(cast<IntegerAttr>(most[i]).getInt()) << " at "
+             << cast<IntegerAttr>(r).getInt() << " ranks";
+        os << "\n";
+      }
+    }
     if (auto recompute =
             function->getAttrOfType<DictionaryAttr>("graph.recompute")) {
       auto number = [&](StringRef key) -> uint64_t {

@@ -197,38 +197,58 @@ struct ShardOptimizerStatePass
     }
   }
 
-  /// Each undecided state weight whose readers are all one shard's work
-  /// goes to that shard; one read by anything else stays everywhere.
-  /// Returns whether a choice changed.
+  /// The join of what the ops that read state weight `name` are, and
+  /// whether some are none yet (they feed only writes of undecided state).
+  std::pair<Tag, bool> readersOf(StringAttr name) {
+    Tag readers;
+    bool undecided = false;
+    for (WeightRefOp ref : step.getBody().front().getOps<WeightRefOp>()) {
+      if (ref.getNameAttr().getAttr() != name)
+        continue;
+      for (OpOperand &use : ref.getResult().getUses()) {
+        // A read that only orders a write (`after`) reads nothing.
+        if (isa<AssignOp>(use.getOwner()) && use.getOperandNumber() != 0)
+          continue;
+        Tag t = useTag(use.getOwner(), use.getOperandNumber());
+        undecided |= t.kind == Tag::None;
+        readers = readers.join(t);
+      }
+    }
+    return {readers, undecided};
+  }
+
+  /// A state weight whose readers are one shard's work goes to that shard
+  /// (readers that feed only writes of undecided state wait: a state's
+  /// old value may feed its own write alone, as with --accumulate's
+  /// "keep the old value" select); one read by more stays everywhere.
+  /// At a fixpoint, what is still undecided, and a shard some reader no
+  /// longer serves, stays everywhere. Returns whether a choice changed.
   bool decideState() {
     bool changed = false;
-    for (auto &[name, choice] : candidates) {
-      if (choice.kind == StateChoice::Everywhere)
-        continue;
-      Tag readers;
-      bool anyReader = false, undecidedReader = false;
-      for (WeightRefOp ref : step.getBody().front().getOps<WeightRefOp>()) {
-        if (ref.getNameAttr().getAttr() != name)
-          continue;
-        for (OpOperand &use : ref.getResult().getUses()) {
-          Tag t = useTag(use.getOwner(), use.getOperandNumber());
-          // A read that only orders a write (`after`) reads nothing.
-          if (isa<AssignOp>(use.getOwner()) && use.getOperandNumber() != 0)
-            continue;
-          anyReader = true;
-          undecidedReader |= t.kind == Tag::None;
-          readers = readers.join(t);
-        }
-      }
-      StateChoice next;
-      if (anyReader && !undecidedReader && readers.kind == Tag::Shard)
-        next = {StateChoice::Shard, readers.shard};
-      else
-        next = {StateChoice::Everywhere, 0};
+    auto set = [&](StateChoice &choice, StateChoice next) {
       if (next.kind != choice.kind || next.shard != choice.shard) {
         choice = next;
         changed = true;
       }
+    };
+    for (auto &[name, choice] : candidates) {
+      if (choice.kind == StateChoice::Everywhere)
+        continue;
+      Tag readers = readersOf(name).first;
+      if (readers.kind == Tag::All)
+        set(choice, {StateChoice::Everywhere, 0});
+      else if (readers.kind == Tag::Shard)
+        set(choice, {StateChoice::Shard, readers.shard});
+    }
+    if (changed)
+      return true;
+    for (auto &[name, choice] : candidates) {
+      if (choice.kind == StateChoice::Everywhere)
+        continue;
+      auto [readers, undecided] = readersOf(name);
+      if (choice.kind == StateChoice::Unknown || undecided ||
+          readers.kind != Tag::Shard || readers.shard != choice.shard)
+        set(choice, {StateChoice::Everywhere, 0});
     }
     return changed;
   }
@@ -251,10 +271,38 @@ struct ShardOptimizerStatePass
       if (Tag t = tags.lookup(&op); t.kind == Tag::Shard)
         op.setAttr(GraphDialect::kShardAttrName,
                    builder.getI64IntegerAttr(t.shard));
-    for (auto &[name, choice] : candidates)
-      if (choice.kind == StateChoice::Shard)
-        module.lookupSymbol<WeightOp>(name).setShardAttr(
-            builder.getI64IntegerAttr(choice.shard));
+    // What a rank holds: the report's figures for 2, 4 and 8 ranks (the
+    // rank with the most bytes).
+    llvm::DenseMap<int64_t, int64_t> shardBytes;
+    int64_t weights = 0, total = 0;
+    for (auto &[name, choice] : candidates) {
+      if (choice.kind != StateChoice::Shard)
+        continue;
+      auto weight = module.lookupSymbol<WeightOp>(name);
+      weight.setShardAttr(builder.getI64IntegerAttr(choice.shard));
+      RankedTensorType type = weight.getTensorType();
+      int64_t bytes = type.getNumElements() *
+                      static_cast<int64_t>(
+                          (type.getElementTypeBitWidth() + 7) / 8);
+      shardBytes[choice.shard] += bytes;
+      total += bytes;
+      ++weights;
+    }
+    if (!weights)
+      return;
+    SmallVector<int64_t> ranks = {2, 4, 8}, most;
+    for (int64_t r : ranks) {
+      SmallVector<int64_t> held(r, 0);
+      for (auto [shard, bytes] : shardBytes)
+        held[shard % r] += bytes;
+      most.push_back(*llvm::max_element(held));
+    }
+    NamedAttribute summary[] = {
+        builder.getNamedAttr("weights", builder.getI64IntegerAttr(weights)),
+        builder.getNamedAttr("bytes", builder.getI64IntegerAttr(total)),
+        builder.getNamedAttr("ranks", builder.getI64ArrayAttr(ranks)),
+        builder.getNamedAttr("most_per_rank", builder.getI64ArrayAttr(most))};
+    step->setAttr("graph.state_shards", builder.getDictionaryAttr(summary));
   }
 
   func::FuncOp step;

@@ -1242,3 +1242,47 @@ graph.dim @batch 0 to 4 at 4
 
 // expected-error @+1 {{'graph.dim' op dimension 'batch' has range 1 to 4 at 5; expected 1 <= min <= opt <= max}}
 graph.dim @batch 1 to 4 at 5
+
+//===--- ZeRO-1 across ranks: graph.owner_broadcast, shards ---===//
+
+// -----
+
+func.func @owner_broadcast_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.owner_broadcast' op shard -1: expected a non-negative shard index}}
+  %y = graph.owner_broadcast %x {shard = -1 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'graph.weight' op weight 'w' has shard -2; expected a non-negative shard index}}
+graph.weight @w {frozen, shard = -2 : i64, writable, zeros} : tensor<4xf32>
+
+// -----
+
+// expected-error @+1 {{'graph.weight' op weight 'w' has a shard but is not writable optimizer state (writable, zeros)}}
+graph.weight @w {shard = 0 : i64, writable} : tensor<4xf32>
+
+// -----
+
+func.func @guard_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.relu' op 'graph.shard' must be a non-negative i64 (a shard index)}}
+  %y = graph.relu %x {graph.shard = -1 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @guard_not_integer(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.relu' op 'graph.shard' must be a non-negative i64 (a shard index)}}
+  %y = graph.relu %x {graph.shard = "rank 0"} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @guard_collective(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.all_reduce' op 'graph.shard' guards an op of a training step; this op cannot be guarded}}
+  %y = graph.all_reduce %x {graph.shard = 0 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}

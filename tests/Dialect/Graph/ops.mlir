@@ -354,3 +354,16 @@ func.func @scatters(%d: tensor<4x8xf32>, %i: tensor<2x1xi64>, %u: tensor<2x8xf32
   %2 = graph.scatter_nd %b, %i, %w : tensor<4x8xi1>, tensor<2x1xi64>, tensor<2x8xi1>
   return %0, %1, %2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xi1>
 }
+
+// ZeRO-1 across ranks (modelc-shard-optimizer-state): a guarded op, the
+// owner's value on every rank, and a state weight one rank holds.
+// CHECK: graph.weight @w.momentum_buffer {frozen, shard = 1 : i64, writable, zeros} : tensor<4xf32>
+graph.weight @w.momentum_buffer {frozen, shard = 1 : i64, writable, zeros} : tensor<4xf32>
+// CHECK-LABEL: func.func @owner_broadcast
+func.func @owner_broadcast(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: graph.relu %{{.*}} {graph.shard = 1 : i64} : tensor<4xf32>
+  %0 = graph.relu %x {graph.shard = 1 : i64} : tensor<4xf32>
+  // CHECK: graph.owner_broadcast %{{.*}} {shard = 1 : i64} : tensor<4xf32>
+  %1 = graph.owner_broadcast %0 {shard = 1 : i64} : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
