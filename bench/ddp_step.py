@@ -3,7 +3,8 @@
 DistributedDataParallel on the same machine (issue 25): time per step.
 
     python3 bench/ddp_step.py [--models mlp,resnet18] [--ranks 2]
-        [--threads N] [--steps 10] [--out /tmp/modelc-ddp-bench] [--no-record]
+        [--threads N] [--steps 10] [--shard-optimizer-state]
+        [--out /tmp/modelc-ddp-bench] [--no-record]
 
 Per model (bench/train_step.py's modules and batches): PyTorch's module
 exported in training mode for one rank's part of the batch is compiled
@@ -16,6 +17,12 @@ uses --threads threads (default: the machine's CPUs / RANKS); three
 warm-up steps, then --steps timed ones on one fixed batch. Time: rank 0's
 median step (a step ends when its gradients are summed and the update is
 done, so the ranks keep pace). Ratio: modelc / PyTorch DDP.
+
+--shard-optimizer-state (ZeRO stage 1): modelc builds with
+`--shard-optimizer-state` (each parameter's momentum and update on one
+rank, the new value broadcast), PyTorch wraps SGD in
+torch.distributed.optim.ZeroRedundancyOptimizer; the table adds the
+momentum bytes rank 0 holds (modelc's Model::state_shards).
 """
 import argparse
 import datetime
@@ -59,7 +66,8 @@ x = np.ascontiguousarray(shard(np.load(data + "/x.npy"), m.rank, m.world_size))
 target = np.ascontiguousarray(shard(np.load(data + "/target.npy"), m.rank, m.world_size))
 ms, loss = timed(lambda: m.train_step(x=x, target=target), steps)
 if m.rank == 0:
-    print(json.dumps({"ms": ms, "loss": loss}))
+    print(json.dumps({"ms": ms, "loss": loss,
+                      "state": m.info()["state_shards"]}))
 '''
 
 TORCH_DDP = BUILD + SHARD + TIMED + TORCH_STEP + r'''
@@ -68,14 +76,20 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-def rank_main(rank, name, ranks, threads, steps, port, queue):
+def rank_main(rank, name, ranks, threads, steps, port, zero, queue):
     torch.set_num_threads(threads)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
                             rank=rank, world_size=ranks)
     model, x, target, loss_fn = build(name)
     model.train()
     ddp = DDP(model)
-    opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
+    if zero:
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+        opt = ZeroRedundancyOptimizer(ddp.parameters(),
+                                      optimizer_class=torch.optim.SGD,
+                                      lr=0.01, momentum=0.9)
+    else:
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
     x, target = shard(x, rank, ranks), shard(target, rank, ranks)
     ms, loss = timed(lambda: torch_step(ddp, opt, loss_fn, x, target), steps)
     if rank == 0:
@@ -83,12 +97,12 @@ def rank_main(rank, name, ranks, threads, steps, port, queue):
     dist.destroy_process_group()
 
 if __name__ == "__main__":
-    name, ranks, threads, steps, port = (sys.argv[1], int(sys.argv[2]),
-                                         int(sys.argv[3]), int(sys.argv[4]),
-                                         int(sys.argv[5]))
+    name, ranks, threads, steps, port, zero = (
+        sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]),
+        int(sys.argv[5]), sys.argv[6] == "1")
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    mp.spawn(rank_main, args=(name, ranks, threads, steps, port, queue),
+    mp.spawn(rank_main, args=(name, ranks, threads, steps, port, zero, queue),
              nprocs=ranks, join=True)
     print(json.dumps(queue.get()))
 '''
@@ -110,6 +124,8 @@ def main():
     p.add_argument("--ranks", type=int, default=2)
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--shard-optimizer-state", action="store_true",
+                   help="ZeRO stage 1 on both sides")
     p.add_argument("--out", default="/tmp/modelc-ddp-bench")
     p.add_argument("--modelc", default=os.path.join(ROOT, "build", "bin", "modelc"))
     p.add_argument("--no-record", action="store_true")
@@ -121,8 +137,10 @@ def main():
         os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    lines = ["| model | batch (per rank) | modelc ms | PyTorch DDP ms | ratio |",
-             "| --- | --- | --- | --- | --- |"]
+    zero = a.shard_optimizer_state
+    lines = ["| model | batch (per rank) | modelc ms | PyTorch DDP ms | ratio |"
+             + (" modelc rank 0's state |" if zero else ""),
+             "| --- | --- | --- | --- | --- |" + (" --- |" if zero else "")]
     os.makedirs(a.out, exist_ok=True)
     script = os.path.join(a.out, "torch_ddp.py")
     with open(script, "w") as f:
@@ -133,25 +151,30 @@ def main():
         so = os.path.join(out, "train.so")
         run([a.modelc, os.path.join(out, "model.onnx"), "--train",
              "--loss=" + MODELS[name], "--optimizer=sgd", "--lr", "0.01",
-             "--momentum", "0.9", "--distributed", "-o", so])
+             "--momentum", "0.9", "--distributed", "-o", so]
+            + (["--shard-optimizer-state"] if zero else []))
         ours = json.loads(run(["mpirun", "--oversubscribe", "--bind-to", "none",
                                "-np", str(a.ranks), sys.executable, "-c",
                                MODELC_RANK, so, out, str(threads), str(a.steps)],
                               env=env).strip().splitlines()[-1])
         theirs = json.loads(run([sys.executable, script, name, str(a.ranks),
-                                 str(threads), str(a.steps), str(port)])
+                                 str(threads), str(a.steps), str(port),
+                                 "1" if zero else "0"])
                             .strip().splitlines()[-1])
         import numpy as np
         batch = np.load(os.path.join(out, "x.npy")).shape[0]
         lines.append(f"| {name} | {batch} ({batch // a.ranks}) | {ours['ms']:.2f} | "
-                     f"{theirs['ms']:.2f} | {ours['ms'] / theirs['ms']:.2f} |")
+                     f"{theirs['ms']:.2f} | {ours['ms'] / theirs['ms']:.2f} |"
+                     + (f" {ours['state']} |" if zero else ""))
         print(lines[-1], flush=True)
     cpu, flags = cpu_flags(("avx2", "avx512f", "avx512_bf16", "amx_tile"))
     mpi = run(["mpirun", "--version"], env=env).splitlines()[0]
     header = (f"## {datetime.date.today().isoformat()} — data-parallel training "
               f"across processes against PyTorch DDP (issue 25)\n\n"
               f"`bench/ddp_step.py`: {a.ranks} ranks on one machine, {threads} "
-              f"thread(s) each, SGD with momentum, median of rank 0's {a.steps} "
+              f"thread(s) each, SGD with momentum"
+              f"{' sharded over the ranks (ZeRO-1: modelc --shard-optimizer-state, PyTorch ZeroRedundancyOptimizer)' if zero else ''}"
+              f", median of rank 0's {a.steps} "
               f"steps after 3 warm-up steps, one fixed batch; modelc "
               f"`--distributed` under `mpirun --bind-to none` ({mpi}), PyTorch "
               f"{__import__('torch').__version__} DistributedDataParallel over "

@@ -93,8 +93,8 @@ void modelc::printPlacementSummary(ModuleOp module, llvm::raw_ostream &os) {
       auto most = shards.getAs<ArrayAttr>("most_per_rank");
       if (weights && bytes && ranks && most && ranks.size() == most.size()) {
         os << "    optimizer state: " << weights.getInt()
-           << " weights sharded over the ranks ("
-           << formatBytes(bytes.getInt()) << " in all); a rank holds at most";
+           << " weights sharded over the ranks (" << formatBytes(bytes.getInt())
+           << " in all); a rank holds at most";
         for (auto [i, r] : llvm::enumerate(ranks))
           os << (i ? "," : "") << " "
              << formatBytes(cast<IntegerAttr>(most[i]).getInt()) << " at "

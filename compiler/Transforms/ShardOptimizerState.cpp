@@ -281,9 +281,9 @@ struct ShardOptimizerStatePass
       auto weight = module.lookupSymbol<WeightOp>(name);
       weight.setShardAttr(builder.getI64IntegerAttr(choice.shard));
       RankedTensorType type = weight.getTensorType();
-      int64_t bytes = type.getNumElements() *
-                      static_cast<int64_t>(
-                          (type.getElementTypeBitWidth() + 7) / 8);
+      int64_t bytes =
+          type.getNumElements() *
+          static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8);
       shardBytes[choice.shard] += bytes;
       total += bytes;
       ++weights;

@@ -167,6 +167,9 @@ class Model:
             "plans": core.plans(),
             "plan_note": core.plan_note(),
             "replica_sums": core.replica_sums(),
+            # Optimizer state sharded over the ranks: what this rank holds
+            # ("" for a model without).
+            "state_shards": core.state_shards(),
             # Dynamic dimensions by name: {"batch": {"min", "max", "opt"}};
             # a TensorSpec's shape names them where an axis has one.
             "dims": core.dims(),

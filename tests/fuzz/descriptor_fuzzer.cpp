@@ -40,6 +40,8 @@ struct Arena {
   std::deque<std::vector<modelc_tensor_desc>> tensorLists;
   std::vector<modelc_entry_desc> entries;
   std::vector<modelc_weight_desc> weights;
+  std::vector<uint8_t> weightFlags;
+  std::vector<int32_t> weightShards;
   std::vector<unsigned char> weightData;
   std::vector<modelc_plan_desc> plans;
   std::deque<std::vector<uint64_t>> arenas;
@@ -139,6 +141,18 @@ modelc_model_desc build(FuzzedDataProvider &in, Arena &a) {
   desc.weights = desc.num_weights && in.ConsumeIntegralInRange(0, 15)
                      ? a.weights.data()
                      : nullptr;
+  // ABI 7 and 13: writable weights, zeros; ABI 16: shards of optimizer
+  // state (one array entry per weight, as generated code writes them).
+  for (uint32_t i = 0; i < desc.num_weights; ++i) {
+    a.weightFlags.push_back(in.ConsumeIntegralInRange<uint8_t>(0, 3));
+    a.weightShards.push_back(in.ConsumeBool()
+                                 ? in.ConsumeIntegralInRange<int32_t>(-2, 5)
+                                 : in.ConsumeIntegral<int32_t>());
+  }
+  if (desc.num_weights && in.ConsumeBool())
+    desc.weight_flags = a.weightFlags.data();
+  if (desc.num_weights && in.ConsumeBool())
+    desc.weight_shards = a.weightShards.data();
   if (in.ConsumeIntegralInRange(0, 7)) {
     desc.weight_data = a.weightData.data();
     desc.weight_data_size = a.weightData.size();
@@ -209,9 +223,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     modelc::detail::HostWeights weights;
     modelc_file_seal seal{};
     modelc::detail::bindWeights(weights, desc, seal, "fuzz.so", "");
-    // Read every weight whole, as a kernel does.
+    // Read every weight whole, as a kernel does; who holds it for a few
+    // run sizes (a sharded one: its owner alone).
     unsigned sum = 0;
     for (uint32_t i = 0; i < desc.num_weights; ++i) {
+      for (int size : {1, 2, 3, 8})
+        for (int rank = 0; rank < size; ++rank)
+          sum += modelc::detail::holdsWeight(desc, i, rank, size) ? 1u : 0u;
       modelc::Tensor t =
           modelc::detail::weightTensor(desc.weights[i], weights.pointers[i]);
       const unsigned char *bytes = static_cast<const unsigned char *>(t.data());

@@ -2,6 +2,7 @@
 // (runtime/src/trace.hpp), and the descriptor's trace point checks.
 #include "loader.hpp"
 #include "trace.hpp"
+#include "weights.hpp"
 
 #include <gtest/gtest.h>
 
@@ -268,6 +269,51 @@ TEST(Descriptor, RefusesMalformedSizeRegimes) {
   plans[0].regime_max = top; // the first regime covers it all: #1 is extra
   plans[1].regime_min = top;
   refuses("malformed size regime #1");
+}
+
+// ABI 16: optimizer state sharded over the ranks is a writable weight that
+// starts as zeros, on plans of one device.
+TEST(Descriptor, RefusesMalformedWeightShards) {
+  const char *devices[] = {"cpu", "sim:0"};
+  const uint64_t arena[] = {0, 0};
+  const modelc_entry_fn run[] = {runEntry};
+  modelc_entry_desc entry{"f", 0, nullptr, 0, nullptr};
+  const int64_t shape[] = {4};
+  modelc_weight_desc weights[] = {
+      {"w", MODELC_DTYPE_F32, 1, shape, 0, 16},
+      {"w.momentum_buffer", MODELC_DTYPE_F32, 1, shape, 0, 16}};
+  uint8_t flags[] = {MODELC_WEIGHT_WRITABLE,
+                     MODELC_WEIGHT_WRITABLE | MODELC_WEIGHT_ZEROS};
+  int32_t shards[] = {-1, 3};
+  modelc_plan_desc plan = planOf("cpu", 1, devices, arena, run);
+  modelc_model_desc desc = modelOf(&entry, &plan, 1);
+  desc.num_weights = 2;
+  desc.weights = weights;
+  desc.weight_flags = flags;
+  desc.weight_shards = shards;
+  EXPECT_NO_THROW(detail::checkDescriptor(desc, "m.so"));
+  // The owner of shard 3: rank 1 of 2, rank 0 of 3, rank 3 of 4.
+  EXPECT_TRUE(detail::holdsWeight(desc, 0, 0, 2));
+  EXPECT_FALSE(detail::holdsWeight(desc, 1, 0, 2));
+  EXPECT_TRUE(detail::holdsWeight(desc, 1, 1, 2));
+  EXPECT_TRUE(detail::holdsWeight(desc, 1, 0, 3));
+  EXPECT_TRUE(detail::holdsWeight(desc, 1, 3, 4));
+  EXPECT_TRUE(detail::holdsWeight(desc, 1, 0, 1));
+
+  shards[1] = -2;
+  expectRefused(desc, "weight 'w.momentum_buffer' has a malformed shard (-2)");
+  shards[1] = 3;
+  shards[0] = 0; // a parameter: every rank reads it
+  expectRefused(desc, "weight 'w' is sharded over the ranks but is not "
+                      "optimizer state (writable, starting as zeros)");
+  shards[0] = -1;
+  desc.weight_flags = nullptr;
+  expectRefused(desc, "weight 'w.momentum_buffer' is sharded over the ranks "
+                      "but is not optimizer state");
+  desc.weight_flags = flags;
+  plan.num_devices = 2;
+  expectRefused(desc, "plan 'cpu' has several devices and the model shards "
+                      "optimizer state over the ranks");
 }
 
 } // namespace
