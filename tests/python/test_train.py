@@ -254,6 +254,73 @@ def test_distributed_under_mpirun(trainer, modelc_tool, workdir, tmp_path):
                                    err_msg=name)
 
 
+ZERO_SCRIPT = r"""
+import sys
+import numpy as np
+import modelc
+path, data, ckpt, out = sys.argv[1:5]
+m = modelc.load(path, distributed="mpi", collective_timeout=60)
+batch = np.load(data)
+rows = 16 // m.world_size
+part = slice(m.rank * rows, (m.rank + 1) * rows)
+losses = [m.train_step(batch["x"][part], batch["t"][part]) for _ in range(3)]
+try:  # each rank lacks the other's shards
+    m.state_dict()
+    raise SystemExit("state_dict read a shard this rank does not hold")
+except modelc.Error as e:
+    assert "holds (sharded over the ranks), not this one" in str(e), e
+m.save_weights(ckpt)  # every rank: the shards come to rank 0
+if m.rank == 0:
+    np.savez(out, losses=np.array(losses), shards=m.info()["state_shards"])
+"""
+
+
+def test_sharded_state_under_mpirun(trainer, modelc_tool, tmp_path):
+    """ZeRO-1 across ranks from Python (--distributed
+    --shard-optimizer-state): each rank holds its momentum shards alone
+    (reading another's is a modelc.Error naming it), save_weights on every
+    rank writes the whole state on rank 0, equal to one process's."""
+    import shutil
+    import subprocess
+    import sys
+    if not shutil.which("mpirun"):
+        pytest.skip("no mpirun (apt install openmpi-bin libopenmpi-dev)")
+    ir = open(MLP_LOSS_IR).read().replace("16x", "8x")
+    half = tmp_path / "mlp8.ir"
+    half.write_text(ir)
+    path = modelc.compile(str(half), output=str(tmp_path / "zero.so"),
+                          random_weights=5,
+                          args=["--train", "--optimizer=sgd", "--lr", "0.1",
+                                "--momentum", "0.9", "--distributed",
+                                "--shard-optimizer-state"])
+    x, t = batch()
+    np.savez(tmp_path / "batch.npz", x=x, t=t)
+    script = tmp_path / "rank.py"
+    script.write_text(ZERO_SCRIPT)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_btl_vader_single_copy_mechanism="none")
+    ckpt = tmp_path / "zero.safetensors"
+    result = subprocess.run(
+        ["mpirun", "--oversubscribe", "-np", "2", sys.executable, str(script),
+         path, str(tmp_path / "batch.npz"), str(ckpt),
+         str(tmp_path / "out.npz")],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    got = np.load(tmp_path / "out.npz")
+    assert str(got["shards"]).startswith("sharded over 2 ranks: rank 0 holds "
+                                         "2 of 4 shards"), str(got["shards"])
+    whole = modelc.load(trainer[0])
+    expected = [whole.train_step(x, t) for _ in range(3)]
+    np.testing.assert_allclose(got["losses"], expected, rtol=1e-5)
+    # The checkpoint holds every rank's shards: one process resumes it.
+    one = modelc.load(path)
+    one.load_weights(ckpt)
+    for name, value in whole.state_dict().items():
+        np.testing.assert_allclose(one.state_dict()[name], value, rtol=1e-5,
+                                   atol=1e-7, err_msg=name)
+
+
 ABORT_SCRIPT = r"""
 import sys
 import numpy as np

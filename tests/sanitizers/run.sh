@@ -8,7 +8,8 @@
 #     (examples/transformer_dynamic.ir), both size regimes of
 #     tests/e2e/Inputs/regimes.ir, and 3 training steps of a CNN, an
 #     embedding LM (tests/training/Inputs/torch_train.py), examples/cnn.ir
-#     (its convolutions through oneDNN), a distributed MLP whose sums run
+#     (its convolutions through oneDNN), an MLP with its optimizer state
+#     sharded over the ranks (one rank), a distributed MLP whose sums run
 #     on the communication thread (the stand-in plugin), and an MLP with
 #     dropout fed by --data, exported by PyTorch, through an instrumented
 #     modelc-run-lite, with each model's generated code instrumented too
@@ -223,6 +224,12 @@ done
     --random-weights=1 --distributed --bucket-mb 0.001 -- --distributed \
     --random-inputs
 )
+# ZeRO-1 across ranks in a run of one rank (it owns every shard): the
+# guarded updates (graph.shard), graph.owner_broadcast's copy and the
+# state allocated per shard (ABI 16), AdamW's two moments per parameter.
+train_clean "examples/mlp.ir, optimizer state sharded over the ranks" \
+  examples/mlp.ir --train --loss=cross_entropy --optimizer=adamw --lr 0.01 \
+  --random-weights=1 --distributed --shard-optimizer-state -- --random-inputs
 # Dropout in training (the Philox kernel, rng_step's write) and batches
 # read by modelc-run --data (its reader thread): an MLP with Dropout(0.3).
 /usr/bin/python3 tests/training/Inputs/dropout_train.py export --out "$work/drop" \
