@@ -257,7 +257,7 @@ struct ShardOptimizerStatePass
   /// the state weights one rank holds; a broadcast of a value every rank
   /// computes anyway goes.
   void apply(ModuleOp module, Block &body) {
-    for (OwnerBroadcastOp broadcast : broadcasts) {
+    for (OwnerBroadcastOp &broadcast : broadcasts) {
       Operation *def = broadcast.getInput().getDefiningOp();
       Tag t = def ? tags.lookup(def) : Tag::all();
       if (t.kind == Tag::Shard && t.shard == broadcast.getShardAttr().getInt())
@@ -265,7 +265,10 @@ struct ShardOptimizerStatePass
       broadcast.getResult().replaceAllUsesWith(broadcast.getInput());
       tags.erase(broadcast);
       broadcast->erase();
+      broadcast = nullptr;
     }
+    llvm::erase(broadcasts, nullptr);
+    sinkBroadcasts(body);
     Builder builder(module.getContext());
     for (Operation &op : body)
       if (Tag t = tags.lookup(&op); t.kind == Tag::Shard)
@@ -303,6 +306,44 @@ struct ShardOptimizerStatePass
         builder.getNamedAttr("ranks", builder.getI64ArrayAttr(ranks)),
         builder.getNamedAttr("most_per_rank", builder.getI64ArrayAttr(most))};
     step->setAttr("graph.state_shards", builder.getDictionaryAttr(summary));
+  }
+
+  /// Whether an op after `assign` in `body` reads the weight it writes
+  /// (through views too): it must read the new value there.
+  static bool readAfter(Block &body, AssignOp assign) {
+    SmallVector<Value> work;
+    for (WeightRefOp ref : body.getOps<WeightRefOp>())
+      if (ref.getNameAttr() == assign.getNameAttr())
+        work.push_back(ref.getResult());
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (user != assign.getOperation() && assign->isBeforeInBlock(user))
+          return true;
+        if (isView(user))
+          work.push_back(user->getResult(0));
+      }
+    }
+    return false;
+  }
+
+  /// Each rank computes its shards' updates back to back, instead of
+  /// waiting for each owner in turn: the broadcasts, with the assigns they
+  /// feed, go to the end of the step in their order (where nothing after
+  /// an assign reads the parameter). modelc-update-weights-in-place then
+  /// lets the owner's update and the broadcast write into the parameter,
+  /// so the values wait there, not in the arena.
+  void sinkBroadcasts(Block &body) {
+    Operation *end = body.getTerminator();
+    for (OwnerBroadcastOp broadcast : broadcasts) {
+      if (!broadcast->hasOneUse())
+        continue;
+      auto assign = dyn_cast<AssignOp>(*broadcast->getUsers().begin());
+      if (!assign || readAfter(body, assign))
+        continue;
+      broadcast->moveBefore(end);
+      assign->moveBefore(end);
+    }
   }
 
   func::FuncOp step;

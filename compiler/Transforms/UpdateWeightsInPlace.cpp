@@ -102,14 +102,27 @@ struct UpdateWeightsInPlacePass
         if (list.size() != 1)
           continue;
         AssignOp assign = list.front();
-        auto update = assign.getValue().getDefiningOp<sched::FusedOp>();
+        // ZeRO-1 across ranks: the owner's update, then the broadcast of it
+        // (modelc-shard-optimizer-state). Both write into the parameter:
+        // the owner's loop, then the broadcast in place, which the other
+        // ranks receive there (nothing reads the old value after the loop,
+        // nor in between on the ranks that skip it).
+        auto broadcast = assign.getValue().getDefiningOp<OwnerBroadcastOp>();
+        Value value = broadcast ? broadcast.getInput() : assign.getValue();
+        auto update = value.getDefiningOp<sched::FusedOp>();
         auto weight = module.lookupSymbol<WeightOp>(assign.getNameAttr());
         if (!update || update->getBlock() != &body || !weight ||
             weight.getType() != update.getResult().getType() ||
             update->hasAttr(sched::kWritesWeightAttrName) ||
+            (broadcast && (!broadcast->hasOneUse() ||
+                           !update.getResult().hasOneUse() ||
+                           broadcast->getBlock() != &body)) ||
             !oldValueReadBefore(body, name, update))
           continue;
         update->setAttr(sched::kWritesWeightAttrName, assign.getNameAttr());
+        if (broadcast)
+          broadcast->setAttr(sched::kWritesWeightAttrName,
+                             assign.getNameAttr());
       }
     });
   }

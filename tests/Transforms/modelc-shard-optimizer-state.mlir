@@ -24,13 +24,17 @@
 // CHECK: graph.assign @big.momentum_buffer, %[[B2]] {graph.shard = 0 : i64}
 // CHECK: %[[B3:.*]] = graph.mul %[[B2]], %[[LR]] {graph.shard = 0 : i64}
 // CHECK: %[[B4:.*]] = graph.sub %{{.*}}, %[[B3]] {graph.shard = 0 : i64}
-// CHECK: %[[BB:.*]] = graph.owner_broadcast %[[B4]] {shard = 0 : i64}
-// CHECK: graph.assign @big, %[[BB]] :
 // CHECK: %[[S1:.*]] = graph.mul %[[SM]], %{{.*}} {graph.shard = 1 : i64}
-// CHECK: graph.owner_broadcast %{{.*}} {shard = 1 : i64}
-// CHECK: graph.assign @small, %{{.*}} :
+// CHECK: %[[S4:.*]] = graph.sub %{{.*}}, %{{.*}} {graph.shard = 1 : i64}
 // CHECK: %[[NEXT:.*]] = graph.add %[[STEP]], %{{.*}} : tensor<f32>
 // CHECK: graph.assign @step, %[[NEXT]] :
+// The broadcasts, with their assigns, wait until every update is done:
+// each rank computes its shards back to back.
+// CHECK: %[[BB:.*]] = graph.owner_broadcast %[[B4]] {shard = 0 : i64}
+// CHECK: graph.assign @big, %[[BB]] :
+// CHECK: %[[SB:.*]] = graph.owner_broadcast %[[S4]] {shard = 1 : i64}
+// CHECK: graph.assign @small, %[[SB]] :
+// CHECK: return %[[NEXT]]
 graph.weight @small {writable} : tensor<4xf32>
 graph.weight @big {writable} : tensor<4x4xf32>
 graph.weight @step {frozen, writable, zeros} : tensor<f32>
@@ -81,12 +85,12 @@ func.func @train_step(%gb: tensor<4x4xf32>, %gs: tensor<4xf32>, %lr: tensor<f32>
 // CHECK: %[[AM:.*]] = graph.add %{{.*}}, %arg0 : tensor<8xf32>
 // CHECK: graph.assign @a.exp_avg, %[[AM]] :
 // CHECK: %[[AD:.*]] = graph.div %[[AM]], %[[BIAS]] {graph.shard = 0 : i64}
-// CHECK: graph.owner_broadcast %{{.*}} {shard = 0 : i64}
 // CHECK: %[[BM:.*]] = graph.add %{{.*}}, %arg1 {graph.shard = 1 : i64}
 // CHECK: graph.assign @b.exp_avg, %[[BM]] {graph.shard = 1 : i64}
 // CHECK: graph.div %[[BM]], %[[BIAS]] {graph.shard = 1 : i64}
-// CHECK: graph.owner_broadcast %{{.*}} {shard = 1 : i64}
 // CHECK: graph.all_reduce %{{.*}} :
+// CHECK: graph.owner_broadcast %{{.*}} {shard = 0 : i64}
+// CHECK: graph.owner_broadcast %{{.*}} {shard = 1 : i64}
 graph.weight @a {writable} : tensor<8xf32>
 graph.weight @b {writable} : tensor<4xf32>
 graph.weight @step {frozen, writable, zeros} : tensor<f32>
@@ -199,6 +203,33 @@ func.func @train_step(%g: tensor<4xf32>, %h: tensor<2xf32>) -> tensor<f32> {
   graph.assign @v, %va : tensor<2xf32>
   graph.assign @micro_step, %calls : tensor<f32>
   return %calls : tensor<f32>
+}
+
+// -----
+
+// An op after the assign reads the parameter (the new value): that
+// broadcast and assign stay where they are; the other goes to the end.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[VB:.*]] = graph.owner_broadcast %{{.*}} {shard = 1 : i64}
+// CHECK: graph.assign @v, %[[VB]] :
+// CHECK: graph.relu %{{.*}} : tensor<2xf32>
+// CHECK: %[[WB:.*]] = graph.owner_broadcast %{{.*}} {shard = 0 : i64}
+// CHECK: graph.assign @w, %[[WB]] :
+// CHECK: return
+graph.weight @w {writable} : tensor<4xf32>
+graph.weight @v {writable} : tensor<2xf32>
+func.func @gradients(%g: tensor<4xf32>, %h: tensor<2xf32>) -> (tensor<4xf32>, tensor<2xf32>) attributes {graph.parameters = [@w, @v]} {
+  return %g, %h : tensor<4xf32>, tensor<2xf32>
+}
+func.func @train_step(%g: tensor<4xf32>, %h: tensor<2xf32>) -> tensor<2xf32> {
+  %w = graph.weight_ref @w : tensor<4xf32>
+  %v = graph.weight_ref @v : tensor<2xf32>
+  %wn = graph.sub %w, %g : tensor<4xf32>, tensor<4xf32>
+  graph.assign @w, %wn : tensor<4xf32>
+  %vn = graph.sub %v, %h : tensor<2xf32>, tensor<2xf32>
+  graph.assign @v, %vn : tensor<2xf32>
+  %r = graph.relu %v : tensor<2xf32>
+  return %r : tensor<2xf32>
 }
 
 // -----

@@ -138,3 +138,30 @@ module attributes {device.target = #device.target<name = "cpu+sim2", devices = [
     return %g : tensor<4xf32>
   }
 }
+
+// -----
+
+// ZeRO-1 across ranks (modelc-shard-optimizer-state): the owner's update
+// (graph.shard) writes the new value into the parameter, and the
+// broadcast sends it from there in place, which the other ranks receive
+// there: neither gets a buffer of the arena, and the assign copies
+// nothing.
+// CHECK-LABEL: func.func @owner_update
+// CHECK: %[[NEW:.*]] = sched.fused(%{{.*}}, %{{.*}}) {device = #device.dev<cpu>, graph.shard = 1 : i64, sched.writes_weight = @w}
+// CHECK: %[[B:.*]] = graph.owner_broadcast %[[NEW]] {device = #device.dev<cpu>, sched.writes_weight = @w, shard = 1 : i64}
+// CHECK: graph.assign @w, %[[B]]
+// PLAN-LABEL: func.func @owner_update
+// PLAN-NOT: sched.buffer
+// PLAN: return
+graph.weight @w {writable} : tensor<4xf32>
+func.func @owner_update(%g: tensor<4xf32>) -> tensor<4xf32> {
+  %w = graph.weight_ref @w {device = #device.dev<cpu>} : tensor<4xf32>
+  %new = sched.fused(%w, %g) {device = #device.dev<cpu>, graph.shard = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %s = graph.sub %a, %b : tensor<4xf32>, tensor<4xf32>
+    sched.yield %s : tensor<4xf32>
+  }
+  %b = graph.owner_broadcast %new {device = #device.dev<cpu>, shard = 1 : i64} : tensor<4xf32>
+  graph.assign @w, %b {device = #device.dev<cpu>} : tensor<4xf32>
+  return %g : tensor<4xf32>
+}

@@ -189,14 +189,14 @@ LogicalResult SchedDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == kWritesWeightAttrName) {
     auto symbol = dyn_cast<FlatSymbolRefAttr>(value);
-    auto fused = dyn_cast<FusedOp>(op);
-    if (!symbol || !fused)
+    if (!symbol || !isa<FusedOp, graph::OwnerBroadcastOp>(op))
       return op->emitOpError("'sched.writes_weight' names the weight a "
-                             "sched.fused writes its value into");
+                             "sched.fused (or a graph.owner_broadcast) "
+                             "writes its value into");
     auto module = op->getParentOfType<ModuleOp>();
     auto weight = module ? module.lookupSymbol<graph::WeightOp>(symbol)
                          : graph::WeightOp();
-    if (!weight || weight.getType() != fused.getResult().getType())
+    if (!weight || weight.getType() != op->getResult(0).getType())
       return op->emitOpError("'sched.writes_weight' names ")
              << symbol << ", which is not a weight of the result's type";
     return success();
