@@ -2158,11 +2158,11 @@ LogicalResult FunctionEmitter::emitStatement(Operation *op) {
     }
   }
   // An op of one shard of the optimizer's work runs on the rank that owns
-  // it (modelc-shard-optimizer-state): shard mod the number of ranks.
+  // it (modelc-shard-optimizer-state; modelc_shard_owner, abi.h).
   auto shard = op->getAttrOfType<IntegerAttr>(GraphDialect::kShardAttrName);
   if (shard)
-    os << "  if (ctx->rank == " << shard.getInt()
-       << "LL % ctx->world_size) {\n";
+    os << "  if (ctx->rank == modelc_shard_owner(" << shard.getInt()
+       << "LL, ctx->world_size)) {\n";
   unsigned point = tracePoint(op, 0);
   os << traceCall(point, "MODELC_TRACE_BEGIN");
   if (failed(emitWithConversions(op)))

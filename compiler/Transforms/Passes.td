@@ -301,9 +301,11 @@ def ShardOptimizerStatePass : Pass<"modelc-shard-optimizer-state",
     `modelc --train --distributed --shard-optimizer-state`, after
     modelc-build-optimizer. The parameters (`graph.parameters` of
     `gradients`), largest first, get shard indices 0, 1, 2, ...; at run
-    time rank `shard mod ranks` owns a shard, so consecutive sizes go to
-    different ranks whatever their number (one model.so runs on any
-    number of ranks, as a `--distributed` build does).
+    time they go to the ranks back and forth (0, 1, ..., n-1, n-1, ...,
+    0, 0, 1, ...: `modelc_shard_owner` in runtime/include/modelc/abi.h),
+    so consecutive sizes go to different ranks and each rank's share
+    evens out whatever their number (one model.so runs on any number of
+    ranks, as a `--distributed` build does).
 
     In `train_step`, every op whose results serve only the update of one
     parameter `p` (its value, and the optimizer state only that update
@@ -312,7 +314,12 @@ def ShardOptimizerStatePass : Pass<"modelc-shard-optimizer-state",
     allocates them on the owner alone: each rank keeps about 1/ranks of
     the momentum or Adam's moments (and of `--accumulate`'s gradient sums).
     The new value of `p` goes through `graph.owner_broadcast` from the
-    owner before the `graph.assign` every rank runs. What more than one
+    owner before the `graph.assign` every rank runs; the broadcasts, with
+    their assigns, go to the end of the step in their order (unless an op
+    after the assign reads the parameter), so each rank computes its
+    shards' updates back to back instead of waiting for each owner in
+    turn (modelc-update-weights-in-place then lets the owner's update and
+    the broadcast write into the parameter). What more than one
     parameter's update reads (the step count, Adam's bias corrections,
     `--clip-grad-norm`'s norm, `--accumulate`'s micro-step) and every
     collective run on every rank. The gradients are still summed whole
@@ -340,8 +347,10 @@ def ShardOptimizerStatePass : Pass<"modelc-shard-optimizer-state",
     graph.assign @"w.momentum_buffer", %nb {graph.shard = 0 : i64} : tensor<4xf32>
     %d = graph.mul %nb, %lr {graph.shard = 0 : i64} : tensor<4xf32>, tensor<f32>
     %new = graph.sub %w, %d {graph.shard = 0 : i64} : tensor<4xf32>, tensor<4xf32>
+    ... (the other parameters' updates)
     %b = graph.owner_broadcast %new {shard = 0 : i64} : tensor<4xf32>
     graph.assign @w, %b : tensor<4xf32>
+    return ...
     ```
     Errors: a module without `train_step` or without `graph.parameters`.
   }];
@@ -1349,6 +1358,13 @@ def UpdateWeightsInPlacePass
     copy: plans with other devices (their streams order the assign through
     its `after` operands), a weight read after its update, an update that
     reads the old value broadcast or transposed.
+
+    ZeRO-1 across ranks (modelc-shard-optimizer-state): an assign of a
+    `graph.owner_broadcast` of such a loop, each with that one use: both
+    get `sched.writes_weight`. The owner's loop writes the new value into
+    the parameter and the broadcast sends it from there in place (the
+    other ranks, which skip the loop, receive it there; nothing reads the
+    old value after the loop), so neither takes a buffer of the arena.
 
     Before:
     ```mlir

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/Passes.h"
+#include "runtime/include/modelc/abi.h"
 #include "dialects/Graph/IR/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -297,7 +298,7 @@ struct ShardOptimizerStatePass
     for (int64_t r : ranks) {
       SmallVector<int64_t> held(r, 0);
       for (auto [shard, bytes] : shardBytes)
-        held[shard % r] += bytes;
+        held[modelc_shard_owner(shard, r)] += bytes;
       most.push_back(*llvm::max_element(held));
     }
     NamedAttribute summary[] = {

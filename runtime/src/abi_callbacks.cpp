@@ -336,7 +336,7 @@ int ownerBroadcast(modelc_run_ctx *ctx, const void *src, void *dst,
   RunState &run = runOf(ctx);
   Communicator *comm = run.impl->comm.get();
   int size = comm ? comm->size() : 1;
-  int root = static_cast<int>(shard % static_cast<uint32_t>(size));
+  int root = static_cast<int>(modelc_shard_owner(shard, size));
   int rank = comm ? comm->rank() : 0;
   // The owner's value goes out from dst (src may be its own buffer).
   if (rank == root && src != dst)

@@ -483,7 +483,8 @@ Tensor Model::weight(const std::string &name) const {
       throw Error(
           "model '" + impl_->path + "': weight '" + name +
           "' is optimizer state that rank " +
-          std::to_string(detail::weightShard(*impl_->desc, i) % world_size()) +
+          std::to_string(modelc_shard_owner(
+                      detail::weightShard(*impl_->desc, i), world_size())) +
           " holds (sharded over the ranks), not this one; "
           "save_weights gathers it");
     return detail::weightTensor(w, impl_->weights.pointers[i]);

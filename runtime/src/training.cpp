@@ -129,9 +129,11 @@ void Model::save_weights(const std::string &path) const {
       }
       std::string error;
       if (!comm->broadcast(data, static_cast<int64_t>(d.nbytes),
-                           shard % comm->size(), impl.collectiveTimeout, error))
+                           static_cast<int>(modelc_shard_owner(shard, comm->size())),
+                           impl.collectiveTimeout, error))
         throw Error(what + ": gathering '" + d.name + "' from rank " +
-                    std::to_string(shard % comm->size()) + ": " + error);
+                    std::to_string(modelc_shard_owner(shard, comm->size())) +
+                    ": " + error);
       fromOwners[w] = data;
     }
   if (comm && comm->rank() != 0)

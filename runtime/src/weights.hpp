@@ -52,7 +52,7 @@ inline int32_t weightShard(const modelc_model_desc &desc, uint32_t w) {
 inline bool holdsWeight(const modelc_model_desc &desc, uint32_t w, int rank,
                         int size) {
   int32_t shard = weightShard(desc, w);
-  return shard < 0 || shard % size == rank;
+  return shard < 0 || modelc_shard_owner(shard, size) == rank;
 }
 
 } // namespace modelc::detail

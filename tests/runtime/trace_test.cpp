@@ -292,13 +292,19 @@ TEST(Descriptor, RefusesMalformedWeightShards) {
   desc.weight_flags = flags;
   desc.weight_shards = shards;
   EXPECT_NO_THROW(detail::checkDescriptor(desc, "m.so"));
-  // The owner of shard 3: rank 1 of 2, rank 0 of 3, rank 3 of 4.
-  EXPECT_TRUE(detail::holdsWeight(desc, 0, 0, 2));
-  EXPECT_FALSE(detail::holdsWeight(desc, 1, 0, 2));
-  EXPECT_TRUE(detail::holdsWeight(desc, 1, 1, 2));
-  EXPECT_TRUE(detail::holdsWeight(desc, 1, 0, 3));
+  // The owner of shard 3 (back and forth over the ranks): rank 0 of 2
+  // (0, 1, 1, 0), rank 2 of 3 (0, 1, 2, 2), rank 3 of 4, rank 0 of 1.
+  EXPECT_TRUE(detail::holdsWeight(desc, 0, 1, 2));
+  EXPECT_TRUE(detail::holdsWeight(desc, 1, 0, 2));
+  EXPECT_FALSE(detail::holdsWeight(desc, 1, 1, 2));
+  EXPECT_TRUE(detail::holdsWeight(desc, 1, 2, 3));
+  EXPECT_FALSE(detail::holdsWeight(desc, 1, 0, 3));
   EXPECT_TRUE(detail::holdsWeight(desc, 1, 3, 4));
   EXPECT_TRUE(detail::holdsWeight(desc, 1, 0, 1));
+  // Shard by shard over 3 ranks: 0 1 2 2 1 0 0 1 2.
+  const int64_t owners[] = {0, 1, 2, 2, 1, 0, 0, 1, 2};
+  for (int64_t k = 0; k < 9; ++k)
+    EXPECT_EQ(modelc_shard_owner(k, 3), owners[k]) << "shard " << k;
 
   shards[1] = -2;
   expectRefused(desc, "weight 'w.momentum_buffer' has a malformed shard (-2)");

@@ -35,8 +35,8 @@ def Graph_WeightOp : Op<Graph_Dialect, "weight",
     weight starts as zeros when the model's weights do not hold it (the
     optimizer's state, made by modelc-build-optimizer). `shard` (set by
     modelc-shard-optimizer-state on optimizer state): only the rank that
-    owns shard `shard` of a distributed run (`shard` mod the number of
-    ranks) holds the weight; the ops that read or write it carry
+    owns shard `shard` of a distributed run (`modelc_shard_owner` of
+    runtime/include/modelc/abi.h) holds the weight; the ops that read or write it carry
     `graph.shard` with the same value (docs/training.md, ZeRO-1).
 
     Verifier: the type is a statically shaped tensor of a supported element

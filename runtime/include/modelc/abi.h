@@ -317,7 +317,7 @@ typedef struct modelc_runtime_api {
   int (*all_reduce_wait)(struct modelc_run_ctx *ctx, uint32_t slot);
   /* (ABI 16) graph.owner_broadcast (modelc --shard-optimizer-state across
    * ranks): dst[0..bytes) on every rank = src[0..bytes) of the rank that
-   * owns shard `shard` (shard % world_size); src is read on that rank only
+   * owns shard `shard` (modelc_shard_owner); src is read on that rank only
    * (a copy with one rank). In the process's order of collectives, as
    * all_reduce. Returns nonzero after report_error. */
   int (*owner_broadcast)(struct modelc_run_ctx *ctx, const void *src, void *dst,
@@ -362,7 +362,8 @@ typedef struct modelc_run_ctx {
    * this run; NULL when the model has none. */
   const int64_t *dims;
   /* ABI 16: the number of ranks of a distributed run (1 otherwise): an op
-   * guarded by graph.shard = k runs where rank == k % world_size. */
+   * guarded by graph.shard = k runs where
+   * rank == modelc_shard_owner(k, world_size). */
   int64_t world_size;
 } modelc_run_ctx;
 
@@ -451,10 +452,22 @@ typedef struct modelc_model_desc {
   const modelc_dim_desc *dims;
   /* ABI 16: per weight, -1, or the shard of optimizer state it is
    * (modelc --distributed --shard-optimizer-state): only rank
-   * shard % world_size holds it (a writable weight that starts as zeros);
+   * modelc_shard_owner(shard, world_size) holds it (a writable weight that
+   * starts as zeros);
    * NULL: none. */
   const int32_t *weight_shards;
 } modelc_model_desc;
+
+/* ABI 16: the rank of a run of `world_size` ranks that owns shard `shard`
+ * of optimizer state (graph.shard, weight_shards). The shards are numbered
+ * largest first; they go to the ranks back and forth (0, 1, ..., n-1,
+ * n-1, ..., 0, 0, 1, ...), so that each rank's share of the bytes evens
+ * out whatever the number of ranks. Generated code and the runtime both
+ * call this. */
+static inline int64_t modelc_shard_owner(int64_t shard, int64_t world_size) {
+  int64_t round = shard / world_size, place = shard % world_size;
+  return round % 2 == 0 ? place : world_size - 1 - place;
+}
 
 /* model_flags: entry points run graph.all_reduce (a model built with
  * modelc --distributed): a distributed run sums over its ranks there. */
