@@ -1749,12 +1749,27 @@ LogicalResult FunctionEmitter::checkShardGuards() {
       touched = shardOfWeight(writes.getValue());
     if (!touched)
       continue;
+    // The op itself, and every op of the body that reads the state,
+    // through views and inside the ops that wrap others (a fused loop).
     SmallVector<Operation *> mustGuard = {&op};
+    SmallVector<Value> reads;
     if (isa<WeightRefOp>(op))
-      for (Operation *user : op.getUsers())
-        if (!isa<AssignOp>(user) ||
-            cast<AssignOp>(user).getValue() == op.getResult(0))
-          mustGuard.push_back(user);
+      reads.push_back(op.getResult(0));
+    Block &body = function.getBody().front();
+    while (!reads.empty()) {
+      Value value = reads.pop_back_val();
+      for (OpOperand &use : value.getUses()) {
+        auto assign = dyn_cast<AssignOp>(use.getOwner());
+        if (assign && use.getOperandNumber() != 0)
+          continue; // `after` orders the write, reads nothing
+        Operation *user = body.findAncestorOpInBlock(*use.getOwner());
+        if (!user)
+          continue;
+        mustGuard.push_back(user);
+        if (user == use.getOwner() && isAlias(user))
+          reads.push_back(user->getResult(0));
+      }
+    }
     for (Operation *user : mustGuard)
       if (guard(user) != touched)
         return user->emitError("internal error: this op touches optimizer "

@@ -82,7 +82,8 @@ void modelc::buildTrainingPipeline(mlir::OpPassManager &pm,
   if (options.recompute)
     pm.addPass(createRecomputePass());
   // Across ranks only: with replicas, modelc-replicate shards the state
-  // over them. Last: no later pass rewrites the step's graph ops.
+  // over them. Last: no later graph pass rewrites the step's ops (the
+  // back end's passes that wrap ops carry graph.shard: keepShardGuard).
   if (options.distributed && options.shardOptimizerState &&
       options.replicas == 0)
     pm.addPass(createShardOptimizerStatePass());

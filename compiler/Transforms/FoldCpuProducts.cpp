@@ -62,6 +62,7 @@ void pack(ArrayRef<Operation *> chain) {
   auto packed = sched::PackedProductOp::create(builder, chain.front()->getLoc(),
                                                result.getType());
   packed->setAttr(graph::kDeviceAttrName, deviceOf(chain.front()));
+  keepShardGuard(last, packed);
   builder.createBlock(&packed.getBody());
   IRMapping mapping;
   for (Operation *op : chain)

@@ -256,6 +256,7 @@ private:
         found.relu ? builder.getUnitAttr() : nullptr, viewAttr(found.views[0]),
         viewAttr(found.views[1]));
     gemm->setAttr(kDeviceAttrName, deviceOf(product));
+    keepShardGuard(last, gemm);
     Block *body = builder.createBlock(&gemm.getBody());
     // The chains the views fold, in program order, then the product.
     SmallVector<Operation *> moved;
@@ -310,6 +311,7 @@ private:
     auto group = sched::SlicedTransposeOp::create(
         builder, transpose->getLoc(), transpose->getResult(0).getType());
     group->setAttr(kDeviceAttrName, deviceOf(transpose));
+    keepShardGuard(transpose, group);
     Block *body = builder.createBlock(&group.getBody());
     Value result = transpose->getResult(0);
     for (Operation *op : llvm::reverse(chain)) {

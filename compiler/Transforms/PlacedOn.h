@@ -31,6 +31,17 @@ inline bool onHost(mlir::Operation *op) {
   return device && device.getKind() != device::DeviceKind::cuda;
 }
 
+/// A pass that wraps ops in a new op (a packed product, a GEMM, a fused
+/// loop) gives it the rank that runs them (graph.shard, set by
+/// modelc-shard-optimizer-state): that of `from`, the op whose result the
+/// wrapper takes over (the ops a wrapper takes serve it alone, so they
+/// share it). The printer guards top-level ops only.
+inline void keepShardGuard(mlir::Operation *from, mlir::Operation *to) {
+  if (mlir::Attribute shard =
+          from->getAttr(graph::GraphDialect::kShardAttrName))
+    to->setAttr(graph::GraphDialect::kShardAttrName, shard);
+}
+
 /// Whether `module`'s plan is the CPU alone, or it has no target (a file
 /// run through modelc-opt): its entry points then run their ops one after
 /// the other in the body's order, with no streams (modelc-schedule-streams

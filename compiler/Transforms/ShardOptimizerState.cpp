@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/Passes.h"
-#include "runtime/include/modelc/abi.h"
 #include "dialects/Graph/IR/GraphOps.h"
+#include "runtime/include/modelc/abi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -89,13 +89,25 @@ struct ShardOptimizerStatePass
       if (!decideState())
         break;
       if (round > 2 * static_cast<int>(candidates.size()) + 4) {
-        // Not expected: keep whatever still moves on every rank.
+        // Not expected (a choice moves only towards "everywhere" or
+        // between shards of one parameter's chain): all state stays on
+        // every rank, which is always safe.
         for (auto &[name, choice] : candidates)
-          if (choice.kind != StateChoice::Shard)
-            choice.kind = StateChoice::Everywhere;
+          choice.kind = StateChoice::Everywhere;
         computeTags(body);
         break;
       }
+    }
+    // Without state one rank alone holds, sharding would only add the
+    // broadcasts: every rank computes every update, as without the pass.
+    if (llvm::none_of(candidates, [](auto &entry) {
+          return entry.second.kind == StateChoice::Shard;
+        })) {
+      for (OwnerBroadcastOp broadcast : broadcasts) {
+        broadcast.getResult().replaceAllUsesWith(broadcast.getInput());
+        broadcast->erase();
+      }
+      return;
     }
     apply(module, body);
   }
@@ -154,6 +166,8 @@ struct ShardOptimizerStatePass
       if (!elsewhere)
         candidates[name] = {};
     }
+    for (WeightRefOp ref : body.getOps<WeightRefOp>())
+      refs[ref.getNameAttr().getAttr()].push_back(ref);
   }
 
   /// What the use of a value by `user` (as operand `index`) asks of it.
@@ -200,16 +214,24 @@ struct ShardOptimizerStatePass
 
   /// The join of what the ops that read state weight `name` are, and
   /// whether some are none yet (they feed only writes of undecided state).
+  /// Through views too: an op that reads a view of the state reads the
+  /// state (the view prints no code; its readers must be guarded).
   std::pair<Tag, bool> readersOf(StringAttr name) {
     Tag readers;
     bool undecided = false;
-    for (WeightRefOp ref : step.getBody().front().getOps<WeightRefOp>()) {
-      if (ref.getNameAttr().getAttr() != name)
-        continue;
-      for (OpOperand &use : ref.getResult().getUses()) {
+    SmallVector<Value> work;
+    for (WeightRefOp ref : refs.lookup(name))
+      work.push_back(ref.getResult());
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      for (OpOperand &use : value.getUses()) {
         // A read that only orders a write (`after`) reads nothing.
         if (isa<AssignOp>(use.getOwner()) && use.getOperandNumber() != 0)
           continue;
+        if (isView(use.getOwner())) {
+          work.push_back(use.getOwner()->getResult(0));
+          continue;
+        }
         Tag t = useTag(use.getOwner(), use.getOperandNumber());
         undecided |= t.kind == Tag::None;
         readers = readers.join(t);
@@ -350,6 +372,8 @@ struct ShardOptimizerStatePass
   func::FuncOp step;
   llvm::DenseMap<StringAttr, int64_t> shardOf;
   llvm::MapVector<StringAttr, StateChoice> candidates;
+  /// The step's reads of each weight.
+  llvm::DenseMap<StringAttr, SmallVector<WeightRefOp>> refs;
   llvm::DenseMap<Operation *, Tag> tags;
   SmallVector<OwnerBroadcastOp> broadcasts;
 };

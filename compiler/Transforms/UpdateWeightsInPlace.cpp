@@ -111,12 +111,19 @@ struct UpdateWeightsInPlacePass
         Value value = broadcast ? broadcast.getInput() : assign.getValue();
         auto update = value.getDefiningOp<sched::FusedOp>();
         auto weight = module.lookupSymbol<WeightOp>(assign.getNameAttr());
+        // Without a broadcast, the loop and the assign run on the same
+        // ranks (graph.shard): a loop every rank runs must not write state
+        // that one rank holds.
+        auto guard = [](Operation *op) {
+          return op->getAttr(GraphDialect::kShardAttrName);
+        };
         if (!update || update->getBlock() != &body || !weight ||
             weight.getType() != update.getResult().getType() ||
             update->hasAttr(sched::kWritesWeightAttrName) ||
-            (broadcast && (!broadcast->hasOneUse() ||
-                           !update.getResult().hasOneUse() ||
-                           broadcast->getBlock() != &body)) ||
+            (!broadcast && guard(update) != guard(assign)) ||
+            (broadcast &&
+             (!broadcast->hasOneUse() || !update.getResult().hasOneUse() ||
+              broadcast->getBlock() != &body)) ||
             !oldValueReadBefore(body, name, update))
           continue;
         update->setAttr(sched::kWritesWeightAttrName, assign.getNameAttr());

@@ -304,10 +304,11 @@ DescriptorInfo checkDescriptor(const modelc_model_desc &desc,
       if (!p.run[e])
         throw Error(where + ": plan '" + p.name + "' lacks entry point '" +
                     info.entries[e].name + "'");
-    if (sharded && p.num_devices != 1)
+    if (sharded && (p.num_devices != 1 || !p.devices[0] ||
+                    std::string(p.devices[0]) != "cpu"))
       throw Error(where + ": plan '" + std::string(p.name) +
-                  "' has several devices and the model shards optimizer "
-                  "state over the ranks (a plan of one device only)");
+                  "' is not the CPU alone and the model shards optimizer "
+                  "state over the ranks (the CPU plan only)");
     if (p.num_trace_points && !p.trace_points)
       throw Error(where + ": plan '" + std::string(p.name) +
                   "' has trace points but no table of them");

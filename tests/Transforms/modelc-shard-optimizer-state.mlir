@@ -218,18 +218,88 @@ func.func @train_step(%g: tensor<4xf32>, %h: tensor<2xf32>) -> tensor<f32> {
 // CHECK: return
 graph.weight @w {writable} : tensor<4xf32>
 graph.weight @v {writable} : tensor<2xf32>
+graph.weight @w.m {frozen, writable, zeros} : tensor<4xf32>
+graph.weight @v.m {frozen, writable, zeros} : tensor<2xf32>
 func.func @gradients(%g: tensor<4xf32>, %h: tensor<2xf32>) -> (tensor<4xf32>, tensor<2xf32>) attributes {graph.parameters = [@w, @v]} {
   return %g, %h : tensor<4xf32>, tensor<2xf32>
 }
 func.func @train_step(%g: tensor<4xf32>, %h: tensor<2xf32>) -> tensor<2xf32> {
   %w = graph.weight_ref @w : tensor<4xf32>
   %v = graph.weight_ref @v : tensor<2xf32>
+  %wm = graph.weight_ref @w.m : tensor<4xf32>
+  %vm = graph.weight_ref @v.m : tensor<2xf32>
+  %wm2 = graph.add %wm, %g : tensor<4xf32>, tensor<4xf32>
+  graph.assign @w.m, %wm2 : tensor<4xf32>
+  %wn = graph.sub %w, %wm2 : tensor<4xf32>, tensor<4xf32>
+  graph.assign @w, %wn : tensor<4xf32>
+  %vm2 = graph.add %vm, %h : tensor<2xf32>, tensor<2xf32>
+  graph.assign @v.m, %vm2 : tensor<2xf32>
+  %vn = graph.sub %v, %vm2 : tensor<2xf32>, tensor<2xf32>
+  graph.assign @v, %vn : tensor<2xf32>
+  %r = graph.relu %v : tensor<2xf32>
+  return %r : tensor<2xf32>
+}
+
+// -----
+
+// Plain SGD (no optimizer state): sharding would only add broadcasts, so
+// every rank computes every update, as without the pass.
+// CHECK-LABEL: func.func @train_step
+// CHECK-NOT: graph.shard
+// CHECK-NOT: graph.owner_broadcast
+// CHECK: return
+graph.weight @w {writable} : tensor<4xf32>
+graph.weight @v {writable} : tensor<2xf32>
+func.func @gradients(%g: tensor<4xf32>, %h: tensor<2xf32>) -> (tensor<4xf32>, tensor<2xf32>) attributes {graph.parameters = [@w, @v]} {
+  return %g, %h : tensor<4xf32>, tensor<2xf32>
+}
+func.func @train_step(%g: tensor<4xf32>, %h: tensor<2xf32>) -> tensor<f32> {
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %w = graph.weight_ref @w : tensor<4xf32>
+  %v = graph.weight_ref @v : tensor<2xf32>
   %wn = graph.sub %w, %g : tensor<4xf32>, tensor<4xf32>
   graph.assign @w, %wn : tensor<4xf32>
   %vn = graph.sub %v, %h : tensor<2xf32>, tensor<2xf32>
   graph.assign @v, %vn : tensor<2xf32>
-  %r = graph.relu %v : tensor<2xf32>
-  return %r : tensor<2xf32>
+  return %one : tensor<f32>
+}
+
+// -----
+
+// A state read through a view by an op whose value only orders a write
+// (an `after` operand), the view also read by the update: the op runs on
+// every rank, so the state stays on every rank; the other parameter's
+// state goes to its owner.
+// CHECK: graph.weight @w.m {frozen, writable, zeros}
+// CHECK: graph.weight @v.m {frozen, shard = 1 : i64, writable, zeros}
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[R:.*]] = graph.reshape %{{.*}} to [2, 2] : tensor<4xf32>
+// CHECK: %[[E:.*]] = graph.exp %[[R]] : tensor<2x2xf32>
+graph.weight @w {writable} : tensor<4xf32>
+graph.weight @v {writable} : tensor<2xf32>
+graph.weight @w.m {frozen, writable, zeros} : tensor<4xf32>
+graph.weight @v.m {frozen, writable, zeros} : tensor<2xf32>
+func.func @gradients(%g: tensor<4xf32>, %h: tensor<2xf32>) -> (tensor<4xf32>, tensor<2xf32>) attributes {graph.parameters = [@w, @v]} {
+  return %g, %h : tensor<4xf32>, tensor<2xf32>
+}
+func.func @train_step(%g: tensor<4xf32>, %h: tensor<2xf32>) -> tensor<f32> {
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %w = graph.weight_ref @w : tensor<4xf32>
+  %v = graph.weight_ref @v : tensor<2xf32>
+  %wm = graph.weight_ref @w.m : tensor<4xf32>
+  %vm = graph.weight_ref @v.m : tensor<2xf32>
+  %r = graph.reshape %wm to [2, 2] : tensor<4xf32>
+  %e = graph.exp %r : tensor<2x2xf32>
+  %rf = graph.reshape %r to [4] : tensor<2x2xf32>
+  %wm2 = graph.add %rf, %g : tensor<4xf32>, tensor<4xf32>
+  graph.assign @w.m, %wm2 after(%e) : tensor<4xf32>, tensor<2x2xf32>
+  %wn = graph.sub %w, %wm2 : tensor<4xf32>, tensor<4xf32>
+  graph.assign @w, %wn : tensor<4xf32>
+  %vm2 = graph.add %vm, %h : tensor<2xf32>, tensor<2xf32>
+  graph.assign @v.m, %vm2 : tensor<2xf32>
+  %vn = graph.sub %v, %vm2 : tensor<2xf32>, tensor<2xf32>
+  graph.assign @v, %vn : tensor<2xf32>
+  return %one : tensor<f32>
 }
 
 // -----

@@ -318,8 +318,11 @@ TEST(Descriptor, RefusesMalformedWeightShards) {
                       "but is not optimizer state");
   desc.weight_flags = flags;
   plan.num_devices = 2;
-  expectRefused(desc, "plan 'cpu' has several devices and the model shards "
+  expectRefused(desc, "plan 'cpu' is not the CPU alone and the model shards "
                       "optimizer state over the ranks");
+  plan.num_devices = 1;
+  devices[0] = "sim:0";
+  expectRefused(desc, "is not the CPU alone and the model shards");
 }
 
 } // namespace
