@@ -217,10 +217,11 @@ if m.rank == 0:
 """
 
 
-def test_distributed_under_mpirun(trainer, modelc_tool, workdir, tmp_path):
-    """Python started by mpirun (docs/training.md, Data parallel): 2 ranks
-    of a --distributed build, each on its 8 rows, take the steps of one
-    process on all 16."""
+def two_ranks(tmp_path, name, flags, script_text, *outputs):
+    """Compiles mlp.ir's loss for 8 rows (SGD with momentum, --distributed
+    and `flags`) to `name`, writes the 16-row batch and runs `script_text`
+    on 2 ranks under mpirun with the model, the batch and `outputs`;
+    returns the model's path and the batch."""
     import shutil
     import subprocess
     import sys
@@ -229,22 +230,31 @@ def test_distributed_under_mpirun(trainer, modelc_tool, workdir, tmp_path):
     ir = open(MLP_LOSS_IR).read().replace("16x", "8x")
     half = tmp_path / "mlp8.ir"
     half.write_text(ir)
-    path = modelc.compile(str(half), output=str(tmp_path / "dist.so"),
+    path = modelc.compile(str(half), output=str(tmp_path / name),
                           random_weights=5,
                           args=["--train", "--optimizer=sgd", "--lr", "0.1",
-                                "--momentum", "0.9", "--distributed"])
+                                "--momentum", "0.9", "--distributed"] + flags)
     x, t = batch()
     np.savez(tmp_path / "batch.npz", x=x, t=t)
     script = tmp_path / "rank.py"
-    script.write_text(MPI_SCRIPT)
+    script.write_text(script_text)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_btl_vader_single_copy_mechanism="none")
     result = subprocess.run(
         ["mpirun", "--oversubscribe", "-np", "2", sys.executable, str(script),
-         path, str(tmp_path / "batch.npz"), str(tmp_path / "out.npz")],
+         path, str(tmp_path / "batch.npz")] + [str(o) for o in outputs],
         env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
+    return path, x, t
+
+
+def test_distributed_under_mpirun(trainer, modelc_tool, workdir, tmp_path):
+    """Python started by mpirun (docs/training.md, Data parallel): 2 ranks
+    of a --distributed build, each on its 8 rows, take the steps of one
+    process on all 16."""
+    _, x, t = two_ranks(tmp_path, "dist.so", [], MPI_SCRIPT,
+                        tmp_path / "out.npz")
     got = np.load(tmp_path / "out.npz")
     whole = modelc.load(trainer[0])
     expected = [whole.train_step(x, t) for _ in range(3)]
@@ -280,33 +290,9 @@ def test_sharded_state_under_mpirun(trainer, modelc_tool, tmp_path):
     --shard-optimizer-state): each rank holds its momentum shards alone
     (reading another's is a modelc.Error naming it), save_weights on every
     rank writes the whole state on rank 0, equal to one process's."""
-    import shutil
-    import subprocess
-    import sys
-    if not shutil.which("mpirun"):
-        pytest.skip("no mpirun (apt install openmpi-bin libopenmpi-dev)")
-    ir = open(MLP_LOSS_IR).read().replace("16x", "8x")
-    half = tmp_path / "mlp8.ir"
-    half.write_text(ir)
-    path = modelc.compile(str(half), output=str(tmp_path / "zero.so"),
-                          random_weights=5,
-                          args=["--train", "--optimizer=sgd", "--lr", "0.1",
-                                "--momentum", "0.9", "--distributed",
-                                "--shard-optimizer-state"])
-    x, t = batch()
-    np.savez(tmp_path / "batch.npz", x=x, t=t)
-    script = tmp_path / "rank.py"
-    script.write_text(ZERO_SCRIPT)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_btl_vader_single_copy_mechanism="none")
     ckpt = tmp_path / "zero.safetensors"
-    result = subprocess.run(
-        ["mpirun", "--oversubscribe", "-np", "2", sys.executable, str(script),
-         path, str(tmp_path / "batch.npz"), str(ckpt),
-         str(tmp_path / "out.npz")],
-        env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
+    path, x, t = two_ranks(tmp_path, "zero.so", ["--shard-optimizer-state"],
+                           ZERO_SCRIPT, ckpt, tmp_path / "out.npz")
     got = np.load(tmp_path / "out.npz")
     assert str(got["shards"]).startswith("sharded over 2 ranks: rank 0 holds "
                                          "2 of 4 shards"), str(got["shards"])

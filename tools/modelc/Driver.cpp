@@ -357,17 +357,32 @@ void Driver::printPlaced(llvm::raw_ostream &os) {
 /// Parses and verifies the input, then runs the graph passes on it.
 /// The target with the most accelerators among those built, and how many
 /// it has (0 and "" when none has one): training's replicas come from it.
-static FailureOr<std::pair<std::string, int64_t>>
-mostAccelerators(const DriverOptions &options) {
-  std::pair<std::string, int64_t> most{"", 0};
+/// The targets a training build makes plans for: each name as given and
+/// its description.
+using NamedTargets =
+    std::vector<std::pair<std::string, modelc::TargetDescription>>;
+static FailureOr<NamedTargets> trainingTargets(const DriverOptions &options) {
+  NamedTargets targets;
   for (const std::string &name : chooseTargets(options, false)) {
     std::string error;
     std::optional<modelc::TargetDescription> t =
         modelc::loadTarget(name, error);
     if (!t)
       return fail(error);
+    targets.push_back({name, std::move(*t)});
+  }
+  return targets;
+}
+
+static FailureOr<std::pair<std::string, int64_t>>
+mostAccelerators(const DriverOptions &options) {
+  FailureOr<NamedTargets> targets = trainingTargets(options);
+  if (failed(targets))
+    return failure();
+  std::pair<std::string, int64_t> most{"", 0};
+  for (const auto &[name, t] : *targets) {
     int64_t count = llvm::count_if(
-        t->devices, [](const modelc::DeviceDesc &d) { return !d.isHost(); });
+        t.devices, [](const modelc::DeviceDesc &d) { return !d.isHost(); });
     if (count > most.second)
       most = {name, count};
   }
@@ -402,18 +417,16 @@ FailureOr<modelc::TrainingOptions> Driver::trainingOptions() {
     return fail("--shard-optimizer-state splits the optimizer state over the "
                 "replicas of a data-parallel build or the ranks of a "
                 "distributed one: add --data-parallel or --distributed");
-  if (training.shardOptimizerState && !training.replicas)
-    for (const std::string &name : chooseTargets(options, false)) {
-      std::string error;
-      std::optional<modelc::TargetDescription> t =
-          modelc::loadTarget(name, error);
-      if (!t)
-        return fail(error);
-      if (t->devices.size() != 1 || !t->devices.front().isHost())
+  if (training.shardOptimizerState && !training.replicas) {
+    FailureOr<NamedTargets> targets = trainingTargets(options);
+    if (failed(targets))
+      return failure();
+    for (const auto &[name, t] : *targets)
+      if (t.devices.size() != 1 || !t.devices.front().isHost())
         return fail("--distributed --shard-optimizer-state on target '" + name +
                     "' is not supported yet: the state is sharded over the "
                     "ranks on the CPU plan alone (--target=cpu)");
-    }
+  }
   if (options.precision != "f32")
     return fail("--train with --precision=" + options.precision +
                 " is not supported yet: training keeps f32 parameters");
