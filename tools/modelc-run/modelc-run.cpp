@@ -126,6 +126,10 @@ Loads a model compiled by modelc, runs one entry point and reports its outputs.
                             model holds it then (parameters and optimizer
                             state) to a safetensors file; --weights FILE
                             resumes from it
+  --save-every N            with --train-steps and --save-weights: also
+                            write the checkpoint after every N-th step
+                            (replacing the file, never half-written), so
+                            that a stopped run resumes with --load-weights
   --load-weights FILE       before running, read a --save-weights file into
                             the model's trained weights and optimizer state
                             (Model::load_weights: weights it does not train
@@ -153,6 +157,7 @@ struct Options {
   std::string profile; // "", "text" or "json"
   std::string saveWeights, loadWeights;
   int trainSteps = 0;
+  int saveEvery = 0;
   std::optional<double> lr; // --lr: train_step's `lr` input
   std::string data;         // --data DIR: a batch per step
   std::string calibrate;    // --calibrate=FILE
@@ -272,6 +277,10 @@ Options parseArgs(int argc, char **argv) {
         usageError("--lr takes a finite number");
     } else if (a == "--save-weights") {
       o.saveWeights = value(i);
+    } else if (a == "--save-every") {
+      o.saveEvery = static_cast<int>(number(a, value(i)));
+      if (o.saveEvery < 1)
+        usageError("--save-every takes a number of steps of at least 1");
     } else if (a == "--load-weights") {
       o.loadWeights = value(i);
     } else if (a == "--distributed") {
@@ -317,6 +326,11 @@ Options parseArgs(int argc, char **argv) {
       usageError("--expect " + name + "=" + path +
                  ": with --repeat, every run is compared with its own file: "
                  "put {seed} in the name (replaced by each run's seed)");
+  if (o.saveEvery > 0 &&
+      (o.saveWeights.empty() || (o.trainSteps == 0 && o.data.empty())))
+    usageError("--save-every writes the --save-weights checkpoint during "
+               "training: it needs --save-weights and --train-steps (or "
+               "--data)");
   if (o.shardInputs && o.distributed.empty())
     usageError("--shard-inputs splits the inputs over the ranks of a "
                "distributed run: add --distributed");
@@ -876,6 +890,15 @@ int trainSteps(const Options &o, modelc::Model &model,
     if (o.rank == 0)
       std::printf("step %d loss %.9g\n", step,
                   static_cast<double>(*outputs.front().data_as<float>()));
+    // --save-every: between steps (no run in progress), on every rank
+    // (sharded optimizer state comes to rank 0), before a bad next batch
+    // is reported (the steps so far are kept); the last step's is the one
+    // after the loop.
+    if (o.saveEvery > 0 && step % o.saveEvery == 0 && step < steps) {
+      model.save_weights(o.saveWeights);
+      if (o.rank == 0)
+        std::printf("  saved %s after step %d\n", o.saveWeights.c_str(), step);
+    }
     if (nextBatch) {
       std::fflush(stdout);
       std::rethrow_exception(nextBatch);
