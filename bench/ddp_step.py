@@ -32,7 +32,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results import ROOT, cpu_flags, record, torch_blas  # noqa: E402
+from results import ROOT, record, torch_blas, training_machine  # noqa: E402
 from train_step import BUILD, MODELS, TIMED, TORCH_STEP  # noqa: E402
 
 # The batch of rank `rank` of `ranks`: its rows of the whole batch.
@@ -167,7 +167,6 @@ def main():
                      f"{theirs['ms']:.2f} | {ours['ms'] / theirs['ms']:.2f} |"
                      + (f" {ours['state']} |" if zero else ""))
         print(lines[-1], flush=True)
-    cpu, flags = cpu_flags(("avx2", "avx512f", "avx512_bf16", "amx_tile"))
     mpi = run(["mpirun", "--version"], env=env).splitlines()[0]
     header = (f"## {datetime.date.today().isoformat()} — data-parallel training "
               f"across processes against PyTorch DDP (issue 25)\n\n"
@@ -178,8 +177,8 @@ def main():
               f"steps after 3 warm-up steps, one fixed batch; modelc "
               f"`--distributed` under `mpirun --bind-to none` ({mpi}), PyTorch "
               f"{__import__('torch').__version__} DistributedDataParallel over "
-              f"gloo; {cpu} ({', '.join(flags) or 'no AVX2'}); PyTorch's BLAS "
-              f"{blas}. Ratio: modelc / PyTorch DDP.\n")
+              f"gloo; {training_machine(blas)}. Ratio: modelc / PyTorch "
+              f"DDP.\n")
     record(header + "\n" + "\n".join(lines) + "\n", a.no_record)
 
 

@@ -64,3 +64,10 @@ def cpu_flags(names):
     model = re.search(r"Model name:\s*(.*)", cpu)
     return (model.group(1).strip() if model else "unknown CPU",
             [f for f in names if re.search(rf"\b{f}\b", cpu)])
+
+
+def training_machine(blas):
+    """The machine line of the training benches (train_step.py,
+    ddp_step.py): the CPU, its vector and matrix flags, PyTorch's BLAS."""
+    cpu, flags = cpu_flags(("avx2", "avx512f", "avx512_bf16", "amx_tile"))
+    return f"{cpu} ({', '.join(flags) or 'no AVX2'}); PyTorch's BLAS {blas}"

@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results import ROOT, cpu_flags, record, torch_blas  # noqa: E402
+from results import ROOT, record, torch_blas, training_machine  # noqa: E402
 
 MODELS = {
     "mlp": "cross_entropy",
@@ -173,12 +173,10 @@ def main():
                      f"{torch['peak_mb']:.0f} | "
                      f"{ours['peak_mb'] / torch['peak_mb']:.2f} | {compile_s:.0f} |")
         print(lines[-1], flush=True)
-    cpu, flags = cpu_flags(("avx2", "avx512f", "avx512_bf16", "amx_tile"))
     header = (f"## {datetime.date.today().isoformat()} — a training step against "
               f"PyTorch eager (issue 24)\n\n`bench/train_step.py`: SGD with momentum, "
               f"{a.threads} threads, median of {a.steps} steps after 3 warm-up "
-              f"steps, one fixed batch; {cpu} "
-              f"({', '.join(flags) or 'no AVX2'}); PyTorch's BLAS {blas}. "
+              f"steps, one fixed batch; {training_machine(blas)}. "
               f"Peak: the process's peak "
               f"resident set above its resident set after the framework's import. "
               f"Ratios: modelc / PyTorch (the goal: time at most 0.7, memory at "

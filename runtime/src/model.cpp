@@ -480,13 +480,12 @@ Tensor Model::weight(const std::string &name) const {
     if (name != w.name)
       continue;
     if (!impl_->weights.pointers[i])
-      throw Error(
-          "model '" + impl_->path + "': weight '" + name +
-          "' is optimizer state that rank " +
-          std::to_string(modelc_shard_owner(
+      throw Error("model '" + impl_->path + "': weight '" + name +
+                  "' is optimizer state that rank " +
+                  std::to_string(modelc_shard_owner(
                       detail::weightShard(*impl_->desc, i), world_size())) +
-          " holds (sharded over the ranks), not this one; "
-          "save_weights gathers it");
+                  " holds (sharded over the ranks), not this one; "
+                  "save_weights gathers it");
     return detail::weightTensor(w, impl_->weights.pointers[i]);
   }
   throw Error("model '" + impl_->path + "' has no weight '" + name + "'");

@@ -128,9 +128,10 @@ void Model::save_weights(const std::string &path) const {
         data = gathered.back().data();
       }
       std::string error;
-      if (!comm->broadcast(data, static_cast<int64_t>(d.nbytes),
-                           static_cast<int>(modelc_shard_owner(shard, comm->size())),
-                           impl.collectiveTimeout, error))
+      if (!comm->broadcast(
+              data, static_cast<int64_t>(d.nbytes),
+              static_cast<int>(modelc_shard_owner(shard, comm->size())),
+              impl.collectiveTimeout, error))
         throw Error(what + ": gathering '" + d.name + "' from rank " +
                     std::to_string(modelc_shard_owner(shard, comm->size())) +
                     ": " + error);

@@ -183,6 +183,8 @@ struct Options {
   std::exit(1);
 }
 
+void checkCombinations(const Options &o);
+
 Options parseArgs(int argc, char **argv) {
   Options o;
   auto value = [&](int &i) -> std::string {
@@ -308,6 +310,13 @@ Options parseArgs(int argc, char **argv) {
       usageError("more than one model given ('" + o.model + "', '" + a + "')");
     }
   }
+  checkCombinations(o);
+  return o;
+}
+
+/// The options' combinations parseArgs refuses (each option alone is
+/// checked where it is read).
+void checkCombinations(const Options &o) {
   if (o.model.empty() && !o.devices && o.calibrate.empty())
     usageError("no model given");
   if (!o.distributed.empty() && (o.bench > 0 || o.concurrent > 0 ||
@@ -334,7 +343,6 @@ Options parseArgs(int argc, char **argv) {
   if (o.shardInputs && o.distributed.empty())
     usageError("--shard-inputs splits the inputs over the ranks of a "
                "distributed run: add --distributed");
-  return o;
 }
 
 modelc::Tensor randomTensor(const modelc::TensorInfo &info,
