@@ -58,6 +58,13 @@ struct StateChoice {
   int64_t shard = 0;
 };
 
+/// Bytes of a weight's data.
+int64_t weightBytes(WeightOp weight) {
+  RankedTensorType type = weight.getTensorType();
+  return type.getNumElements() *
+         static_cast<int64_t>(elementBytes(type.getElementType()));
+}
+
 struct ShardOptimizerStatePass
     : modelc::impl::ShardOptimizerStatePassBase<ShardOptimizerStatePass> {
   using Base::Base;
@@ -118,12 +125,7 @@ struct ShardOptimizerStatePass
     SmallVector<std::pair<int64_t, StringAttr>> sizes;
     for (Attribute a : parameters) {
       StringAttr name = cast<FlatSymbolRefAttr>(a).getAttr();
-      auto weight = module.lookupSymbol<WeightOp>(name);
-      RankedTensorType type = weight.getTensorType();
-      sizes.push_back(
-          {type.getNumElements() *
-               static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8),
-           name});
+      sizes.push_back({weightBytes(module.lookupSymbol<WeightOp>(name)), name});
     }
     llvm::stable_sort(sizes,
                       [](auto &a, auto &b) { return a.first > b.first; });
@@ -193,13 +195,13 @@ struct ShardOptimizerStatePass
   }
 
   /// Each op's tag: the join of what its uses ask (users come later in the
-  /// block). Collectives, returns and other ops without results run on
-  /// every rank.
+  /// block). Collectives and ops without results but assigns (the return)
+  /// run on every rank.
   void computeTags(Block &body) {
     tags.clear();
     for (Operation &op : llvm::reverse(body)) {
       Tag tag;
-      if (isa<AllReduceOp, OwnerBroadcastOp, func::ReturnOp>(op) ||
+      if (isa<AllReduceOp, OwnerBroadcastOp>(op) ||
           (op.getNumResults() == 0 && !isa<AssignOp>(op))) {
         tag = Tag::all();
       } else if (auto assign = dyn_cast<AssignOp>(op)) {
@@ -306,10 +308,7 @@ struct ShardOptimizerStatePass
         continue;
       auto weight = module.lookupSymbol<WeightOp>(name);
       weight.setShardAttr(builder.getI64IntegerAttr(choice.shard));
-      RankedTensorType type = weight.getTensorType();
-      int64_t bytes =
-          type.getNumElements() *
-          static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8);
+      int64_t bytes = weightBytes(weight);
       shardBytes[choice.shard] += bytes;
       total += bytes;
       ++weights;
