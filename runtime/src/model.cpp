@@ -352,7 +352,7 @@ std::string Model::state_shards() const {
   return "sharded over " + std::to_string(size) + " rank" +
          (size == 1 ? "" : "s") + ": rank " + std::to_string(rank()) +
          " holds " + std::to_string(held) + " of " + std::to_string(shards) +
-         " shards, " + std::to_string(heldBytes) + " of " +
+         " state weights, " + std::to_string(heldBytes) + " of " +
          std::to_string(bytes) + " bytes";
 }
 

@@ -294,8 +294,9 @@ def test_sharded_state_under_mpirun(trainer, modelc_tool, tmp_path):
     path, x, t = two_ranks(tmp_path, "zero.so", ["--shard-optimizer-state"],
                            ZERO_SCRIPT, ckpt, tmp_path / "out.npz")
     got = np.load(tmp_path / "out.npz")
-    assert str(got["shards"]).startswith("sharded over 2 ranks: rank 0 holds "
-                                         "2 of 4 shards"), str(got["shards"])
+    assert str(got["shards"]).startswith(
+        "sharded over 2 ranks: rank 0 holds 2 of 4 state weights"), \
+        str(got["shards"])
     whole = modelc.load(trainer[0])
     expected = [whole.train_step(x, t) for _ in range(3)]
     np.testing.assert_allclose(got["losses"], expected, rtol=1e-5)

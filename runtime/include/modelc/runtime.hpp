@@ -325,7 +325,7 @@ public:
 
   /// Optimizer state sharded over the ranks (modelc --distributed
   /// --shard-optimizer-state): what this rank holds, e.g. "sharded over 2
-  /// ranks: rank 1 holds 2 of 4 shards, 660 of 3348 bytes"; "" for a
+  /// ranks: rank 1 holds 2 of 4 state weights, 768 of 3348 bytes"; "" for a
   /// model without.
   std::string state_shards() const;
 
