@@ -1784,11 +1784,10 @@ LogicalResult FunctionEmitter::emitOwnerBroadcast(OwnerBroadcastOp broadcast) {
   // The owner's value, from the rank that ran the guarded update
   // (modelc-shard-optimizer-state); a copy with one rank.
   Operation *op = broadcast;
-  RankedTensorType type = tensorType(broadcast.getResult());
   os << "  if (ctx->api->owner_broadcast(ctx, " << in(op, 0) << ", " << out(op)
-     << ", " << type.getNumElements() * elementBytes(type.getElementType())
-     << "ULL, " << broadcast.getShardAttr().getInt() << "u, "
-     << cString(describeOp(op)) << "))\n    return 1;\n";
+     << ", " << valueBytes(broadcast.getResult()) << "ULL, "
+     << broadcast.getShardAttr().getInt() << "u, " << cString(describeOp(op))
+     << "))\n    return 1;\n";
   return success();
 }
 
