@@ -37,10 +37,9 @@ bool isElementwise(Operation *op) { return op->hasTrait<graph::Elementwise>(); }
 /// serves its root alone, so they share the root's). The body's ops need
 /// neither.
 void moveWhere(Operation *root, Operation *fused) {
-  for (StringRef name : {StringRef(graph::kDeviceAttrName),
-                         StringRef(graph::GraphDialect::kShardAttrName)})
-    if (Attribute value = root->getAttr(name))
-      fused->setAttr(name, value);
+  if (Attribute device = root->getAttr(graph::kDeviceAttrName))
+    fused->setAttr(graph::kDeviceAttrName, device);
+  keepShardGuard(root, fused);
 }
 void dropWhere(Operation *op) {
   op->removeAttr(graph::kDeviceAttrName);
