@@ -25,6 +25,8 @@ const char *modelc::reasonName(PlacementReason reason) {
     return "memory";
   case PlacementReason::Boundary:
     return "boundary";
+  case PlacementReason::RankSums:
+    return "rank sums";
   }
   return "?";
 }

@@ -34,6 +34,7 @@ enum class PlacementReason {
   Cost,     ///< finishes first there
   Memory,   ///< a faster device lacked the memory
   Boundary, ///< a function input or output: on the host
+  RankSums, ///< a sum over the ranks: with the others, on one device
 };
 const char *reasonName(PlacementReason reason);
 

@@ -63,8 +63,11 @@ static bool hasHostOnlyTypes(Operation *op) {
 bool modelc::hasKernel(Operation *op, device::DeviceKind kind) {
   if (needsNoCode(op))
     return true;
-  // The communication backend works on host memory.
-  if (isa<AllReduceOp, OwnerBroadcastOp>(op))
+  // The communication backend works on host memory; a GPU sums over the
+  // ranks with NCCL (or through the host) on its copy stream.
+  if (isa<AllReduceOp>(op))
+    return kind == device::DeviceKind::cpu || kind == device::DeviceKind::cuda;
+  if (isa<OwnerBroadcastOp>(op))
     return kind == device::DeviceKind::cpu;
   // The runtime sums the replicas of accelerators (NCCL, or through host
   // memory); replicas on the host are summed with graph ops.

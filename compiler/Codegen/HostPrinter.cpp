@@ -305,6 +305,7 @@ private:
   void emitOutputsTask(func::ReturnOp ret);
   void emitCopy(device::TransferOp transfer);
   void emitReplicaSum(ReplicaAllReduceOp member);
+  void emitRankSum(AllReduceOp reduce);
   LogicalResult emitTask(Operation *op);
   LogicalResult emitGpuTask(Operation *op, unsigned d, const std::string &what);
   /// A C++ expression for `v`'s data in a multi-device plan.
@@ -2440,6 +2441,34 @@ void FunctionEmitter::emitReplicaSum(ReplicaAllReduceOp member) {
   graphCapturable = false;
 }
 
+void FunctionEmitter::emitRankSum(AllReduceOp reduce) {
+  // The sum over the ranks on the GPU's copy stream (modelc-place-devices
+  // put every one of the plan's on one GPU): NCCL's all-reduce where it
+  // loads on every rank, else through the host and the backend.
+  unsigned d = deviceOf(reduce);
+  Value input = reduce.getInput(), result = reduce.getResult();
+  emitWaits(reduce, d, true);
+  check(d, input, "graph.all_reduce (input)");
+  check(d, result, "graph.all_reduce (result)");
+  std::string source = name(input);
+  Operation *def = viewRoot(input).getDefiningOp();
+  if (def && isa<ConstantOp>(def)) {
+    // A constant is host memory (code): its copy on the GPU is summed in
+    // place, after it on the same stream.
+    host << "  api->copy(ctx, " << d << ", " << name(result) << ", 0, "
+         << source << ", " << runBytes(result) << ", "
+         << cString(graph::describeOp(reduce)) << ");\n";
+    source = name(result);
+  }
+  host << "  api->rank_all_reduce(ctx, " << d << ", " << source << ", "
+       << name(result) << ", " << tensorType(result).getNumElements() << "LL, "
+       << cString(graph::describeOp(reduce)) << ");\n"
+       << "  api->record(ctx, " << d << ", MODELC_STREAM_COPY, "
+       << *eventOf(result) << ");\n";
+  // The host's way holds the copy stream until the ranks have met.
+  graphCapturable = false;
+}
+
 LogicalResult FunctionEmitter::emitGpuTask(Operation *op, unsigned d,
                                            const std::string &what) {
   Value result = op->getNumResults() ? op->getResult(0) : Value();
@@ -2579,6 +2608,8 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
       emitCopy(transfer);
     else if (auto member = dyn_cast<ReplicaAllReduceOp>(op))
       emitReplicaSum(member);
+    else if (auto reduce = dyn_cast<AllReduceOp>(op); reduce && onGpu(op))
+      emitRankSum(reduce);
     else if (failed(emitTask(op)))
       return failure();
   }
@@ -2592,6 +2623,40 @@ bool sumsOverReplicas(ModuleOp module) {
   return module
       ->walk([](ReplicaAllReduceOp) { return WalkResult::interrupt(); })
       .wasInterrupted();
+}
+
+/// The index in `devices` of the GPU whose copy stream sums over the ranks
+/// (modelc_plan_desc::rank_sums_device), or -1 when the host does. An
+/// internal error when an entry point sums on more than one device, or the
+/// plan's entry points on more than one GPU (modelc-place-devices gathers
+/// them: every rank must meet them in one order, on one stream).
+FailureOr<int> rankSumsDevice(ModuleOp module,
+                              const std::vector<std::string> &devices) {
+  int found = -1;
+  for (auto function : module.getOps<func::FuncOp>()) {
+    std::optional<std::string> mine;
+    WalkResult walk = function.walk([&](AllReduceOp reduce) {
+      std::string d = sched::runningDevice(reduce).str();
+      auto it = llvm::find(devices, d);
+      int index =
+          it == devices.end() ? -1 : static_cast<int>(it - devices.begin());
+      bool gpu = d.rfind("cuda:", 0) == 0;
+      if (index < 0 || (mine && *mine != d) ||
+          (gpu && found >= 0 && found != index)) {
+        reduce.emitError("internal error: the sums over the ranks of a plan "
+                         "are not all on one device (modelc-place-devices "
+                         "gathers them on one)");
+        return WalkResult::interrupt();
+      }
+      mine = d;
+      if (gpu)
+        found = index;
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+  }
+  return found;
 }
 
 void emitTensorDescs(llvm::raw_ostream &os, StringRef prefix,
@@ -2901,7 +2966,8 @@ static void emitDescriptor(llvm::raw_ostream &out,
                            ArrayRef<PlanModule> planModules,
                            const CpuEmitOptions &options,
                            MutableArrayRef<func::FuncOp> entries,
-                           StringRef plansText, const GpuModule &gpuModule) {
+                           StringRef plansText, const GpuModule &gpuModule,
+                           ArrayRef<int> rankSums) {
   bool hasGpuCode = !gpuModule.empty();
   bool needsCublasLt = gpuModule.usesGemm;
   for (auto [index, function] : llvm::enumerate(entries)) {
@@ -2961,8 +3027,10 @@ static void emitDescriptor(llvm::raw_ostream &out,
         << p << "_num_trace_points, " << p << "_trace_points, "
         << (sumsOverReplicas(planModule.module) ? "MODELC_PLAN_REPLICA_SUMS"
                                                 : "0u")
-        << ", " << planModule.regimeDim << ", " << planModule.regimeMin
-        << "LL, " << planModule.regimeMax << "LL},\n";
+        << (rankSums[planIndex] >= 0 ? " | MODELC_PLAN_RANK_SUMS" : "") << ", "
+        << planModule.regimeDim << ", " << planModule.regimeMin << "LL, "
+        << planModule.regimeMax << "LL, " << std::max(rankSums[planIndex], 0)
+        << "u},\n";
   }
   out << "};\n";
   size_t numDims = emitDimTable(out, planModules);
@@ -3074,7 +3142,15 @@ LogicalResult modelc::emitModelSources(ArrayRef<PlanModule> planModules,
     }
   }
   SmallVector<func::FuncOp> entries(firstModule.getOps<func::FuncOp>());
-  emitDescriptor(tail, planModules, options, entries, plansText, gpuModule);
+  SmallVector<int> rankSums;
+  for (const PlanModule &plan : planModules) {
+    FailureOr<int> d = rankSumsDevice(plan.module, plan.devices);
+    if (failed(d))
+      return failure();
+    rankSums.push_back(*d);
+  }
+  emitDescriptor(tail, planModules, options, entries, plansText, gpuModule,
+                 rankSums);
   assembleHostSources(printed, files, sources.main, sources.parts);
   if (report)
     *report = std::move(localReport);

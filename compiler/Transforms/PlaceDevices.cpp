@@ -23,6 +23,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
+#include <map>
 #include <set>
 
 namespace modelc {
@@ -460,6 +461,37 @@ static FailureOr<OwningOpRef<ModuleOp>> atPlacementSizes(ModuleOp module,
   return std::move(atOpt);
 }
 
+/// The sums over the ranks (graph.all_reduce) of placement `r` on one
+/// device: every rank must meet them in one order, which one stream gives
+/// (a GPU's copy stream, with NCCL or through the host; the host's compute
+/// stream). Where `r` split them over devices, every one goes to the
+/// device that holds most of their bytes and the rest is placed again
+/// around them.
+static void gatherRankSums(FunctionGraph &g, PlacementResult &r,
+                           const PlacementOptions &options) {
+  PlacementProblem &p = g.problem;
+  SmallVector<unsigned> sums;
+  std::map<unsigned, uint64_t> bytes;
+  for (auto [n, op] : llvm::enumerate(g.ops))
+    if (op && isa<AllReduceOp>(op)) {
+      sums.push_back(n);
+      bytes[r.device[n]] += p.nodes[n].outputBytes;
+    }
+  if (bytes.size() < 2)
+    return;
+  unsigned most = bytes.begin()->first;
+  for (auto [d, b] : bytes)
+    if (b > bytes[most])
+      most = d;
+  for (unsigned n : sums) {
+    p.nodes[n].pinned = most;
+    p.nodes[n].follows.reset();
+  }
+  r = placeNodes(p, options);
+  for (unsigned n : sums)
+    r.reason[n] = PlacementReason::RankSums;
+}
+
 /// Places `function` with its task graph built from `sizedFunction` (the
 /// same function at the sizes placement aims at, or itself) and checks that
 /// the placement fits at the sizes `function`'s types hold.
@@ -486,6 +518,7 @@ LogicalResult PlaceDevicesPass::placeFunction(func::FuncOp function,
   PlacementOptions options;
   options.improve = improve;
   r = placeNodes(g.problem, options);
+  gatherRankSums(g, r, options);
   if (sizedFunction != function && r.fits) {
     // Placed at opt, run up to the size the types hold: the devices'
     // memory must hold that.

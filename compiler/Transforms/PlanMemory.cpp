@@ -77,7 +77,7 @@ private:
       if (auto assign = dyn_cast<AssignOp>(user);
           assign && &use != &assign.getValueMutable())
         continue;
-      if (isa<func::ReturnOp, device::TransferOp, ReplicaAllReduceOp>(user))
+      if (isa<func::ReturnOp>(user) || sched::runsOnCopyStream(user))
         last = end;
       else if (isView(user) || isa<sched::AllReduceWaitOp>(user))
         last = std::max(last, lastUse(user->getResult(0)));
@@ -105,11 +105,11 @@ private:
   /// A buffer per result of every op but views (which share their source's
   /// memory), weights and constants; then the op's scratch, alive while it
   /// runs, as its device's printer needs it. A transfer's buffer (and a
-  /// replica sum's) is written by a copy stream whenever the source is
-  /// ready: reserved for the run.
+  /// replica sum's, a GPU's sum over the ranks) is written by a copy stream
+  /// whenever the source is ready: reserved for the run.
   void requestBuffers() {
     for (Operation &op : function.getBody().front()) {
-      if (isa<device::TransferOp, ReplicaAllReduceOp>(op)) {
+      if (sched::runsOnCopyStream(&op)) {
         requests[sched::runningDevice(&op)].push_back(
             {{valueBytes(op.getResult(0)), 0, end}, &op, false});
         continue;

@@ -140,10 +140,11 @@ private:
       }
   }
 
-  /// Ops that run on a copy stream: copies, and the members of a sum over
-  /// the replicas (so that it overlaps the compute that remains).
+  /// Ops that run on a copy stream: copies, the members of a sum over the
+  /// replicas and a GPU's sums over the ranks (so that they overlap the
+  /// compute that remains).
   static bool isCopyStreamOp(Operation *op) {
-    return isa<device::TransferOp, ReplicaAllReduceOp>(op);
+    return sched::runsOnCopyStream(op);
   }
 
   /// The event compute stream of device `d` must wait for before reading
@@ -182,7 +183,8 @@ private:
     if (isCopyStreamOp(op)) {
       // A copy runs on the destination's copy stream once its source is
       // ready (an input needs no wait); so does a replica's part of a sum,
-      // on its device's.
+      // and a sum over the ranks, on its device's (one stream: the sums
+      // over the ranks meet in program order on every rank).
       op->setAttr("sched.stream", builder.getStringAttr("copy"));
       Value input = op->getOperand(0);
       if (std::optional<int64_t> e = eventOf(input);

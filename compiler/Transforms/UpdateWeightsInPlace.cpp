@@ -33,7 +33,7 @@ namespace {
 bool runsOnCpuAlone(func::FuncOp function) {
   bool cpu = true;
   function.getBody().front().walk([&](Operation *op) {
-    if (isa<device::TransferOp, ReplicaAllReduceOp>(op) ||
+    if (sched::runsOnCopyStream(op) ||
         (op->hasAttr(kDeviceAttrName) &&
          sched::runningDevice(op).getKind() != device::DeviceKind::cpu)) {
       cpu = false;

@@ -167,6 +167,7 @@ class Model:
             "plans": core.plans(),
             "plan_note": core.plan_note(),
             "replica_sums": core.replica_sums(),
+            "rank_sums": core.rank_sums(),
             # Optimizer state sharded over the ranks: what this rank holds
             # ("" for a model without).
             "state_shards": core.state_shards(),

@@ -249,6 +249,8 @@ PYBIND11_MODULE(_core, m) {
            [](const PyModel &self) { return self.model.plan_note(); })
       .def("replica_sums",
            [](const PyModel &self) { return self.model.replica_sums(); })
+      .def("rank_sums",
+           [](const PyModel &self) { return self.model.rank_sums(); })
       .def("state_shards",
            [](const PyModel &self) { return self.model.state_shards(); })
       .def("dims", &describeDims)

@@ -375,6 +375,25 @@ void replicaAllReduce(modelc_run_ctx *ctx, uint32_t group, uint32_t member,
                [&] { d->replicaSum(run, m); });
 }
 
+void rankAllReduce(modelc_run_ctx *ctx, uint32_t device, const float *src,
+                   float *dst, int64_t count, const char *what) {
+  RunState &run = runOf(ctx);
+  const modelc_plan_desc &plan = *run.plan;
+  if (count < 0 || !(plan.plan_flags & MODELC_PLAN_RANK_SUMS) ||
+      device != plan.rank_sums_device) {
+    run.reportError(std::string(what ? what : "graph.all_reduce") +
+                    ": a sum over the ranks on device #" +
+                    std::to_string(device) + " (" + std::to_string(count) +
+                    " elements), which is not the plan's device for them");
+    return;
+  }
+  Device *d = deviceOf(run, device, "rank_all_reduce");
+  if (!d)
+    return;
+  onCopyStream(run, *d, device, what, static_cast<uint64_t>(count) * 4,
+               [&] { d->rankSum(run, src, dst, count, what); });
+}
+
 void waitForStartedSums(RunState &run) {
   for (uint32_t slot = 0; slot < run.startedSums.size(); ++slot)
     waitForSum(run, slot);
@@ -400,6 +419,7 @@ modelc_runtime_api runtimeApi() {
   api.all_reduce_start = allReduceStart;
   api.all_reduce_wait = allReduceWait;
   api.owner_broadcast = ownerBroadcast;
+  api.rank_all_reduce = rankAllReduce;
   return api;
 }
 

@@ -106,6 +106,12 @@ void Device::replicaSum(RunState &run, const ReplicaMember &m) {
   }));
 }
 
+void Device::rankSum(RunState &run, const float *, float *, int64_t,
+                     const char *what) {
+  report(run, std::string(what ? what : "graph.all_reduce") + ": " + name_ +
+                  " cannot sum over the ranks (only a GPU of the plan does)");
+}
+
 Stream::Task deviceCall(RunState &run, std::function<void()> work) {
   Stream::Task t{Stream::Task::Call};
   t.ctx = run.ctx;

@@ -162,6 +162,10 @@ public:
   /// replica_all_reduce), on its copy stream: through host memory
   /// (ReplicaSums) unless the device has a faster way (a GPU: NCCL).
   virtual void replicaSum(RunState &run, const ReplicaMember &m);
+  /// The plan's sum over the ranks on this device (graph.all_reduce on a
+  /// GPU, rank_all_reduce), on its copy stream; only a GPU has one.
+  virtual void rankSum(RunState &run, const float *src, float *dst,
+                       int64_t count, const char *what);
   /// Marks `event` done when stream `which` reaches this point.
   virtual void record(RunState &run, int which, uint32_t event) = 0;
   /// Holds stream `which` here until `event` is done.

@@ -385,6 +385,96 @@ void CudaDevice::replicaSum(RunState &run, const ReplicaMember &m) {
   }));
 }
 
+void CudaDevice::rankSum(RunState &run, const float *src, float *dst,
+                         int64_t count, const char *what) {
+  // The plan's one stream of sums over the ranks (every rank enqueues them
+  // in program order): NCCL's communicator made at load, else the part
+  // copied out, summed by the communication backend and copied back. With
+  // one rank the sum is the part itself.
+  CudaRun &mine = on(run);
+  Model::Impl &impl = *run.impl;
+  auto name = [what, this] {
+    return std::string(what ? what : "graph.all_reduce") + " on " +
+           this->name();
+  };
+  auto bytes = static_cast<std::size_t>(count) * sizeof(float);
+  detail::Communicator *comm = impl.comm.get();
+  if (!comm || comm->size() == 1) {
+    if (src != dst && bytes)
+      mine.stream(MODELC_STREAM_COPY).enqueue(deviceCall(run, [=, &mine] {
+        makeCurrent("a sum over one rank");
+        cudaCheckLazy(cuda().cuMemcpyDtoDAsync(devicePointer(dst),
+                                               devicePointer(src), bytes,
+                                               mine.copyStream),
+                      "cuMemcpyDtoDAsync", this->name(), name);
+      }));
+    return;
+  }
+  if (const NcclClique *clique = impl.rankNccl.get()) {
+    mine.stream(MODELC_STREAM_COPY).enqueue(deviceCall(run, [=, &mine, &run] {
+      // The other ranks go on with NCCL: after a failure here this rank
+      // cannot sum with them any other way.
+      if (!clique->usable())
+        throw Error(name() +
+                    ": the sums over the ranks stopped after NCCL "
+                    "failed (" +
+                    clique->aborted() + ")");
+      makeCurrent("a sum over the ranks");
+      ncclResult rc = 0;
+      if (!clique->allReduce(0, src, dst, static_cast<size_t>(count),
+                             mine.copyStream, rc))
+        throw Error(name() +
+                    ": the sums over the ranks stopped after NCCL "
+                    "failed (" +
+                    clique->aborted() + ")");
+      if (rc != 0) {
+        std::string error = name() +
+                            ": ncclAllReduce across the ranks "
+                            "failed: " +
+                            ncclErrorText(clique->api(), rc);
+        run.reportError(error);
+        clique->abort(error);
+        throw Error(error);
+      }
+    }));
+    return;
+  }
+  double timeout = impl.collectiveTimeout;
+  mine.stream(MODELC_STREAM_COPY).enqueue(deviceCall(run, [=, &mine] {
+    // This rank meets the others' sum even when its copy failed (they
+    // would wait for it otherwise); the run then reports the copy's error.
+    std::vector<float> part(static_cast<std::size_t>(count));
+    std::string failed;
+    try {
+      makeCurrent("a sum over the ranks");
+      if (bytes) {
+        cudaCheckLazy(cuda().cuMemcpyDtoHAsync(part.data(), devicePointer(src),
+                                               bytes, mine.copyStream),
+                      "cuMemcpyDtoHAsync", this->name(), name);
+        cudaCheckLazy(cuda().cuStreamSynchronize(mine.copyStream),
+                      "cuStreamSynchronize", this->name(), name);
+      }
+    } catch (const std::exception &e) {
+      failed = e.what();
+    }
+    std::string error;
+    bool summed =
+        comm->allReduce(part.data(), part.data(), count, timeout, error);
+    if (!failed.empty())
+      throw Error(failed);
+    if (!summed)
+      throw Error(name() + ": " + error);
+    if (bytes) {
+      cudaCheckLazy(cuda().cuMemcpyHtoDAsync(devicePointer(dst), part.data(),
+                                             bytes, mine.copyStream),
+                    "cuMemcpyHtoDAsync", this->name(), name);
+      // The part's memory goes with this call.
+      cudaCheckLazy(cuda().cuStreamSynchronize(mine.copyStream),
+                    "cuStreamSynchronize", this->name(), name);
+    }
+  }));
+}
+
 void CudaDevice::record(RunState &run, int which, uint32_t event) {
   // An event recorded on a GPU is a CUDA event, and the host event says it
   // has been issued.

@@ -61,6 +61,8 @@ public:
   void copy(RunState &run, Device &to, void *dst, Device &from, const void *src,
             uint64_t bytes, const char *what) override;
   void replicaSum(RunState &run, const ReplicaMember &m) override;
+  void rankSum(RunState &run, const float *src, float *dst, int64_t count,
+               const char *what) override;
   void record(RunState &run, int which, uint32_t event) override;
   void wait(RunState &run, int which, uint32_t event) override;
   void finish(RunState &run) override;
@@ -72,6 +74,9 @@ public:
   /// graph_capture.cpp.
   void runCaptured(RunState &run, const std::function<int()> &issue) override;
 
+  /// Makes this GPU's context current on the calling thread; throws
+  /// "cuCtxSetCurrent failed on cuda:N (WHAT): ..." when it cannot.
+  void makeCurrent(const std::string &what) const;
   CUcontext context() const { return ctx_; }
   /// The visible ordinal of the GPU (CUDA's, NCCL's device number).
   int physical() const { return setup_.physical; }
@@ -86,9 +91,6 @@ private:
   /// Device memory; out of memory names the device, the bytes, what they
   /// are for and the plan.
   CUdeviceptr gpuAlloc(uint64_t bytes, const std::string &what) const;
-  /// Makes this GPU's context current on the calling thread; throws
-  /// "cuCtxSetCurrent failed on cuda:N (WHAT): ..." when it cannot.
-  void makeCurrent(const std::string &what) const;
   /// Waits until the copies of cuMemcpyHtoD (uploads of weights) have
   /// landed on the GPU.
   void landed(const std::string &what) const;

@@ -309,6 +309,14 @@ DescriptorInfo checkDescriptor(const modelc_model_desc &desc,
       throw Error(where + ": plan '" + std::string(p.name) +
                   "' is not the CPU alone and the model shards optimizer "
                   "state over the ranks (the CPU plan only)");
+    if ((p.plan_flags & MODELC_PLAN_RANK_SUMS) &&
+        (p.rank_sums_device >= p.num_devices ||
+         !p.devices[p.rank_sums_device] ||
+         std::string(p.devices[p.rank_sums_device]).rfind("cuda:", 0) != 0))
+      throw Error(where + ": plan '" + std::string(p.name) +
+                  "' sums over the ranks on device #" +
+                  std::to_string(p.rank_sums_device) +
+                  ", which is not one of its GPUs");
     if (p.num_trace_points && !p.trace_points)
       throw Error(where + ": plan '" + std::string(p.name) +
                   "' has trace points but no table of them");

@@ -135,6 +135,77 @@ void setUpReplicaSums(Model::Impl &impl) {
                      ") over " + names;
 }
 
+/// A plan that sums over the ranks on a GPU (MODELC_PLAN_RANK_SUMS) in a
+/// run of several ranks: NCCL's communicator across the ranks for that GPU
+/// (rank 0's ncclGetUniqueId broadcast through the backend, then
+/// ncclCommInitRank on every rank), where NCCL loads and makes it on every
+/// rank; otherwise every rank sums through the host and the backend (the
+/// same sums). The ranks agree before and after, so that all take the same
+/// way. Model::rank_sums says which, and why.
+void setUpRankSums(Model::Impl &impl, const std::string &where) {
+  if (!(impl.plan->plan_flags & MODELC_PLAN_RANK_SUMS) || !impl.comm ||
+      impl.comm->size() == 1)
+    return;
+  detail::Communicator &comm = *impl.comm;
+  auto *gpu = dynamic_cast<detail::CudaDevice *>(
+      impl.devices.at(impl.plan->rank_sums_device).get());
+  if (!gpu)
+    throw Error(where + ": plan '" + impl.planName +
+                "' sums over the ranks on a device that is not a GPU");
+  std::lock_guard<std::mutex> collectives(comm.runs());
+  std::string error;
+  // How many ranks answer `failed` (a sum of 0/1 flags).
+  auto ranksWith = [&](bool failed) {
+    float mine = failed ? 1.0f : 0.0f, ranks = 0;
+    if (!comm.allReduce(&mine, &ranks, 1, impl.collectiveTimeout, error))
+      throw Error(where + ": distributed run: " + error);
+    return static_cast<int>(ranks);
+  };
+  std::string ranks = " of " + std::to_string(comm.size()) + " ranks";
+  std::string host = "host memory and " + comm.backend();
+  std::string why;
+  const detail::NcclApi *nccl = detail::ncclApi(why);
+  detail::NcclUniqueId id{};
+  if (nccl && comm.rank() == 0)
+    if (detail::ncclResult rc = nccl->getUniqueId(&id); rc != 0) {
+      why = "ncclGetUniqueId failed: " + detail::ncclErrorText(*nccl, rc);
+      nccl = nullptr;
+    }
+  if (int lacking = ranksWith(!nccl); lacking > 0) {
+    impl.rankSums =
+        host + " (" +
+        (nccl ? std::to_string(lacking) + ranks + " cannot use NCCL" : why) +
+        ")";
+    return;
+  }
+  if (!comm.broadcast(&id, sizeof id, 0, impl.collectiveTimeout, error))
+    throw Error(where + ": distributed run: " + error);
+  std::string failure;
+  try {
+    gpu->makeCurrent("NCCL's communicator across the ranks");
+    impl.rankNccl = std::make_unique<detail::NcclClique>(
+        *nccl, impl.plan->rank_sums_device, id, comm.rank(), comm.size());
+  } catch (const Error &e) {
+    failure = e.what();
+  }
+  if (int failed = ranksWith(!failure.empty()); failed > 0) {
+    if (impl.rankNccl)
+      impl.rankNccl->abort("another rank could not make its communicator");
+    impl.rankNccl.reset();
+    impl.rankSums = host + " (" + nccl->library + ": " +
+                    (failure.empty() ? std::to_string(failed) + ranks +
+                                           " could not make NCCL's communicator"
+                                     : failure) +
+                    ")";
+    return;
+  }
+  int v = nccl->version;
+  impl.rankSums = "nccl " + std::to_string(v / 10000) + "." +
+                  std::to_string(v / 100 % 100) + "." +
+                  std::to_string(v % 100) + " (" + nccl->library + ") across " +
+                  std::to_string(comm.size()) + " ranks on " + gpu->name();
+}
+
 /// Takes every device's resources and makes the weights resident where
 /// the plan keeps them (copied once, here).
 void setUpDevices(Model::Impl &impl) {
@@ -319,8 +390,10 @@ Model Model::load(const std::string &path, const LoadOptions &options) {
     return model;
   }
 
-  if (impl->comm)
+  if (impl->comm) {
     checkRanksAgree(*impl, where);
+    setUpRankSums(*impl, where);
+  }
   Model model;
   model.impl_ = std::move(impl);
   return model;
@@ -330,6 +403,12 @@ std::string Model::replica_sums() const {
   if (impl_->nccl && !impl_->nccl->usable())
     return "host memory (NCCL aborted: " + impl_->nccl->aborted() + ")";
   return impl_->replicaSums;
+}
+
+std::string Model::rank_sums() const {
+  if (impl_->rankNccl && !impl_->rankNccl->usable())
+    return "stopped (NCCL failed: " + impl_->rankNccl->aborted() + ")";
+  return impl_->rankSums;
 }
 
 std::string Model::state_shards() const {

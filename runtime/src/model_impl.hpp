@@ -97,6 +97,13 @@ struct Model::Impl {
   std::unique_ptr<detail::NcclClique> nccl;
   std::string replicaSums;
 
+  // A plan that sums over the ranks on a GPU (MODELC_PLAN_RANK_SUMS) in a
+  // distributed run: NCCL's communicator across the ranks for that GPU
+  // (null: the host and the backend sum), and what sums (Model::
+  // rank_sums).
+  std::unique_ptr<detail::NcclClique> rankNccl;
+  std::string rankSums;
+
   // Model::run_async's thread, started by its first call.
   std::unique_ptr<detail::RunQueue> asyncRuns;
   std::mutex asyncMutex;
@@ -107,6 +114,7 @@ struct Model::Impl {
     // Runs' resources first, then the weights and the devices.
     freeResources.clear();
     nccl.reset(); // before the GPUs' contexts go
+    rankNccl.reset();
     devices.clear();
     comm.reset(); // last: leaving the run ends MPI in this process
   }

@@ -36,6 +36,8 @@ Loaded load() {
   std::string missing;
   resolveSymbol(handle, "ncclGetVersion", a.getVersion, missing);
   resolveSymbol(handle, "ncclCommInitAll", a.commInitAll, missing);
+  resolveSymbol(handle, "ncclGetUniqueId", a.getUniqueId, missing);
+  resolveSymbol(handle, "ncclCommInitRank", a.commInitRank, missing);
   resolveSymbol(handle, "ncclCommDestroy", a.commDestroy, missing);
   resolveSymbol(handle, "ncclCommAbort", a.commAbort, missing);
   resolveSymbol(handle, "ncclAllReduce", a.allReduce, missing);
@@ -85,6 +87,18 @@ NcclClique::NcclClique(const NcclApi &nccl, std::vector<uint32_t> devices,
     comms_.clear();
     throw Error("ncclCommInitAll over " + std::to_string(physical.size()) +
                 " GPUs failed: " + ncclErrorText(nccl_, rc));
+  }
+}
+
+NcclClique::NcclClique(const NcclApi &nccl, uint32_t device,
+                       const NcclUniqueId &id, int rank, int ranks)
+    : nccl_(nccl), devices_{device}, comms_(1) {
+  ncclResult rc = nccl_.commInitRank(&comms_[0], ranks, id, rank);
+  if (rc != 0) {
+    comms_.clear();
+    throw Error("ncclCommInitRank (rank " + std::to_string(rank) + " of " +
+                std::to_string(ranks) +
+                ") failed: " + ncclErrorText(nccl_, rc));
   }
 }
 

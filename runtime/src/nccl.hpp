@@ -1,7 +1,8 @@
 // nccl.hpp - NCCL, opened lazily with dlopen like the driver
 // (cuda_driver.hpp): the sums over the replicas of data-parallel training
-// on the GPUs of one process (graph.replica_all_reduce). Only the calls
-// the runtime makes are declared, with nccl.h's C signatures and values
+// on the GPUs of one process (graph.replica_all_reduce), and over the ranks
+// of a distributed run on a GPU per rank (graph.all_reduce on a GPU). Only the
+// calls the runtime makes are declared, with nccl.h's C signatures and values
 // (NCCL 2.x; its C ABI is stable across 2.x). A plan runs without NCCL:
 // its replicas are then summed through host memory (replica_sums.hpp).
 #ifndef MODELC_RUNTIME_NCCL_HPP
@@ -20,10 +21,18 @@ namespace modelc::detail {
 
 using ncclResult = int;
 using ncclComm = struct ncclCommOpaque *;
+/// nccl.h's ncclUniqueId: what ncclGetUniqueId makes on one rank and every
+/// rank passes to ncclCommInitRank (by value).
+struct NcclUniqueId {
+  char internal[128];
+};
 
 struct NcclApi {
   ncclResult (*getVersion)(int *version);
   ncclResult (*commInitAll)(ncclComm *comms, int ndev, const int *devlist);
+  ncclResult (*getUniqueId)(NcclUniqueId *id);
+  ncclResult (*commInitRank)(ncclComm *comm, int nranks, NcclUniqueId id,
+                             int rank);
   ncclResult (*commDestroy)(ncclComm comm);
   ncclResult (*commAbort)(ncclComm comm);
   ncclResult (*allReduce)(const void *sendbuff, void *recvbuff, size_t count,
@@ -52,6 +61,13 @@ public:
   /// then sums through host memory).
   NcclClique(const NcclApi &nccl, std::vector<uint32_t> devices,
              const std::vector<int> &physical);
+  /// The communicator across the ranks of a distributed run of the GPU
+  /// `device` of the plan (ncclCommInitRank: `rank` of `ranks`, every rank
+  /// passing rank 0's `id`), made with that GPU's context current on the
+  /// calling thread. Member 0 is this rank's. Throws modelc::Error when
+  /// NCCL fails to make it.
+  NcclClique(const NcclApi &nccl, uint32_t device, const NcclUniqueId &id,
+             int rank, int ranks);
   ~NcclClique();
   NcclClique(const NcclClique &) = delete;
   NcclClique &operator=(const NcclClique &) = delete;

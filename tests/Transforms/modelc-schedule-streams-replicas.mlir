@@ -143,3 +143,26 @@ module attributes {device.target = #device.target<name = "cpu+sim2", devices = [
     return %y : tensor<4xf32>
   }
 }
+
+// -----
+
+// A sum over the ranks placed on a GPU (graph.all_reduce, NCCL) runs on its
+// copy stream like a copy: it waits for its input's event and records its
+// result's, which the compute stream waits for; the host's sums stay on the
+// host's compute stream.
+// CHECK-LABEL: func.func @rank_sums
+// CHECK: %[[G:.*]] = graph.exp %{{.*}} {device = #device.dev<cuda:0>, sched.record = 1 : i64, sched.stream = "compute", sched.waits = array<i64: 0>}
+// CHECK: %[[S:.*]] = graph.all_reduce %[[G]] {device = #device.dev<cuda:0>, sched.record = 2 : i64, sched.stream = "copy", sched.waits = array<i64: 1>}
+// CHECK: graph.neg %[[S]] {device = #device.dev<cuda:0>, sched.record = 3 : i64, sched.stream = "compute", sched.waits = array<i64: 2>}
+// CHECK: graph.all_reduce %{{.*}} {device = #device.dev<cpu>, sched.stream = "compute"}
+module attributes {device.target = #device.target<name = "h200", devices = [#device.device_spec<device = <cpu>, memory = 1000000, bandwidth = 1.0e10 : f64, launch_overhead = 1.0e-06 : f64, peak_flops = {f32 = 1.0e11 : f64}>, #device.device_spec<device = <cuda:0>, memory = 1000000, bandwidth = 1.0e10 : f64, launch_overhead = 1.0e-06 : f64, peak_flops = {f32 = 1.0e11 : f64}>], links = []>} {
+  func.func @rank_sums(%x: tensor<4xf32>, %s: tensor<f32>) -> (tensor<4xf32>, tensor<f32>) {
+    %x0 = device.transfer %x from <cpu> to <cuda:0> : tensor<4xf32>
+    %g = graph.exp %x0 {device = #device.dev<cuda:0>} : tensor<4xf32>
+    %sum = graph.all_reduce %g {device = #device.dev<cuda:0>} : tensor<4xf32>
+    %n = graph.neg %sum {device = #device.dev<cuda:0>} : tensor<4xf32>
+    %y = device.transfer %n from <cuda:0> to <cpu> : tensor<4xf32>
+    %t = graph.all_reduce %s {device = #device.dev<cpu>} : tensor<f32>
+    return %y, %t : tensor<4xf32>, tensor<f32>
+  }
+}

@@ -200,6 +200,11 @@ modelc_model_desc build(FuzzedDataProvider &in, Arena &a) {
       p.regime_min = in.ConsumeIntegralInRange<int64_t>(-1, 9);
       p.regime_max = in.ConsumeIntegralInRange<int64_t>(-1, 9);
     }
+    // ABI 10 and 17: the plan's flags; the GPU that sums over the ranks.
+    p.plan_flags = in.ConsumeIntegralInRange<uint32_t>(0, 3);
+    p.rank_sums_device = in.ConsumeBool()
+                             ? in.ConsumeIntegralInRange<uint32_t>(0, 4)
+                             : in.ConsumeIntegral<uint32_t>();
     a.plans.push_back(p);
   }
   desc.plans = desc.num_plans ? a.plans.data() : nullptr;

@@ -270,6 +270,8 @@ import numpy as np
 import modelc
 path, data, ckpt, out = sys.argv[1:5]
 m = modelc.load(path, distributed="mpi", collective_timeout=60)
+# The CPU plan sums over the ranks on the host: no GPU's rank sums.
+assert m.info()["rank_sums"] == "", m.info()["rank_sums"]
 batch = np.load(data)
 rows = 16 // m.world_size
 part = slice(m.rank * rows, (m.rank + 1) * rows)

@@ -325,4 +325,27 @@ TEST(Descriptor, RefusesMalformedWeightShards) {
   expectRefused(desc, "is not the CPU alone and the model shards");
 }
 
+TEST(Descriptor, RefusesRankSumsOffItsGpus) {
+  // MODELC_PLAN_RANK_SUMS names the GPU of the plan whose copy stream sums
+  // over the ranks: another device, or one past the plan's, is refused.
+  const char *devices[] = {"cpu", "cuda:0", "sim:0"};
+  const uint64_t arena[] = {0, 0, 0};
+  const modelc_entry_fn run[] = {runEntry};
+  modelc_entry_desc entry{"f", 0, nullptr, 0, nullptr};
+  modelc_plan_desc plan = planOf("h200", 3, devices, arena, run);
+  modelc_model_desc desc = modelOf(&entry, &plan, 1);
+  plan.plan_flags = MODELC_PLAN_RANK_SUMS;
+  plan.rank_sums_device = 1;
+  EXPECT_NO_THROW(detail::checkDescriptor(desc, "m.so"));
+  for (uint32_t d : {0u, 2u, 3u}) {
+    plan.rank_sums_device = d;
+    expectRefused(desc, "plan 'h200' sums over the ranks on device #" +
+                            std::to_string(d) +
+                            ", which is not one of its GPUs");
+  }
+  // Without the flag the field means nothing.
+  plan.plan_flags = 0;
+  EXPECT_NO_THROW(detail::checkDescriptor(desc, "m.so"));
+}
+
 } // namespace

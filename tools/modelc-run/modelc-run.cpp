@@ -943,6 +943,8 @@ void printInfo(const Options &o, const modelc::Model &model) {
     std::printf("note: %s\n", model.plan_note().c_str());
   if (!model.replica_sums().empty())
     std::printf("replica sums: %s\n", model.replica_sums().c_str());
+  if (!model.rank_sums().empty())
+    std::printf("rank sums: %s\n", model.rank_sums().c_str());
   if (!model.state_shards().empty())
     std::printf("optimizer state: %s\n", model.state_shards().c_str());
   std::string planList;

@@ -346,9 +346,14 @@ def Graph_AllReduceOp : Graph_Op<"all_reduce", [Graph_OwnGradient,
     it (MPI_Allreduce: every rank gets the same result). A run of one rank
     (no distributed run, or `mpirun -np 1`) gives the input itself. Every rank must run the same
     all-reduces in the same order: the op has side effects (it is never
-    removed, merged or moved past another). It runs on the host (`cpu`);
-    the runtime hands it to the communication backend
-    (`modelc_runtime_api::all_reduce`, ABI 9). Its gradient is the
+    removed, merged or moved past another). On the host (`cpu`) the
+    runtime hands it to the communication backend
+    (`modelc_runtime_api::all_reduce`, ABI 9); on a GPU it runs on the
+    GPU's copy stream (`rank_all_reduce`, ABI 17: NCCL's all-reduce across
+    the processes, or through the host and the backend), and
+    modelc-place-devices puts every sum of an entry point on one device,
+    so that one stream meets them in program order on every rank. Its
+    gradient is the
     all-reduce of the result's gradient. modelc-all-reduce-gradients,
     modelc-attach-loss (distributed) and modelc-training-mode
     (sync-batchnorm) insert it; f32 only.

@@ -223,3 +223,10 @@ modelc::device::DeviceAttr modelc::sched::runningDevice(Operation *op) {
   return modelc::device::DeviceAttr::get(op->getContext(),
                                          modelc::device::DeviceKind::cpu, 0);
 }
+
+bool modelc::sched::runsOnCopyStream(Operation *op) {
+  if (isa<modelc::device::TransferOp, graph::ReplicaAllReduceOp>(op))
+    return true;
+  return isa<graph::AllReduceOp>(op) &&
+         runningDevice(op).getKind() != modelc::device::DeviceKind::cpu;
+}

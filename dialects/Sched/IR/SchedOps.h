@@ -27,6 +27,11 @@ namespace modelc::sched {
 /// a transfer's destination, an op's `device`, or the host.
 device::DeviceAttr runningDevice(mlir::Operation *op);
 
+/// Whether `op` runs on its device's copy stream, beside the compute that
+/// goes on: a transfer, a member of a sum over the replicas, and a sum
+/// over the ranks placed on a GPU (graph.all_reduce through NCCL).
+bool runsOnCopyStream(mlir::Operation *op);
+
 /// Whether every reader of `v` is a sched.packed_product convolution that
 /// reads it as its input or as the operand of its sum (and so can take
 /// oneDNN's layout as it is).

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 16u
+#define MODELC_ABI_VERSION 17u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -322,6 +322,17 @@ typedef struct modelc_runtime_api {
    * all_reduce. Returns nonzero after report_error. */
   int (*owner_broadcast)(struct modelc_run_ctx *ctx, const void *src, void *dst,
                          uint64_t bytes, uint32_t shard, const char *what);
+  /* (ABI 17) graph.all_reduce on a GPU, the plan's rank_sums_device:
+   * enqueued on that device's copy stream, dst[i] = the sum of src[i]
+   * (`count` floats on the device) over the ranks of a distributed run (a
+   * copy with one rank). NCCL's all-reduce when every rank made its
+   * communicator at load, else through host memory and the communication
+   * backend. Generated code enqueues a plan's sums in program order on that
+   * one stream, so every rank meets them in the same order. `what` names
+   * the op for errors, which are reported (report_error) and end the run. */
+  void (*rank_all_reduce)(struct modelc_run_ctx *ctx, uint32_t device,
+                          const float *src, float *dst, int64_t count,
+                          const char *what);
 } modelc_runtime_api;
 
 /* Tracing (ABI 6). Generated code calls ctx->trace, when it is not NULL,
@@ -411,12 +422,21 @@ typedef struct modelc_plan_desc {
    * takes the one its size falls in. */
   int32_t regime_dim;
   int64_t regime_min, regime_max;
+  /* ABI 17, with MODELC_PLAN_RANK_SUMS: the device (an index into
+   * devices, a GPU) whose copy stream runs the plan's sums over the ranks
+   * (rank_all_reduce); ignored without the flag. */
+  uint32_t rank_sums_device;
 } modelc_plan_desc;
 
 /* plan_flags: the plan sums over replicas on their devices
  * (graph.replica_all_reduce): the runtime makes NCCL's communicators over
  * its GPUs at load, where NCCL loads. */
 #define MODELC_PLAN_REPLICA_SUMS 1u
+/* plan_flags (ABI 17): the plan sums over the ranks on its GPU
+ * rank_sums_device (graph.all_reduce placed there): the runtime makes
+ * NCCL's communicator across the ranks for that GPU at load, where NCCL
+ * loads on every rank. Without it the host sums over the ranks. */
+#define MODELC_PLAN_RANK_SUMS 2u
 
 typedef struct modelc_model_desc {
   uint32_t abi_version; /* first, so any runtime can read it */

@@ -342,6 +342,15 @@ public:
   /// communicators were aborted so that no GPU waits for ever), later runs
   /// sum through host memory: "host memory (NCCL aborted: ...)".
   std::string replica_sums() const;
+  /// What sums over the ranks of a distributed run on the plan's GPU
+  /// (graph.all_reduce placed there: a GPU plan of a --distributed build):
+  /// "nccl 2.27.3 (libnccl.so.2) across 2 ranks on cuda:0", "host memory
+  /// and mpi (cannot load NCCL ...)" (the part copied out, summed by the
+  /// backend, copied back); empty when the plan has no such sums or the
+  /// run has one rank. After an NCCL call failed on this rank the others
+  /// cannot be met another way: later runs fail, and this says "stopped
+  /// (NCCL failed: ...)".
+  std::string rank_sums() const;
   /// The chosen plan ("cpu").
   const std::string &plan() const;
   /// Empty, or why the default choice runs a host plan although the machine
