@@ -400,6 +400,24 @@ if (( gpus >= 1 )) && [[ -f $M/train.so ]]; then
   (( gpus < 2 )) && rows+=("train mlp|h200x2|SKIPPED|one GPU visible: no data-parallel run over two")
 fi
 
+# A --distributed step whose sums over the ranks run on the GPU's copy
+# stream (graph.all_reduce on cuda:0), run as one rank: the sums are copies
+# on the GPU and the losses the CPU plan's (rtol 1e-4). NCCL across ranks
+# needs a GPU per rank and mpirun: not run here.
+if (( gpus >= 1 )) && [[ -f $M/train-dist.so ]]; then
+  log="$LOG/train-dist.txt"
+  if timeout 300 "$RUN" "$M/train-dist.so" --train-steps 5 --random-inputs --seed 1 \
+       > "$log" 2>&1 &&
+     paste "$M/train.cpu-losses.txt" "$log" | awk '$1 == "step" {
+         d = $4 - $8; if (d < 0) d = -d; s = $4 < 0 ? -$4 : $4;
+         if (d > 1e-4 * s + 1e-6) bad = 1 } END { exit bad }'; then
+    rows+=("train mlp --distributed|h200|OK|one rank, its sums on the GPU's copy stream; 5 steps' losses as the CPU plan's")
+  else
+    rows+=("train mlp --distributed|h200|FAIL|$(grep -m1 -E 'error|step' "$log" | cut -c1-150)")
+    failed=1
+  fi
+fi
+
 # PyTorch on the same GPU: eager, from host inputs to host outputs as a
 # modelc run (bench/torch_eager.py --include-copies), and cuBLAS alone.
 if [[ -f $KIT/emulation ]]; then

@@ -238,6 +238,12 @@ modelc examples/mlp.ir --random-weights=3 --train --loss=cross_entropy --lr 0.05
   --data-parallel --target=cpu --target=h200 --target=h200x2 "${gpuflags[@]}" -o "$M/train.so"
 "$BUILD/bin/modelc-run" "$M/train.so" --plan cpu --train-steps 5 --random-inputs --seed 1 \
   > "$M/train.cpu-losses.txt"
+# The same step built --distributed for one GPU per rank, every op and
+# every sum over the ranks on cuda:0 (graph.all_reduce on the GPU's copy
+# stream, rank_all_reduce): run alone (one rank) each sum is a copy on the
+# GPU, and the losses are the CPU plan's.
+modelc examples/mlp.ir --random-weights=3 --train --loss=cross_entropy --lr 0.05 --momentum 0.9 \
+  --distributed --target=h200 --place-all=cuda:0 "${gpuflags[@]}" -o "$M/train-dist.so"
 
 # The hand-made GPU model (tests/runtime/fixtures/cuda_plan.c): the runtime's
 # cuda device alone (copies, events, a weight upload; where nvcc built it, a

@@ -10,7 +10,8 @@
 #     embedding LM (tests/training/Inputs/torch_train.py), examples/cnn.ir
 #     (its convolutions through oneDNN), an MLP with its optimizer state
 #     sharded over the ranks (one rank), a distributed MLP whose sums run
-#     on the communication thread (the stand-in plugin), and an MLP with
+#     on the communication thread (the stand-in plugin), on the CPU and on
+#     an emulated GPU's copy stream, and an MLP with
 #     dropout fed by --data, exported by PyTorch, through an instrumented
 #     modelc-run-lite, with each model's generated code instrumented too
 #     (modelc compiles it with CXX=tests/sanitizers/cxx-asan). Each run's
@@ -24,7 +25,8 @@
 #     OMP_NUM_THREADS=1 (oneDNN's own OpenMP regions, one thread each); what
 #     TSan checks is the runtime's own synchronisation between concurrent
 #     runs, the pooled run resources and the sim devices' stream threads,
-#     a distributed step's communication thread (the stand-in plugin),
+#     a distributed step's communication thread (the stand-in plugin; on
+#     the CPU and from an emulated GPU's copy stream),
 #     and training steps started with Model::run_async (modelc-run
 #     --train-steps) while --data reads the next batch.
 # Needs ./build (scripts/build.sh) for modelc and the reference outputs.
@@ -224,6 +226,19 @@ done
     --random-weights=1 --distributed --bucket-mb 0.001 -- --distributed \
     --random-inputs
 )
+# The same on an emulated GPU (--place-all=cuda:0): the sums over the
+# ranks on its copy stream (rank_all_reduce, ABI 17), through the host and
+# the communication thread (MODELC_NCCL=none).
+(
+  export MODELC_COMM_PLUGIN=$top/build/tests/fixtures/fakecomm/libmodelc_comm_fake.so
+  export FAKE_COMM_DELAY_MS=2 MODELC_NCCL=none FAKE_CUDA_GPUS=1
+  export MODELC_CUDA_DRIVER=$top/build/tests/fixtures/fakecuda/libcuda.so.1
+  export MODELC_CUBLASLT=$top/build/tests/fixtures/fakecuda/libcublasLt.so.13
+  train_clean "examples/mlp.ir, distributed on an emulated GPU, its sums on the GPU's copy stream" \
+    examples/mlp.ir --train --loss=cross_entropy --lr 0.05 --momentum 0.9 \
+    --random-weights=1 --distributed --bucket-mb 0.001 --target=h200 \
+    --place-all=cuda:0 --cuda-emulation -- --distributed --random-inputs
+)
 # ZeRO-1 across ranks in a run of one rank (it owns every shard): the
 # guarded updates (graph.shard), graph.owner_broadcast's copy and the
 # state allocated per shard (ABI 16), AdamW's two moments per parameter.
@@ -296,6 +311,18 @@ env MODELC_COMM_PLUGIN=build/tests/fixtures/fakecomm/libmodelc_comm_fake.so \
   "$work/tsan-dist.so" --distributed --threads 1 --train-steps 6 \
   --random-inputs >/dev/null
 echo "TSan: 6 distributed steps, their sums on the communication thread: clean"
+# A distributed step on an emulated GPU: its sums over the ranks on the
+# GPU's copy stream, through the host and the communication thread.
+"$modelc" examples/mlp.ir --train --loss=cross_entropy --random-weights=1 \
+  --distributed --bucket-mb 0.001 --target=h200 --place-all=cuda:0 \
+  --cuda-emulation -o "$work/tsan-dist-gpu.so"
+env MODELC_COMM_PLUGIN=build/tests/fixtures/fakecomm/libmodelc_comm_fake.so \
+  FAKE_COMM_DELAY_MS=2 MODELC_NCCL=none FAKE_CUDA_GPUS=1 \
+  MODELC_CUDA_DRIVER=build/tests/fixtures/fakecuda/libcuda.so.1 \
+  MODELC_CUBLASLT=build/tests/fixtures/fakecuda/libcublasLt.so.13 \
+  OMP_NUM_THREADS=1 build-tsan/bin/modelc-run-lite "$work/tsan-dist-gpu.so" \
+  --distributed --threads 1 --train-steps 6 --random-inputs >/dev/null
+echo "TSan: 6 distributed steps on an emulated GPU, their sums on its copy stream: clean"
 "$modelc" examples/mlp.ir --train --loss=cross_entropy --random-weights=1 \
   --data-parallel --target=h200x2 --cuda-emulation -o "$work/tsan-dp-gpu.so"
 fixtures=build/tests/fixtures
