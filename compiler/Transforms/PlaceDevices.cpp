@@ -56,6 +56,9 @@ struct PlaceDevicesPass : modelc::impl::PlaceDevicesPassBase<PlaceDevicesPass> {
   LogicalResult placeFunction(func::FuncOp function, func::FuncOp sizedFunction,
                               const TargetDescription &t, FunctionGraph &g,
                               PlacementResult &r);
+  /// The GPU an entry point placed its sums over the ranks on: every
+  /// entry point's go there (gatherRankSums).
+  std::optional<unsigned> rankSumsGpu;
   void writeReport(llvm::json::Array &functions, func::FuncOp function,
                    const TargetDescription &t, const FunctionGraph &g,
                    const PlacementResult &r);
@@ -465,10 +468,13 @@ static FailureOr<OwningOpRef<ModuleOp>> atPlacementSizes(ModuleOp module,
 /// device: every rank must meet them in one order, which one stream gives
 /// (a GPU's copy stream, with NCCL or through the host; the host's compute
 /// stream). Where `r` split them over devices, every one goes to the
-/// device that holds most of their bytes and the rest is placed again
-/// around them.
+/// device that holds most of their bytes, and the rest is placed again
+/// around them. A plan sums on one GPU at most (its NCCL communicator):
+/// `planGpu`, once an entry point chose one, is every later one's GPU.
 static void gatherRankSums(FunctionGraph &g, PlacementResult &r,
-                           const PlacementOptions &options) {
+                           const PlacementOptions &options,
+                           const TargetDescription &t,
+                           std::optional<unsigned> &planGpu) {
   PlacementProblem &p = g.problem;
   SmallVector<unsigned> sums;
   std::map<unsigned, uint64_t> bytes;
@@ -477,12 +483,19 @@ static void gatherRankSums(FunctionGraph &g, PlacementResult &r,
       sums.push_back(n);
       bytes[r.device[n]] += p.nodes[n].outputBytes;
     }
-  if (bytes.size() < 2)
+  if (bytes.empty())
     return;
   unsigned most = bytes.begin()->first;
   for (auto [d, b] : bytes)
     if (b > bytes[most])
       most = d;
+  bool gpu = t.devices[most].kind == device::DeviceKind::cuda;
+  if (gpu && planGpu)
+    most = *planGpu;
+  if (gpu)
+    planGpu = most;
+  if (bytes.size() == 1 && bytes.begin()->first == most)
+    return;
   for (unsigned n : sums) {
     p.nodes[n].pinned = most;
     p.nodes[n].follows.reset();
@@ -518,7 +531,7 @@ LogicalResult PlaceDevicesPass::placeFunction(func::FuncOp function,
   PlacementOptions options;
   options.improve = improve;
   r = placeNodes(g.problem, options);
-  gatherRankSums(g, r, options);
+  gatherRankSums(g, r, options, t, rankSumsGpu);
   if (sizedFunction != function && r.fits) {
     // Placed at opt, run up to the size the types hold: the devices'
     // memory must hold that.
@@ -565,6 +578,7 @@ void PlaceDevicesPass::runOnOperation() {
     return signalPassFailure();
   }
   MLIRContext *context = &getContext();
+  rankSumsGpu.reset();
   double totalMakespan = 0;
   llvm::json::Array functions;
   std::string dotText;
