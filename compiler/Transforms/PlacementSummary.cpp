@@ -85,6 +85,23 @@ void modelc::printPlacementSummary(ModuleOp module, llvm::raw_ostream &os) {
            << "\n";
       }
     }
+    // The sums over the ranks of a distributed step: where they run
+    // (modelc-place-devices puts an entry point's on one device).
+    unsigned rankSums = 0;
+    std::string sumsOn;
+    function.walk([&](graph::AllReduceOp reduce) {
+      ++rankSums;
+      if (auto d =
+              reduce->getAttrOfType<device::DeviceAttr>(graph::kDeviceAttrName))
+        sumsOn = d.str();
+    });
+    if (rankSums && !function->hasAttr("graph.replicas")) {
+      os << "    sums over the ranks: " << rankSums << " on " << sumsOn;
+      if (sumsOn.rfind("cuda:", 0) == 0)
+        os << " (its copy stream: NCCL across the processes where every "
+              "rank loads it, else through the host)";
+      os << "\n";
+    }
     if (auto shards =
             function->getAttrOfType<DictionaryAttr>("graph.state_shards")) {
       auto weights = shards.getAs<IntegerAttr>("weights");
