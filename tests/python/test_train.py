@@ -217,11 +217,12 @@ if m.rank == 0:
 """
 
 
-def two_ranks(tmp_path, name, flags, script_text, *outputs):
+def two_ranks(tmp_path, name, flags, script_text, *outputs, env=None):
     """Compiles mlp.ir's loss for 8 rows (SGD with momentum, --distributed
     and `flags`) to `name`, writes the 16-row batch and runs `script_text`
-    on 2 ranks under mpirun with the model, the batch and `outputs`;
-    returns the model's path and the batch."""
+    on 2 ranks under mpirun with the model, the batch and `outputs` (and
+    the variables of `env` set on every rank); returns the model's path and
+    the batch."""
     import shutil
     import subprocess
     import sys
@@ -238,12 +239,15 @@ def two_ranks(tmp_path, name, flags, script_text, *outputs):
     np.savez(tmp_path / "batch.npz", x=x, t=t)
     script = tmp_path / "rank.py"
     script.write_text(script_text)
+    extra = dict(env or {})
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_btl_vader_single_copy_mechanism="none")
+               OMPI_MCA_btl_vader_single_copy_mechanism="none", **extra)
+    exports = [a for k in extra for a in ("-x", k)]
     result = subprocess.run(
-        ["mpirun", "--oversubscribe", "-np", "2", sys.executable, str(script),
-         path, str(tmp_path / "batch.npz")] + [str(o) for o in outputs],
+        ["mpirun", "--oversubscribe", "-np", "2"] + exports +
+        [sys.executable, str(script), path, str(tmp_path / "batch.npz")] +
+        [str(o) for o in outputs],
         env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     return path, x, t
@@ -308,6 +312,49 @@ def test_sharded_state_under_mpirun(trainer, modelc_tool, tmp_path):
     for name, value in whole.state_dict().items():
         np.testing.assert_allclose(one.state_dict()[name], value, rtol=1e-5,
                                    atol=1e-7, err_msg=name)
+
+
+GPU_SCRIPT = r"""
+import sys
+import numpy as np
+import modelc
+path, data, out = sys.argv[1:4]
+m = modelc.load(path, distributed="mpi", collective_timeout=60)
+batch = np.load(data)
+rows = 16 // m.world_size
+part = slice(m.rank * rows, (m.rank + 1) * rows)
+losses = [m.train_step(batch["x"][part], batch["t"][part]) for _ in range(3)]
+if m.rank == 0:
+    np.savez(out, losses=np.array(losses), sums=m.info()["rank_sums"])
+"""
+
+
+def test_gpu_rank_sums_under_mpirun(trainer, modelc_tool, tmp_path):
+    """A GPU per rank from Python (emulated: the test suite's stand-in CUDA
+    driver): every sum over the ranks on the GPU's copy stream through the
+    stand-in NCCL's communicator across the two processes; the losses are
+    one process's on the whole batch, and info() says what summed."""
+    fixtures = os.path.join(os.path.dirname(os.path.dirname(modelc_tool)),
+                            "tests", "fixtures")
+    env = {"MODELC_CUDA_DRIVER": os.path.join(fixtures, "fakecuda",
+                                              "libcuda.so.1"),
+           "MODELC_CUBLASLT": os.path.join(fixtures, "fakecuda",
+                                           "libcublasLt.so.13"),
+           "MODELC_NCCL": os.path.join(fixtures, "fakenccl", "libnccl.so.2"),
+           "FAKE_CUDA_GPUS": "1"}
+    if not all(os.path.exists(env[k]) for k in
+               ("MODELC_CUDA_DRIVER", "MODELC_CUBLASLT", "MODELC_NCCL")):
+        pytest.skip("no stand-in CUDA driver and NCCL in %s" % fixtures)
+    out = tmp_path / "out.npz"
+    path, x, t = two_ranks(tmp_path, "gpu.so",
+                           ["--target=h200", "--place-all=cuda:0",
+                            "--cuda-emulation"], GPU_SCRIPT, out, env=env)
+    got = np.load(out)
+    assert str(got["sums"]).startswith("nccl 2.27.3 ("), str(got["sums"])
+    assert str(got["sums"]).endswith(") across 2 ranks on cuda:0")
+    whole = modelc.load(trainer[0])
+    expected = [whole.train_step(x, t) for _ in range(3)]
+    np.testing.assert_allclose(got["losses"], expected, rtol=1e-5)
 
 
 ABORT_SCRIPT = r"""
