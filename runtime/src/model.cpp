@@ -553,23 +553,6 @@ std::vector<std::string> Model::weight_names() const {
   return names;
 }
 
-Tensor Model::weight(const std::string &name) const {
-  for (uint32_t i = 0; i < impl_->desc->num_weights; ++i) {
-    const modelc_weight_desc &w = impl_->desc->weights[i];
-    if (name != w.name)
-      continue;
-    if (!impl_->weights.pointers[i])
-      throw Error("model '" + impl_->path + "': weight '" + name +
-                  "' is optimizer state that rank " +
-                  std::to_string(modelc_shard_owner(
-                      detail::weightShard(*impl_->desc, i), world_size())) +
-                  " holds (sharded over the ranks), not this one; "
-                  "save_weights gathers it");
-    return detail::weightTensor(w, impl_->weights.pointers[i]);
-  }
-  throw Error("model '" + impl_->path + "' has no weight '" + name + "'");
-}
-
 uint64_t Model::arena_bytes(const std::string &entry) const {
   return impl_->arenaBytes(impl_->entryIndex(entry), 0);
 }

@@ -99,6 +99,29 @@ void makeWritableCopies(HostWeights &weights, const modelc_model_desc &desc,
 
 } // namespace detail
 
+Tensor Model::weight(const std::string &name) const {
+  for (uint32_t i = 0; i < impl_->desc->num_weights; ++i) {
+    const modelc_weight_desc &w = impl_->desc->weights[i];
+    if (name != w.name)
+      continue;
+    if (!impl_->weights.pointers[i])
+      throw Error("model '" + impl_->path + "': weight '" + name +
+                  "' is optimizer state that rank " +
+                  std::to_string(modelc_shard_owner(
+                      detail::weightShard(*impl_->desc, i), world_size())) +
+                  " holds (sharded over the ranks), not this one; "
+                  "save_weights gathers it");
+    // A weight the runs write on a GPU: the host's copy (the model's own,
+    // makeWritableCopies) takes the GPU's values first, as they are now.
+    auto [device, data] = residentCopy(*impl_, i);
+    if (writable(*impl_->desc, i) && device && !device->hostAddressable())
+      device->readResident(const_cast<void *>(impl_->weights.pointers[i]), data,
+                           w.nbytes);
+    return detail::weightTensor(w, impl_->weights.pointers[i]);
+  }
+  throw Error("model '" + impl_->path + "' has no weight '" + name + "'");
+}
+
 void Model::save_weights(const std::string &path) const {
   const Impl &impl = *impl_;
   std::string what = "save_weights('" + path + "')";

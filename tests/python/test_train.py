@@ -213,7 +213,8 @@ rows = 16 // m.world_size
 part = slice(m.rank * rows, (m.rank + 1) * rows)
 losses = [m.train_step(batch["x"][part], batch["t"][part]) for _ in range(3)]
 if m.rank == 0:
-    np.savez(out, losses=np.array(losses), **m.state_dict())
+    np.savez(out, losses=np.array(losses), sums=m.info()["rank_sums"],
+             **m.state_dict())
 """
 
 
@@ -260,6 +261,14 @@ def test_distributed_under_mpirun(trainer, modelc_tool, workdir, tmp_path):
     _, x, t = two_ranks(tmp_path, "dist.so", [], MPI_SCRIPT,
                         tmp_path / "out.npz")
     got = np.load(tmp_path / "out.npz")
+    # The CPU plan sums over the ranks on the host: no GPU's rank sums.
+    assert str(got["sums"]) == "", str(got["sums"])
+    expect_whole_batch(got, trainer, x, t)
+
+
+def expect_whole_batch(got, trainer, x, t):
+    """The losses and parameters of MPI_SCRIPT's 3 steps on 2 ranks are
+    one process's on the whole batch."""
     whole = modelc.load(trainer[0])
     expected = [whole.train_step(x, t) for _ in range(3)]
     np.testing.assert_allclose(got["losses"], expected, rtol=1e-5)
@@ -314,26 +323,12 @@ def test_sharded_state_under_mpirun(trainer, modelc_tool, tmp_path):
                                    atol=1e-7, err_msg=name)
 
 
-GPU_SCRIPT = r"""
-import sys
-import numpy as np
-import modelc
-path, data, out = sys.argv[1:4]
-m = modelc.load(path, distributed="mpi", collective_timeout=60)
-batch = np.load(data)
-rows = 16 // m.world_size
-part = slice(m.rank * rows, (m.rank + 1) * rows)
-losses = [m.train_step(batch["x"][part], batch["t"][part]) for _ in range(3)]
-if m.rank == 0:
-    np.savez(out, losses=np.array(losses), sums=m.info()["rank_sums"])
-"""
-
-
 def test_gpu_rank_sums_under_mpirun(trainer, modelc_tool, tmp_path):
     """A GPU per rank from Python (emulated: the test suite's stand-in CUDA
     driver): every sum over the ranks on the GPU's copy stream through the
-    stand-in NCCL's communicator across the two processes; the losses are
-    one process's on the whole batch, and info() says what summed."""
+    stand-in NCCL's communicator across the two processes; the losses and
+    parameters are one process's on the whole batch, and info() says what
+    summed."""
     fixtures = os.path.join(os.path.dirname(os.path.dirname(modelc_tool)),
                             "tests", "fixtures")
     env = {"MODELC_CUDA_DRIVER": os.path.join(fixtures, "fakecuda",
@@ -346,15 +341,13 @@ def test_gpu_rank_sums_under_mpirun(trainer, modelc_tool, tmp_path):
                ("MODELC_CUDA_DRIVER", "MODELC_CUBLASLT", "MODELC_NCCL")):
         pytest.skip("no stand-in CUDA driver and NCCL in %s" % fixtures)
     out = tmp_path / "out.npz"
-    path, x, t = two_ranks(tmp_path, "gpu.so",
-                           ["--target=h200", "--place-all=cuda:0",
-                            "--cuda-emulation"], GPU_SCRIPT, out, env=env)
+    _, x, t = two_ranks(tmp_path, "gpu.so",
+                        ["--target=h200", "--place-all=cuda:0",
+                         "--cuda-emulation"], MPI_SCRIPT, out, env=env)
     got = np.load(out)
     assert str(got["sums"]).startswith("nccl 2.27.3 ("), str(got["sums"])
     assert str(got["sums"]).endswith(") across 2 ranks on cuda:0")
-    whole = modelc.load(trainer[0])
-    expected = [whole.train_step(x, t) for _ in range(3)]
-    np.testing.assert_allclose(got["losses"], expected, rtol=1e-5)
+    expect_whole_batch(got, trainer, x, t)
 
 
 ABORT_SCRIPT = r"""

@@ -300,6 +300,9 @@ public:
   /// Names of the model's weights, in its weight table's order.
   std::vector<std::string> weight_names() const;
   /// A read-only view of a loaded weight (valid while the model lives).
+  /// A weight the model's runs write on a GPU (a training step's
+  /// parameters and state on a GPU plan) is read back into the host's copy
+  /// first: the view holds its values as they are at the call.
   Tensor weight(const std::string &name) const;
 
   /// Training (docs/training.md): whether entry points write weights (a
