@@ -306,6 +306,8 @@ private:
   void emitCopy(device::TransferOp transfer);
   void emitReplicaSum(ReplicaAllReduceOp member);
   void emitRankSum(AllReduceOp reduce);
+  /// The waits and checks of a sum on device `d`'s copy stream.
+  void beginSum(Operation *op, unsigned d, Value input, Value result);
   LogicalResult emitTask(Operation *op);
   LogicalResult emitGpuTask(Operation *op, unsigned d, const std::string &what);
   /// A C++ expression for `v`'s data in a multi-device plan.
@@ -2410,15 +2412,23 @@ void FunctionEmitter::emitCopy(device::TransferOp transfer) {
        << *eventOf(result) << ");\n";
 }
 
+void FunctionEmitter::beginSum(Operation *op, unsigned d, Value input,
+                               Value result) {
+  // On device d's copy stream, after the events it waits for; a checked
+  // plan checks both buffers are d's.
+  std::string name = op->getName().getStringRef().str();
+  emitWaits(op, d, true);
+  check(d, input, name + " (input)");
+  check(d, result, name + " (result)");
+}
+
 void FunctionEmitter::emitReplicaSum(ReplicaAllReduceOp member) {
   // One replica's part, on its device's copy stream; the runtime sums the
   // group (modelc-schedule-streams checked that its members come in member
   // order, one group after the other).
   unsigned d = deviceOf(member);
   Value input = member.getInput(), result = member.getResult();
-  emitWaits(member, d, true);
-  check(d, input, "graph.replica_all_reduce (input)");
-  check(d, result, "graph.replica_all_reduce (result)");
+  beginSum(member, d, input, result);
   std::string devices = "replica_group_" + std::to_string(member.getGroup());
   if (member.getMember() == 0) {
     // The group's devices in member order (its members follow this one).
@@ -2447,9 +2457,7 @@ void FunctionEmitter::emitRankSum(AllReduceOp reduce) {
   // loads on every rank, else through the host and the backend.
   unsigned d = deviceOf(reduce);
   Value input = reduce.getInput(), result = reduce.getResult();
-  emitWaits(reduce, d, true);
-  check(d, input, "graph.all_reduce (input)");
-  check(d, result, "graph.all_reduce (result)");
+  beginSum(reduce, d, input, result);
   std::string source = name(input);
   Operation *def = viewRoot(input).getDefiningOp();
   if (def && isa<ConstantOp>(def)) {
