@@ -468,34 +468,62 @@ static FailureOr<OwningOpRef<ModuleOp>> atPlacementSizes(ModuleOp module,
 /// device: every rank must meet them in one order, which one stream gives
 /// (a GPU's copy stream, with NCCL or through the host; the host's compute
 /// stream). Where `r` split them over devices, every one goes to the
-/// device that holds most of their bytes, and the rest is placed again
-/// around them. A plan sums on one GPU at most (its NCCL communicator):
-/// `planGpu`, once an entry point chose one, is every later one's GPU.
-static void gatherRankSums(FunctionGraph &g, PlacementResult &r,
-                           const PlacementOptions &options,
-                           const TargetDescription &t,
-                           std::optional<unsigned> &planGpu) {
+/// device that holds most of their bytes (or the one a sum is pinned to),
+/// and the rest is placed again around them. A plan sums on one GPU at
+/// most (its NCCL communicator): `planGpu`, once an entry point chose one,
+/// is every later one's GPU.
+static LogicalResult gatherRankSums(FunctionGraph &g, PlacementResult &r,
+                                    const PlacementOptions &options,
+                                    const TargetDescription &t,
+                                    std::optional<unsigned> &planGpu) {
   PlacementProblem &p = g.problem;
   SmallVector<unsigned> sums;
   std::map<unsigned, uint64_t> bytes;
-  for (auto [n, op] : llvm::enumerate(g.ops))
-    if (op && isa<AllReduceOp>(op)) {
-      sums.push_back(n);
-      bytes[r.device[n]] += p.nodes[n].outputBytes;
+  // A pin (the IR's, or --place-all's) decides: pins that differ are an
+  // error, as a pin to another GPU than the plan's.
+  std::optional<unsigned> pin;
+  Operation *pinnedOp = nullptr;
+  for (auto [n, op] : llvm::enumerate(g.ops)) {
+    if (!op || !isa<AllReduceOp>(op))
+      continue;
+    sums.push_back(n);
+    bytes[r.device[n]] += p.nodes[n].outputBytes;
+    std::optional<unsigned> mine = p.nodes[n].pinned;
+    if (mine && pin && *mine != *pin)
+      return op->emitError("pinned to '")
+             << t.devices[*mine].name() << "' where another sum over the "
+             << "ranks of this entry point is pinned to '"
+             << t.devices[*pin].name()
+             << "': the sums over the ranks must share one device (every "
+                "rank meets them in one order on one stream)";
+    if (mine && !pin) {
+      pin = mine;
+      pinnedOp = op;
     }
+  }
   if (bytes.empty())
-    return;
+    return success();
   unsigned most = bytes.begin()->first;
   for (auto [d, b] : bytes)
     if (b > bytes[most])
       most = d;
   bool gpu = t.devices[most].kind == device::DeviceKind::cuda;
-  if (gpu && planGpu)
+  if (pin) {
+    most = *pin;
+    gpu = t.devices[most].kind == device::DeviceKind::cuda;
+    if (gpu && planGpu && *planGpu != most)
+      return pinnedOp->emitError("pinned to '")
+             << t.devices[most].name() << "' where another entry point sums "
+             << "over the ranks on '" << t.devices[*planGpu].name()
+             << "': a plan sums over the ranks on one GPU at most (its NCCL "
+                "communicator)";
+  } else if (gpu && planGpu) {
     most = *planGpu;
+  }
   if (gpu)
     planGpu = most;
   if (bytes.size() == 1 && bytes.begin()->first == most)
-    return;
+    return success();
   for (unsigned n : sums) {
     p.nodes[n].pinned = most;
     p.nodes[n].follows.reset();
@@ -503,6 +531,7 @@ static void gatherRankSums(FunctionGraph &g, PlacementResult &r,
   r = placeNodes(p, options);
   for (unsigned n : sums)
     r.reason[n] = PlacementReason::RankSums;
+  return success();
 }
 
 /// Places `function` with its task graph built from `sizedFunction` (the
@@ -531,7 +560,8 @@ LogicalResult PlaceDevicesPass::placeFunction(func::FuncOp function,
   PlacementOptions options;
   options.improve = improve;
   r = placeNodes(g.problem, options);
-  gatherRankSums(g, r, options, t, rankSumsGpu);
+  if (failed(gatherRankSums(g, r, options, t, rankSumsGpu)))
+    return failure();
   if (sizedFunction != function && r.fits) {
     // Placed at opt, run up to the size the types hold: the devices'
     // memory must hold that.
