@@ -305,7 +305,7 @@ private:
   void emitOutputsTask(func::ReturnOp ret);
   void emitCopy(device::TransferOp transfer);
   void emitReplicaSum(ReplicaAllReduceOp member);
-  void emitRankSum(AllReduceOp reduce);
+  LogicalResult emitRankSum(AllReduceOp reduce);
   /// The waits and checks of a sum on device `d`'s copy stream.
   void beginSum(Operation *op, unsigned d, Value input, Value result);
   LogicalResult emitTask(Operation *op);
@@ -2451,30 +2451,26 @@ void FunctionEmitter::emitReplicaSum(ReplicaAllReduceOp member) {
   graphCapturable = false;
 }
 
-void FunctionEmitter::emitRankSum(AllReduceOp reduce) {
+LogicalResult FunctionEmitter::emitRankSum(AllReduceOp reduce) {
   // The sum over the ranks on the GPU's copy stream (modelc-place-devices
   // put every one of the plan's on one GPU): NCCL's all-reduce where it
   // loads on every rank, else through the host and the backend.
   unsigned d = deviceOf(reduce);
   Value input = reduce.getInput(), result = reduce.getResult();
+  if (Operation *def = viewRoot(input).getDefiningOp();
+      def && isa<ConstantOp>(def))
+    return reduce.emitError("internal error: a sum over the ranks on a GPU "
+                            "reads a constant, which is host memory (run "
+                            "modelc-insert-transfers, which transfers it)");
   beginSum(reduce, d, input, result);
-  std::string source = name(input);
-  Operation *def = viewRoot(input).getDefiningOp();
-  if (def && isa<ConstantOp>(def)) {
-    // A constant is host memory (code): its copy on the GPU is summed in
-    // place, after it on the same stream.
-    host << "  api->copy(ctx, " << d << ", " << name(result) << ", 0, "
-         << source << ", " << runBytes(result) << ", "
-         << cString(graph::describeOp(reduce)) << ");\n";
-    source = name(result);
-  }
-  host << "  api->rank_all_reduce(ctx, " << d << ", " << source << ", "
+  host << "  api->rank_all_reduce(ctx, " << d << ", " << name(input) << ", "
        << name(result) << ", " << tensorType(result).getNumElements() << "LL, "
        << cString(graph::describeOp(reduce)) << ");\n"
        << "  api->record(ctx, " << d << ", MODELC_STREAM_COPY, "
        << *eventOf(result) << ");\n";
   // The host's way holds the copy stream until the ranks have met.
   graphCapturable = false;
+  return success();
 }
 
 LogicalResult FunctionEmitter::emitGpuTask(Operation *op, unsigned d,
@@ -2616,9 +2612,10 @@ LogicalResult FunctionEmitter::emitMultiDevice() {
       emitCopy(transfer);
     else if (auto member = dyn_cast<ReplicaAllReduceOp>(op))
       emitReplicaSum(member);
-    else if (auto reduce = dyn_cast<AllReduceOp>(op); reduce && onGpu(op))
-      emitRankSum(reduce);
-    else if (failed(emitTask(op)))
+    else if (auto reduce = dyn_cast<AllReduceOp>(op); reduce && onGpu(op)) {
+      if (failed(emitRankSum(reduce)))
+        return failure();
+    } else if (failed(emitTask(op)))
       return failure();
   }
   os << hostText;

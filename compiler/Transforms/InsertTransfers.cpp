@@ -96,6 +96,26 @@ struct InsertTransfersPass
           assign.getValueMutable().set(valueOn(assign.getValue(), where));
           continue;
         }
+        if (auto reduce = dyn_cast<AllReduceOp>(op);
+            reduce && where.getKind() != device::DeviceKind::cpu) {
+          // A sum over the ranks on a GPU reads its input by pointer from
+          // the GPU's memory, where a constant (the host's code; kernels
+          // read their own copies) is not: the host's constant is
+          // transferred there.
+          if (auto constant = reduce.getInput().getDefiningOp<ConstantOp>()) {
+            Value onHost = constant.getResult();
+            if (deviceOf(constant) != host) {
+              builder.setInsertionPointAfter(constant);
+              Operation *clone = builder.clone(*constant);
+              clone->setAttr(kDeviceAttrName, host);
+              onHost = clone->getResult(0);
+            }
+            builder.setInsertionPointAfter(onHost.getDefiningOp());
+            reduce.getInputMutable().set(device::TransferOp::create(
+                builder, reduce.getLoc(), onHost, host, where));
+            continue;
+          }
+        }
         for (OpOperand &operand : op.getOpOperands())
           operand.set(valueOn(operand.get(), where));
       }

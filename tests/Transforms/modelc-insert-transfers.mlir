@@ -89,3 +89,22 @@ func.func @writable_weight_read_elsewhere(%x: tensor<4x4xf32>) -> tensor<4x4xf32
   graph.assign @p, %n after(%y) {device = #device.dev<sim:0>} : tensor<4x4xf32>, tensor<4x4xf32>
   return %y : tensor<4x4xf32>
 }
+
+// -----
+
+// A sum over the ranks on a GPU reads its input by pointer from the GPU's
+// memory: a constant (host memory, of which kernels keep their own copies)
+// is transferred there from a host copy of it; the kernel that reads the
+// constant on the GPU keeps its own.
+// CHECK-LABEL: func.func @rank_sum_of_constant
+// CHECK: %[[C:.*]] = graph.constant dense<8.000000e+00> : tensor<f32> {device = #device.dev<cuda:0>}
+// CHECK: %[[H:.*]] = graph.constant dense<8.000000e+00> : tensor<f32> {device = #device.dev<cpu>}
+// CHECK: %[[T:.*]] = device.transfer %[[H]] from <cpu> to <cuda:0>
+// CHECK: graph.all_reduce %[[T]] {device = #device.dev<cuda:0>}
+// CHECK: graph.neg %[[C]] {device = #device.dev<cuda:0>}
+func.func @rank_sum_of_constant() -> (tensor<f32>, tensor<f32>) {
+  %c = graph.constant dense<8.0> : tensor<f32> {device = #device.dev<cuda:0>}
+  %s = graph.all_reduce %c {device = #device.dev<cuda:0>} : tensor<f32>
+  %n = graph.neg %c {device = #device.dev<cuda:0>} : tensor<f32>
+  return %s, %n : tensor<f32>, tensor<f32>
+}
