@@ -218,12 +218,14 @@ if m.rank == 0:
 """
 
 
-def two_ranks(tmp_path, name, flags, script_text, *outputs, env=None):
+def two_ranks(tmp_path, name, flags, script_text, *outputs, env=None,
+              must_succeed=True):
     """Compiles mlp.ir's loss for 8 rows (SGD with momentum, --distributed
     and `flags`) to `name`, writes the 16-row batch and runs `script_text`
     on 2 ranks under mpirun with the model, the batch and `outputs` (and
     the variables of `env` set on every rank); returns the model's path and
-    the batch."""
+    the batch. The job must end with status 0 unless `must_succeed` is
+    false (it must end within the timeout either way)."""
     import shutil
     import subprocess
     import sys
@@ -250,7 +252,8 @@ def two_ranks(tmp_path, name, flags, script_text, *outputs, env=None):
         [sys.executable, str(script), path, str(tmp_path / "batch.npz")] +
         [str(o) for o in outputs],
         env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert not must_succeed or result.returncode == 0, \
+        result.stdout + result.stderr
     return path, x, t
 
 
@@ -323,12 +326,10 @@ def test_sharded_state_under_mpirun(trainer, modelc_tool, tmp_path):
                                    atol=1e-7, err_msg=name)
 
 
-def test_gpu_rank_sums_under_mpirun(trainer, modelc_tool, tmp_path):
-    """A GPU per rank from Python (emulated: the test suite's stand-in CUDA
-    driver): every sum over the ranks on the GPU's copy stream through the
-    stand-in NCCL's communicator across the two processes; the losses and
-    parameters are one process's on the whole batch, and info() says what
-    summed."""
+def emulated_gpu_env(modelc_tool):
+    """The variables that give a rank one emulated GPU and NCCL: the test
+    suite's stand-in CUDA driver, cuBLASLt and NCCL, next to this build's
+    modelc (skips without them)."""
     fixtures = os.path.join(os.path.dirname(os.path.dirname(modelc_tool)),
                             "tests", "fixtures")
     env = {"MODELC_CUDA_DRIVER": os.path.join(fixtures, "fakecuda",
@@ -340,6 +341,16 @@ def test_gpu_rank_sums_under_mpirun(trainer, modelc_tool, tmp_path):
     if not all(os.path.exists(env[k]) for k in
                ("MODELC_CUDA_DRIVER", "MODELC_CUBLASLT", "MODELC_NCCL")):
         pytest.skip("no stand-in CUDA driver and NCCL in %s" % fixtures)
+    return env
+
+
+def test_gpu_rank_sums_under_mpirun(trainer, modelc_tool, tmp_path):
+    """A GPU per rank from Python (emulated: the test suite's stand-in CUDA
+    driver): every sum over the ranks on the GPU's copy stream through the
+    stand-in NCCL's communicator across the two processes; the losses and
+    parameters are one process's on the whole batch, and info() says what
+    summed."""
+    env = emulated_gpu_env(modelc_tool)
     out = tmp_path / "out.npz"
     _, x, t = two_ranks(tmp_path, "gpu.so",
                         ["--target=h200", "--place-all=cuda:0",
@@ -348,6 +359,48 @@ def test_gpu_rank_sums_under_mpirun(trainer, modelc_tool, tmp_path):
     assert str(got["sums"]).startswith("nccl 2.27.3 ("), str(got["sums"])
     assert str(got["sums"]).endswith(") across 2 ranks on cuda:0")
     expect_whole_batch(got, trainer, x, t)
+
+
+NCCL_FAILS_SCRIPT = r"""
+import sys
+import numpy as np
+import modelc
+path, data, out = sys.argv[1:4]
+m = modelc.load(path, distributed="mpi", collective_timeout=60)
+batch = np.load(data)
+part = slice(m.rank * 8, (m.rank + 1) * 8)
+x, t = batch["x"][part], batch["t"][part]
+if m.rank == 1:
+    errors = []
+    for _ in range(2):
+        try:
+            m.train_step(x, t)
+        except modelc.Error as e:
+            errors.append(str(e))
+    np.savez(out, errors=np.array(errors), sums=m.info()["rank_sums"])
+    modelc.abort_distributed_run(3)
+m.train_step(x, t)  # rank 0 waits in NCCL until the job is aborted
+"""
+
+
+def test_gpu_rank_sums_stop_after_nccl_fails(trainer, modelc_tool, tmp_path):
+    """An NCCL call that fails on one rank fails its step naming the op and
+    the GPU; the other ranks still sum with NCCL, so that model's later
+    steps fail too (no other way meets them), and info() says so."""
+    env = emulated_gpu_env(modelc_tool)
+    env["FAKE_NCCL_FAIL_ALLREDUCE"] = "rank:1"
+    out = tmp_path / "out.npz"
+    two_ranks(tmp_path, "gpu.so", ["--target=h200", "--place-all=cuda:0",
+                                   "--cuda-emulation"],
+              NCCL_FAILS_SCRIPT, out, env=env, must_succeed=False)
+    got = np.load(out)
+    first, second = (str(e) for e in got["errors"])
+    assert "on cuda:0: ncclAllReduce across the ranks failed: " \
+        "ncclInternalError (3)" in first, first
+    assert "the sums over the ranks stopped after NCCL failed" in second, \
+        second
+    assert str(got["sums"]).startswith("stopped (NCCL failed: "), \
+        str(got["sums"])
 
 
 ABORT_SCRIPT = r"""
