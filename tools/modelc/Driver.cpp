@@ -354,9 +354,6 @@ void Driver::printPlaced(llvm::raw_ostream &os) {
   }
 }
 
-/// Parses and verifies the input, then runs the graph passes on it.
-/// The target with the most accelerators among those built, and how many
-/// it has (0 and "" when none has one): training's replicas come from it.
 /// The targets a training build makes plans for: each name as given and
 /// its description.
 using NamedTargets =
@@ -374,6 +371,8 @@ static FailureOr<NamedTargets> trainingTargets(const DriverOptions &options) {
   return targets;
 }
 
+/// The target with the most accelerators among those built, and how many
+/// it has (0 and "" when none has one): training's replicas come from it.
 static FailureOr<std::pair<std::string, int64_t>>
 mostAccelerators(const DriverOptions &options) {
   FailureOr<NamedTargets> targets = trainingTargets(options);
