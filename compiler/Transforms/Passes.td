@@ -1439,10 +1439,22 @@ def PlanMemoryPass : Pass<"modelc-plan-memory", "::mlir::ModuleOp"> {
     a host copy of it. Buffers go at the lowest 64-byte-aligned offset that
     no buffer alive at the same time uses, largest first.
 
-    Writes `sched.buffer` on each op with a buffer, `sched.scratch` on each
+    One buffer is written in place: a `sched.packed_product` (oneDNN) whose sum
+    post-op (oneDNN adds the product to what its output buffer holds) adds
+    a value of the result's type and size that dies at the product (a
+    residual read last by the block's sum), written by an op with a buffer
+    on the same device, and that reaches the product only as the sum's
+    operand (not also as its input, nor through a view), takes that value's
+    buffer: the runtime then adds to the residual where it lies instead of
+    copying it into the output first. Chains of such sums share one
+    buffer.
+
+    Writes `sched.buffer` on each op with a buffer (its own lifetime, and
+    the offset it shares when it sums in place), `sched.scratch` on each
     op with scratch, `sched.arenas` (bytes per device) and
     `sched.error_words` on the function; the dialect's verifier checks that
-    no two buffers alive at the same time overlap.
+    no two buffers alive at the same time overlap, but for a product that
+    sums in place and its operand's buffer, which meet at the product.
 
     Before (on the CPU):
     ```mlir

@@ -1,7 +1,9 @@
 //===- PlanMemory.cpp - arena offsets of every buffer ---------------------===//
 //
 // Decides where each buffer of an entry point lives: one arena per device,
-// buffers whose lifetimes overlap never overlap in memory. Writes the plan
+// buffers whose lifetimes overlap never overlap in memory, but for a CPU
+// product that adds its result to a residual dying there, which is written
+// over in place. Writes the plan
 // down as sched.buffer / sched.scratch on the ops and sched.arenas /
 // sched.error_words on the function, which the printers only read.
 //
@@ -102,16 +104,57 @@ private:
     return static_cast<uint64_t>(y[0] * channels * y[2] * y[3]) * 4;
   }
 
+  /// The op whose buffer `op`'s result takes, or null: `op` is a packed
+  /// product (oneDNN, on the CPU or a simulated device) whose sum adds (in
+  /// oneDNN, to what the output buffer holds) a value of its own type that dies
+  /// at `op`, written by an op with a buffer of its own on the same device (a
+  /// residual). The product then adds to the value where it lies, not to a copy
+  /// of it. The value must reach `op` only as the sum's operand: the product
+  /// writes its output while reading its other inputs.
+  Operation *inPlaceSumSource(Operation &op, device::DeviceAttr device) {
+    auto packed = dyn_cast<sched::PackedProductOp>(op);
+    if (!packed)
+      return nullptr;
+    Value sum = packed.getSumOperand();
+    if (!sum || sum.getType() != packed.getResult().getType())
+      return nullptr;
+    Operation *source = sum.getDefiningOp();
+    Block &block = function.getBody().front();
+    if (!source || source->getBlock() != &block || !lifetime.count(source) ||
+        sched::runningDevice(source) != device || lastUse(sum) != position[&op])
+      return nullptr;
+    unsigned reads = 0;
+    for (OpOperand &use : sum.getUses()) {
+      Operation *user = block.findAncestorOpInBlock(*use.getOwner());
+      if (user == &op)
+        ++reads;
+      else if (isView(user))
+        return nullptr; // a view of it may reach `op` too
+    }
+    Operation *root = bufferOwner(source);
+    uint64_t bytes = requests[device][resultRequest[root]].request.bytes;
+    return reads == 1 && bytes == resultBytes(&op) ? source : nullptr;
+  }
+
+  /// The op that requested the buffer `op`'s result lives in.
+  Operation *bufferOwner(Operation *op) {
+    auto it = takesBufferOf.find(op);
+    return it == takesBufferOf.end() ? op : it->second;
+  }
+
   /// A buffer per result of every op but views (which share their source's
   /// memory), weights and constants; then the op's scratch, alive while it
   /// runs, as its device's printer needs it. A transfer's buffer (and a
   /// replica sum's, a GPU's sum over the ranks) is written by a copy stream
-  /// whenever the source is ready: reserved for the run.
+  /// whenever the source is ready: reserved for the run. A product that
+  /// sums in place (inPlaceSumSource) takes its operand's buffer, which
+  /// then lives as long as the product's result.
   void requestBuffers() {
     for (Operation &op : function.getBody().front()) {
       if (sched::runsOnCopyStream(&op)) {
+        lifetime[&op] = {valueBytes(op.getResult(0)), 0, end};
         requests[sched::runningDevice(&op)].push_back(
-            {{valueBytes(op.getResult(0)), 0, end}, &op, false});
+            {lifetime[&op], &op, false});
         continue;
       }
       // A loop that writes a weight's new value into the weight
@@ -122,8 +165,17 @@ private:
         continue;
       device::DeviceAttr device = sched::runningDevice(&op);
       Value result = op.getResult(0);
-      requests[device].push_back(
-          {{resultBytes(&op), position[&op], lastUse(result)}, &op, false});
+      BufferRequest own{resultBytes(&op), position[&op], lastUse(result)};
+      lifetime[&op] = own;
+      if (Operation *source = inPlaceSumSource(op, device)) {
+        Operation *root = bufferOwner(source);
+        takesBufferOf[&op] = root;
+        BufferRequest &shared = requests[device][resultRequest[root]].request;
+        shared.lastUse = std::max(shared.lastUse, own.lastUse);
+      } else {
+        resultRequest[&op] = requests[device].size();
+        requests[device].push_back({own, &op, false});
+      }
       bool gpu = device.getKind() == device::DeviceKind::cuda;
       for (uint64_t bytes : gpu ? gpuScratchBytes(&op) : cpuScratchBytes(&op))
         requests[device].push_back(
@@ -170,11 +222,17 @@ private:
         else if (r.isScratch)
           scratch[r.op].push_back(attr(r.request, offset));
         else
-          r.op->setAttr("sched.buffer", attr(r.request, offset));
+          r.op->setAttr("sched.buffer", attr(lifetime[r.op], offset));
       }
       arenas.push_back(builder.getNamedAttr(
           device.str(), builder.getI64IntegerAttr(memory.peakBytes)));
     }
+    // A product summing in place: its operand's offset, its own lifetime.
+    for (auto &[op, root] : takesBufferOf)
+      op->setAttr("sched.buffer",
+                  attr(lifetime[op],
+                       root->getAttrOfType<sched::BufferAttr>("sched.buffer")
+                           .getOffset()));
     for (auto &[op, list] : scratch)
       op->setAttr("sched.scratch", builder.getArrayAttr(list));
     // Each GPU's word, and its host copy in the order the GPUs asked.
@@ -195,6 +253,12 @@ private:
   /// Per device of the target (in its order), the requests in op order.
   llvm::MapVector<device::DeviceAttr, SmallVector<Request>> requests;
   SmallVector<device::DeviceAttr> wordDevices;
+  /// Each result buffer's own lifetime, and the request of each op that
+  /// asked for one (indices into its device's list).
+  llvm::DenseMap<Operation *, BufferRequest> lifetime;
+  llvm::DenseMap<Operation *, size_t> resultRequest;
+  /// The products that sum in place, and the op whose buffer each takes.
+  llvm::MapVector<Operation *, Operation *> takesBufferOf;
 };
 
 struct PlanMemoryPass : modelc::impl::PlanMemoryPassBase<PlanMemoryPass> {

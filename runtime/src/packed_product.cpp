@@ -893,15 +893,30 @@ bool PackedProductRun::runSite(PackedProductHandles &h, const modelc_product &p,
   }
   if (site.reorderSum) {
     // The sum's operand, in the output's layout, is what the product adds
-    // to.
-    dnnl_memory_set_data_handle_v2(
-        h.sumSrc, const_cast<void *>(operands[site.sum]), h.stream);
-    dnnl_exec_arg_t sum[] = {{DNNL_ARG_FROM, h.sumSrc},
-                             {DNNL_ARG_TO, dst},
-                             {DNNL_ARG_SCRATCHPAD, h.sumScratch}};
-    if (!ok(dnnl_primitive_execute(site.reorderSum, h.stream, 3, sum),
-            "sum reorder", error))
-      return false;
+    // to. Where the compiler planned the output in the operand's buffer
+    // (modelc-plan-memory: a residual that dies here) and the layouts
+    // agree, it is there already; in another layout it is reordered from a
+    // copy, as a reorder cannot write over its own source.
+    const void *operand = operands[site.sum];
+    bool inPlace = operand == y && dst == h.plainDst;
+    if (inPlace && dnnl_memory_desc_equal(&site.sumSrc, &site.plainDst))
+      operand = nullptr;
+    else if (inPlace) {
+      size_t bytes = dnnl_memory_desc_get_size(&site.sumSrc);
+      h.sumAside.resize(bytes);
+      std::memcpy(h.sumAside.data(), operand, bytes);
+      operand = h.sumAside.data();
+    }
+    if (operand) {
+      dnnl_memory_set_data_handle_v2(h.sumSrc, const_cast<void *>(operand),
+                                     h.stream);
+      dnnl_exec_arg_t sum[] = {{DNNL_ARG_FROM, h.sumSrc},
+                               {DNNL_ARG_TO, dst},
+                               {DNNL_ARG_SCRATCHPAD, h.sumScratch}};
+      if (!ok(dnnl_primitive_execute(site.reorderSum, h.stream, 3, sum),
+              "sum reorder", error))
+        return false;
+    }
   }
   dnnl_exec_arg_t args[5 + kMaxPostOps] = {
       {DNNL_ARG_SRC, src},

@@ -110,6 +110,9 @@ struct PackedProductHandles {
   /// Those copies as the operands to pass, kept so a warm run allocates
   /// nothing.
   std::vector<const void *> operandPointers;
+  /// A copy of the sum's operand where the output is planned in its buffer
+  /// but in another layout.
+  std::vector<unsigned char> sumAside;
   /// The exact path's handles, f32 copies and result, made on its first
   /// run.
   std::unique_ptr<PackedProductHandles> exact;

@@ -44,10 +44,24 @@ struct PlannedBuffer {
   uint64_t offset, bytes;
   int64_t first, last;
   Operation *owner;
+  bool isResult = false; ///< the owner's result (not scratch, not a word)
 };
 
+/// Whether `b` is the result buffer of a packed product that sums in place
+/// into `a`, its sum's operand's buffer (modelc-plan-memory): the same
+/// memory, `a` read last by the product that writes `b`.
+bool sumsInPlace(const PlannedBuffer &a, const PlannedBuffer &b) {
+  auto packed = dyn_cast<PackedProductOp>(b.owner);
+  if (!packed || !a.isResult || !b.isResult || a.offset != b.offset ||
+      a.bytes != b.bytes || a.last != b.first)
+    return false;
+  Value sum = packed.getSumOperand();
+  return sum && sum.getDefiningOp() == a.owner;
+}
+
 /// Checks a function's memory plan: every buffer inside its device's arena,
-/// no two of one device alive at once overlapping.
+/// no two of one device alive at once overlapping (but for a product's sum
+/// in place).
 LogicalResult verifyArenas(Operation *function, DictionaryAttr arenas) {
   SmallVector<PlannedBuffer> buffers;
   int64_t end = 0;
@@ -57,7 +71,7 @@ LogicalResult verifyArenas(Operation *function, DictionaryAttr arenas) {
     if (auto buffer = op->getAttrOfType<BufferAttr>("sched.buffer"))
       buffers.push_back({runningDevice(op), buffer.getOffset(),
                          buffer.getBytes(), buffer.getFirst(), buffer.getLast(),
-                         op});
+                         op, true});
     if (auto scratch = op->getAttrOfType<ArrayAttr>("sched.scratch"))
       for (auto buffer : scratch.getAsRange<BufferAttr>())
         buffers.push_back({runningDevice(op), buffer.getOffset(),
@@ -86,7 +100,7 @@ LogicalResult verifyArenas(Operation *function, DictionaryAttr arenas) {
       const PlannedBuffer &a = buffers[i], &b = buffers[j];
       if (a.device != b.device || a.last < b.first || b.last < a.first ||
           a.offset + a.bytes <= b.offset || b.offset + b.bytes <= a.offset ||
-          !a.bytes || !b.bytes)
+          !a.bytes || !b.bytes || sumsInPlace(a, b) || sumsInPlace(b, a))
         continue;
       InFlightDiagnostic diag =
           b.owner->emitOpError("has a buffer [")

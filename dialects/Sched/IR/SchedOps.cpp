@@ -307,6 +307,21 @@ Operation *PackedProductOp::getOutputCast() {
                                                           : nullptr;
 }
 
+Value PackedProductOp::getSumOperand() {
+  Operation *product = getProduct();
+  if (!product)
+    return nullptr;
+  bool conv = isa<graph::Conv2dOp>(product);
+  Value chain = product->getResult(0);
+  for (Operation *op : getPostOps()) {
+    std::optional<CpuPostOp> post = cpuPostOp(op, chain, conv);
+    if (post && post->isSum())
+      return post->operand;
+    chain = op->getResult(0);
+  }
+  return nullptr;
+}
+
 /// The type of the product's own result (before an output cast).
 static RankedTensorType typeOfProduct(Operation *product) {
   return cast<RankedTensorType>(product->getResult(0).getType());

@@ -297,6 +297,9 @@ def Sched_PackedProductOp : Sched_Op<"packed_product",
     /// The cast of an f16/bf16 result to f32 the body ends in, or null:
     /// oneDNN writes the result in f32.
     ::mlir::Operation *getOutputCast();
+    /// The value from above a sum post-op adds to the product (a
+    /// residual), or null.
+    ::mlir::Value getSumOperand();
   }];
 }
 

@@ -168,6 +168,25 @@ func.func @overlapping_buffers(%x: tensor<16xf32>) -> tensor<16xf32> attributes 
 
 // -----
 
+// A product may write over its sum's operand only where the operand dies
+// there (modelc-plan-memory's sum in place): here %a is read after it.
+graph.weight @k : tensor<4x4x3x3xf32>
+func.func @sum_in_place_of_a_live_value(%x: tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> attributes {sched.arenas = {cpu = 1152 : i64}} {
+  %k = graph.weight_ref @k : tensor<4x4x3x3xf32>
+  // expected-note @+1 {{the other buffer's op}}
+  %a = graph.exp %x {sched.buffer = #sched.buffer<offset = 0, bytes = 576, first = 1, last = 3>} : tensor<1x4x6x6xf32>
+  // expected-error @+1 {{'sched.packed_product' op has a buffer [0, 576) on cpu that overlaps a buffer [0, 576) alive at the same time (ops 1-3 and 2-3)}}
+  %s = sched.packed_product {sched.buffer = #sched.buffer<offset = 0, bytes = 576, first = 2, last = 3>} : tensor<1x4x6x6xf32> {
+    %p = graph.conv2d %x, %k {padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>
+    %y = graph.add %p, %a : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>
+    sched.yield %y : tensor<1x4x6x6xf32>
+  }
+  %t = graph.add %s, %a {sched.buffer = #sched.buffer<offset = 576, bytes = 576, first = 3, last = 4>} : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>
+  return %t : tensor<1x4x6x6xf32>
+}
+
+// -----
+
 func.func @outside_arena(%x: tensor<16xf32>) -> tensor<16xf32> attributes {sched.arenas = {cpu = 64 : i64}} {
   // expected-error @+1 {{'graph.exp' op has a buffer [64, 128) outside the arena of cpu (64 bytes)}}
   %a = graph.exp %x {sched.buffer = #sched.buffer<offset = 64, bytes = 64, first = 0, last = 1>} : tensor<16xf32>
