@@ -121,6 +121,7 @@ private:
     Operation *source = sum.getDefiningOp();
     Block &block = function.getBody().front();
     if (!source || source->getBlock() != &block || !lifetime.count(source) ||
+        sched::runsOnCopyStream(source) ||
         sched::runningDevice(source) != device || lastUse(sum) != position[&op])
       return nullptr;
     unsigned reads = 0;
@@ -132,6 +133,7 @@ private:
         return nullptr; // a view of it may reach `op` too
     }
     Operation *root = bufferOwner(source);
+    assert(resultRequest.count(root) && "a buffer owner without a request");
     uint64_t bytes = requests[device][resultRequest[root]].request.bytes;
     return reads == 1 && bytes == resultBytes(&op) ? source : nullptr;
   }

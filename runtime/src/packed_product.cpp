@@ -4,6 +4,7 @@
 
 #include "dnnl_util.hpp"
 #include "half_convert.hpp"
+#include "pick_implementation.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -161,10 +162,15 @@ bool makeAttr(const modelc_product &p, int ndims, const dnnl_dims_t dstDims,
 bool finish(PackedProductSite &site, const void *opDesc,
             dnnl_primitive_attr_t attr, const void *w,
             const dnnl_memory_desc_t &weightPlain, dnnl_engine_t engine,
-            bool keepLayout, uint64_t yBytes, std::string &error) {
+            bool keepLayout, uint64_t yBytes, ImplementationChoice choice,
+            std::string &error) {
   dnnl_primitive_desc_t pd;
   dnnl_status_t status =
       dnnl_primitive_desc_create(&pd, opDesc, attr, engine, nullptr);
+  auto conv = static_cast<const dnnl_convolution_desc_t *>(opDesc);
+  if (status == dnnl_success && conv->primitive_kind == dnnl_convolution)
+    pd = pickConvolution(pd, *conv, attr, site.hasBias, site.operands, engine,
+                         choice);
   dnnl_primitive_attr_destroy(attr);
   if (!ok(status, "primitive description", error))
     return false;
@@ -238,7 +244,8 @@ bool matmulSite(const modelc_product &p, const void *w, PackedProductSite &site,
     dnnl_primitive_attr_destroy(attr);
     return false;
   }
-  return finish(site, &op, attr, w, weightPlain, engine, false, 0, error);
+  return finish(site, &op, attr, w, weightPlain, engine, false, 0,
+                ImplementationChoice::First, error);
 }
 
 /// `keptSrc`, `keptSum`: the layout x and the sum's operand are in (their
@@ -246,7 +253,7 @@ bool matmulSite(const modelc_product &p, const void *w, PackedProductSite &site,
 bool convSite(const modelc_product &p, const void *w, PackedProductSite &site,
               const dnnl_memory_desc_t *keptSrc,
               const dnnl_memory_desc_t *keptSum, dnnl_engine_t engine,
-              std::string &error) {
+              ImplementationChoice choice, std::string &error) {
   const int64_t *s = p.conv;
   int64_t n = s[0], c = s[1], h = s[2], wd = s[3], o = s[4], kh = s[5],
           kw = s[6], oh = s[7], ow = s[8], groups = s[17];
@@ -310,7 +317,7 @@ bool convSite(const modelc_product &p, const void *w, PackedProductSite &site,
     return false;
   }
   return finish(site, &op, attr, w, weightPlain, engine,
-                p.flags & MODELC_PRODUCT_KEEP_LAYOUT, p.y_bytes, error);
+                p.flags & MODELC_PRODUCT_KEEP_LAYOUT, p.y_bytes, choice, error);
 }
 
 /// The type the data of `p` has, or nullopt (with `error`) for flags this
@@ -450,6 +457,7 @@ PackedProductCache::PackedProductCache() {
     engine_ = nullptr;
   const char *exact = std::getenv("MODELC_EXACT_PRODUCTS");
   alwaysExact_ = exact && std::strcmp(exact, "1") == 0;
+  choice_ = implementationChoice(choiceError_);
 }
 
 PackedProductCache::~PackedProductCache() {
@@ -466,6 +474,10 @@ PackedProductSite *PackedProductCache::site(const modelc_product &p,
     return it->second.get();
   if (!engine_) {
     error = "oneDNN has no CPU engine";
+    return nullptr;
+  }
+  if (!choiceError_.empty()) {
+    error = choiceError_;
     return nullptr;
   }
   std::optional<dnnl_data_type_t> storage = checkFlags(p, error);
@@ -516,7 +528,8 @@ PackedProductSite *PackedProductCache::site(const modelc_product &p,
     if (p.kind == MODELC_PRODUCT_MATMUL)
       good = matmulSite(p, weight, *site, engine_, error);
     else if (p.kind == MODELC_PRODUCT_CONV2D)
-      good = convSite(p, weight, *site, keptSrc, keptSum, engine_, error);
+      good =
+          convSite(p, weight, *site, keptSrc, keptSum, engine_, choice_, error);
     else
       error = "unknown product kind " + std::to_string(p.kind) +
               " (a model.so from a newer modelc?)";
@@ -564,7 +577,8 @@ ExactProduct *PackedProductCache::exact(const modelc_product &p,
     const int64_t *s = p.conv;
     dnnl_dims_t xDims = {s[0], s[1], s[2], s[3]},
                 yDims = {s[0], s[4], s[7], s[8]};
-    good = convSite(alone, weight, product, nullptr, nullptr, engine_, error) &&
+    good = convSite(alone, weight, product, nullptr, nullptr, engine_,
+                    ImplementationChoice::First, error) &&
            desc(&exact->plainX, 4, xDims, dnnl_f32, dnnl_nchw, error) &&
            desc(&exact->plainY, 4, yDims, dnnl_f32, dnnl_nchw, error);
   }

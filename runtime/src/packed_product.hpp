@@ -18,6 +18,7 @@
 
 #include "exact_post_ops.hpp"
 #include "modelc/abi.h"
+#include "pick_implementation.hpp"
 
 #include <oneapi/dnnl/dnnl.h>
 
@@ -148,6 +149,10 @@ public:
 private:
   dnnl_engine_t engine_ = nullptr;
   bool alwaysExact_ = false; // MODELC_EXACT_PRODUCTS=1
+  /// MODELC_CONV_IMPLEMENTATION (pick_implementation.hpp), and what was
+  /// wrong with it (every site then fails with that).
+  ImplementationChoice choice_ = ImplementationChoice::Fastest;
+  std::string choiceError_;
   std::mutex mutex_;
   /// Per call site and size (productKey): a model with a dynamic
   /// dimension runs a call site at several sizes, each its own primitive.

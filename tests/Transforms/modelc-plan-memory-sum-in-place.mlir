@@ -92,3 +92,34 @@ func.func @padded_residual(%x: tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> {
   }
   return %b : tensor<1x4x6x6xf32>
 }
+
+// -----
+
+// On a simulated device: a residual the device computed is written over
+// (%a, %s), one a transfer brought (%t: its buffer is the copy stream's for
+// the whole run) is not.
+// CHECK-LABEL: func.func @on_sim
+// CHECK: device.transfer %{{.*}} from <cpu> to <sim:0> {sched.buffer = #sched.buffer<offset = 0, bytes = 576, first = 0, last = 7>}
+// CHECK: graph.exp %{{.*}} {device = #device.dev<sim:0>, sched.buffer = #sched.buffer<offset = 576, bytes = 576, first = 2, last = 3>}
+// CHECK: sched.packed_product {device = #device.dev<sim:0>, sched.buffer = #sched.buffer<offset = 576, bytes = 576, first = 3, last = 4>}
+// CHECK: sched.packed_product {device = #device.dev<sim:0>, sched.buffer = #sched.buffer<offset = 1152, bytes = 576, first = 4, last = 7>}
+module attributes {device.target = #device.target<name = "cpu+sim1", devices = [#device.device_spec<device = <cpu>, memory = 1000000, bandwidth = 1.0e10 : f64, launch_overhead = 1.0e-06 : f64, peak_flops = {f32 = 1.0e11 : f64}>, #device.device_spec<device = <sim:0>, memory = 1000000, bandwidth = 1.0e10 : f64, launch_overhead = 1.0e-06 : f64, peak_flops = {f32 = 1.0e11 : f64}>], links = []>} {
+  graph.weight @k : tensor<4x4x3x3xf32>
+  func.func @on_sim(%x: tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> {
+    %t = device.transfer %x from <cpu> to <sim:0> : tensor<1x4x6x6xf32>
+    %k = graph.weight_ref @k {device = #device.dev<sim:0>} : tensor<4x4x3x3xf32>
+    %a = graph.exp %t {device = #device.dev<sim:0>} : tensor<1x4x6x6xf32>
+    %s = sched.packed_product {device = #device.dev<sim:0>} : tensor<1x4x6x6xf32> {
+      %p = graph.conv2d %t, %k {padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>
+      %y = graph.add %p, %a : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>
+      sched.yield %y : tensor<1x4x6x6xf32>
+    }
+    %u = sched.packed_product {device = #device.dev<sim:0>} : tensor<1x4x6x6xf32> {
+      %p = graph.conv2d %s, %k {padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>
+      %y = graph.add %p, %t : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>
+      sched.yield %y : tensor<1x4x6x6xf32>
+    }
+    %o = device.transfer %u from <sim:0> to <cpu> : tensor<1x4x6x6xf32>
+    return %o : tensor<1x4x6x6xf32>
+  }
+}

@@ -1,0 +1,67 @@
+// pick_implementation.hpp - which of oneDNN's implementations computes a
+// packed convolution.
+//
+// oneDNN lists the implementations that can compute a primitive in the
+// order it prefers them and takes the first. The order is fixed per
+// version, not per CPU, and the first is not always the fastest on the CPU
+// at hand: on an AMD EPYC with AVX-512 (2 threads), oneDNN 2.6's first
+// choice for MobileNetV2's depthwise convolutions in NHWC
+// (brdgmm_dw:avx512_core) takes 1.2-1.7x the time of its direct depthwise
+// kernel (jit_dw:avx512_core) at 28x28 and above, and ties below; its
+// first choice for the 1x1 convolutions of the first blocks takes up to
+// 1.3x that of another. oneDNN's maintainers leave that choice to a
+// heuristic not written yet (uxlfoundation/oneDNN#4159).
+//
+// By default a site takes oneDNN's first choice. On request
+// (MODELC_CONV_IMPLEMENTATION=fastest, as PyTorch's cudnn.benchmark) it
+// measures at its first run: the implementations that read and write the
+// layouts oneDNN's first choice does (the neighbouring sites' layouts stay
+// as they are), but the reference, GEMM-based and SSE4.1 ones, each run
+// a few times on zeros, and takes the fastest where it beats the first by
+// more than the noise (10%). That costs the first run time (MobileNetV2:
+// about 0.15 s on 2 cores) and, as timings vary, two processes may pick
+// differently (their results then differ in rounding); on the 2-core host
+// of bench/RESULTS.md it gained MobileNetV2 0-3%, within that host's
+// noise, which is why it is not the default.
+#ifndef MODELC_RUNTIME_PICK_IMPLEMENTATION_HPP
+#define MODELC_RUNTIME_PICK_IMPLEMENTATION_HPP
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <string>
+#include <vector>
+
+namespace modelc {
+
+/// How a convolution site picks its implementation
+/// (MODELC_CONV_IMPLEMENTATION=first, fastest or last).
+enum class ImplementationChoice {
+  First,   ///< oneDNN's first choice (the default)
+  Fastest, ///< measured at the site's first run
+  Last     ///< the last of the candidates (tests: another than the first
+           ///< wherever there is one)
+};
+
+/// MODELC_CONV_IMPLEMENTATION's choice; an unknown value is `error` (and
+/// Fastest).
+ImplementationChoice implementationChoice(std::string &error);
+
+/// The convolution implementation to run: `first` (oneDNN's first choice
+/// for `op` with `attr`, whose source and destination layouts are
+/// decided) or another that reads and writes those layouts, by `choice`.
+/// `operands`: the descriptions of the binary post-ops' operands (ndims
+/// 0 for the other post-ops), `bias`: whether the convolution has one.
+/// The result is `first` or a new primitive description (then `first` is
+/// destroyed); on any failure of the measurement, `first`.
+dnnl_primitive_desc_t
+pickConvolution(dnnl_primitive_desc_t first, const dnnl_convolution_desc_t &op,
+                const_dnnl_primitive_attr_t attr, bool bias,
+                const std::vector<dnnl_memory_desc_t> &operands,
+                dnnl_engine_t engine, ImplementationChoice choice);
+
+/// The implementation `pd` is ("brgconv:avx512_core", ...).
+std::string implementationName(const_dnnl_primitive_desc_t pd);
+
+} // namespace modelc
+
+#endif // MODELC_RUNTIME_PICK_IMPLEMENTATION_HPP

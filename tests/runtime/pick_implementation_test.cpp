@@ -1,0 +1,233 @@
+// pick_implementation_test.cpp - which of oneDNN's implementations a
+// packed convolution runs (runtime/src/pick_implementation.hpp): the
+// choice from the environment, the candidates keeping the first choice's
+// layouts, and convolutions computed right by whichever implementation is
+// picked (the first, the last, the measured fastest) through the packed
+// products' cache.
+#include "packed_product.hpp"
+#include "pick_implementation.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace modelc;
+
+namespace {
+
+/// Sets MODELC_CONV_IMPLEMENTATION for a scope (unset: null).
+struct ChoiceVariable {
+  explicit ChoiceVariable(const char *value) {
+    if (value)
+      setenv("MODELC_CONV_IMPLEMENTATION", value, 1);
+    else
+      unsetenv("MODELC_CONV_IMPLEMENTATION");
+  }
+  ~ChoiceVariable() { unsetenv("MODELC_CONV_IMPLEMENTATION"); }
+};
+
+TEST(PickImplementation, ChoiceFromTheEnvironment) {
+  struct Case {
+    const char *value;
+    ImplementationChoice want;
+    bool bad;
+  };
+  for (Case c : {Case{nullptr, ImplementationChoice::First, false},
+                 Case{"", ImplementationChoice::First, false},
+                 Case{"first", ImplementationChoice::First, false},
+                 Case{"fastest", ImplementationChoice::Fastest, false},
+                 Case{"last", ImplementationChoice::Last, false},
+                 Case{"quickest", ImplementationChoice::First, true}}) {
+    ChoiceVariable variable(c.value);
+    std::string error;
+    EXPECT_EQ(implementationChoice(error), c.want) << (c.value ? c.value : "");
+    EXPECT_EQ(!error.empty(), c.bad) << error;
+    if (c.bad)
+      EXPECT_EQ(error, "MODELC_CONV_IMPLEMENTATION=quickest is not first, "
+                       "fastest or last");
+  }
+}
+
+/// A depthwise 3x3 convolution of 32 channels, 28x28, in NHWC (oneDNN has
+/// several implementations for it on any x86 CPU), and its first choice.
+struct Depthwise {
+  dnnl_engine_t engine = nullptr;
+  dnnl_convolution_desc_t op{};
+  dnnl_primitive_attr_t attr = nullptr;
+  dnnl_primitive_desc_t first = nullptr;
+  Depthwise() {
+    EXPECT_EQ(dnnl_engine_create(&engine, dnnl_cpu, 0), dnnl_success);
+    dnnl_dims_t srcDims = {1, 32, 28, 28}, weightDims = {32, 1, 1, 3, 3},
+                biasDims = {32}, strides = {1, 1}, pad = {1, 1},
+                dilation = {0, 0};
+    dnnl_memory_desc_t src, weight, bias, dst;
+    dnnl_memory_desc_init_by_tag(&src, 4, srcDims, dnnl_f32, dnnl_nhwc);
+    dnnl_memory_desc_init_by_tag(&weight, 5, weightDims, dnnl_f32,
+                                 dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&bias, 1, biasDims, dnnl_f32, dnnl_x);
+    dnnl_memory_desc_init_by_tag(&dst, 4, srcDims, dnnl_f32, dnnl_nhwc);
+    EXPECT_EQ(dnnl_dilated_convolution_forward_desc_init(
+                  &op, dnnl_forward_inference, dnnl_convolution_direct, &src,
+                  &weight, &bias, &dst, strides, dilation, pad, pad),
+              dnnl_success);
+    EXPECT_EQ(dnnl_primitive_attr_create(&attr), dnnl_success);
+    EXPECT_EQ(dnnl_primitive_desc_create(&first, &op, attr, engine, nullptr),
+              dnnl_success);
+  }
+  ~Depthwise() {
+    dnnl_primitive_attr_destroy(attr);
+    dnnl_engine_destroy(engine);
+  }
+  /// Whether `pd` reads and writes the layouts `first` does.
+  static bool sameLayouts(const_dnnl_primitive_desc_t pd,
+                          const_dnnl_primitive_desc_t first) {
+    for (dnnl_query_t q : {dnnl_query_src_md, dnnl_query_dst_md})
+      if (!dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(pd, q, 0),
+                                  dnnl_primitive_desc_query_md(first, q, 0)))
+        return false;
+    return true;
+  }
+};
+
+TEST(PickImplementation, CandidatesKeepTheFirstChoicesLayouts) {
+  std::string firstName;
+  {
+    Depthwise d;
+    ASSERT_NE(d.first, nullptr);
+    firstName = implementationName(d.first);
+    ASSERT_FALSE(firstName.empty());
+    // First: the first itself.
+    EXPECT_EQ(pickConvolution(d.first, d.op, d.attr, true, {}, d.engine,
+                              ImplementationChoice::First),
+              d.first);
+    dnnl_primitive_desc_destroy(d.first);
+  }
+  for (ImplementationChoice choice :
+       {ImplementationChoice::Last, ImplementationChoice::Fastest}) {
+    Depthwise d;
+    ASSERT_NE(d.first, nullptr);
+    dnnl_primitive_desc_t reference = nullptr;
+    ASSERT_EQ(dnnl_primitive_desc_clone(&reference, d.first), dnnl_success);
+    dnnl_primitive_desc_t picked =
+        pickConvolution(d.first, d.op, d.attr, true, {}, d.engine, choice);
+    ASSERT_NE(picked, nullptr);
+    std::string name = implementationName(picked);
+    EXPECT_TRUE(Depthwise::sameLayouts(picked, reference)) << name;
+    EXPECT_NE(name.rfind("ref", 0), 0u) << name;
+    if (choice == ImplementationChoice::Last)
+      EXPECT_NE(name, firstName); // x86 has more than one for it
+    dnnl_primitive_desc_destroy(picked);
+    dnnl_primitive_desc_destroy(reference);
+  }
+}
+
+/// y = min(max(conv(x, w) + b, 0), 6) (`relu6`) or conv(x, w) + b + r,
+/// in double.
+std::vector<float> reference(const std::vector<float> &x,
+                             const std::vector<float> &w,
+                             const std::vector<float> &b,
+                             const std::vector<float> &r, int64_t c, int64_t hw,
+                             int64_t groups, bool relu6) {
+  std::vector<float> y(x.size());
+  int64_t perGroup = c / groups;
+  for (int64_t o = 0; o < c; ++o)
+    for (int64_t i = 0; i < hw; ++i)
+      for (int64_t j = 0; j < hw; ++j) {
+        double s = b[o];
+        int64_t g = o / perGroup;
+        for (int64_t ic = 0; ic < perGroup; ++ic)
+          for (int64_t a = 0; a < 3; ++a)
+            for (int64_t q = 0; q < 3; ++q) {
+              int64_t row = i + a - 1, col = j + q - 1;
+              if (row < 0 || col < 0 || row >= hw || col >= hw)
+                continue;
+              s += static_cast<double>(
+                       x[((g * perGroup + ic) * hw + row) * hw + col]) *
+                   w[((o * perGroup + ic) * 3 + a) * 3 + q];
+            }
+        size_t at = static_cast<size_t>((o * hw + i) * hw + j);
+        y[at] = static_cast<float>(relu6 ? std::min(std::max(s, 0.0), 6.0)
+                                         : s + r[at]);
+      }
+  return y;
+}
+
+/// A 3x3 convolution (dense and depthwise) with ReLU6 (max and min with
+/// scalars) or with a residual as oneDNN's sum, NCHW, through the cache
+/// with each choice of implementation: the same values each time.
+TEST(PickImplementation, EveryChoiceComputesTheConvolution) {
+  const int64_t c = 16, hw = 12;
+  for (auto [groups, relu6] :
+       {std::pair{int64_t(1), true}, std::pair{int64_t(1), false},
+        std::pair{c, true}, std::pair{c, false}}) {
+    std::vector<float> x(c * hw * hw), w(c * (c / groups) * 9), b(c),
+        r(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = static_cast<float>(static_cast<int>(i * 7 % 13) - 6) / 4.0f;
+      r[i] = static_cast<float>(static_cast<int>(i * 5 % 11) - 5) / 8.0f;
+    }
+    for (size_t i = 0; i < w.size(); ++i)
+      w[i] = static_cast<float>(static_cast<int>(i * 3 % 7) - 3) / 8.0f;
+    for (size_t i = 0; i < b.size(); ++i)
+      b[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
+    std::vector<float> want = reference(x, w, b, r, c, hw, groups, relu6);
+    float zero = 0.0f, six = 6.0f;
+    modelc_post_op posts[3] = {};
+    posts[0].kind = MODELC_POST_BINARY;
+    posts[0].alg = MODELC_BINARY_MAX;
+    posts[0].broadcast = MODELC_BROADCAST_SCALAR;
+    posts[1] = posts[0];
+    posts[1].alg = MODELC_BINARY_MIN;
+    posts[2].kind = MODELC_POST_SUM;
+    posts[2].alpha = 1.0f;
+    posts[2].broadcast = MODELC_BROADCAST_FULL;
+    const void *operands[] = {&zero, &six};
+    const void *sumOperand[] = {r.data()};
+    modelc_product p{};
+    p.site = 1;
+    p.kind = MODELC_PRODUCT_CONV2D;
+    int64_t s[18] = {1, c, hw, hw, c, 3, 3, hw, hw,
+                     1, 1, 1,  1,  1, 1, 1, 1,  groups};
+    std::copy(s, s + 18, p.conv);
+    p.num_post_ops = relu6 ? 2 : 1;
+    p.post_ops = relu6 ? posts : posts + 2;
+    p.what = "conv";
+    for (const char *choice : {"first", "last", "fastest"}) {
+      SCOPED_TRACE(std::string(choice) + ", groups " + std::to_string(groups) +
+                   (relu6 ? ", relu6" : ", sum"));
+      ChoiceVariable variable(choice);
+      PackedProductCache cache;
+      PackedProductRun run;
+      std::string error;
+      PackedProductSite *site = cache.site(p, w.data(), true, error);
+      ASSERT_NE(site, nullptr) << error;
+      std::vector<float> y(x.size());
+      ASSERT_TRUE(run.execute(cache, p, *site, w.data(), x.data(), b.data(),
+                              y.data(), relu6 ? operands : sumOperand, error))
+          << error;
+      for (size_t i = 0; i < y.size(); ++i)
+        ASSERT_NEAR(y[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << i;
+    }
+  }
+}
+
+TEST(PickImplementation, AnUnknownChoiceFailsEverySite) {
+  ChoiceVariable variable("quickest");
+  PackedProductCache cache;
+  std::vector<float> w(4);
+  modelc_product p{};
+  p.site = 1;
+  p.kind = MODELC_PRODUCT_MATMUL;
+  p.m = p.n = p.k = 2;
+  p.what = "matmul";
+  std::string error;
+  EXPECT_EQ(cache.site(p, w.data(), false, error), nullptr);
+  EXPECT_EQ(error, "MODELC_CONV_IMPLEMENTATION=quickest is not first, "
+                   "fastest or last");
+}
+
+} // namespace
