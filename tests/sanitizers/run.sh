@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Sanitizer runs (issue 15; CI runs this from .ci/run after the main build):
 #  1. ASan+UBSan: the runtime and its unit tests, built alone (build-asan),
-#     e2e runs of the examples and every entry of tests/e2e/Inputs/ops.ir
-#     and tests/e2e/Inputs/dtypes.ir (the 8/16-bit, unsigned and f64 kernels)
-#     on cpu and checked cpu+sim2 plans, a dynamic batch below its max
+#     e2e runs of the examples and every entry of tests/e2e/Inputs/ops.ir,
+#     tests/e2e/Inputs/dtypes.ir (the 8/16-bit, unsigned and f64 kernels)
+#     and tests/e2e/Inputs/residual_blocks.ir (convolutions summing over
+#     their residual in place) on cpu and checked cpu+sim2 plans, a dynamic batch below its max
 #     (examples/mlp_dynamic.ir, the CNN), a dynamic batch and sequence
 #     (examples/transformer_dynamic.ir), both size regimes of
 #     tests/e2e/Inputs/regimes.ir, and 3 training steps of a CNN, an
@@ -67,7 +68,7 @@ echo "== ASan+UBSan: examples, ops.ir and dtypes.ir, generated code instrumented
 checked=0
 for target in cpu cpu+sim2; do
   flags=(--target=$target); [ $target = cpu ] || flags+=(--checked)
-  for m in examples/mlp.ir examples/cnn.ir examples/transformer.ir tests/e2e/Inputs/ops.ir tests/e2e/Inputs/dtypes.ir; do
+  for m in examples/mlp.ir examples/cnn.ir examples/transformer.ir tests/e2e/Inputs/ops.ir tests/e2e/Inputs/dtypes.ir tests/e2e/Inputs/residual_blocks.ir; do
     name=$(basename "$m" .ir)-${target/+/_}
     prepare "$name" "$m" "${flags[@]}"
     for e in $(entries "$m"); do
@@ -90,7 +91,7 @@ done
 # Every entry of every model on both plans, so that a change in how the
 # entries are found cannot make this pass having checked nothing.
 want=0
-for m in examples/mlp.ir examples/cnn.ir examples/transformer.ir tests/e2e/Inputs/ops.ir tests/e2e/Inputs/dtypes.ir; do
+for m in examples/mlp.ir examples/cnn.ir examples/transformer.ir tests/e2e/Inputs/ops.ir tests/e2e/Inputs/dtypes.ir tests/e2e/Inputs/residual_blocks.ir; do
   want=$((want + 2 * $(entries "$m" | wc -l)))
 done
 if [ "$checked" -ne "$want" ] || [ "$checked" -lt 40 ]; then
