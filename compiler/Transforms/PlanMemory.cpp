@@ -1,7 +1,7 @@
 //===- PlanMemory.cpp - arena offsets of every buffer ---------------------===//
 //
 // Decides where each buffer of an entry point lives: one arena per device,
-// buffers whose lifetimes overlap never overlap in memory, but for a CPU
+// buffers whose lifetimes overlap never overlap in memory, but for a packed
 // product that adds its result to a residual dying there, which is written
 // over in place. Writes the plan
 // down as sched.buffer / sched.scratch on the ops and sched.arenas /
