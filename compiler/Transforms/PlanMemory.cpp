@@ -104,14 +104,15 @@ private:
     return static_cast<uint64_t>(y[0] * channels * y[2] * y[3]) * 4;
   }
 
-  /// The op whose buffer `op`'s result takes, or null: `op` is a packed
+  /// The op whose buffer `op`'s result takes (the one that requested it),
+  /// or null: `op` is a packed
   /// product (oneDNN, on the CPU or a simulated device) whose sum adds (in
   /// oneDNN, to what the output buffer holds) a value of its own type that dies
   /// at `op`, written by an op with a buffer of its own on the same device (a
   /// residual). The product then adds to the value where it lies, not to a copy
   /// of it. The value must reach `op` only as the sum's operand: the product
   /// writes its output while reading its other inputs.
-  Operation *inPlaceSumSource(Operation &op, device::DeviceAttr device) {
+  Operation *inPlaceSumBuffer(Operation &op, device::DeviceAttr device) {
     auto packed = dyn_cast<sched::PackedProductOp>(op);
     if (!packed)
       return nullptr;
@@ -135,7 +136,7 @@ private:
     Operation *root = bufferOwner(source);
     assert(resultRequest.count(root) && "a buffer owner without a request");
     uint64_t bytes = requests[device][resultRequest[root]].request.bytes;
-    return reads == 1 && bytes == resultBytes(&op) ? source : nullptr;
+    return reads == 1 && bytes == resultBytes(&op) ? root : nullptr;
   }
 
   /// The op that requested the buffer `op`'s result lives in.
@@ -149,7 +150,7 @@ private:
   /// runs, as its device's printer needs it. A transfer's buffer (and a
   /// replica sum's, a GPU's sum over the ranks) is written by a copy stream
   /// whenever the source is ready: reserved for the run. A product that
-  /// sums in place (inPlaceSumSource) takes its operand's buffer, which
+  /// sums in place (inPlaceSumBuffer) takes its operand's buffer, which
   /// then lives as long as the product's result.
   void requestBuffers() {
     for (Operation &op : function.getBody().front()) {
@@ -169,8 +170,7 @@ private:
       Value result = op.getResult(0);
       BufferRequest own{resultBytes(&op), position[&op], lastUse(result)};
       lifetime[&op] = own;
-      if (Operation *source = inPlaceSumSource(op, device)) {
-        Operation *root = bufferOwner(source);
+      if (Operation *root = inPlaceSumBuffer(op, device)) {
         takesBufferOf[&op] = root;
         BufferRequest &shared = requests[device][resultRequest[root]].request;
         shared.lastUse = std::max(shared.lastUse, own.lastUse);

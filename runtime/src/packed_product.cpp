@@ -167,10 +167,11 @@ bool finish(PackedProductSite &site, const void *opDesc,
   dnnl_primitive_desc_t pd;
   dnnl_status_t status =
       dnnl_primitive_desc_create(&pd, opDesc, attr, engine, nullptr);
-  auto conv = static_cast<const dnnl_convolution_desc_t *>(opDesc);
-  if (status == dnnl_success && conv->primitive_kind == dnnl_convolution)
-    pd = pickConvolution(pd, *conv, attr, site.hasBias, site.operands, engine,
-                         choice);
+  // Only convolutions take another choice than oneDNN's first.
+  if (status == dnnl_success && choice != ImplementationChoice::First)
+    pd = pickConvolution(pd,
+                         *static_cast<const dnnl_convolution_desc_t *>(opDesc),
+                         attr, site.hasBias, site.operands, engine, choice);
   dnnl_primitive_attr_destroy(attr);
   if (!ok(status, "primitive description", error))
     return false;
@@ -207,9 +208,11 @@ bool finish(PackedProductSite &site, const void *opDesc,
     }
     site.plainDst = site.dst;
   }
-  if (good && site.sum >= 0)
+  if (good && site.sum >= 0) {
+    site.sumInDstLayout = dnnl_memory_desc_equal(&site.sumSrc, &site.dst);
     good = createReorder(&site.reorderSum, &site.sumScratch, &site.sumSrc,
                          &site.dst, engine, error);
+  }
   if (good && !dnnl_memory_desc_equal(&site.dst, &site.plainDst))
     good = createReorder(&site.reorderOut, &site.outScratch, &site.dst,
                          &site.plainDst, engine, error);
@@ -913,7 +916,7 @@ bool PackedProductRun::runSite(PackedProductHandles &h, const modelc_product &p,
     // copy, as a reorder cannot write over its own source.
     const void *operand = operands[site.sum];
     bool inPlace = operand == y && dst == h.plainDst;
-    if (inPlace && dnnl_memory_desc_equal(&site.sumSrc, &site.plainDst))
+    if (inPlace && site.sumInDstLayout)
       operand = nullptr;
     else if (inPlace) {
       size_t bytes = dnnl_memory_desc_get_size(&site.sumSrc);

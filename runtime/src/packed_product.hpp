@@ -64,6 +64,9 @@ struct PackedProductSite {
   dnnl_primitive_t reorderSum = nullptr;
   dnnl_memory_desc_t sumSrc{}, sumScratch{};
   int sum = -1;
+  /// The sum's operand is in the output's own layout: where the compiler
+  /// planned the output in the operand's buffer, nothing is to be copied.
+  bool sumInDstLayout = false;
   /// The weight in the primitive's layout; shared between the sizes of
   /// a call site with a dynamic dimension (one site each) whose
   /// primitives chose the same layout.
@@ -151,7 +154,7 @@ private:
   bool alwaysExact_ = false; // MODELC_EXACT_PRODUCTS=1
   /// MODELC_CONV_IMPLEMENTATION (pick_implementation.hpp), and what was
   /// wrong with it (every site then fails with that).
-  ImplementationChoice choice_ = ImplementationChoice::Fastest;
+  ImplementationChoice choice_ = ImplementationChoice::First;
   std::string choiceError_;
   std::mutex mutex_;
   /// Per call site and size (productKey): a model with a dynamic

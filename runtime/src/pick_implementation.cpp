@@ -230,9 +230,8 @@ pickConvolution(dnnl_primitive_desc_t first, const dnnl_convolution_desc_t &op,
     if (good && !c.hopeless && c.best < kBetter * own.best &&
         c.best < fastest->best)
       fastest = &c;
-  if (fastest == &own)
-    return own.pd.release();
-  return fastest->pd.release(); // `own` destroys `first`
+  // `first` itself, or another (then `own` destroys `first`).
+  return fastest->pd.release();
 }
 
 } // namespace modelc
