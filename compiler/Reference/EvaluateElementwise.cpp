@@ -254,12 +254,41 @@ modelc::reference::evaluateBroadcast(Operation *op, const Values &values) {
     return unknownOp(op);
   Shape out = shapeOf(op->getResult(0));
   RefTensor y = make(out);
-  SmallVector<double> args(op->getNumOperands());
+  unsigned n = op->getNumOperands();
+  // Each operand's stride along each output dimension, 0 where it is
+  // broadcast (as broadcastRead reads it); the offsets follow the output's
+  // coordinates as they advance, row-major.
+  SmallVector<const RefTensor *> operands;
+  SmallVector<Shape> strides;
+  for (unsigned k = 0; k < n; ++k) {
+    const RefTensor &t = values.get(op->getOperand(k));
+    operands.push_back(&t);
+    Shape along(out.size(), 0);
+    size_t shift = out.size() - t.shape.size();
+    int64_t stride = 1;
+    for (size_t d = t.shape.size(); d-- > 0;) {
+      if (t.shape[d] != 1)
+        along[d + shift] = stride;
+      stride *= t.shape[d];
+    }
+    strides.push_back(std::move(along));
+  }
+  SmallVector<double> args(n);
+  SmallVector<int64_t> offsets(n, 0);
+  Shape coords(out.size(), 0);
   for (int64_t i = 0; i < y.numel(); ++i) {
-    Shape coords = coordsOf(i, out);
-    for (unsigned k = 0; k < op->getNumOperands(); ++k)
-      args[k] = broadcastRead(values.get(op->getOperand(k)), coords);
+    for (unsigned k = 0; k < n; ++k)
+      args[k] = operands[k]->data[offsets[k]];
     y.data[i] = fn(args);
+    for (size_t d = out.size(); d-- > 0;) {
+      for (unsigned k = 0; k < n; ++k)
+        offsets[k] += strides[k][d];
+      if (++coords[d] < out[d])
+        break;
+      for (unsigned k = 0; k < n; ++k)
+        offsets[k] -= strides[k][d] * out[d];
+      coords[d] = 0;
+    }
   }
   wrapToResultType(op, y);
   return y;

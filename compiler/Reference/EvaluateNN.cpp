@@ -50,17 +50,37 @@ static RefTensor evaluate(MatmulOp op, const Values &values) {
   Type element = elementOf(op.getResult());
   bool integers = isa<IntegerType>(element);
   RefTensor y = make(out);
+  // Each operand's stride along each output dimension, 0 where it is
+  // broadcast (as broadcastRead reads it): a's k runs along the output's
+  // last dimension, b's along the one before.
+  auto stridesAlong = [&](const RefTensor &t) {
+    Shape along(r, 0);
+    size_t shift = r - t.shape.size();
+    int64_t stride = 1;
+    for (size_t d = t.shape.size(); d-- > 0;) {
+      if (t.shape[d] != 1)
+        along[d + shift] = stride;
+      stride *= t.shape[d];
+    }
+    return along;
+  };
+  Shape sa = stridesAlong(a), sb = stridesAlong(b);
   for (int64_t i = 0; i < y.numel(); ++i) {
     Shape c = coordsOf(i, out);
+    int64_t offsetA = 0, offsetB = 0;
+    for (size_t d = 0; d < r; ++d) {
+      if (d != r - 1)
+        offsetA += c[d] * sa[d];
+      if (d != r - 2)
+        offsetB += c[d] * sb[d];
+    }
     double sum = 0;
     std::optional<WrappingInteger> exact;
     if (integers)
       exact.emplace(element);
     for (int64_t kk = 0; kk < k; ++kk) {
-      Shape ca = c, cb = c;
-      ca[r - 1] = kk;
-      cb[r - 2] = kk;
-      double x = broadcastRead(a, ca), w = broadcastRead(b, cb);
+      double x = a.data[offsetA + kk * sa[r - 1]],
+             w = b.data[offsetB + kk * sb[r - 2]];
       if (integers)
         exact->add(x, w);
       else

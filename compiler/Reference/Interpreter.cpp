@@ -74,12 +74,13 @@ int64_t modelc::reference::product(const Shape &shape, size_t begin,
 
 double modelc::reference::broadcastRead(const RefTensor &t,
                                         const Shape &coords) {
-  Shape strides = stridesOf(t.shape);
   size_t shift = coords.size() - t.shape.size();
-  int64_t offset = 0;
-  for (size_t d = 0; d < t.shape.size(); ++d)
+  int64_t offset = 0, stride = 1;
+  for (size_t d = t.shape.size(); d-- > 0;) {
     if (t.shape[d] != 1)
-      offset += coords[d + shift] * strides[d];
+      offset += coords[d + shift] * stride;
+    stride *= t.shape[d];
+  }
   return t.data[offset];
 }
 

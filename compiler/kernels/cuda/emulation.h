@@ -7,12 +7,12 @@
 // fake_libcuda.c) then "launches" a kernel by calling the host function of
 // its name. A block's threads run one after another; a kernel that
 // synchronizes its threads (__syncthreads) runs each thread as a fiber
-// (ucontext) that yields at every barrier, so all threads of the block
-// reach a barrier before any passes it, as on a GPU. `__shared__` memory is
-// function-static per host thread, which is per block since blocks run in
-// turn. __shfl_xor_sync is emulated with two barriers (every thread of the
-// block must call it, as block_reduce in kernels.cuh does); other warp-level
-// primitives are not.
+// (its own stack; see switch_stack) that yields at every barrier, so all
+// threads of the block reach a barrier before any passes it, as on a GPU.
+// `__shared__` memory is function-static per host thread, which is per block
+// since blocks run in turn. __shfl_xor_sync is emulated with two barriers
+// (every thread of the block must call it, as block_reduce in kernels.cuh
+// does); other warp-level primitives are not.
 #ifndef MODELC_KERNELS_CUDA_EMULATION_H
 #define MODELC_KERNELS_CUDA_EMULATION_H
 
@@ -31,11 +31,58 @@ struct Dim3 {
 
 inline thread_local Dim3 thread_index, block_index, block_dim, grid_dim;
 
+// A fiber switch. glibc's swapcontext saves and restores the signal mask
+// with a system call at every switch, and an emulated block reduction
+// switches at each of its barriers for each of its threads: most of an
+// emulated kernel's time went there. On x86-64 a fiber switch here saves
+// the six callee-saved registers on the fiber's own stack and moves the
+// stack pointer, nothing else (no kernel changes the floating-point
+// control words it would otherwise have to carry). Code built with
+// AddressSanitizer or ThreadSanitizer keeps ucontext, whose switches those
+// runtimes intercept to follow the stacks.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define MODELC_EMU_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define MODELC_EMU_SANITIZED 1
+#endif
+#if defined(__x86_64__) && !defined(MODELC_EMU_SANITIZED)
+#define MODELC_EMU_STACK_SWITCH 1
+/// Pushes the callee-saved registers, stores the stack pointer in *from,
+/// continues on the stack `to`: one saved by an earlier switch, or a new
+/// fiber's (start_fiber), and pops that stack's registers.
+__attribute__((naked, noinline)) static void switch_stack(void ** /*from*/,
+                                                          void * /*to*/) {
+  asm volatile("pushq %rbp\n\t"
+               "pushq %rbx\n\t"
+               "pushq %r12\n\t"
+               "pushq %r13\n\t"
+               "pushq %r14\n\t"
+               "pushq %r15\n\t"
+               "movq %rsp, (%rdi)\n\t"
+               "movq %rsi, %rsp\n\t"
+               "popq %r15\n\t"
+               "popq %r14\n\t"
+               "popq %r13\n\t"
+               "popq %r12\n\t"
+               "popq %rbx\n\t"
+               "popq %rbp\n\t"
+               "ret\n\t");
+}
+#endif
+
 /// The fibers of the block being run (empty when the kernel has no
 /// barrier).
 struct Fibers {
+#ifdef MODELC_EMU_STACK_SWITCH
+  void *scheduler = nullptr;
+  std::vector<void *> contexts; // each fiber's saved stack pointer
+#else
   ucontext_t scheduler;
   std::vector<ucontext_t> contexts;
+#endif
   std::vector<unsigned char> stacks;
   std::vector<bool> done;
   unsigned current = 0;
@@ -50,18 +97,68 @@ inline void set_thread(unsigned t) {
   thread_index.z = t / (block_dim.x * block_dim.y);
 }
 
+#ifdef MODELC_EMU_STACK_SWITCH
+/// A fiber's first function, entered by switch_stack's `ret`; never
+/// returns: its last switch goes back to the scheduler, which does not
+/// resume a finished fiber.
+[[noreturn]] inline void fiber_main() {
+  (*fibers.body)();
+  fibers.done[fibers.current] = true;
+  switch_stack(&fibers.contexts[fibers.current], fibers.scheduler);
+  __builtin_unreachable();
+}
+
+/// Lays out a new fiber's stack as switch_stack leaves one: six registers
+/// (zeros) above the stack pointer, then fiber_main as the return
+/// address, then a null return address for fiber_main itself (16-byte
+/// aligned as after a call).
+inline void start_fiber(unsigned t, unsigned char *stack, std::size_t size) {
+  auto top = reinterpret_cast<std::uintptr_t>(stack + size) &
+             ~static_cast<std::uintptr_t>(15);
+  auto *slots = reinterpret_cast<void **>(top);
+  slots[-1] = nullptr;
+  slots[-2] = reinterpret_cast<void *>(&fiber_main);
+  for (int r = 3; r <= 8; ++r)
+    slots[-r] = nullptr;
+  fibers.contexts[t] = &slots[-8];
+}
+
+inline void to_scheduler() {
+  switch_stack(&fibers.contexts[fibers.current], fibers.scheduler);
+}
+inline void to_fiber(unsigned t) {
+  switch_stack(&fibers.scheduler, fibers.contexts[t]);
+}
+#else
 inline void fiber_main() {
   (*fibers.body)();
   fibers.done[fibers.current] = true;
   // Returning resumes uc_link: the scheduler.
 }
 
+inline void start_fiber(unsigned t, unsigned char *stack, std::size_t size) {
+  ucontext_t &c = fibers.contexts[t];
+  getcontext(&c);
+  c.uc_stack.ss_sp = stack;
+  c.uc_stack.ss_size = size;
+  c.uc_link = &fibers.scheduler;
+  makecontext(&c, fiber_main, 0);
+}
+
+inline void to_scheduler() {
+  swapcontext(&fibers.contexts[fibers.current], &fibers.scheduler);
+}
+inline void to_fiber(unsigned t) {
+  swapcontext(&fibers.scheduler, &fibers.contexts[t]);
+}
+#endif
+
 /// __syncthreads(): back to the scheduler, which runs every other thread of
 /// the block up to this barrier before resuming this one.
 inline void barrier() {
   if (!fibers.active)
     std::abort(); // a kernel with barriers launched as barrier-free
-  swapcontext(&fibers.contexts[fibers.current], &fibers.scheduler);
+  to_scheduler();
 }
 
 /// Runs `body` once per thread of the grid. `barriers`: the kernel calls
@@ -89,14 +186,8 @@ inline void run(const unsigned grid[3], const unsigned block[3], bool barriers,
           continue;
         }
         fibers.done.assign(threads, false);
-        for (unsigned t = 0; t < threads; ++t) {
-          ucontext_t &c = fibers.contexts[t];
-          getcontext(&c);
-          c.uc_stack.ss_sp = fibers.stacks.data() + t * kStack;
-          c.uc_stack.ss_size = kStack;
-          c.uc_link = &fibers.scheduler;
-          makecontext(&c, fiber_main, 0);
-        }
+        for (unsigned t = 0; t < threads; ++t)
+          start_fiber(t, fibers.stacks.data() + t * kStack, kStack);
         fibers.active = true;
         for (unsigned remaining = threads; remaining;) {
           remaining = 0;
@@ -105,7 +196,7 @@ inline void run(const unsigned grid[3], const unsigned block[3], bool barriers,
               continue;
             fibers.current = t;
             set_thread(t);
-            swapcontext(&fibers.scheduler, &fibers.contexts[t]);
+            to_fiber(t);
             remaining += fibers.done[t] ? 0 : 1;
           }
         }
