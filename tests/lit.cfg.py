@@ -97,6 +97,11 @@ if "FAKE_CUDA_ADVERSARIAL" in os.environ:
 # checks the default set itself).
 config.environment["MODELC_DEFAULT_TARGETS"] = "cpu"
 
+# modelc's precompiled headers (docs/cli.md) in the build folder, not the
+# user's cache: made once per compiler and flags, then used by every test.
+config.environment["MODELC_CACHE_DIR"] = os.path.join(
+    config.modelc_obj_root, "tests", "modelc-cache")
+
 # Generated code at -O1 instead of modelc's -O3 (tests/fast-cxx): the suite
 # spends most of its time compiling models, and -O1 halves that with the
 # same results bit for bit (tests/Driver/opt-levels.test compares the two).

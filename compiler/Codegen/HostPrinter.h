@@ -22,6 +22,11 @@
 
 namespace modelc {
 
+/// The includes every generated host source starts with (after its
+/// comment line): the ABI, the CPU kernels and the standard headers they
+/// use. modelc precompiles exactly these (BuildLibrary.cpp).
+llvm::StringRef generatedCodeIncludes();
+
 /// Where one weight lives in the embedded weight blob.
 struct WeightSlot {
   std::string name;
