@@ -8,6 +8,7 @@
 #include "device_cpu.hpp"
 #include "device_cuda.hpp"
 #include "device_sim.hpp"
+#include "host_memory.hpp"
 #include "model_impl.hpp"
 #include "run_state.hpp"
 
@@ -16,6 +17,13 @@
 namespace modelc::detail {
 
 HostArena::HostArena(uint64_t bytes) {
+  if (bytes >= kHugePage && hugePagesWanted()) {
+    std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+    if ((memory = mapHuge(rounded))) {
+      mapped_ = rounded;
+      return;
+    }
+  }
   std::size_t rounded = ((bytes + 63) / 64) * 64;
   memory = static_cast<unsigned char *>(
       std::aligned_alloc(64, rounded ? rounded : 64));
@@ -24,7 +32,12 @@ HostArena::HostArena(uint64_t bytes) {
                 "-byte arena");
 }
 
-HostArena::~HostArena() { std::free(memory); }
+HostArena::~HostArena() {
+  if (mapped_)
+    unmapHuge(memory, mapped_);
+  else
+    std::free(memory);
+}
 
 Device::Device(const DeviceSetup &setup)
     : setup_(setup), kind_(setup.name.kind), name_(setup.label),

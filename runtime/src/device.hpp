@@ -27,12 +27,16 @@ struct HostMemory {
   unsigned char *memory = nullptr;
 };
 
-/// 64-byte aligned host memory from the C heap.
+/// 64-byte aligned host memory; an arena of 2 MiB or more in transparent
+/// huge pages (host_memory.hpp).
 struct HostArena : HostMemory {
   explicit HostArena(uint64_t bytes);
   ~HostArena() override;
   HostArena(const HostArena &) = delete;
   HostArena &operator=(const HostArena &) = delete;
+
+private:
+  std::size_t mapped_ = 0; // bytes of its own mapping; 0: the C heap
 };
 
 /// One device's share of one run: its scratch arena and, in a multi-device

@@ -32,13 +32,14 @@ bool createReorder(dnnl_primitive_t *primitive, dnnl_memory_desc_t *scratch,
 
 bool packWeight(const void *w, const dnnl_memory_desc_t *plain,
                 const dnnl_memory_desc_t *packedDesc, dnnl_engine_t engine,
-                dnnl_memory_t *packed, std::string &error) {
+                dnnl_memory_t *packed, std::string &error, void *into) {
   dnnl_memory_t plainMem = nullptr, scratchMem = nullptr;
   dnnl_primitive_t reorder = nullptr;
   dnnl_memory_desc_t scratch;
   dnnl_stream_t stream = nullptr;
   bool good =
-      ok(dnnl_memory_create(packed, packedDesc, engine, DNNL_MEMORY_ALLOCATE),
+      ok(dnnl_memory_create(packed, packedDesc, engine,
+                            into ? into : DNNL_MEMORY_ALLOCATE),
          "packed weight", error) &&
       ok(dnnl_memory_create(&plainMem, plain, engine, const_cast<void *>(w)),
          "weight memory", error) &&

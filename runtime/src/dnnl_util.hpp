@@ -19,10 +19,13 @@ bool createReorder(dnnl_primitive_t *primitive, dnnl_memory_desc_t *scratch,
                    dnnl_engine_t engine, std::string &error);
 
 /// Copies the weight `w` (laid out as `plain`) into new memory `*packed`
-/// laid out as `packedDesc`, once, on `engine`.
+/// laid out as `packedDesc`, once, on `engine`: into the buffer `into`
+/// (dnnl_memory_desc_get_size bytes, 64-byte aligned, outliving *packed)
+/// where given, else into memory oneDNN allocates.
 bool packWeight(const void *w, const dnnl_memory_desc_t *plain,
                 const dnnl_memory_desc_t *packedDesc, dnnl_engine_t engine,
-                dnnl_memory_t *packed, std::string &error);
+                dnnl_memory_t *packed, std::string &error,
+                void *into = nullptr);
 
 } // namespace modelc::dnnl
 

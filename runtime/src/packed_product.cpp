@@ -163,7 +163,7 @@ bool finish(PackedProductSite &site, const void *opDesc,
             dnnl_primitive_attr_t attr, const void *w,
             const dnnl_memory_desc_t &weightPlain, dnnl_engine_t engine,
             bool keepLayout, uint64_t yBytes, ImplementationChoice choice,
-            std::string &error) {
+            detail::HostPool &pool, std::string &error) {
   dnnl_primitive_desc_t pd;
   dnnl_status_t status =
       dnnl_primitive_desc_create(&pd, opDesc, attr, engine, nullptr);
@@ -187,8 +187,10 @@ bool finish(PackedProductSite &site, const void *opDesc,
     site.packedWeight = site.shareWeightOf->packedWeight;
   } else if (good) {
     dnnl_memory_t packed = nullptr;
-    good = dnnl::packWeight(w, &weightPlain, &site.packedDesc, engine, &packed,
-                            error);
+    void *into = pool.allocate(dnnl_memory_desc_get_size(&site.packedDesc));
+    good = into ? dnnl::packWeight(w, &weightPlain, &site.packedDesc, engine,
+                                   &packed, error, into)
+                : (error = "out of host memory for a packed weight", false);
     if (good)
       site.packedWeight =
           std::shared_ptr<dnnl_memory>(packed, dnnl_memory_destroy);
@@ -220,7 +222,8 @@ bool finish(PackedProductSite &site, const void *opDesc,
 }
 
 bool matmulSite(const modelc_product &p, const void *w, PackedProductSite &site,
-                dnnl_engine_t engine, std::string &error) {
+                dnnl_engine_t engine, detail::HostPool &pool,
+                std::string &error) {
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) {
     error = "empty matrix product";
     return false;
@@ -248,7 +251,7 @@ bool matmulSite(const modelc_product &p, const void *w, PackedProductSite &site,
     return false;
   }
   return finish(site, &op, attr, w, weightPlain, engine, false, 0,
-                ImplementationChoice::First, error);
+                ImplementationChoice::First, pool, error);
 }
 
 /// `keptSrc`, `keptSum`: the layout x and the sum's operand are in (their
@@ -256,7 +259,8 @@ bool matmulSite(const modelc_product &p, const void *w, PackedProductSite &site,
 bool convSite(const modelc_product &p, const void *w, PackedProductSite &site,
               const dnnl_memory_desc_t *keptSrc,
               const dnnl_memory_desc_t *keptSum, dnnl_engine_t engine,
-              ImplementationChoice choice, std::string &error) {
+              ImplementationChoice choice, detail::HostPool &pool,
+              std::string &error) {
   const int64_t *s = p.conv;
   int64_t n = s[0], c = s[1], h = s[2], wd = s[3], o = s[4], kh = s[5],
           kw = s[6], oh = s[7], ow = s[8], groups = s[17];
@@ -320,7 +324,8 @@ bool convSite(const modelc_product &p, const void *w, PackedProductSite &site,
     return false;
   }
   return finish(site, &op, attr, w, weightPlain, engine,
-                p.flags & MODELC_PRODUCT_KEEP_LAYOUT, p.y_bytes, choice, error);
+                p.flags & MODELC_PRODUCT_KEEP_LAYOUT, p.y_bytes, choice, pool,
+                error);
 }
 
 /// The type the data of `p` has, or nullopt (with `error`) for flags this
@@ -529,10 +534,10 @@ PackedProductSite *PackedProductCache::site(const modelc_product &p,
     error.clear();
     bool good = false;
     if (p.kind == MODELC_PRODUCT_MATMUL)
-      good = matmulSite(p, weight, *site, engine_, error);
+      good = matmulSite(p, weight, *site, engine_, weights_, error);
     else if (p.kind == MODELC_PRODUCT_CONV2D)
-      good =
-          convSite(p, weight, *site, keptSrc, keptSum, engine_, choice_, error);
+      good = convSite(p, weight, *site, keptSrc, keptSum, engine_, choice_,
+                      weights_, error);
     else
       error = "unknown product kind " + std::to_string(p.kind) +
               " (a model.so from a newer modelc?)";
@@ -575,13 +580,13 @@ ExactProduct *PackedProductCache::exact(const modelc_product &p,
   }
   bool good;
   if (p.kind == MODELC_PRODUCT_MATMUL) {
-    good = matmulSite(alone, weight, product, engine_, error);
+    good = matmulSite(alone, weight, product, engine_, weights_, error);
   } else {
     const int64_t *s = p.conv;
     dnnl_dims_t xDims = {s[0], s[1], s[2], s[3]},
                 yDims = {s[0], s[4], s[7], s[8]};
     good = convSite(alone, weight, product, nullptr, nullptr, engine_,
-                    ImplementationChoice::First, error) &&
+                    ImplementationChoice::First, weights_, error) &&
            desc(&exact->plainX, 4, xDims, dnnl_f32, dnnl_nchw, error) &&
            desc(&exact->plainY, 4, yDims, dnnl_f32, dnnl_nchw, error);
   }

@@ -17,6 +17,7 @@
 #define MODELC_RUNTIME_PACKED_PRODUCT_HPP
 
 #include "exact_post_ops.hpp"
+#include "host_memory.hpp"
 #include "modelc/abi.h"
 #include "pick_implementation.hpp"
 
@@ -157,6 +158,10 @@ private:
   ImplementationChoice choice_ = ImplementationChoice::First;
   std::string choiceError_;
   std::mutex mutex_;
+  /// The packed weights' memory (huge pages: host_memory.hpp); declared
+  /// before the sites, whose memory objects point into it, so it outlives
+  /// them.
+  detail::HostPool weights_;
   /// Per call site and size (productKey): a model with a dynamic
   /// dimension runs a call site at several sizes, each its own primitive.
   std::unordered_map<uint64_t, std::unique_ptr<PackedProductSite>> sites_;
