@@ -90,6 +90,9 @@ struct PackedProductSite {
   /// ndims 0, for the others).
   std::vector<dnnl_memory_desc_t> operands;
   bool hasOperand(size_t i) const { return operands[i].ndims > 0; }
+  /// Per post-op with an operand: its position among oneDNN's post-ops
+  /// (two post-ops of constants may be one of oneDNN's: makeAttr).
+  std::vector<int> dnnlIndex;
   bool hasBias = false;
   /// The NaN guard: the weight's magnitudes, how many terms an output
   /// sums, and how many values x and a sum's operand hold as stored (a

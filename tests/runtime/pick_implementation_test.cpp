@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -211,6 +212,85 @@ TEST(PickImplementation, EveryChoiceComputesTheConvolution) {
           << error;
       for (size_t i = 0; i < y.size(); ++i)
         ASSERT_NEAR(y[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << i;
+    }
+  }
+}
+
+/// ReLU6 with its bounds as constants (MODELC_BROADCAST_CONSTANT, ABI 18:
+/// the runtime applies them as one clip) and then a per-channel product
+/// (an operand, after the clip in oneDNN's list): the same bits as with
+/// the bounds as operands, with each choice of implementation, with and
+/// without a NaN in the input (the exact path).
+TEST(PickImplementation, ConstantBoundsGiveTheSameBits) {
+  const int64_t c = 16, hw = 12;
+  std::vector<float> x(c * hw * hw), w(c * c * 9), b(c), m(c), r;
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(static_cast<int>(i * 7 % 13) - 6) / 4.0f;
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = static_cast<float>(static_cast<int>(i * 3 % 7) - 3) / 8.0f;
+  for (int64_t i = 0; i < c; ++i) {
+    b[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
+    m[i] = 0.5f + 0.125f * static_cast<float>(i);
+  }
+  std::vector<float> want = reference(x, w, b, r, c, hw, 1, true);
+  for (size_t i = 0; i < want.size(); ++i)
+    want[i] *= m[i / (hw * hw)];
+  float zero = 0.0f, six = 6.0f;
+  auto posts = [](uint32_t broadcast) {
+    std::vector<modelc_post_op> list(3);
+    for (modelc_post_op &post : list)
+      post.kind = MODELC_POST_BINARY;
+    list[0].alg = MODELC_BINARY_MAX;
+    list[1].alg = MODELC_BINARY_MIN;
+    list[0].broadcast = list[1].broadcast = broadcast;
+    if (broadcast == MODELC_BROADCAST_CONSTANT)
+      list[1].alpha = 6.0f;
+    list[2].alg = MODELC_BINARY_MUL;
+    list[2].broadcast = MODELC_BROADCAST_CHANNEL;
+    return list;
+  };
+  std::vector<modelc_post_op> scalars = posts(MODELC_BROADCAST_SCALAR),
+                              constants = posts(MODELC_BROADCAST_CONSTANT);
+  const void *operands[] = {&zero, &six, m.data()};
+  auto product = [&](const std::vector<modelc_post_op> &list) {
+    modelc_product p{};
+    p.site = 1;
+    p.kind = MODELC_PRODUCT_CONV2D;
+    int64_t s[18] = {1, c, hw, hw, c, 3, 3, hw, hw, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    std::copy(s, s + 18, p.conv);
+    p.num_post_ops = static_cast<uint32_t>(list.size());
+    p.post_ops = list.data();
+    p.what = "conv";
+    return p;
+  };
+  for (bool nan : {false, true}) {
+    std::vector<float> in = x;
+    if (nan)
+      in[5] = std::nanf("");
+    for (const char *choice : {"first", "last", "fastest"}) {
+      SCOPED_TRACE(std::string(choice) + (nan ? ", a NaN" : ""));
+      ChoiceVariable variable(choice);
+      std::vector<std::vector<float>> ys;
+      for (const std::vector<modelc_post_op> *list : {&scalars, &constants}) {
+        PackedProductCache cache;
+        PackedProductRun run;
+        std::string error;
+        modelc_product p = product(*list);
+        PackedProductSite *site = cache.site(p, w.data(), true, error);
+        ASSERT_NE(site, nullptr) << error;
+        std::vector<float> y(x.size());
+        ASSERT_TRUE(run.execute(cache, p, *site, w.data(), in.data(), b.data(),
+                                y.data(), operands, error))
+            << error;
+        ys.push_back(std::move(y));
+      }
+      EXPECT_EQ(
+          std::memcmp(ys[0].data(), ys[1].data(), ys[0].size() * sizeof(float)),
+          0);
+      for (size_t i = 0; !nan && i < want.size(); ++i)
+        ASSERT_NEAR(ys[1][i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << i;
+      if (nan) // the NaN reaches the outputs it touches, as in PyTorch
+        EXPECT_TRUE(std::isnan(ys[1][5]));
     }
   }
 }

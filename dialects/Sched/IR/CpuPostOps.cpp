@@ -41,6 +41,24 @@ const char *broadcastOf(Value other, Value chain, bool conv) {
              : nullptr;
 }
 
+/// The value of `v` where it is a graph.constant of one element, as the
+/// float it holds (f32, f16 and bf16 convert exactly).
+std::optional<float> constantScalar(Value v) {
+  auto constant = v.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense || dense.getNumElements() != 1 ||
+      !isa<FloatType>(dense.getElementType()))
+    return std::nullopt;
+  APFloat value = *dense.value_begin<APFloat>();
+  bool lost = false;
+  value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+  if (lost)
+    return std::nullopt;
+  return value.convertToFloat();
+}
+
 std::optional<sched::CpuPostOp> eltwise(const char *alg, float alpha = 0.0f) {
   sched::CpuPostOp post{"MODELC_POST_ELTWISE", alg};
   post.alpha = alpha;
@@ -79,6 +97,13 @@ std::optional<sched::CpuPostOp> binary(Operation *op, Value chain, bool conv,
   sched::CpuPostOp post{"MODELC_POST_BINARY", alg};
   post.operand = other;
   post.broadcast = broadcast;
+  // A constant scalar (ReLU6's 0 and 6, a clamp's bounds): its value goes
+  // with the post-op, so that the runtime may apply it without an operand.
+  if (StringRef(broadcast) == "MODELC_BROADCAST_SCALAR")
+    if (std::optional<float> value = constantScalar(other)) {
+      post.broadcast = "MODELC_BROADCAST_CONSTANT";
+      post.alpha = *value;
+    }
   return post;
 }
 

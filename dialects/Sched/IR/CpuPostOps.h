@@ -31,7 +31,9 @@ struct CpuPostOp {
   float alpha = 0.0f, beta = 0.0f;
   /// Binary: the value from above and how it broadcasts to `y`
   /// (MODELC_BROADCAST_FULL, _CHANNEL: one value per output column of a
-  /// matrix product or per output channel of a convolution, _SCALAR).
+  /// matrix product or per output channel of a convolution, _SCALAR, or
+  /// _CONSTANT: a graph.constant of one element, its value also in
+  /// `alpha`).
   mlir::Value operand;
   const char *broadcast = "";
   bool isSum() const { return llvm::StringRef(kind) == "MODELC_POST_SUM"; }

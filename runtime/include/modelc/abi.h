@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MODELC_ABI_VERSION 17u
+#define MODELC_ABI_VERSION 18u
 #define MODELC_MODEL_SYMBOL "modelc_model_v1"
 
 /* Element type codes; equal to modelc::DType (modelc/dtype.hpp). */
@@ -122,7 +122,9 @@ typedef struct modelc_gemm {
  *   MODELC_POST_BINARY: y = y `alg` v (a MODELC_BINARY_*), v =
  *     operands[i] for post-op i, of y's shape (MODELC_BROADCAST_FULL), one
  *     value per column of a matmul or per channel of a convolution
- *     (_CHANNEL), or one value (_SCALAR);
+ *     (_CHANNEL), or one value (_SCALAR); (ABI 18) _CONSTANT: one value the
+ *     same in every run, which is also the post-op's alpha (operands[i]
+ *     still points at it);
  *   MODELC_POST_SUM (convolutions, at most one): y = y + alpha * v, v =
  *     operands[i] of y's shape, NCHW.
  * bias may be NULL. `site` numbers the call site, unique in the model: the
@@ -168,7 +170,8 @@ enum {
 enum {
   MODELC_BROADCAST_FULL = 0,
   MODELC_BROADCAST_CHANNEL = 1,
-  MODELC_BROADCAST_SCALAR = 2
+  MODELC_BROADCAST_SCALAR = 2,
+  MODELC_BROADCAST_CONSTANT = 3 /* ABI 18 */
 };
 typedef struct modelc_post_op {
   uint32_t kind; /* MODELC_POST_* */
