@@ -1551,6 +1551,20 @@ LogicalResult FunctionEmitter::emitMaxPoolGrad(MaxPool2dGradOp grad) {
 LogicalResult FunctionEmitter::emitGlobalAvgPool(GlobalAvgPoolOp pool) {
   Operation *op = pool;
   ArrayRef<int64_t> x = shapeOf(pool.getInput());
+  // The output of a convolution that kept oneDNN's layout (the Sched
+  // verifier: a static f32 NCHW input on its device): the runtime pools it
+  // in that layout.
+  auto producer = pool.getInput().getDefiningOp<sched::PackedProductOp>();
+  if (producer && producer.getKeepLayout()) {
+    std::string desc = newGlobal("kept_pool_");
+    unsigned site = globalCounter++;
+    globals << "const modelc_kept_pool " << desc << " = {" << site << ", "
+            << productSites.lookup(producer) << ", " << list(x) << ", \""
+            << graph::describeOp(op) << "\"};\n";
+    os << "  ctx->api->kept_pool(ctx, &" << desc << ", " << in(op, 0) << ", "
+       << out(op) << ");\n";
+    return success();
+  }
   os << "  modelc_cpu::global_avg_pool<" << storageOf(op) << ">(ctx, "
      << in(op, 0) << ", " << out(op) << ", "
      << sized(x[0] * x[1], pool.getInput()) << ", " << product(x.drop_front(2))

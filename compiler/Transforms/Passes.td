@@ -1234,7 +1234,7 @@ def SelectConvAlgorithmsPass : Pass<"modelc-select-conv-algorithms", "::mlir::Mo
 }
 
 def KeepCpuLayoutsPass : Pass<"modelc-keep-cpu-layouts", "::mlir::ModuleOp"> {
-  let summary = "Keeps a convolution's output in oneDNN's layout when only convolutions read it.";
+  let summary = "Keeps a convolution's output in oneDNN's layout when only convolutions (or a global average pool) read it.";
   let description = [{
     Runs after modelc-fold-cpu-products. oneDNN computes convolutions in
     its own layouts (NHWC or channel blocks); a `sched.packed_product`
@@ -1245,8 +1245,12 @@ def KeepCpuLayoutsPass : Pass<"modelc-keep-cpu-layouts", "::mlir::ModuleOp"> {
     depthwise and project convolutions; a ResNet block's output, read by
     the next block's first convolution and by its residual sum), this pass
     sets `keep_layout` on it: its buffer holds oneDNN's layout and the
-    readers take it as it is. Values read by anything else (an elementwise
-    op, a pool, an output, another device) stay NCHW, and so do f16 and
+    readers take it as it is. A `graph.global_avg_pool` of a static f32
+    NCHW value on the convolution's device reads it as it is too (the
+    runtime pools that layout with oneDNN: `kept_pool`, ABI 18; a CNN's
+    last convolution before its classifier). Values read by anything else
+    (an elementwise op, another pool, an output, another device) stay
+    NCHW, and so do f16 and
     bf16 convolutions (on a CPU without them they run in f32, whose layout
     would not fit their buffer).
 

@@ -72,6 +72,17 @@ void product(modelc_run_ctx *ctx, const modelc_product *p, const void *x,
     run.reportError(std::string(p->what ? p->what : "product") + ": " + error);
 }
 
+void keptPool(modelc_run_ctx *ctx, const modelc_kept_pool *p, const void *x,
+              void *y) {
+  RunState &run = runOf(ctx);
+  std::string error;
+  omp_set_num_threads(run.impl->numThreads);
+  if (!run.resources->packedProducts.pool(run.impl->packedProducts, *p, x, y,
+                                          error))
+    run.reportError(std::string(p->what ? p->what : "global_avg_pool") + ": " +
+                    error);
+}
+
 void conv(modelc_run_ctx *ctx, const modelc_conv *c, const float *a,
           const float *b, const float *bias, float *out) {
   RunState &run = runOf(ctx);
@@ -420,6 +431,7 @@ modelc_runtime_api runtimeApi() {
   api.all_reduce_wait = allReduceWait;
   api.owner_broadcast = ownerBroadcast;
   api.rank_all_reduce = rankAllReduce;
+  api.kept_pool = keptPool;
   return api;
 }
 

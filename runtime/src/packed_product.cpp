@@ -1005,4 +1005,109 @@ bool PackedProductRun::runSite(PackedProductHandles &h, const modelc_product &p,
   return ok(dnnl_stream_wait(h.stream), "stream wait", error);
 }
 
+KeptPool::~KeptPool() {
+  if (primitive)
+    dnnl_primitive_destroy(primitive);
+}
+
+KeptPool *PackedProductCache::keptPool(const modelc_kept_pool &p,
+                                       std::string &error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  uint64_t key = (static_cast<uint64_t>(p.site) << 32) |
+                 static_cast<uint32_t>(std::max<int64_t>(p.n, 0));
+  if (auto it = pools_.find(key); it != pools_.end())
+    return it->second.get();
+  if (!engine_) {
+    error = "oneDNN has no CPU engine";
+    return nullptr;
+  }
+  // The convolution ran earlier in this run, at this batch.
+  uint64_t producerKey = (static_cast<uint64_t>(p.src_site) << 32) |
+                         static_cast<uint32_t>(std::max<int64_t>(p.n, 0));
+  auto producer = sites_.find(producerKey);
+  if (producer == sites_.end()) {
+    error = "reads the layout of call site " + std::to_string(p.src_site) +
+            ", which has not run";
+    return nullptr;
+  }
+  auto pool = std::make_unique<KeptPool>();
+  pool->src = producer->second->dst;
+  dnnl_dims_t dstDims = {p.n, p.c, 1, 1}, kernel = {p.h, p.w},
+              strides = {p.h, p.w}, dilation = {0, 0}, padding = {0, 0};
+  dnnl_pooling_v2_desc_t op;
+  dnnl_primitive_attr_t attr = nullptr;
+  dnnl_primitive_desc_t pd = nullptr;
+  bool good =
+      // NHWC, the same bytes as NCHW at one position per plane, and what
+      // oneDNN's kernel for an NHWC input writes (with NCHW it takes its
+      // reference kernel).
+      desc(&pool->dst, 4, dstDims, dnnl_f32, dnnl_nhwc, error) &&
+      ok(dnnl_pooling_v2_forward_desc_init(&op, dnnl_forward_inference,
+                                           dnnl_pooling_avg_exclude_padding,
+                                           &pool->src, &pool->dst, strides,
+                                           kernel, dilation, padding, padding),
+         "pooling description", error) &&
+      ok(dnnl_primitive_attr_create(&attr), "attributes", error) &&
+      ok(dnnl_primitive_attr_set_scratchpad_mode(attr,
+                                                 dnnl_scratchpad_mode_user),
+         "attributes", error) &&
+      ok(dnnl_primitive_desc_create(&pd, &op, attr, engine_, nullptr),
+         "pooling primitive description", error);
+  if (good) {
+    pool->scratch =
+        *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    good = ok(dnnl_primitive_create(&pool->primitive, pd), "pooling", error);
+  }
+  if (pd)
+    dnnl_primitive_desc_destroy(pd);
+  if (attr)
+    dnnl_primitive_attr_destroy(attr);
+  if (!good)
+    return nullptr;
+  return (pools_[key] = std::move(pool)).get();
+}
+
+bool PackedProductRun::pool(PackedProductCache &cache,
+                            const modelc_kept_pool &p, const void *x, void *y,
+                            std::string &error) {
+  KeptPool *pool = cache.keptPool(p, error);
+  if (!pool)
+    return false;
+  PackedProductHandles *handles;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Call sites number products and pools alike: one key space.
+    handles = &handles_[(static_cast<uint64_t>(p.site) << 32) |
+                        static_cast<uint32_t>(std::max<int64_t>(p.n, 0))];
+  }
+  PackedProductHandles &h = *handles;
+  dnnl_engine_t engine = cache.engine();
+  if (!h.stream) {
+    bool good =
+        ok(dnnl_stream_create(&h.stream, engine, dnnl_stream_default_flags),
+           "stream", error) &&
+        ok(dnnl_memory_create(&h.plainSrc, &pool->src, engine,
+                              DNNL_MEMORY_NONE),
+           "memory handle", error) &&
+        ok(dnnl_memory_create(&h.plainDst, &pool->dst, engine,
+                              DNNL_MEMORY_NONE),
+           "memory handle", error) &&
+        ok(dnnl_memory_create(&h.scratch, &pool->scratch, engine,
+                              DNNL_MEMORY_ALLOCATE),
+           "run memory", error);
+    if (!good) {
+      h.release(); // made again by the next run
+      return false;
+    }
+  }
+  dnnl_memory_set_data_handle_v2(h.plainSrc, const_cast<void *>(x), h.stream);
+  dnnl_memory_set_data_handle_v2(h.plainDst, y, h.stream);
+  dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, h.plainSrc},
+                            {DNNL_ARG_DST, h.plainDst},
+                            {DNNL_ARG_SCRATCHPAD, h.scratch}};
+  return ok(dnnl_primitive_execute(pool->primitive, h.stream, 3, args),
+            "pooling", error) &&
+         ok(dnnl_stream_wait(h.stream), "stream wait", error);
+}
+
 } // namespace modelc

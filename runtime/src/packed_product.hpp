@@ -138,6 +138,17 @@ struct PackedProductHandles {
   ~PackedProductHandles();
 };
 
+/// A kept_pool call site: oneDNN's average pooling over the whole plane,
+/// from the layout a convolution kept to NCHW.
+struct KeptPool {
+  dnnl_primitive_t primitive = nullptr;
+  dnnl_memory_desc_t src{}, dst{}, scratch{};
+  KeptPool() = default;
+  KeptPool(const KeptPool &) = delete;
+  KeptPool &operator=(const KeptPool &) = delete;
+  ~KeptPool();
+};
+
 /// The sites of one model, and the engine they run on.
 class PackedProductCache {
 public:
@@ -151,6 +162,9 @@ public:
   /// on first use; null on failure.
   ExactProduct *exact(const modelc_product &p, PackedProductSite &site,
                       const void *w, std::string &error);
+  /// The pooling of `p`, made on first use from the layout its source
+  /// site kept at this batch; null (with `error`) on failure.
+  KeptPool *keptPool(const modelc_kept_pool &p, std::string &error);
   dnnl_engine_t engine() const { return engine_; }
 
 private:
@@ -168,6 +182,7 @@ private:
   /// Per call site and size (productKey): a model with a dynamic
   /// dimension runs a call site at several sizes, each its own primitive.
   std::unordered_map<uint64_t, std::unique_ptr<PackedProductSite>> sites_;
+  std::unordered_map<uint64_t, std::unique_ptr<KeptPool>> pools_;
 };
 
 /// Elements of a product's x, weight and y, and of its bias (one per
@@ -198,6 +213,10 @@ public:
   /// run (lastY, lastBound), or NaN where that site did not bound them or
   /// `data` is not its y.
   double boundOf(uint64_t producer, const void *data);
+
+  /// Runs the kept_pool `p` on x, into y; false (with `error`) on failure.
+  bool pool(PackedProductCache &cache, const modelc_kept_pool &p, const void *x,
+            void *y, std::string &error);
 
 private:
   /// Whether the fused chain of `site` is exact on these inputs, and

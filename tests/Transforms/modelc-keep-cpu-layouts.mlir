@@ -33,14 +33,16 @@ func.func @chain(%x: tensor<1x8x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x4x
 
 // A residual block: its input (a convolution's output) is read by the
 // block's first convolution and by the sum after its second: kept. The
-// block's output goes to a pool: not kept.
+// block's output goes only to a global average pool on the CPU: kept too
+// (the runtime pools it in that layout, kept_pool).
 // CHECK-LABEL: func.func @residual
 // CHECK: %[[IN:.*]] = sched.packed_product {device = #device.dev<cpu>, keep_layout} : tensor<1x4x4x4xf32>
 // CHECK: %[[A:.*]] = sched.packed_product {device = #device.dev<cpu>, keep_layout} : tensor<1x4x4x4xf32>
 // CHECK-NEXT: graph.conv2d %[[IN]]
-// CHECK: sched.packed_product {device = #device.dev<cpu>} : tensor<1x4x4x4xf32>
+// CHECK: %[[B:.*]] = sched.packed_product {device = #device.dev<cpu>, keep_layout} : tensor<1x4x4x4xf32>
 // CHECK-NEXT: graph.conv2d %[[A]]
 // CHECK-NEXT: graph.add %{{.*}}, %[[IN]]
+// CHECK: graph.global_avg_pool %[[B]]
 graph.weight @k : tensor<4x4x3x3xf32>
 func.func @residual(%x: tensor<1x4x4x4xf32>) -> tensor<1x4x1x1xf32> {
   %k = graph.weight_ref @k {device = #device.dev<cpu>} : tensor<4x4x3x3xf32>
@@ -56,13 +58,14 @@ func.func @residual(%x: tensor<1x4x4x4xf32>) -> tensor<1x4x1x1xf32> {
 // -----
 
 // Not kept: a convolution read by a convolution as its weight, one read by
-// a matrix product, one whose reader is on another device.
+// a matrix product, one whose reader is on another device, one read by a
+// global average pool and returned.
 // CHECK-LABEL: func.func @not_kept
 // CHECK-NOT: keep_layout
 // CHECK: return
 graph.weight @k : tensor<4x4x1x1xf32>
 graph.weight @w : tensor<2x4xf32>
-func.func @not_kept(%x: tensor<1x4x2x2xf32>) -> (tensor<1x4x2x4xf32>, tensor<1x4x2x2xf32>) {
+func.func @not_kept(%x: tensor<1x4x2x2xf32>) -> (tensor<1x4x2x4xf32>, tensor<1x4x2x2xf32>, tensor<1x4x1x1xf32>, tensor<1x4x2x2xf32>) {
   %k = graph.weight_ref @k {device = #device.dev<cpu>} : tensor<4x4x1x1xf32>
   %w = graph.weight_ref @w {device = #device.dev<cpu>} : tensor<2x4xf32>
   %a = graph.conv2d %x, %k {device = #device.dev<cpu>} : tensor<1x4x2x2xf32>, tensor<4x4x1x1xf32>
@@ -72,7 +75,9 @@ func.func @not_kept(%x: tensor<1x4x2x2xf32>) -> (tensor<1x4x2x4xf32>, tensor<1x4
   %t = device.transfer %b from <cpu> to <sim:0> : tensor<1x4x2x2xf32>
   %c = graph.conv2d %t, %ks {device = #device.dev<sim:0>} : tensor<1x4x2x2xf32>, tensor<4x4x1x1xf32>
   %mm = graph.exp %m {device = #device.dev<cpu>} : tensor<1x4x2x4xf32>
-  return %mm, %c : tensor<1x4x2x4xf32>, tensor<1x4x2x2xf32>
+  %g = graph.conv2d %x, %k {device = #device.dev<cpu>} : tensor<1x4x2x2xf32>, tensor<4x4x1x1xf32>
+  %gp = graph.global_avg_pool %g {device = #device.dev<cpu>} : tensor<1x4x2x2xf32>
+  return %mm, %c, %gp, %g : tensor<1x4x2x4xf32>, tensor<1x4x2x2xf32>, tensor<1x4x1x1xf32>, tensor<1x4x2x2xf32>
 }
 
 // -----

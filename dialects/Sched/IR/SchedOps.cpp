@@ -375,7 +375,8 @@ LogicalResult PackedProductOp::verify() {
   if (getKeepLayout() && !readsKeptLayout(getResult()))
     return emitOpError("keeps oneDNN's layout, so every reader must be "
                        "a packed convolution reading it as its input or "
-                       "as the operand of its sum");
+                       "as the operand of its sum, or a global average "
+                       "pool on its device");
   return success();
 }
 
@@ -383,6 +384,15 @@ LogicalResult PackedProductOp::verify() {
 /// operand of a sum after a convolution, in a sched.packed_product.
 static bool takesKeptLayout(OpOperand &use) {
   Operation *user = use.getOwner();
+  // A global average pool of a static f32 NCHW tensor on the producer's
+  // device: the runtime pools the kept layout as it is (kept_pool).
+  if (auto pool = dyn_cast<graph::GlobalAvgPoolOp>(user)) {
+    auto type = cast<RankedTensorType>(pool.getInput().getType());
+    Operation *producer = use.get().getDefiningOp();
+    return type.getElementType().isF32() && type.getRank() == 4 &&
+           type.hasStaticShape() && producer &&
+           user->getAttr("device") == producer->getAttr("device");
+  }
   auto reader = user->getParentOfType<PackedProductOp>();
   if (!reader || !isa<graph::Conv2dOp>(reader.getProduct()))
     return false;

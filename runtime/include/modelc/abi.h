@@ -215,6 +215,17 @@ typedef struct modelc_conv {
   const char *what;
 } modelc_conv;
 
+/* (ABI 18) y = the mean of each channel of x over its h x w positions
+ * (f32; y NCHW [n, c, 1, 1]), where x is the output of the packed
+ * convolution of call site `src_site`, in the layout it kept, from the
+ * same run. `site` numbers this call site; `what` names the op. */
+typedef struct modelc_kept_pool {
+  uint32_t site;
+  uint32_t src_site;
+  int64_t n, c, h, w;
+  const char *what;
+} modelc_kept_pool;
+
 /* Callbacks from generated code into the runtime. */
 typedef struct modelc_runtime_api {
   uint32_t struct_size;
@@ -336,6 +347,11 @@ typedef struct modelc_runtime_api {
   void (*rank_all_reduce)(struct modelc_run_ctx *ctx, uint32_t device,
                           const float *src, float *dst, int64_t count,
                           const char *what);
+  /* (ABI 18) graph.global_avg_pool of a convolution's output in the layout
+   * that convolution kept (MODELC_PRODUCT_KEEP_LAYOUT): see
+   * modelc_kept_pool. Errors are reported (report_error). */
+  void (*kept_pool)(struct modelc_run_ctx *ctx, const modelc_kept_pool *p,
+                    const void *x, void *y);
 } modelc_runtime_api;
 
 /* Tracing (ABI 6). Generated code calls ctx->trace, when it is not NULL,
