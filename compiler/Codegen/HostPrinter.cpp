@@ -1561,6 +1561,14 @@ LogicalResult FunctionEmitter::emitGlobalAvgPool(GlobalAvgPoolOp pool) {
     globals << "const modelc_kept_pool " << desc << " = {" << site << ", "
             << productSites.lookup(producer) << ", " << list(x) << ", \""
             << graph::describeOp(op) << "\"};\n";
+    if (isDynamic(pool.getInput())) {
+      // The batch of this run, as the convolution's call has it (a packed
+      // convolution's only dynamic dimension).
+      std::string local = newGlobal("kept_pool_rows_");
+      os << "  modelc_kept_pool " << local << " = " << desc << ";\n";
+      os << "  " << local << ".n = " << sized(x[0], pool.getInput()) << ";\n";
+      desc = local;
+    }
     os << "  ctx->api->kept_pool(ctx, &" << desc << ", " << in(op, 0) << ", "
        << out(op) << ");\n";
     return success();
