@@ -31,14 +31,10 @@ namespace {
 
 /// The value of a one-element f32 constant, or nullopt.
 std::optional<double> scalarConstant(Value v) {
-  auto constant = v.getDefiningOp<ConstantOp>();
-  if (!constant)
+  std::optional<APFloat> value = floatScalar(v);
+  if (!value || &value->getSemantics() != &APFloat::IEEEsingle())
     return std::nullopt;
-  auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!elements || elements.getNumElements() != 1 ||
-      !elements.getElementType().isF32())
-    return std::nullopt;
-  return (*elements.getValues<APFloat>().begin()).convertToDouble();
+  return value->convertToDouble();
 }
 
 bool near(std::optional<double> value, double want) {

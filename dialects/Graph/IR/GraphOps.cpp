@@ -217,6 +217,17 @@ WeightRefOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
+std::optional<APFloat> modelc::graph::floatScalar(Value v) {
+  auto constant = v.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense || dense.getNumElements() != 1 ||
+      !isa<FloatType>(dense.getElementType()))
+    return std::nullopt;
+  return *dense.value_begin<APFloat>();
+}
+
 bool modelc::graph::isWritableWeight(WeightRefOp ref) {
   auto weight = SymbolTable::lookupNearestSymbolFrom<WeightOp>(
       ref.getOperation(), ref.getNameAttr());

@@ -157,6 +157,9 @@ namespace modelc::graph {
 /// Whether the weight `ref` reads is `mutable` (a training step writes it
 /// with graph.assign): its value is not a constant of the model.
 bool isWritableWeight(WeightRefOp ref);
+/// The value of `v` where it is a graph.constant of one floating-point
+/// element, in that element's type; else nullopt.
+std::optional<llvm::APFloat> floatScalar(mlir::Value v);
 } // namespace modelc::graph
 
 #endif // MODELC_DIALECTS_GRAPH_IR_GRAPHOPS_H

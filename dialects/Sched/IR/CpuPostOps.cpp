@@ -44,19 +44,13 @@ const char *broadcastOf(Value other, Value chain, bool conv) {
 /// The value of `v` where it is a graph.constant of one element, as the
 /// float it holds (f32, f16 and bf16 convert exactly).
 std::optional<float> constantScalar(Value v) {
-  auto constant = v.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense || dense.getNumElements() != 1 ||
-      !isa<FloatType>(dense.getElementType()))
-    return std::nullopt;
-  APFloat value = *dense.value_begin<APFloat>();
+  std::optional<APFloat> value = floatScalar(v);
   bool lost = false;
-  value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
-  if (lost)
+  if (!value ||
+      value->convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
+                     &lost) != APFloat::opOK)
     return std::nullopt;
-  return value.convertToFloat();
+  return value->convertToFloat();
 }
 
 std::optional<sched::CpuPostOp> eltwise(const char *alg, float alpha = 0.0f) {
