@@ -222,9 +222,10 @@ bool finish(PackedProductSite &site, const void *opDesc,
   } else if (good) {
     dnnl_memory_t packed = nullptr;
     void *into = pool.allocate(dnnl_memory_desc_get_size(&site.packedDesc));
-    good = into ? dnnl::packWeight(w, &weightPlain, &site.packedDesc, engine,
-                                   &packed, error, into)
-                : (error = "out of host memory for a packed weight", false);
+    if (!into)
+      error = "out of host memory for a packed weight";
+    good = into && dnnl::packWeight(w, &weightPlain, &site.packedDesc, engine,
+                                    &packed, error, into);
     if (good)
       site.packedWeight =
           std::shared_ptr<dnnl_memory>(packed, dnnl_memory_destroy);
@@ -705,10 +706,13 @@ bool reorderNow(dnnl_primitive_t r, const dnnl_memory_desc_t &scratch,
 
 } // namespace
 
-uint64_t productKey(uint32_t site, const modelc_product &p) {
-  int64_t rows = p.kind == MODELC_PRODUCT_CONV2D ? p.conv[0] : p.m;
+uint64_t siteKey(uint32_t site, int64_t rows) {
   return (static_cast<uint64_t>(site) << 32) |
          static_cast<uint32_t>(std::max<int64_t>(rows, 0));
+}
+
+uint64_t productKey(uint32_t site, const modelc_product &p) {
+  return siteKey(site, p.kind == MODELC_PRODUCT_CONV2D ? p.conv[0] : p.m);
 }
 
 double PackedProductRun::boundOf(uint64_t producer, const void *data) {
@@ -1013,8 +1017,7 @@ KeptPool::~KeptPool() {
 KeptPool *PackedProductCache::keptPool(const modelc_kept_pool &p,
                                        std::string &error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  uint64_t key = (static_cast<uint64_t>(p.site) << 32) |
-                 static_cast<uint32_t>(std::max<int64_t>(p.n, 0));
+  uint64_t key = siteKey(p.site, p.n);
   if (auto it = pools_.find(key); it != pools_.end())
     return it->second.get();
   if (!engine_) {
@@ -1022,9 +1025,7 @@ KeptPool *PackedProductCache::keptPool(const modelc_kept_pool &p,
     return nullptr;
   }
   // The convolution ran earlier in this run, at this batch.
-  uint64_t producerKey = (static_cast<uint64_t>(p.src_site) << 32) |
-                         static_cast<uint32_t>(std::max<int64_t>(p.n, 0));
-  auto producer = sites_.find(producerKey);
+  auto producer = sites_.find(siteKey(p.src_site, p.n));
   if (producer == sites_.end()) {
     error = "reads the layout of call site " + std::to_string(p.src_site) +
             ", which has not run";
@@ -1077,8 +1078,7 @@ bool PackedProductRun::pool(PackedProductCache &cache,
   {
     std::lock_guard<std::mutex> lock(mutex_);
     // Call sites number products and pools alike: one key space.
-    handles = &handles_[(static_cast<uint64_t>(p.site) << 32) |
-                        static_cast<uint32_t>(std::max<int64_t>(p.n, 0))];
+    handles = &handles_[siteKey(p.site, p.n)];
   }
   PackedProductHandles &h = *handles;
   dnnl_engine_t engine = cache.engine();

@@ -197,6 +197,9 @@ ProductCounts countsOf(const modelc_product &p);
 /// A call site at one size: its site number and its rows (a matrix
 /// product's m, a convolution's batch), which a dynamic dimension varies.
 uint64_t productKey(uint32_t site, const modelc_product &p);
+/// The key of call site `site` at `rows` (a convolution's batch, a matrix
+/// product's rows): productKey's, and a kept_pool's.
+uint64_t siteKey(uint32_t site, int64_t rows);
 
 /// Per run: a stream and the handles of each site.
 class PackedProductRun {

@@ -295,6 +295,51 @@ TEST(PickImplementation, ConstantBoundsGiveTheSameBits) {
   }
 }
 
+/// kept_pool (ABI 18): the mean of each channel of a convolution's output
+/// in the layout the convolution kept, NCHW out; and an error naming the
+/// site where the convolution has not run.
+TEST(PickImplementation, KeptPoolAveragesTheKeptLayout) {
+  const int64_t n = 2, c = 20, hw = 5;
+  std::vector<float> x(n * c * hw * hw), w(c * c), y(x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(static_cast<int>(i * 7 % 13) - 6) / 4.0f;
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = static_cast<float>(static_cast<int>(i * 3 % 7) - 3) / 8.0f;
+  modelc_product p{};
+  p.site = 1;
+  p.kind = MODELC_PRODUCT_CONV2D;
+  int64_t s[18] = {n, c, hw, hw, c, 1, 1, hw, hw, 1, 1, 0, 0, 0, 0, 1, 1, 1};
+  std::copy(s, s + 18, p.conv);
+  p.flags = MODELC_PRODUCT_KEEP_LAYOUT;
+  p.y_bytes = y.size() * sizeof(float) * 4; // room for blocked layouts
+  y.resize(y.size() * 4);
+  p.what = "conv";
+  modelc_kept_pool pool{2, 1, n, c, hw, hw, "pool"};
+  PackedProductCache cache;
+  PackedProductRun run;
+  std::string error;
+  std::vector<float> means(n * c);
+  EXPECT_FALSE(run.pool(cache, pool, y.data(), means.data(), error));
+  EXPECT_EQ(error, "reads the layout of call site 1, which has not run");
+  PackedProductSite *site = cache.site(p, w.data(), false, error);
+  ASSERT_NE(site, nullptr) << error;
+  ASSERT_TRUE(run.execute(cache, p, *site, w.data(), x.data(), nullptr,
+                          y.data(), nullptr, error))
+      << error;
+  ASSERT_TRUE(run.pool(cache, pool, y.data(), means.data(), error)) << error;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < c; ++o) {
+      double sum = 0;
+      for (int64_t at = 0; at < hw * hw; ++at)
+        for (int64_t i = 0; i < c; ++i)
+          sum +=
+              static_cast<double>(w[o * c + i]) * x[(b * c + i) * hw * hw + at];
+      double want = sum / (hw * hw);
+      EXPECT_NEAR(means[b * c + o], want, 1e-5 * (1 + std::fabs(want)))
+          << b << " " << o;
+    }
+}
+
 TEST(PickImplementation, AnUnknownChoiceFailsEverySite) {
   ChoiceVariable variable("quickest");
   PackedProductCache cache;
