@@ -172,7 +172,7 @@ private:
   bool alwaysExact_ = false; // MODELC_EXACT_PRODUCTS=1
   /// MODELC_CONV_IMPLEMENTATION (pick_implementation.hpp), and what was
   /// wrong with it (every site then fails with that).
-  ImplementationChoice choice_ = ImplementationChoice::First;
+  ImplementationChoice choice_ = ImplementationChoice::Tuned;
   std::string choiceError_;
   std::mutex mutex_;
   /// The packed weights' memory (huge pages: host_memory.hpp); declared

@@ -9,6 +9,10 @@
 #include <limits>
 #include <memory>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace modelc {
 
 namespace {
@@ -79,15 +83,46 @@ struct Candidate {
 
 ImplementationChoice implementationChoice(std::string &error) {
   const char *value = std::getenv("MODELC_CONV_IMPLEMENTATION");
-  if (!value || !*value || std::strcmp(value, "first") == 0)
+  if (!value || !*value || std::strcmp(value, "tuned") == 0)
+    return ImplementationChoice::Tuned;
+  if (std::strcmp(value, "first") == 0)
     return ImplementationChoice::First;
   if (std::strcmp(value, "fastest") == 0)
     return ImplementationChoice::Fastest;
   if (std::strcmp(value, "last") == 0)
     return ImplementationChoice::Last;
   error = std::string("MODELC_CONV_IMPLEMENTATION=") + value +
-          " is not first, fastest or last";
-  return ImplementationChoice::First;
+          " is not tuned, first, fastest or last";
+  return ImplementationChoice::Tuned;
+}
+
+CpuIdentity hostCpu() {
+  CpuIdentity cpu;
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d))
+    return cpu;
+  char vendor[13] = {};
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
+  cpu.amd = std::strcmp(vendor, "AuthenticAMD") == 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d))
+    return cpu;
+  int base = (a >> 8) & 0xf, extended = (a >> 20) & 0xff;
+  cpu.family = base == 0xf ? base + extended : base;
+#endif
+  return cpu;
+}
+
+std::string preferredImplementation(const std::string &firstName,
+                                    dnnl_data_type_t type, bool depthwise,
+                                    const CpuIdentity &cpu) {
+  // The table: one measured exception (pick_implementation.hpp).
+  if (cpu.amd && cpu.family == 25 && type == dnnl_f32 && depthwise &&
+      firstName == "brdgmm_dw:avx512_core")
+    return "jit_dw:avx512_core";
+  return std::string();
 }
 
 std::string implementationName(const_dnnl_primitive_desc_t pd) {
@@ -106,12 +141,24 @@ pickConvolution(dnnl_primitive_desc_t first, const dnnl_convolution_desc_t &op,
                 dnnl_engine_t engine, ImplementationChoice choice) {
   if (choice == ImplementationChoice::First)
     return first;
+  std::string firstName = implementationName(first);
+  std::string preferred;
+  if (choice == ImplementationChoice::Tuned) {
+    // Depthwise: one input and one output channel per group (goihw's
+    // weight dimensions 1 and 2), as many groups as channels.
+    const dnnl_memory_desc_t &w = op.weights_desc;
+    bool depthwise = w.ndims == 5 && w.dims[1] == 1 && w.dims[2] == 1 &&
+                     w.dims[0] == op.src_desc.dims[1];
+    preferred = preferredImplementation(firstName, op.src_desc.data_type,
+                                        depthwise, hostCpu());
+    if (preferred.empty())
+      return first;
+  }
   // The same convolution with the layouts the first choice decided: the
   // implementations that read and write them, in oneDNN's order.
   dnnl_convolution_desc_t fixed = op;
   fixed.src_desc = *dnnl_primitive_desc_query_md(first, dnnl_query_src_md, 0);
   fixed.dst_desc = *dnnl_primitive_desc_query_md(first, dnnl_query_dst_md, 0);
-  std::string firstName = implementationName(first);
   std::vector<Candidate> others;
   dnnl_primitive_desc_iterator_t iterator = nullptr;
   if (dnnl_primitive_desc_iterator_create(&iterator, &fixed, attr, engine,
@@ -125,6 +172,15 @@ pickConvolution(dnnl_primitive_desc_t first, const dnnl_convolution_desc_t &op,
     if (!pd.handle)
       continue;
     std::string name = implementationName(pd.handle);
+    if (!preferred.empty()) {
+      // Tuned: the table's implementation where oneDNN has it for these
+      // layouts, else the first.
+      if (name != preferred)
+        continue;
+      dnnl_primitive_desc_iterator_destroy(iterator);
+      dnnl_primitive_desc_destroy(first);
+      return pd.release();
+    }
     // Not measured: the reference implementations, the GEMM-based ones
     // (im2col and a matrix product: one run of MobileNetV2's first blocks
     // takes 15-55 ms, against 0.1-0.3 ms), the SSE4.1 ones (a quarter of

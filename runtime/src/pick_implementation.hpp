@@ -12,17 +12,33 @@
 // 1.3x that of another. oneDNN's maintainers leave that choice to a
 // heuristic not written yet (uxlfoundation/oneDNN#4159).
 //
-// By default a site takes oneDNN's first choice. On request
-// (MODELC_CONV_IMPLEMENTATION=fastest, as PyTorch's cudnn.benchmark) it
-// measures at its first run: the implementations that read and write the
-// layouts oneDNN's first choice does (the neighbouring sites' layouts stay
-// as they are), but the reference, GEMM-based and SSE4.1 ones, each run
-// a few times on zeros, and takes the fastest where it beats the first by
-// more than the noise (10%). That costs the first run time (MobileNetV2:
-// about 0.15 s on 2 cores) and, as timings vary, two processes may pick
-// differently (their results then differ in rounding); on the 2-core host
-// of bench/RESULTS.md it gained MobileNetV2 0-3%, within that host's
-// noise, which is why it is not the default.
+// (On aarch64 they moved the direct depthwise kernel ahead of the
+// batch-reduce one for f32 and left the remaining cases to a heuristic
+// not written yet: uxlfoundation/oneDNN#4159; x86's order is unchanged.)
+//
+// By default a site takes oneDNN's first choice, except where modelc's
+// table of measured exceptions (`preferredImplementation`) names another
+// for the CPU at hand: on AMD family 25 (Zen 4; oneDNN's AVX-512 kernels)
+// an f32 depthwise convolution whose first choice is brdgmm_dw:avx512_core
+// takes jit_dw:avx512_core, which reads and writes the same layouts
+// (MobileNetV2's seventeen depthwise convolutions, NHWC, 2 threads, on the
+// AMD EPYC of bench/RESULTS.md: 1.0-1.7x faster each, none slower). Intel
+// CPUs, for which oneDNN's order is tuned, and CPUs not measured keep
+// oneDNN's order. The choice is fixed per CPU, so two processes on one
+// machine compute the same bits.
+//
+// On request (MODELC_CONV_IMPLEMENTATION=fastest, as PyTorch's
+// cudnn.benchmark) a site measures at its first run: the implementations
+// that read and write the layouts oneDNN's first choice does (the
+// neighbouring sites' layouts stay as they are), but the reference,
+// GEMM-based and SSE4.1 ones, each run a few times on zeros, and takes the
+// fastest where it beats the first by more than the noise (10%). That
+// costs the first run time (MobileNetV2: about 0.15 s on 2 cores) and, as
+// timings vary, two processes may pick differently (their results then
+// differ in rounding); on the 2-core host of bench/RESULTS.md it gained
+// MobileNetV2 0-3%, within that host's noise, which is why it is not the
+// default. MODELC_CONV_IMPLEMENTATION=first takes oneDNN's order without
+// the exceptions.
 #ifndef MODELC_RUNTIME_PICK_IMPLEMENTATION_HPP
 #define MODELC_RUNTIME_PICK_IMPLEMENTATION_HPP
 
@@ -34,16 +50,17 @@
 namespace modelc {
 
 /// How a convolution site picks its implementation
-/// (MODELC_CONV_IMPLEMENTATION=first, fastest or last).
+/// (MODELC_CONV_IMPLEMENTATION=tuned, first, fastest or last).
 enum class ImplementationChoice {
-  First,   ///< oneDNN's first choice (the default)
+  Tuned,   ///< oneDNN's first choice but the measured exceptions (default)
+  First,   ///< oneDNN's first choice
   Fastest, ///< measured at the site's first run
   Last     ///< the last of the candidates (tests: another than the first
            ///< wherever there is one)
 };
 
 /// MODELC_CONV_IMPLEMENTATION's choice; an unknown value is `error` (and
-/// Fastest).
+/// Tuned).
 ImplementationChoice implementationChoice(std::string &error);
 
 /// The convolution implementation to run: `first` (oneDNN's first choice
@@ -58,6 +75,21 @@ pickConvolution(dnnl_primitive_desc_t first, const dnnl_convolution_desc_t &op,
                 const_dnnl_primitive_attr_t attr, bool bias,
                 const std::vector<dnnl_memory_desc_t> &operands,
                 dnnl_engine_t engine, ImplementationChoice choice);
+
+/// The CPU as the table of exceptions knows it.
+struct CpuIdentity {
+  bool amd = false; ///< vendor "AuthenticAMD"
+  int family = 0;   ///< the display family (base plus extended)
+};
+/// The CPU this process runs on (cpuid; zeros off x86).
+CpuIdentity hostCpu();
+
+/// The implementation modelc's table prefers over `firstName` (oneDNN's
+/// first choice) for a convolution of `type` on `cpu`, `depthwise` or not,
+/// or empty for oneDNN's own.
+std::string preferredImplementation(const std::string &firstName,
+                                    dnnl_data_type_t type, bool depthwise,
+                                    const CpuIdentity &cpu);
 
 /// The implementation `pd` is ("brgconv:avx512_core", ...).
 std::string implementationName(const_dnnl_primitive_desc_t pd);
