@@ -97,22 +97,34 @@ ImplementationChoice implementationChoice(std::string &error) {
 }
 
 CpuIdentity hostCpu() {
-  CpuIdentity cpu;
+  // cpuid once: in a virtual machine each one exits to the hypervisor.
+  static const CpuIdentity host = [] {
+    CpuIdentity cpu;
 #if defined(__x86_64__) || defined(__i386__)
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__get_cpuid(0, &a, &b, &c, &d))
-    return cpu;
-  char vendor[13] = {};
-  std::memcpy(vendor, &b, 4);
-  std::memcpy(vendor + 4, &d, 4);
-  std::memcpy(vendor + 8, &c, 4);
-  cpu.amd = std::strcmp(vendor, "AuthenticAMD") == 0;
-  if (!__get_cpuid(1, &a, &b, &c, &d))
-    return cpu;
-  int base = (a >> 8) & 0xf, extended = (a >> 20) & 0xff;
-  cpu.family = base == 0xf ? base + extended : base;
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+      return cpu;
+    char vendor[13] = {};
+    std::memcpy(vendor, &b, 4);
+    std::memcpy(vendor + 4, &d, 4);
+    std::memcpy(vendor + 8, &c, 4);
+    cpu.amd = std::strcmp(vendor, "AuthenticAMD") == 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+      return cpu;
+    int base = (a >> 8) & 0xf, extended = (a >> 20) & 0xff;
+    cpu.family = base == 0xf ? base + extended : base;
 #endif
-  return cpu;
+    return cpu;
+  }();
+  return host;
+}
+
+bool isDepthwise(const dnnl_convolution_desc_t &op) {
+  // goihw's weight dimensions: one input and one output channel per group,
+  // as many groups as input channels.
+  const dnnl_memory_desc_t &w = op.weights_desc;
+  return w.ndims == 5 && w.dims[1] == 1 && w.dims[2] == 1 &&
+         w.dims[0] == op.src_desc.dims[1];
 }
 
 std::string preferredImplementation(const std::string &firstName,
@@ -138,19 +150,15 @@ dnnl_primitive_desc_t
 pickConvolution(dnnl_primitive_desc_t first, const dnnl_convolution_desc_t &op,
                 const_dnnl_primitive_attr_t attr, bool bias,
                 const std::vector<dnnl_memory_desc_t> &operands,
-                dnnl_engine_t engine, ImplementationChoice choice) {
+                dnnl_engine_t engine, ImplementationChoice choice,
+                const CpuIdentity &cpu) {
   if (choice == ImplementationChoice::First)
     return first;
   std::string firstName = implementationName(first);
   std::string preferred;
   if (choice == ImplementationChoice::Tuned) {
-    // Depthwise: one input and one output channel per group (goihw's
-    // weight dimensions 1 and 2), as many groups as channels.
-    const dnnl_memory_desc_t &w = op.weights_desc;
-    bool depthwise = w.ndims == 5 && w.dims[1] == 1 && w.dims[2] == 1 &&
-                     w.dims[0] == op.src_desc.dims[1];
     preferred = preferredImplementation(firstName, op.src_desc.data_type,
-                                        depthwise, hostCpu());
+                                        isDepthwise(op), cpu);
     if (preferred.empty())
       return first;
   }

@@ -9,23 +9,23 @@
 // (brdgmm_dw:avx512_core) takes 1.2-1.7x the time of its direct depthwise
 // kernel (jit_dw:avx512_core) at 28x28 and above, and ties below; its
 // first choice for the 1x1 convolutions of the first blocks takes up to
-// 1.3x that of another. oneDNN's maintainers leave that choice to a
-// heuristic not written yet (uxlfoundation/oneDNN#4159).
-//
-// (On aarch64 they moved the direct depthwise kernel ahead of the
-// batch-reduce one for f32 and left the remaining cases to a heuristic
-// not written yet: uxlfoundation/oneDNN#4159; x86's order is unchanged.)
+// 1.3x that of another. (On aarch64 oneDNN's maintainers moved the
+// direct depthwise kernel ahead of the batch-reduce one for f32 and left
+// the remaining cases to a heuristic not written yet,
+// uxlfoundation/oneDNN#4159; x86's order is unchanged in their current
+// sources.)
 //
 // By default a site takes oneDNN's first choice, except where modelc's
 // table of measured exceptions (`preferredImplementation`) names another
-// for the CPU at hand: on AMD family 25 (Zen 4; oneDNN's AVX-512 kernels)
-// an f32 depthwise convolution whose first choice is brdgmm_dw:avx512_core
-// takes jit_dw:avx512_core, which reads and writes the same layouts
+// for the CPU at hand: on AMD family 25 (Zen 3 and Zen 4; only Zen 4 has
+// the AVX-512 that brdgmm_dw:avx512_core needs) an f32 depthwise
+// convolution whose first choice is brdgmm_dw:avx512_core takes
+// jit_dw:avx512_core where oneDNN has it for the same layouts
 // (MobileNetV2's seventeen depthwise convolutions, NHWC, 2 threads, on the
-// AMD EPYC of bench/RESULTS.md: 1.0-1.7x faster each, none slower). Intel
-// CPUs, for which oneDNN's order is tuned, and CPUs not measured keep
-// oneDNN's order. The choice is fixed per CPU, so two processes on one
-// machine compute the same bits.
+// AMD EPYC of bench/RESULTS.md: 1.0-1.7x faster each, none slower; more
+// threads were not measured). Intel CPUs, for which oneDNN's order is
+// tuned, and CPUs not measured keep oneDNN's order. The choice is fixed per
+// CPU, so two processes on one machine compute the same bits.
 //
 // On request (MODELC_CONV_IMPLEMENTATION=fastest, as PyTorch's
 // cudnn.benchmark) a site measures at its first run: the implementations
@@ -63,26 +63,17 @@ enum class ImplementationChoice {
 /// Tuned).
 ImplementationChoice implementationChoice(std::string &error);
 
-/// The convolution implementation to run: `first` (oneDNN's first choice
-/// for `op` with `attr`, whose source and destination layouts are
-/// decided) or another that reads and writes those layouts, by `choice`.
-/// `operands`: the descriptions of the binary post-ops' operands (ndims
-/// 0 for the other post-ops), `bias`: whether the convolution has one.
-/// The result is `first` or a new primitive description (then `first` is
-/// destroyed); on any failure of the measurement, `first`.
-dnnl_primitive_desc_t
-pickConvolution(dnnl_primitive_desc_t first, const dnnl_convolution_desc_t &op,
-                const_dnnl_primitive_attr_t attr, bool bias,
-                const std::vector<dnnl_memory_desc_t> &operands,
-                dnnl_engine_t engine, ImplementationChoice choice);
-
 /// The CPU as the table of exceptions knows it.
 struct CpuIdentity {
   bool amd = false; ///< vendor "AuthenticAMD"
   int family = 0;   ///< the display family (base plus extended)
 };
-/// The CPU this process runs on (cpuid; zeros off x86).
+/// The CPU this process runs on (cpuid, read once; zeros off x86).
 CpuIdentity hostCpu();
+
+/// Whether `op` is depthwise: one input and one output channel per group,
+/// as many groups as channels.
+bool isDepthwise(const dnnl_convolution_desc_t &op);
 
 /// The implementation modelc's table prefers over `firstName` (oneDNN's
 /// first choice) for a convolution of `type` on `cpu`, `depthwise` or not,
@@ -90,6 +81,21 @@ CpuIdentity hostCpu();
 std::string preferredImplementation(const std::string &firstName,
                                     dnnl_data_type_t type, bool depthwise,
                                     const CpuIdentity &cpu);
+
+/// The convolution implementation to run: `first` (oneDNN's first choice
+/// for `op` with `attr`, whose source and destination layouts are
+/// decided) or another that reads and writes those layouts, by `choice`.
+/// `operands`: the descriptions of the binary post-ops' operands (ndims
+/// 0 for the other post-ops), `bias`: whether the convolution has one.
+/// `cpu`: the CPU the table of exceptions is read for (Tuned).
+/// The result is `first` or a new primitive description (then `first` is
+/// destroyed); on any failure of the measurement, `first`.
+dnnl_primitive_desc_t
+pickConvolution(dnnl_primitive_desc_t first, const dnnl_convolution_desc_t &op,
+                const_dnnl_primitive_attr_t attr, bool bias,
+                const std::vector<dnnl_memory_desc_t> &operands,
+                dnnl_engine_t engine, ImplementationChoice choice,
+                const CpuIdentity &cpu = hostCpu());
 
 /// The implementation `pd` is ("brgconv:avx512_core", ...).
 std::string implementationName(const_dnnl_primitive_desc_t pd);

@@ -71,27 +71,66 @@ TEST(PickImplementation, TheTableOfExceptions) {
       preferredImplementation("brgconv:avx512_core", dnnl_f32, true, zen4), "");
 }
 
-/// hostCpu reads cpuid: on x86 the family is never 0 and the vendor is
-/// AMD exactly when /proc/cpuinfo says so.
+/// hostCpu reads cpuid: on x86 its vendor and family are what Linux's
+/// /proc/cpuinfo says (vendor_id, "cpu family": base plus extended family
+/// where the base is 15, as hostCpu computes it).
 TEST(PickImplementation, TheHostCpu) {
   CpuIdentity cpu = hostCpu();
-#if defined(__x86_64__)
-  EXPECT_GT(cpu.family, 0);
+#if defined(__x86_64__) || defined(__i386__)
   std::FILE *f = std::fopen("/proc/cpuinfo", "r");
   if (!f)
     GTEST_SKIP() << "no /proc/cpuinfo";
   char line[512];
-  bool amd = false;
-  while (std::fgets(line, sizeof line, f))
-    if (std::strncmp(line, "vendor_id", 9) == 0) {
-      amd = std::strstr(line, "AuthenticAMD") != nullptr;
-      break;
-    }
+  std::string vendor;
+  int family = -1;
+  while (std::fgets(line, sizeof line, f) && (vendor.empty() || family < 0)) {
+    const char *colon = std::strchr(line, ':');
+    if (!colon)
+      continue;
+    if (std::strncmp(line, "vendor_id", 9) == 0 && vendor.empty())
+      vendor = std::strstr(colon, "AuthenticAMD") ? "amd" : "other";
+    else if (std::strncmp(line, "cpu family", 10) == 0 && family < 0)
+      family = std::atoi(colon + 1);
+  }
   std::fclose(f);
-  EXPECT_EQ(cpu.amd, amd);
+  ASSERT_FALSE(vendor.empty());
+  ASSERT_GT(family, 0);
+  EXPECT_EQ(cpu.amd, vendor == "amd");
+  EXPECT_EQ(cpu.family, family);
 #else
   EXPECT_FALSE(cpu.amd);
+  EXPECT_EQ(cpu.family, 0);
 #endif
+}
+
+/// A convolution description of `c` input channels, `o` outputs in
+/// `groups` groups, 3x3, 8x8, NHWC.
+dnnl_convolution_desc_t convolution(int64_t c, int64_t o, int64_t groups) {
+  dnnl_convolution_desc_t op{};
+  dnnl_dims_t srcDims = {1, c, 8, 8}, dstDims = {1, o, 8, 8}, strides = {1, 1},
+              pad = {1, 1}, dilation = {0, 0};
+  dnnl_memory_desc_t src, weight, dst;
+  dnnl_memory_desc_init_by_tag(&src, 4, srcDims, dnnl_f32, dnnl_nhwc);
+  dnnl_memory_desc_init_by_tag(&dst, 4, dstDims, dnnl_f32, dnnl_nhwc);
+  if (groups == 1) {
+    dnnl_dims_t w = {o, c, 3, 3};
+    dnnl_memory_desc_init_by_tag(&weight, 4, w, dnnl_f32, dnnl_format_tag_any);
+  } else {
+    dnnl_dims_t w = {groups, o / groups, c / groups, 3, 3};
+    dnnl_memory_desc_init_by_tag(&weight, 5, w, dnnl_f32, dnnl_format_tag_any);
+  }
+  EXPECT_EQ(dnnl_dilated_convolution_forward_desc_init(
+                &op, dnnl_forward_inference, dnnl_convolution_direct, &src,
+                &weight, nullptr, &dst, strides, dilation, pad, pad),
+            dnnl_success);
+  return op;
+}
+
+TEST(PickImplementation, WhichConvolutionsAreDepthwise) {
+  EXPECT_TRUE(isDepthwise(convolution(16, 16, 16)));
+  EXPECT_FALSE(isDepthwise(convolution(16, 16, 1)));  // dense
+  EXPECT_FALSE(isDepthwise(convolution(16, 16, 2)));  // 8 channels a group
+  EXPECT_FALSE(isDepthwise(convolution(16, 32, 16))); // 2 outputs a group
 }
 
 /// A depthwise 3x3 convolution of 32 channels, 28x28, in NHWC (oneDNN has
@@ -149,27 +188,21 @@ TEST(PickImplementation, CandidatesKeepTheFirstChoicesLayouts) {
     dnnl_primitive_desc_destroy(d.first);
   }
   {
-    // Tuned: the table's choice for this CPU where it names one (oneDNN
-    // has jit_dw for this convolution wherever it has brdgmm_dw), else
-    // the first itself.
+    // Tuned: the table's choice for this CPU where it names one, else the
+    // first itself.
     Depthwise d;
     ASSERT_NE(d.first, nullptr);
-    dnnl_primitive_desc_t reference = nullptr;
-    ASSERT_EQ(dnnl_primitive_desc_clone(&reference, d.first), dnnl_success);
     std::string preferred =
         preferredImplementation(firstName, dnnl_f32, true, hostCpu());
     dnnl_primitive_desc_t first = d.first;
     dnnl_primitive_desc_t picked = pickConvolution(
         d.first, d.op, d.attr, true, {}, d.engine, ImplementationChoice::Tuned);
     ASSERT_NE(picked, nullptr);
-    if (preferred.empty()) {
+    if (preferred.empty())
       EXPECT_EQ(picked, first);
-    } else {
+    else
       EXPECT_EQ(implementationName(picked), preferred);
-      EXPECT_TRUE(Depthwise::sameLayouts(picked, reference));
-    }
     dnnl_primitive_desc_destroy(picked);
-    dnnl_primitive_desc_destroy(reference);
   }
   for (ImplementationChoice choice :
        {ImplementationChoice::Last, ImplementationChoice::Fastest}) {
@@ -185,6 +218,41 @@ TEST(PickImplementation, CandidatesKeepTheFirstChoicesLayouts) {
     EXPECT_NE(name.rfind("ref", 0), 0u) << name;
     if (choice == ImplementationChoice::Last)
       EXPECT_NE(name, firstName); // x86 has more than one for it
+    dnnl_primitive_desc_destroy(picked);
+    dnnl_primitive_desc_destroy(reference);
+  }
+}
+
+/// Tuned with the CPU given: the table's entry on any CPU where oneDNN's
+/// first choice is the one the entry names (AVX-512): jit_dw with the
+/// first's layouts as if on AMD family 25, the first itself as if on
+/// Intel.
+TEST(PickImplementation, TunedTakesTheTablesEntry) {
+  std::string firstName;
+  {
+    Depthwise d;
+    ASSERT_NE(d.first, nullptr);
+    firstName = implementationName(d.first);
+    dnnl_primitive_desc_destroy(d.first);
+  }
+  if (firstName != "brdgmm_dw:avx512_core")
+    GTEST_SKIP() << "oneDNN's first choice here is " << firstName;
+  for (CpuIdentity cpu : {CpuIdentity{true, 25}, CpuIdentity{false, 6}}) {
+    Depthwise d;
+    ASSERT_NE(d.first, nullptr);
+    dnnl_primitive_desc_t reference = nullptr;
+    ASSERT_EQ(dnnl_primitive_desc_clone(&reference, d.first), dnnl_success);
+    dnnl_primitive_desc_t first = d.first;
+    dnnl_primitive_desc_t picked =
+        pickConvolution(d.first, d.op, d.attr, true, {}, d.engine,
+                        ImplementationChoice::Tuned, cpu);
+    ASSERT_NE(picked, nullptr);
+    if (cpu.amd) {
+      EXPECT_EQ(implementationName(picked), "jit_dw:avx512_core");
+      EXPECT_TRUE(Depthwise::sameLayouts(picked, reference));
+    } else {
+      EXPECT_EQ(picked, first);
+    }
     dnnl_primitive_desc_destroy(picked);
     dnnl_primitive_desc_destroy(reference);
   }
