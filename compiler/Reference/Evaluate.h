@@ -65,9 +65,10 @@ Shape stridesOf(const Shape &shape);
 Shape coordsOf(int64_t i, const Shape &shape);
 /// The product of dimensions [begin, end) of `shape`.
 int64_t product(const Shape &shape, size_t begin, size_t end);
-/// Element of `t` read at output coordinates `coords` under numpy
-/// broadcasting (t's shape aligned at the right).
-double broadcastRead(const RefTensor &t, const Shape &coords);
+/// The stride of a tensor of `shape` along each of `rank` output
+/// dimensions under numpy broadcasting (its shape aligned at the right):
+/// 0 where it is broadcast (a dimension of 1, or one it lacks).
+Shape broadcastStrides(const Shape &shape, size_t rank);
 
 /// Integer arithmetic as the kernels do it, exactly: in uint64_t (modulo
 /// 2^64), where doubles would round. `x` (a whole double: an integer

@@ -255,23 +255,15 @@ modelc::reference::evaluateBroadcast(Operation *op, const Values &values) {
   Shape out = shapeOf(op->getResult(0));
   RefTensor y = make(out);
   unsigned n = op->getNumOperands();
-  // Each operand's stride along each output dimension, 0 where it is
-  // broadcast (as broadcastRead reads it); the offsets follow the output's
-  // coordinates as they advance, row-major.
+  // Each operand's stride along each output dimension (0 where it is
+  // broadcast); the offsets follow the output's coordinates as they
+  // advance, row-major.
   SmallVector<const RefTensor *> operands;
   SmallVector<Shape> strides;
   for (unsigned k = 0; k < n; ++k) {
     const RefTensor &t = values.get(op->getOperand(k));
     operands.push_back(&t);
-    Shape along(out.size(), 0);
-    size_t shift = out.size() - t.shape.size();
-    int64_t stride = 1;
-    for (size_t d = t.shape.size(); d-- > 0;) {
-      if (t.shape[d] != 1)
-        along[d + shift] = stride;
-      stride *= t.shape[d];
-    }
-    strides.push_back(std::move(along));
+    strides.push_back(broadcastStrides(t.shape, out.size()));
   }
   SmallVector<double> args(n);
   SmallVector<int64_t> offsets(n, 0);

@@ -50,21 +50,10 @@ static RefTensor evaluate(MatmulOp op, const Values &values) {
   Type element = elementOf(op.getResult());
   bool integers = isa<IntegerType>(element);
   RefTensor y = make(out);
-  // Each operand's stride along each output dimension, 0 where it is
-  // broadcast (as broadcastRead reads it): a's k runs along the output's
-  // last dimension, b's along the one before.
-  auto stridesAlong = [&](const RefTensor &t) {
-    Shape along(r, 0);
-    size_t shift = r - t.shape.size();
-    int64_t stride = 1;
-    for (size_t d = t.shape.size(); d-- > 0;) {
-      if (t.shape[d] != 1)
-        along[d + shift] = stride;
-      stride *= t.shape[d];
-    }
-    return along;
-  };
-  Shape sa = stridesAlong(a), sb = stridesAlong(b);
+  // Each operand's stride along each output dimension (0 where it is
+  // broadcast): a's k runs along the output's last dimension, b's along
+  // the one before.
+  Shape sa = broadcastStrides(a.shape, r), sb = broadcastStrides(b.shape, r);
   for (int64_t i = 0; i < y.numel(); ++i) {
     Shape c = coordsOf(i, out);
     int64_t offsetA = 0, offsetB = 0;
@@ -116,6 +105,8 @@ static RefTensor evaluate(GemmOp op, const Values &values) {
   Type element = elementOf(op.getResult());
   bool integers = isa<IntegerType>(element);
   RefTensor y = make(out);
+  const RefTensor *c = op.getC() ? &values.get(op.getC()) : nullptr;
+  Shape sc = c ? broadcastStrides(c->shape, 2) : Shape();
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double sum = 0;
@@ -130,12 +121,12 @@ static RefTensor evaluate(GemmOp op, const Values &values) {
         else
           sum += x * w;
       }
-      double c = op.getC() ? broadcastRead(values.get(op.getC()), {i, j}) : 0;
+      double addend = c ? c->data[i * sc[0] + j * sc[1]] : 0;
       // Integers: whole alpha and beta (the verifier checks).
-      y.data[i * n + j] = integers
-                              ? exact->result(static_cast<int64_t>(alpha),
-                                              static_cast<int64_t>(beta), c)
-                              : alpha * sum + beta * c;
+      y.data[i * n + j] =
+          integers ? exact->result(static_cast<int64_t>(alpha),
+                                   static_cast<int64_t>(beta), addend)
+                   : alpha * sum + beta * addend;
     }
   return y;
 }

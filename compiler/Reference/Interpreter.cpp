@@ -72,16 +72,16 @@ int64_t modelc::reference::product(const Shape &shape, size_t begin,
   return p;
 }
 
-double modelc::reference::broadcastRead(const RefTensor &t,
-                                        const Shape &coords) {
-  size_t shift = coords.size() - t.shape.size();
-  int64_t offset = 0, stride = 1;
-  for (size_t d = t.shape.size(); d-- > 0;) {
-    if (t.shape[d] != 1)
-      offset += coords[d + shift] * stride;
-    stride *= t.shape[d];
+Shape modelc::reference::broadcastStrides(const Shape &shape, size_t rank) {
+  Shape along(rank, 0);
+  size_t shift = rank - shape.size();
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] != 1)
+      along[d + shift] = stride;
+    stride *= shape[d];
   }
-  return t.data[offset];
+  return along;
 }
 
 uint64_t modelc::reference::wrappedBits(double x) {
